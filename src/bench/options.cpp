@@ -1,0 +1,259 @@
+#include "bench/options.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "model/limits.hpp"
+#include "model/occupancy.hpp"
+
+namespace cco::bench {
+namespace {
+
+constexpr int64_t kMaxCollBytes = int64_t{64} << 30;  // beyond any GPU's memory today
+constexpr int64_t kMaxGemmDim = 131072;
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, sep)) out.push_back(item);
+  if (!s.empty() && s.back() == sep) out.emplace_back();
+  return out;
+}
+
+int64_t bytes_arg(const std::string& text, const char* flag) {
+  try {
+    return model::parse_bytes(text);
+  } catch (const model::Error& e) {
+    throw UsageError(std::string(flag) + ": " + e.what());
+  }
+}
+
+template <class F>
+auto model_arg(F&& f, const char* flag) {
+  try {
+    return f();
+  } catch (const model::Error& e) {
+    throw UsageError(std::string(flag) + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+const char* to_string(Mode m) {
+  switch (m) {
+    case Mode::Seq: return "seq";
+    case Mode::Concurrent: return "concurrent";
+    case Mode::Priority: return "priority";
+    case Mode::Shape: return "shape";
+    case Mode::ShapePriority: return "shape+priority";
+  }
+  return "?";
+}
+
+Mode parse_mode(const std::string& s) {
+  for (Mode m : {Mode::Seq, Mode::Concurrent, Mode::Priority, Mode::Shape, Mode::ShapePriority})
+    if (s == to_string(m)) return m;
+  throw UsageError("--modes: unknown mode '" + s +
+                   "' (known: seq, concurrent, priority, shape, shape+priority)");
+}
+
+bool is_shape(Mode m) { return m == Mode::Shape || m == Mode::ShapePriority; }
+bool is_priority(Mode m) { return m == Mode::Priority || m == Mode::ShapePriority; }
+
+std::vector<int> parse_int_list(const std::string& s, const std::string& what) {
+  std::vector<int> out;
+  for (const auto& item : split(s, ',')) {
+    std::size_t pos = 0;
+    int v = 0;
+    try {
+      v = std::stoi(item, &pos);
+    } catch (...) {
+      pos = 0;
+    }
+    if (item.empty() || pos != item.size() || v < 1)
+      throw UsageError(what + ": '" + item + "' is not a positive integer (expected a list like 1,2,4)");
+    out.push_back(v);
+  }
+  if (out.empty()) throw UsageError(what + ": empty list");
+  return out;
+}
+
+Options parse_options(const std::vector<std::string>& args) {
+  Options o;
+  o.argv = args;
+  CLI::App app{"cco bench", "bench"};
+  app.set_help_flag();  // help text comes from docs/cli/bench.md, handled by the CLI
+  app.allow_extras(false);
+
+  std::string b, e, d = "float", op = "sum", coll = "allreduce", compute = "cublaslt", gemm,
+                    gemm_dtype = "bf16", mem = "1G", modes, bps, pads;
+  int check = 1;
+  app.add_option("-b,--minbytes", b);
+  app.add_option("-e,--maxbytes", e);
+  app.add_option("-f,--stepfactor", o.step_factor);
+  app.add_option("-g,--ngpus", o.ngpus);
+  app.add_option("-n,--iters", o.iters);
+  app.add_option("-w,--warmup_iters", o.warmup);
+  app.add_option("-c,--check", check);
+  app.add_option("-d,--datatype", d);
+  app.add_option("-o,--op", op);
+  app.add_option("--collective", coll);
+  app.add_option("--compute", compute);
+  app.add_option("--gemm", gemm);
+  app.add_option("--gemm-dtype", gemm_dtype);
+  app.add_option("--count", o.count);
+  app.add_option("--mem-bytes", mem);
+  app.add_option("--modes", modes);
+  app.add_option("--blocks-per-sm", bps);
+  app.add_option("--pad", pads);
+  app.add_option("--gemm-sms", o.gemm_sms);
+  app.add_option("--nccl-min-ctas", o.nccl_min_ctas);
+  app.add_option("--nccl-max-ctas", o.nccl_max_ctas);
+  app.add_option("--nccl-cta-policy", o.nccl_cta_policy);
+  app.add_option("--nccl-cga-cluster-size", o.nccl_cga_cluster);
+  app.add_option("--json", o.json_path);
+  app.add_option("--csv", o.csv_path);
+  app.add_flag("-q,--quiet", o.quiet);
+
+  std::vector<std::string> rest(args.begin() + (args.empty() ? 0 : 1), args.end());
+  std::reverse(rest.begin(), rest.end());  // CLI11 takes arguments in reverse order
+  try {
+    app.parse(rest);
+  } catch (const CLI::ParseError& err) {
+    throw UsageError(err.what());
+  }
+
+  if (!b.empty()) o.min_bytes = bytes_arg(b, "-b");
+  o.max_bytes = e.empty() ? o.min_bytes : bytes_arg(e, "-e");
+  if (o.min_bytes < 1 || o.min_bytes > kMaxCollBytes)
+    throw UsageError("-b: size must be between 1 and 64G bytes");
+  if (o.max_bytes > kMaxCollBytes) throw UsageError("-e: size must be at most 64G bytes");
+  if (o.max_bytes < o.min_bytes) throw UsageError("-e must not be below -b");
+  if (o.max_bytes > o.min_bytes && !(o.step_factor > 1))
+    throw UsageError("-f: step factor must be greater than 1 when -e is above -b");
+  if (o.ngpus < 0) throw UsageError("-g: number of GPUs must be positive");
+  if (o.iters < 1 || o.iters > 100000) throw UsageError("-n: iterations must be 1..100000");
+  if (o.warmup < 0 || o.warmup > 100000) throw UsageError("-w: warm-up iterations must be 0..100000");
+  if (check != 0 && check != 1) throw UsageError("-c: expected 0 or 1");
+  o.check = check == 1;
+  o.dtype = model_arg([&] { return model::parse_dtype(d); }, "-d");
+  o.op = model_arg([&] { return model::parse_redop(op); }, "-o");
+  o.coll = model_arg([&] { return model::parse_collective(coll); }, "--collective");
+  o.compute = model_arg([&] { return model::parse_compute(compute); }, "--compute");
+  o.gemm_dtype = model_arg([&] { return model::parse_dtype(gemm_dtype); }, "--gemm-dtype");
+  o.mem_bytes = bytes_arg(mem, "--mem-bytes");
+  if (o.mem_bytes < 4096 || o.mem_bytes > kMaxCollBytes)
+    throw UsageError("--mem-bytes: must be between 4K and 64G");
+  if (o.count < 1 || o.count > 10000) throw UsageError("--count: must be 1..10000");
+
+  if (!gemm.empty()) {
+    const auto dims = split(gemm, ',');
+    if (dims.size() != 1 && dims.size() != 3)
+      throw UsageError("--gemm: expected M or M,N,K, got '" + gemm + "'");
+    std::vector<int64_t> v;
+    for (const auto& x : dims) {
+      std::size_t pos = 0;
+      long long val = 0;
+      try {
+        val = std::stoll(x, &pos);
+      } catch (...) {
+        pos = 0;
+      }
+      if (x.empty() || pos != x.size() || val < 1 || val > kMaxGemmDim)
+        throw UsageError("--gemm: dimension '" + x + "' must be an integer in 1..131072");
+      v.push_back(val);
+    }
+    o.m = v[0];
+    o.n = v.size() == 3 ? v[1] : v[0];
+    o.k = v.size() == 3 ? v[2] : v[0];
+  }
+
+  if (!modes.empty()) {
+    o.modes_given = true;
+    for (const auto& m : split(modes, ',')) {
+      const Mode md = parse_mode(m);
+      if (std::find(o.modes.begin(), o.modes.end(), md) == o.modes.end()) o.modes.push_back(md);
+    }
+  }
+  if (!bps.empty() && !pads.empty())
+    throw UsageError("--blocks-per-sm and --pad conflict: give one of them");
+  if (!bps.empty()) o.blocks_per_sm = parse_int_list(bps, "--blocks-per-sm");
+  if (!pads.empty())
+    for (const auto& p : split(pads, ',')) o.pads.push_back(bytes_arg(p, "--pad"));
+  const bool any_shape = std::any_of(o.modes.begin(), o.modes.end(), is_shape);
+  if ((!o.blocks_per_sm.empty() || !o.pads.empty()) && o.modes_given && !any_shape)
+    throw UsageError("--blocks-per-sm/--pad need a shape mode in --modes (shape or shape+priority)");
+  if (o.compute == model::ComputeKind::CublasLt) {
+    if (any_shape || !o.blocks_per_sm.empty() || !o.pads.empty())
+      throw UsageError(
+          "shape modes pad launches we control: use --compute builtin or membound (cuBLASLt "
+          "kernels are shaped by `cco run`, through the preload library)");
+  } else if (o.gemm_sms > 0) {
+    throw UsageError("--gemm-sms applies to --compute cublaslt only");
+  }
+  if (o.gemm_sms < 0) throw UsageError("--gemm-sms: must be positive");
+  for (int* v : {&o.nccl_min_ctas, &o.nccl_max_ctas})
+    if (*v == 0 || *v < -1 || *v > 64) throw UsageError("--nccl-min-ctas/--nccl-max-ctas: must be 1..64");
+  if (o.nccl_min_ctas > 0 && o.nccl_max_ctas > 0 && o.nccl_min_ctas > o.nccl_max_ctas)
+    throw UsageError("--nccl-min-ctas must not exceed --nccl-max-ctas");
+  if (o.nccl_cta_policy < -1 || o.nccl_cta_policy > 2)
+    throw UsageError("--nccl-cta-policy: CTAPolicy must be 0 (default), 1 (efficiency) or 2 (zero)");
+  if (o.nccl_cga_cluster < -1 || o.nccl_cga_cluster > 8)
+    throw UsageError("--nccl-cga-cluster-size: must be 0..8");
+  if (!o.json_path.empty() && o.json_path == o.csv_path && o.json_path != "-")
+    throw UsageError("--json and --csv name the same file");
+  if (o.json_path == "-" && o.csv_path == "-")
+    throw UsageError("--json - and --csv - both want standard output: give one a file");
+  return o;
+}
+
+std::vector<int64_t> sizes(const Options& o) {
+  std::vector<int64_t> out;
+  for (double s = static_cast<double>(o.min_bytes); s <= static_cast<double>(o.max_bytes) * (1 + 1e-12);
+       s *= o.step_factor) {
+    out.push_back(static_cast<int64_t>(std::llround(s)));
+    if (o.max_bytes == o.min_bytes) break;
+  }
+  return out;
+}
+
+std::vector<RowSpec> expand_rows(const Options& o, bool shapeable, int natural_bps,
+                                 std::vector<std::string>* notes) {
+  std::vector<Mode> modes = o.modes;
+  if (!o.modes_given) {
+    modes = {Mode::Seq, Mode::Concurrent, Mode::Priority};
+    if (shapeable) {
+      modes.push_back(Mode::Shape);
+      modes.push_back(Mode::ShapePriority);
+    } else if (notes) {
+      notes->push_back("shape modes left out: the compute launches are not ours (cuBLASLt); "
+                       "`cco run` shapes them through the preload library");
+    }
+  }
+  std::vector<RowSpec> rows;
+  for (Mode m : modes) {
+    if (!is_shape(m)) {
+      rows.push_back({m, 0, -1});
+      continue;
+    }
+    if (!shapeable)
+      throw UsageError(std::string("mode ") + to_string(m) + " needs a compute part whose launches are ours");
+    if (!o.pads.empty()) {
+      for (int64_t p : o.pads) rows.push_back({m, 0, p});
+    } else if (!o.blocks_per_sm.empty()) {
+      for (int k : o.blocks_per_sm) rows.push_back({m, k, -1});
+    } else {
+      if (natural_bps <= 1 && notes)
+        notes->push_back(std::string("mode ") + to_string(m) +
+                         ": the kernel already runs at 1 block per SM; nothing to shape");
+      for (int k = natural_bps - 1; k >= 1; --k) rows.push_back({m, k, -1});
+    }
+  }
+  return rows;
+}
+
+}  // namespace cco::bench

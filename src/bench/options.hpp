@@ -1,0 +1,81 @@
+// `cco bench` options and what they expand to. GPU-free: parsed, validated and expanded without a
+// device, so every error path is tested in CI.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "model/metrics.hpp"
+#include "model/types.hpp"
+
+namespace cco::bench {
+
+/// Bad command-line input: the CLI prints what() as one line and exits with code 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class Mode { Seq, Concurrent, Priority, Shape, ShapePriority };
+const char* to_string(Mode m);
+Mode parse_mode(const std::string& s);
+bool is_shape(Mode m);
+bool is_priority(Mode m);
+
+struct Options {
+  // nccl-tests letters
+  int64_t min_bytes = int64_t{256} << 20;  ///< -b
+  int64_t max_bytes = -1;                  ///< -e (-1: same as -b)
+  double step_factor = 2;                  ///< -f
+  int ngpus = 0;                           ///< -g (0: every visible GPU)
+  int iters = 20;                          ///< -n
+  int warmup = 5;                          ///< -w
+  bool check = true;                       ///< -c
+  model::DType dtype = model::DType::F32;  ///< -d (collective)
+  model::RedOp op = model::RedOp::Sum;     ///< -o
+  // long names
+  model::Collective coll = model::Collective::AllReduce;
+  model::ComputeKind compute = model::ComputeKind::CublasLt;
+  int64_t m = 4096, n = 4096, k = 4096;
+  model::DType gemm_dtype = model::DType::BF16;
+  int count = 4;
+  int64_t mem_bytes = int64_t{1} << 30;
+  std::vector<Mode> modes;                 ///< empty: every mode that applies
+  bool modes_given = false;
+  std::vector<int> blocks_per_sm;          ///< targets for shape modes
+  std::vector<int64_t> pads;               ///< or explicit extra dynamic shared memory
+  int gemm_sms = 0;                        ///< cuBLASLt SM-count target (0: all)
+  int nccl_min_ctas = -1, nccl_max_ctas = -1, nccl_cta_policy = -1, nccl_cga_cluster = -1;
+  std::string json_path, csv_path;         ///< "-" = stdout
+  bool quiet = false;
+  std::vector<std::string> argv;           ///< as given, for the record
+};
+
+/// Parses `cco bench` arguments (argv[0] is "bench"). Throws UsageError with one line on any bad
+/// or conflicting input. Does not look at any GPU.
+Options parse_options(const std::vector<std::string>& args);
+
+/// The collective sizes to run: min, min*f, ... up to max (nccl-tests -b -e -f).
+std::vector<int64_t> sizes(const Options& o);
+
+/// One row of the table: a mode with, for shape modes, one target.
+struct RowSpec {
+  Mode mode = Mode::Seq;
+  int blocks_per_sm = 0;  ///< shape target k (0: none)
+  int64_t pad = -1;       ///< explicit extra dynamic shared memory (-1: none / planned from k)
+};
+
+/// Rows for one size. `shapeable`: the compute launches are ours. `natural_bps`: blocks per SM of
+/// the compute kernel as launched (decides the default targets: every k below it). Notes about
+/// modes left out are appended to `notes`. Throws UsageError when shape modes were asked for but
+/// cannot apply.
+std::vector<RowSpec> expand_rows(const Options& o, bool shapeable, int natural_bps,
+                                 std::vector<std::string>* notes = nullptr);
+
+/// Parses "1,2,4" style lists of positive integers; throws UsageError naming `what`.
+std::vector<int> parse_int_list(const std::string& s, const std::string& what);
+
+}  // namespace cco::bench

@@ -1,0 +1,240 @@
+#include "bench/report.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+#include <sstream>
+
+#include "model/occupancy.hpp"
+
+namespace cco::bench {
+
+model::OverlapTimes Row::times() const {
+  return {t_comp.median(), t_comm.median(), t_seq.median(), t.median()};
+}
+
+namespace {
+
+std::string num(double v, int prec) {
+  if (std::isnan(v)) return "n/a";
+  return fmt::format("{:.{}f}", v, prec);
+}
+
+std::string mode_label(const Row& row) {
+  return to_string(row.spec.mode);
+}
+
+std::string bps_label(const Row& row) {
+  return row.blocks_per_sm > 0 ? std::to_string(row.blocks_per_sm) : "-";
+}
+
+nlohmann::json timing_json(const Timing& t) {
+  const auto s = t.summary();
+  nlohmann::json j;
+  auto val = [](double v) { return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v); };
+  j["median_us"] = val(s.median);
+  j["p25_us"] = val(s.p25);
+  j["p75_us"] = val(s.p75);
+  j["min_us"] = val(s.min);
+  j["max_us"] = val(s.max);
+  j["samples_us"] = t.samples;
+  return j;
+}
+
+double tflops(const Row& r) {
+  const double t = r.t_comp_part.median();
+  return r.flops > 0 && t > 0 ? r.flops / (t * 1e-6) / 1e12 : std::nan("");
+}
+
+double busbw(const Row& r) {
+  const double t = r.t_comm_part.median();
+  return t > 0 ? model::algbw_gbps(static_cast<double>(r.bytes), t * 1e-6) * r.comm_busbw_factor
+               : std::nan("");
+}
+
+}  // namespace
+
+std::string format_header(const Report& r) {
+  std::ostringstream o;
+  o << "# ccoverlap bench (schema " << kSchema << " " << kSchemaVersion << ")\n";
+  o << "# argv:";
+  for (const auto& a : r.argv) o << " " << a;
+  o << "\n# date: " << r.date << "  host: " << r.host << "  bootstrap: " << r.bootstrap
+    << "  ranks: " << r.nranks << "\n";
+  for (const auto& [k, v] : r.versions.items())
+    o << "# " << k << ": " << (v.is_string() ? v.get<std::string>() : v.dump()) << "\n";
+  for (const auto& d : r.devices)
+    o << "#  rank " << d.value("rank", 0) << " device " << d.value("device", 0) << " ["
+      << d.value("pci_bus_id", std::string("?")) << "] " << d.value("name", std::string("?"))
+      << " (" << d.value("sms", 0) << " SMs)\n";
+  o << "# compute: " << r.compute << "\n";
+  o << "# collective: " << r.collective << " " << r.dtype << " " << r.redop << "\n";
+  o << "# times in us: median over samples, a sample being the max over ranks; spread = IQR/median\n";
+  for (const auto& n : r.notes) o << "# note: " << n << "\n";
+  return o.str();
+}
+
+std::string format_table_header() {
+  std::string h1 = fmt::format(
+      "#{:>11} {:>11} {:>9} {:>6} {:>15} {:>4} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>6} "
+      "{:>7} {:>7} {:>6} {:>8} {:>7} {:>7}\n",
+      "size", "count", "type", "redop", "mode", "bps", "pad", "T_comp", "T_comm", "T_seq",
+      "T_ideal", "Tc_mode", "time", "spread", "reduct", "ideal", "eff", "TFLOP/s", "busbw",
+      "#wrong");
+  std::string h2 = fmt::format(
+      "#{:>11} {:>11} {:>9} {:>6} {:>15} {:>4} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>6} "
+      "{:>7} {:>7} {:>6} {:>8} {:>7} {:>7}\n",
+      "(B)", "(elements)", "", "", "", "", "(B)", "(us)", "(us)", "(us)", "(us)", "(us)", "(us)",
+      "(%)", "(%)", "(%)", "", "", "(GB/s)", "");
+  return h1 + h2;
+}
+
+std::string format_row(const Row& row, const Report& r) {
+  const auto t = row.times();
+  const auto s = row.t.summary();
+  return fmt::format(
+      " {:>11} {:>11} {:>9} {:>6} {:>15} {:>4} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>6} "
+      "{:>7} {:>7} {:>6} {:>8} {:>7} {:>7}\n",
+      row.bytes, row.count, r.dtype, r.redop, mode_label(row), bps_label(row),
+      row.pad > 0 ? model::format_bytes(row.pad) : "0", num(t.t_comp, 1), num(t.t_comm, 1),
+      num(t.t_seq, 1), num(model::ideal(t), 1), num(row.t_comp_alone.median(), 1), num(t.t, 1),
+      num(100 * s.rel_iqr(), 1), num(100 * model::reduction(t), 1),
+      num(100 * model::ideal_reduction(t), 1), num(model::overlap_efficiency(t), 2),
+      num(tflops(row), 1), num(busbw(row), 1), row.checked ? std::to_string(row.wrong) : "n/a");
+}
+
+std::string format_footer(const Report& r) {
+  std::ostringstream o;
+  unsigned long long wrong = 0;
+  bool checked = false;
+  std::map<int64_t, const Row*> best;
+  for (const auto& row : r.rows) {
+    wrong += row.wrong;
+    checked = checked || row.checked;
+    if (row.spec.mode == Mode::Seq) continue;
+    auto& b = best[row.bytes];
+    if (!b || row.t.median() < b->t.median()) b = &row;
+  }
+  o << "# Out of bounds values : " << (checked ? std::to_string(wrong) : "not checked")
+    << (checked ? (wrong == 0 ? " OK" : " FAILED") : "") << "\n";
+  for (const auto& [bytes, row] : best) {
+    const auto t = row->times();
+    o << "# best at " << model::format_bytes(bytes) << ": " << to_string(row->spec.mode);
+    if (row->blocks_per_sm > 0 && is_shape(row->spec.mode)) o << " bps=" << row->blocks_per_sm;
+    if (row->pad > 0) o << " pad=" << row->pad;
+    o << "  reduction " << num(100 * model::reduction(t), 1) << "% of an ideal "
+      << num(100 * model::ideal_reduction(t), 1) << "%, efficiency "
+      << num(model::overlap_efficiency(t), 2) << "\n";
+  }
+  return o.str();
+}
+
+nlohmann::json options_json(const Options& o) {
+  nlohmann::json j;
+  j["minbytes"] = o.min_bytes;
+  j["maxbytes"] = o.max_bytes;
+  j["stepfactor"] = o.step_factor;
+  j["ngpus"] = o.ngpus;
+  j["iters"] = o.iters;
+  j["warmup_iters"] = o.warmup;
+  j["check"] = o.check;
+  j["datatype"] = model::to_string(o.dtype);
+  j["op"] = model::to_string(o.op);
+  j["collective"] = model::to_string(o.coll);
+  j["compute"] = model::to_string(o.compute);
+  j["gemm"] = {o.m, o.n, o.k};
+  j["gemm_dtype"] = model::to_string(o.gemm_dtype);
+  j["count"] = o.count;
+  j["mem_bytes"] = o.mem_bytes;
+  nlohmann::json modes = nlohmann::json::array();
+  for (Mode m : o.modes) modes.push_back(to_string(m));
+  j["modes"] = modes;
+  j["blocks_per_sm"] = o.blocks_per_sm;
+  j["pad"] = o.pads;
+  j["gemm_sms"] = o.gemm_sms;
+  j["nccl"] = {{"min_ctas", o.nccl_min_ctas},
+               {"max_ctas", o.nccl_max_ctas},
+               {"cta_policy", o.nccl_cta_policy},
+               {"cga_cluster_size", o.nccl_cga_cluster}};
+  return j;
+}
+
+nlohmann::json to_json(const Report& r) {
+  nlohmann::json j;
+  j["schema"] = kSchema;
+  j["schema_version"] = kSchemaVersion;
+  j["argv"] = r.argv;
+  j["date"] = r.date;
+  j["host"] = r.host;
+  j["bootstrap"] = r.bootstrap;
+  j["nranks"] = r.nranks;
+  j["versions"] = r.versions;
+  j["devices"] = r.devices;
+  j["config"] = r.config;
+  j["workload"] = {{"compute", r.compute},
+                   {"collective", r.collective},
+                   {"datatype", r.dtype},
+                   {"op", r.redop}};
+  j["notes"] = r.notes;
+  auto val = [](double v) { return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v); };
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& row : r.rows) {
+    const auto t = row.times();
+    nlohmann::json x;
+    x["size_bytes"] = row.bytes;
+    x["count"] = row.count;
+    x["mode"] = to_string(row.spec.mode);
+    x["target_blocks_per_sm"] = row.spec.blocks_per_sm;
+    x["pad_bytes"] = row.pad;
+    x["blocks_per_sm"] = row.blocks_per_sm;
+    x["t_comp"] = timing_json(row.t_comp);
+    x["t_comm"] = timing_json(row.t_comm);
+    x["t_seq"] = timing_json(row.t_seq);
+    x["t"] = timing_json(row.t);
+    x["t_comp_part"] = timing_json(row.t_comp_part);
+    x["t_comm_part"] = timing_json(row.t_comm_part);
+    x["t_comp_alone"] = timing_json(row.t_comp_alone);
+    x["t_ideal_us"] = val(model::ideal(t));
+    x["reduction"] = val(model::reduction(t));
+    x["ideal_reduction"] = val(model::ideal_reduction(t));
+    x["efficiency"] = val(model::overlap_efficiency(t));
+    x["tflops"] = val(tflops(row));
+    x["busbw_gbps"] = val(busbw(row));
+    x["checked"] = row.checked;
+    x["wrong"] = row.wrong;
+    rows.push_back(x);
+  }
+  j["results"] = rows;
+  return j;
+}
+
+std::vector<std::string> csv_columns() {
+  return {"size_bytes", "count", "type", "redop", "mode", "target_blocks_per_sm", "pad_bytes",
+          "blocks_per_sm", "t_comp_us", "t_comm_us", "t_seq_us", "t_ideal_us", "t_comp_alone_us",
+          "t_us", "t_p25_us", "t_p75_us", "reduction", "ideal_reduction", "efficiency", "tflops",
+          "busbw_gbps", "checked", "wrong", "samples"};
+}
+
+std::string to_csv(const Report& r) {
+  std::ostringstream o;
+  const auto cols = csv_columns();
+  for (std::size_t i = 0; i < cols.size(); ++i) o << (i ? "," : "") << cols[i];
+  o << "\n";
+  auto v = [](double x) { return std::isnan(x) ? std::string() : fmt::format("{:.6g}", x); };
+  for (const auto& row : r.rows) {
+    const auto t = row.times();
+    const auto s = row.t.summary();
+    o << row.bytes << "," << row.count << "," << r.dtype << "," << r.redop << ","
+      << to_string(row.spec.mode) << "," << row.spec.blocks_per_sm << "," << row.pad << ","
+      << row.blocks_per_sm << "," << v(t.t_comp) << "," << v(t.t_comm) << "," << v(t.t_seq) << ","
+      << v(model::ideal(t)) << "," << v(row.t_comp_alone.median()) << "," << v(t.t) << ","
+      << v(s.p25) << "," << v(s.p75) << "," << v(model::reduction(t)) << ","
+      << v(model::ideal_reduction(t)) << "," << v(model::overlap_efficiency(t)) << ","
+      << v(tflops(row)) << "," << v(busbw(row)) << "," << (row.checked ? 1 : 0) << "," << row.wrong
+      << "," << row.t.samples.size() << "\n";
+  }
+  return o.str();
+}
+
+}  // namespace cco::bench

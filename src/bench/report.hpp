@@ -1,0 +1,79 @@
+// `cco bench` results and their three renderings: the nccl-tests-style table, JSON (schema
+// "ccoverlap.bench" 1.0.0) and CSV. GPU-free, so the formats are tested with golden files.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "bench/options.hpp"
+#include "model/metrics.hpp"
+
+namespace cco::bench {
+
+inline constexpr const char* kSchema = "ccoverlap.bench";
+inline constexpr const char* kSchemaVersion = "1.0.0";
+
+/// Samples of one quantity in microseconds (each the max over ranks) and their summary.
+struct Timing {
+  std::vector<double> samples;
+  model::Summary summary() const { return model::summarize(samples); }
+  double median() const { return samples.empty() ? 0.0 : model::median(samples); }
+};
+
+/// One row: a collective size under one mode (and one shape target).
+struct Row {
+  int64_t bytes = 0;       ///< collective size (nccl-tests "size")
+  int64_t count = 0;       ///< elements per NCCL call
+  RowSpec spec;            ///< mode, target k, explicit pad
+  int64_t pad = 0;         ///< extra dynamic shared memory used (bytes)
+  int blocks_per_sm = 0;   ///< compute blocks per SM as launched in this row (0: unknown)
+  Timing t_comp, t_comm, t_seq;  ///< the size's baselines (shared by the size's rows)
+  Timing t;                ///< the row's mode: start to both parts done
+  Timing t_comp_part;      ///< within t: start to compute done
+  Timing t_comm_part;      ///< within t: start to collective done
+  Timing t_comp_alone;     ///< compute alone with this row's shaping (= t_comp when unshaped)
+  double flops = 0;        ///< of the compute part
+  double comm_busbw_factor = 1;
+  unsigned long long wrong = 0;  ///< elements wrong under this row's mode (-c), summed over ranks
+  bool checked = false;
+
+  model::OverlapTimes times() const;  ///< medians
+};
+
+/// Everything recorded about one run.
+struct Report {
+  std::vector<std::string> argv;
+  std::string date;            ///< ISO 8601, UTC
+  std::string host;
+  std::string bootstrap = "threads";
+  int nranks = 0;
+  nlohmann::json versions = nlohmann::json::object();
+  nlohmann::json devices = nlohmann::json::array();  ///< one object per rank
+  nlohmann::json config = nlohmann::json::object();  ///< the options as understood
+  std::string compute;         ///< description of the compute part
+  std::string collective;      ///< "allreduce"
+  std::string dtype;           ///< collective data type
+  std::string redop;
+  std::vector<std::string> notes;
+  std::vector<Row> rows;
+};
+
+/// "# ..." lines: tool, devices, versions, workload, notes.
+std::string format_header(const Report& r);
+/// The column header lines and one line per row (no trailing summary).
+std::string format_table_header();
+std::string format_row(const Row& row, const Report& r);
+/// Last lines: wrong elements in total and the best row per size.
+std::string format_footer(const Report& r);
+
+nlohmann::json to_json(const Report& r);
+std::string to_csv(const Report& r);
+/// Column names of to_csv, in order.
+std::vector<std::string> csv_columns();
+
+/// The options as a JSON object (recorded in every file).
+nlohmann::json options_json(const Options& o);
+
+}  // namespace cco::bench

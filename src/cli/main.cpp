@@ -1,0 +1,93 @@
+// cco: the command-line entry point. Errors are caught here once and printed as one line:
+// "cco <cmd>: error: ..." with exit code 2 for bad input and 1 for everything else.
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "bench/options.hpp"
+#include "cli/commands.hpp"
+#include "cli/help_text.hpp"  // generated from docs/cli/*.md
+#include "model/limits.hpp"
+
+#ifdef CCO_HAVE_CUDA
+#include "bench/runner.hpp"
+#include "runtime/check.hpp"
+#endif
+
+namespace cco::cli {
+
+bool wants_help(const std::vector<std::string>& args) {
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    if (args[i] == "--") break;
+    if (args[i] == "-h" || args[i] == "--help") return true;
+  }
+  return false;
+}
+
+#ifndef CCO_HAVE_CUDA
+int info_main(const std::vector<std::string>&) {
+  throw std::runtime_error("this cco was built without CUDA (CCO_ENABLE_CUDA=OFF)");
+}
+int bench_main(const std::vector<std::string>&) {
+  throw std::runtime_error("this cco was built without CUDA (CCO_ENABLE_CUDA=OFF)");
+}
+#endif
+
+}  // namespace cco::cli
+
+int main(int argc, char** argv) {
+  using namespace cco;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    std::fputs(cli::help::cco, stderr);
+    return 2;
+  }
+  const std::string cmd = args[0];
+  if (cmd == "-h" || cmd == "--help" || cmd == "help") {
+    std::fputs(cli::help::cco, stdout);
+    return 0;
+  }
+  if (cmd == "--version") {
+    std::printf("ccoverlap %s\n", CCO_VERSION);
+    return 0;
+  }
+  struct Cmd {
+    const char* name;
+    const char* help;
+    int (*fn)(const std::vector<std::string>&);
+  };
+  const Cmd cmds[] = {{"info", cli::help::info, cli::info_main},
+                      {"plan", cli::help::plan, cli::plan_main},
+                      {"bench", cli::help::bench, cli::bench_main}};
+  for (const auto& c : cmds) {
+    if (cmd != c.name) continue;
+    if (cli::wants_help(args)) {
+      std::fputs(c.help, stdout);
+      return 0;
+    }
+    try {
+      return c.fn(args);
+    } catch (const cli::Usage& e) {
+      std::fprintf(stderr, "cco %s: error: %s (see cco %s --help)\n", c.name, e.what(), c.name);
+      return 2;
+    } catch (const bench::UsageError& e) {
+      std::fprintf(stderr, "cco %s: error: %s (see cco %s --help)\n", c.name, e.what(), c.name);
+      return 2;
+    } catch (const model::Error& e) {
+      std::fprintf(stderr, "cco %s: error: %s\n", c.name, e.what());
+      return 2;
+#ifdef CCO_HAVE_CUDA
+    } catch (const bench::NoGpu& e) {
+      std::fprintf(stderr, "cco %s: error: %s\n", c.name, e.what());
+      return 1;
+#endif
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "cco %s: error: %s\n", c.name, e.what());
+      return 1;
+    }
+  }
+  std::fprintf(stderr, "cco: error: unknown command '%s' (commands: info, plan, bench; see cco --help)\n",
+               cmd.c_str());
+  return 2;
+}

@@ -1,0 +1,75 @@
+#include "model/types.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "model/limits.hpp"
+
+namespace cco::model {
+namespace {
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+}  // namespace
+
+const char* to_string(DType t) {
+  switch (t) {
+    case DType::F32: return "float";
+    case DType::F16: return "half";
+    case DType::BF16: return "bfloat16";
+  }
+  return "?";
+}
+
+DType parse_dtype(std::string_view name) {
+  const std::string k = lower(name);
+  if (k == "float" || k == "fp32" || k == "f32" || k == "float32") return DType::F32;
+  if (k == "half" || k == "fp16" || k == "f16" || k == "float16") return DType::F16;
+  if (k == "bfloat16" || k == "bf16") return DType::BF16;
+  throw Error("unknown data type '" + std::string(name) + "' (known: float, half, bfloat16)");
+}
+
+std::size_t dtype_size(DType t) { return t == DType::F32 ? 4 : 2; }
+
+const char* to_string(RedOp op) {
+  switch (op) {
+    case RedOp::Sum: return "sum";
+    case RedOp::Prod: return "prod";
+    case RedOp::Min: return "min";
+    case RedOp::Max: return "max";
+    case RedOp::Avg: return "avg";
+  }
+  return "?";
+}
+
+RedOp parse_redop(std::string_view name) {
+  const std::string k = lower(name);
+  if (k == "sum") return RedOp::Sum;
+  if (k == "prod") return RedOp::Prod;
+  if (k == "min") return RedOp::Min;
+  if (k == "max") return RedOp::Max;
+  if (k == "avg") return RedOp::Avg;
+  throw Error("unknown reduction '" + std::string(name) + "' (known: sum, prod, min, max, avg)");
+}
+
+const char* to_string(ComputeKind k) {
+  switch (k) {
+    case ComputeKind::CublasLt: return "cublaslt";
+    case ComputeKind::Builtin: return "builtin";
+    case ComputeKind::MemBound: return "membound";
+  }
+  return "?";
+}
+
+ComputeKind parse_compute(std::string_view name) {
+  const std::string k = lower(name);
+  if (k == "cublaslt" || k == "gemm" || k == "lt") return ComputeKind::CublasLt;
+  if (k == "builtin") return ComputeKind::Builtin;
+  if (k == "membound" || k == "memory") return ComputeKind::MemBound;
+  throw Error("unknown compute kind '" + std::string(name) + "' (known: cublaslt, builtin, membound)");
+}
+
+}  // namespace cco::model

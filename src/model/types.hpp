@@ -1,0 +1,33 @@
+// Element types shared by workloads, parsers and reports. GPU-free.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cco::model {
+
+enum class DType { F32, F16, BF16 };
+
+/// "float", "half", "bfloat16" (nccl-tests' spellings).
+const char* to_string(DType t);
+/// Accepts nccl-tests' and common spellings: float/fp32/f32, half/fp16/f16, bfloat16/bf16.
+/// Throws Error listing them when unknown.
+DType parse_dtype(std::string_view name);
+std::size_t dtype_size(DType t);
+
+/// Reduction operators of the collectives: sum, prod, min, max, avg (nccl-tests -o).
+enum class RedOp { Sum, Prod, Min, Max, Avg };
+const char* to_string(RedOp op);
+RedOp parse_redop(std::string_view name);
+
+/// The compute part of a benchmark: a cuBLASLt GEMM (vendor kernels), the built-in tiled GEMM
+/// (a launch we control), or a memory-bound kernel.
+enum class ComputeKind { CublasLt, Builtin, MemBound };
+/// "cublaslt", "builtin", "membound".
+const char* to_string(ComputeKind k);
+/// Accepts the names above and "gemm"/"lt" for cublaslt, "memory" for membound. Throws Error.
+ComputeKind parse_compute(std::string_view name);
+
+}  // namespace cco::model

@@ -1,0 +1,61 @@
+#include "runtime/comm.hpp"
+
+#include <utility>
+
+#include "runtime/check.hpp"
+
+namespace cco::rt {
+
+std::string describe(const CommConfig& c) {
+  std::string s;
+  auto add = [&](const char* k, int v) {
+    if (v < 0) return;
+    if (!s.empty()) s += ' ';
+    s += k;
+    s += '=';
+    s += std::to_string(v);
+  };
+  add("minCTAs", c.min_ctas);
+  add("maxCTAs", c.max_ctas);
+  add("cgaClusterSize", c.cga_cluster_size);
+  add("CTAPolicy", c.cta_policy);
+  return s.empty() ? "default" : s;
+}
+
+Comm::Comm(const ncclUniqueId& id, int nranks, int rank, const CommConfig& cfg)
+    : nranks_(nranks), rank_(rank) {
+  ncclConfig_t conf = NCCL_CONFIG_INITIALIZER;
+  conf.blocking = cfg.blocking ? 1 : 0;
+  if (cfg.min_ctas >= 0) conf.minCTAs = cfg.min_ctas;
+  if (cfg.max_ctas >= 0) conf.maxCTAs = cfg.max_ctas;
+  if (cfg.cga_cluster_size >= 0) conf.cgaClusterSize = cfg.cga_cluster_size;
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
+  if (cfg.cta_policy >= 0) conf.CTAPolicy = cfg.cta_policy;
+#else
+  if (cfg.cta_policy >= 0) throw Error("CTAPolicy needs NCCL 2.27 or newer");
+#endif
+  CCO_NCCL_CHECK(ncclCommInitRankConfig(&c_, nranks, id, rank, &conf));
+}
+
+Comm::~Comm() {
+  if (c_) ncclCommDestroy(c_);
+}
+Comm::Comm(Comm&& o) noexcept
+    : c_(std::exchange(o.c_, nullptr)), nranks_(o.nranks_), rank_(o.rank_) {}
+Comm& Comm::operator=(Comm&& o) noexcept {
+  if (this != &o) {
+    if (c_) ncclCommDestroy(c_);
+    c_ = std::exchange(o.c_, nullptr);
+    nranks_ = o.nranks_;
+    rank_ = o.rank_;
+  }
+  return *this;
+}
+
+ncclUniqueId make_unique_id() {
+  ncclUniqueId id;
+  CCO_NCCL_CHECK(ncclGetUniqueId(&id));
+  return id;
+}
+
+}  // namespace cco::rt

@@ -1,0 +1,192 @@
+#include <nccl.h>
+
+#include <algorithm>
+
+#include "runtime/check.hpp"
+#include "workloads/kernels.hpp"
+#include "workloads/workload.hpp"
+
+namespace cco::wl {
+
+using model::Collective;
+using model::RedOp;
+
+namespace {
+
+ncclDataType_t nccl_type(DType t) {
+  switch (t) {
+    case DType::F32: return ncclFloat32;
+    case DType::F16: return ncclFloat16;
+    case DType::BF16: return ncclBfloat16;
+  }
+  return ncclFloat32;
+}
+
+ncclRedOp_t nccl_op(RedOp op) {
+  switch (op) {
+    case RedOp::Sum: return ncclSum;
+    case RedOp::Prod: return ncclProd;
+    case RedOp::Min: return ncclMin;
+    case RedOp::Max: return ncclMax;
+    case RedOp::Avg: return ncclAvg;
+  }
+  return ncclSum;
+}
+
+/// Largest integer the type holds exactly together with every smaller one.
+double exact_limit(DType t) { return t == DType::BF16 ? 256 : t == DType::F16 ? 2048 : 16777216; }
+
+/// What a reduction of the ranks' scales (r + 1 for rank r) gives.
+double reduced_scale(RedOp op, int n) {
+  switch (op) {
+    case RedOp::Sum: return n * (n + 1) / 2.0;
+    case RedOp::Max: return n;
+    case RedOp::Min: return 1;
+    default: return 0;  // not checkable
+  }
+}
+
+bool rooted(Collective c) { return c == Collective::Broadcast || c == Collective::Reduce; }
+
+}  // namespace
+
+bool CommOp::checkable(const CommSpec& s) {
+  const bool reduces = s.coll == Collective::AllReduce || s.coll == Collective::ReduceScatter ||
+                       s.coll == Collective::Reduce;
+  return !reduces || s.op == RedOp::Sum || s.op == RedOp::Min || s.op == RedOp::Max;
+}
+
+int64_t CommOp::granule(const CommSpec& s, int nranks) {
+  const auto esz = static_cast<int64_t>(model::dtype_size(s.dtype));
+  switch (s.coll) {
+    case Collective::AllGather:
+    case Collective::ReduceScatter:
+    case Collective::AllToAll: return esz * nranks;
+    default: return esz;
+  }
+}
+
+CommOp::CommOp(const CommSpec& spec, const rt::Comm& comm) : spec_(spec), comm_(comm) {
+  const int n = comm.nranks(), r = comm.rank();
+  const auto esz = model::dtype_size(spec.dtype);
+  const auto g = granule(spec, n);
+  if (spec.bytes < g || spec.bytes % g != 0)
+    throw model::Error("collective size " + std::to_string(spec.bytes) + " B is not a positive multiple of " +
+                       std::to_string(g) + " B for " + model::to_string(spec.coll));
+  const size_t total = static_cast<size_t>(spec.bytes) / esz;
+  switch (spec.coll) {
+    case Collective::AllGather:
+      count_ = total / n;
+      send_elems_ = count_;
+      recv_elems_ = total;
+      break;
+    case Collective::ReduceScatter:
+      count_ = total / n;
+      send_elems_ = total;
+      recv_elems_ = count_;
+      break;
+    case Collective::AllToAll:
+      count_ = total / n;
+      send_elems_ = recv_elems_ = total;
+      break;
+    default:
+      count_ = send_elems_ = recv_elems_ = total;
+  }
+  if (rooted(spec.coll) && (spec.root < 0 || spec.root >= n))
+    throw model::Error("root " + std::to_string(spec.root) + " is not a rank of " + std::to_string(n));
+  // Pattern values scale * ((i % mod) + 1) must stay exact integers through the reduction.
+  const double top = spec.coll == Collective::AllReduce || spec.coll == Collective::ReduceScatter ||
+                             spec.coll == Collective::Reduce
+                         ? std::max(reduced_scale(spec.op, n), static_cast<double>(n))
+                         : n;
+  mod_ = static_cast<int>(std::clamp(exact_limit(spec.dtype) / top, 1.0, 7.0));
+  CCO_CUDA_CHECK(cudaMalloc(&send_, send_elems_ * esz));
+  CCO_CUDA_CHECK(cudaMalloc(&recv_, recv_elems_ * esz));
+  fill_pattern(send_, spec.dtype, send_elems_, r + 1, 0, mod_, nullptr);
+  poison(nullptr);
+  CCO_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+CommOp::~CommOp() {
+  cudaFree(send_);
+  cudaFree(recv_);
+}
+
+void CommOp::poison(cudaStream_t s) {
+  CCO_CUDA_CHECK(cudaMemsetAsync(recv_, 0xff, recv_elems_ * model::dtype_size(spec_.dtype), s));
+}
+
+void CommOp::enqueue(cudaStream_t s) {
+  const auto t = nccl_type(spec_.dtype);
+  const ncclComm_t c = comm_.get();
+  const int n = comm_.nranks(), r = comm_.rank();
+  const auto esz = model::dtype_size(spec_.dtype);
+  switch (spec_.coll) {
+    case Collective::AllReduce:
+      CCO_NCCL_CHECK(ncclAllReduce(send_, recv_, count_, t, nccl_op(spec_.op), c, s));
+      break;
+    case Collective::AllGather:
+      CCO_NCCL_CHECK(ncclAllGather(send_, recv_, count_, t, c, s));
+      break;
+    case Collective::ReduceScatter:
+      CCO_NCCL_CHECK(ncclReduceScatter(send_, recv_, count_, t, nccl_op(spec_.op), c, s));
+      break;
+    case Collective::Broadcast:
+      CCO_NCCL_CHECK(ncclBroadcast(send_, recv_, count_, t, spec_.root, c, s));
+      break;
+    case Collective::Reduce:
+      CCO_NCCL_CHECK(ncclReduce(send_, recv_, count_, t, nccl_op(spec_.op), spec_.root, c, s));
+      break;
+    case Collective::AllToAll: {
+      CCO_NCCL_CHECK(ncclGroupStart());
+      for (int q = 0; q < n; ++q) {
+        CCO_NCCL_CHECK(ncclSend(static_cast<char*>(send_) + q * count_ * esz, count_, t, q, c, s));
+        CCO_NCCL_CHECK(ncclRecv(static_cast<char*>(recv_) + q * count_ * esz, count_, t, q, c, s));
+      }
+      CCO_NCCL_CHECK(ncclGroupEnd());
+      break;
+    }
+    case Collective::SendRecv: {
+      CCO_NCCL_CHECK(ncclGroupStart());
+      CCO_NCCL_CHECK(ncclSend(send_, count_, t, (r + 1) % n, c, s));
+      CCO_NCCL_CHECK(ncclRecv(recv_, count_, t, (r + n - 1) % n, c, s));
+      CCO_NCCL_CHECK(ncclGroupEnd());
+      break;
+    }
+  }
+}
+
+void CommOp::verify(unsigned long long* wrong, cudaStream_t s) {
+  if (!checkable(spec_))
+    throw model::Error(std::string("cannot verify reduction '") + model::to_string(spec_.op) +
+                       "' (checked: sum, min, max)");
+  const int n = comm_.nranks(), r = comm_.rank();
+  const auto esz = model::dtype_size(spec_.dtype);
+  const auto t = spec_.dtype;
+  auto chunk = [&](int q) { return static_cast<char*>(recv_) + q * count_ * esz; };
+  switch (spec_.coll) {
+    case Collective::AllReduce:
+      check_pattern(recv_, t, count_, reduced_scale(spec_.op, n), 0, mod_, wrong, s);
+      break;
+    case Collective::ReduceScatter:
+      check_pattern(recv_, t, count_, reduced_scale(spec_.op, n), r * count_, mod_, wrong, s);
+      break;
+    case Collective::AllGather:
+      for (int q = 0; q < n; ++q) check_pattern(chunk(q), t, count_, q + 1, 0, mod_, wrong, s);
+      break;
+    case Collective::AllToAll:
+      for (int q = 0; q < n; ++q) check_pattern(chunk(q), t, count_, q + 1, r * count_, mod_, wrong, s);
+      break;
+    case Collective::SendRecv:
+      check_pattern(recv_, t, count_, (r + n - 1) % n + 1, 0, mod_, wrong, s);
+      break;
+    case Collective::Broadcast:
+      check_pattern(recv_, t, count_, spec_.root + 1, 0, mod_, wrong, s);
+      break;
+    case Collective::Reduce:
+      if (r == spec_.root) check_pattern(recv_, t, count_, reduced_scale(spec_.op, n), 0, mod_, wrong, s);
+      break;
+  }
+}
+
+}  // namespace cco::wl

@@ -1,0 +1,104 @@
+// The two parts of an overlap experiment: a compute part and a communication part.
+//
+// Stream contract: enqueue()/verify() only enqueue work on the given stream. Construction
+// allocates and initialises device memory on the current device and synchronises.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "model/metrics.hpp"
+#include "model/occupancy.hpp"
+#include "model/types.hpp"
+#include "runtime/comm.hpp"
+
+namespace cco::wl {
+
+using model::DType;
+
+using model::ComputeKind;
+
+struct ComputeSpec {
+  ComputeKind kind = ComputeKind::CublasLt;
+  DType dtype = DType::BF16;
+  int64_t m = 4096, n = 4096, k = 4096;  ///< GEMM shape (row-major C[MxN] = A[MxK] B[KxN])
+  int count = 4;                         ///< GEMMs (or memory-bound passes) per compute part
+  int64_t mem_bytes = int64_t{1} << 30;  ///< bytes per array of the memory-bound kernel
+  int sm_count_target = 0;               ///< cuBLASLt SM-count target (0: all SMs)
+  uint64_t seed = 1;
+};
+
+/// One compute part: `count` GEMMs or memory-bound passes, back to back on one stream.
+class ComputeOp {
+ public:
+  virtual ~ComputeOp() = default;
+  virtual std::string describe() const = 0;
+  /// Enqueues the whole compute part.
+  virtual void enqueue(cudaStream_t s) = 0;
+  /// Floating-point operations of one enqueue() (0 for the memory-bound kernel).
+  virtual double flops() const = 0;
+  /// Device-memory bytes one enqueue() must move at least.
+  virtual double bytes() const = 0;
+  /// True when the launches are ours, so extra dynamic shared memory can be applied.
+  virtual bool shapeable() const = 0;
+  /// The launch footprint (threads, registers, static and dynamic shared memory) when shapeable.
+  virtual model::Footprint footprint() const = 0;
+  /// The kernel whose launches are shaped (for the driver's occupancy query); nullptr when not
+  /// shapeable.
+  virtual const void* kernel() const = 0;
+  /// Extra dynamic shared memory per block for later enqueue()s (shapeable only).
+  virtual void set_extra_smem(int64_t bytes) = 0;
+  /// Overwrites the output with NaN bytes, so a part that did not run fails verify().
+  virtual void poison(cudaStream_t s) = 0;
+  /// Keeps a copy of the current output: the answer computed alone, for bitwise comparison.
+  virtual void snapshot(cudaStream_t s) = 0;
+  /// Adds to *wrong the elements of the current output that differ from the snapshot (bitwise),
+  /// and, when `reference` is set, that differ from an independent reference beyond tolerance.
+  virtual void verify(unsigned long long* wrong, bool reference, cudaStream_t s) = 0;
+};
+
+std::unique_ptr<ComputeOp> make_compute(const ComputeSpec& spec);
+
+struct CommSpec {
+  model::Collective coll = model::Collective::AllReduce;
+  DType dtype = DType::F32;
+  model::RedOp op = model::RedOp::Sum;
+  int64_t bytes = int64_t{256} << 20;  ///< the nccl-tests "size" of the collective
+  int root = 0;                        ///< broadcast / reduce root
+};
+
+/// One collective over a communicator, with input set to a known pattern so results are checked.
+class CommOp {
+ public:
+  CommOp(const CommSpec& spec, const rt::Comm& comm);
+  ~CommOp();
+  CommOp(const CommOp&) = delete;
+  CommOp& operator=(const CommOp&) = delete;
+
+  void enqueue(cudaStream_t s);
+  /// Adds to *wrong the output elements that differ from what the collective must produce.
+  void verify(unsigned long long* wrong, cudaStream_t s);
+  /// Poisons the output so a collective that did not run fails verify().
+  void poison(cudaStream_t s);
+  int64_t bytes() const { return spec_.bytes; }
+  size_t count() const { return count_; }  ///< the element count passed to NCCL
+  const CommSpec& spec() const { return spec_; }
+  /// Whether verify() can check this reduction (sum, min, max; not prod or avg).
+  static bool checkable(const CommSpec& spec);
+  /// The rounding the size must have: a multiple of element size x ranks where needed.
+  static int64_t granule(const CommSpec& spec, int nranks);
+
+ private:
+  CommSpec spec_;
+  const rt::Comm& comm_;
+  size_t count_ = 0;  // elements per NCCL call argument
+  size_t send_elems_ = 0, recv_elems_ = 0;
+  void* send_ = nullptr;
+  void* recv_ = nullptr;
+  int mod_ = 7;
+};
+
+}  // namespace cco::wl

@@ -1,0 +1,184 @@
+// cco bench argument parsing, validation and row expansion: GPU-free.
+#include <gtest/gtest.h>
+
+#include "bench/options.hpp"
+
+using namespace cco::bench;
+using cco::model::Collective;
+using cco::model::ComputeKind;
+using cco::model::DType;
+
+namespace {
+Options parse(std::vector<std::string> a) {
+  a.insert(a.begin(), "bench");
+  return parse_options(a);
+}
+void expect_usage(std::vector<std::string> a, const std::string& needle) {
+  try {
+    parse(a);
+    FAIL() << "expected a usage error containing '" << needle << "'";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << "one line: " << e.what();
+  }
+}
+}  // namespace
+
+TEST(Options, Defaults) {
+  const auto o = parse({});
+  EXPECT_EQ(o.min_bytes, 256LL << 20);
+  EXPECT_EQ(o.max_bytes, 256LL << 20);
+  EXPECT_EQ(o.iters, 20);
+  EXPECT_EQ(o.warmup, 5);
+  EXPECT_TRUE(o.check);
+  EXPECT_EQ(o.dtype, DType::F32);
+  EXPECT_EQ(o.coll, Collective::AllReduce);
+  EXPECT_EQ(o.compute, ComputeKind::CublasLt);
+  EXPECT_EQ(o.m, 4096);
+  EXPECT_EQ(o.gemm_dtype, DType::BF16);
+  EXPECT_EQ(o.count, 4);
+  EXPECT_FALSE(o.modes_given);
+}
+
+TEST(Options, NcclTestsLetters) {
+  const auto o = parse({"-b", "8M", "-e", "64M", "-f", "2", "-g", "2", "-n", "7", "-w", "1", "-c",
+                        "0", "-d", "bfloat16", "-o", "max"});
+  EXPECT_EQ(o.min_bytes, 8LL << 20);
+  EXPECT_EQ(o.max_bytes, 64LL << 20);
+  EXPECT_EQ(o.ngpus, 2);
+  EXPECT_EQ(o.iters, 7);
+  EXPECT_EQ(o.warmup, 1);
+  EXPECT_FALSE(o.check);
+  EXPECT_EQ(o.dtype, DType::BF16);
+  EXPECT_EQ(o.op, cco::model::RedOp::Max);
+  EXPECT_EQ(sizes(o), (std::vector<int64_t>{8LL << 20, 16LL << 20, 32LL << 20, 64LL << 20}));
+}
+
+TEST(Options, LongNames) {
+  const auto o = parse({"--compute", "builtin", "--gemm", "2048,1024,512", "--count", "8",
+                        "--modes", "seq,shape+priority", "--blocks-per-sm", "1,2,4", "--collective",
+                        "all_gather_perf", "--json", "x.json", "--csv", "-"});
+  EXPECT_EQ(o.compute, ComputeKind::Builtin);
+  EXPECT_EQ(o.m, 2048);
+  EXPECT_EQ(o.n, 1024);
+  EXPECT_EQ(o.k, 512);
+  EXPECT_EQ(o.count, 8);
+  ASSERT_EQ(o.modes.size(), 2u);
+  EXPECT_EQ(o.modes[1], Mode::ShapePriority);
+  EXPECT_EQ(o.blocks_per_sm, (std::vector<int>{1, 2, 4}));
+  EXPECT_EQ(o.coll, Collective::AllGather);
+  EXPECT_EQ(o.json_path, "x.json");
+  EXPECT_EQ(o.csv_path, "-");
+}
+
+TEST(Options, SquareGemmAndPads) {
+  const auto o = parse({"--compute", "membound", "--gemm", "1024", "--pad", "16K,100000"});
+  EXPECT_EQ(o.m, 1024);
+  EXPECT_EQ(o.n, 1024);
+  EXPECT_EQ(o.k, 1024);
+  EXPECT_EQ(o.pads, (std::vector<int64_t>{16384, 100000}));
+}
+
+TEST(Options, BadInput) {
+  expect_usage({"--collective", "allsum"}, "unknown collective 'allsum'");
+  expect_usage({"-d", "int7"}, "unknown data type 'int7'");
+  expect_usage({"-o", "xor"}, "unknown reduction");
+  expect_usage({"-b", "12Q"}, "-b: invalid size");
+  expect_usage({"-b", "-5"}, "-b");
+  expect_usage({"-b", "0"}, "between 1 and 64G");
+  expect_usage({"-b", "1T"}, "between 1 and 64G");
+  expect_usage({"-b", "64M", "-e", "1M"}, "-e must not be below -b");
+  expect_usage({"-b", "1M", "-e", "4M", "-f", "1"}, "step factor");
+  expect_usage({"-n", "0"}, "-n");
+  expect_usage({"-w", "-1"}, "-w");
+  expect_usage({"-c", "2"}, "-c");
+  expect_usage({"-g", "-1"}, "-g");
+  expect_usage({"--gemm", "4096,4096"}, "M or M,N,K");
+  expect_usage({"--gemm", "0"}, "dimension");
+  expect_usage({"--gemm", "4k"}, "dimension");
+  expect_usage({"--count", "0"}, "--count");
+  expect_usage({"--modes", "fast"}, "unknown mode 'fast'");
+  expect_usage({"--compute", "tpu"}, "unknown compute kind");
+  expect_usage({"--frobnicate"}, "frobnicate");
+  expect_usage({"-n"}, "--iters");
+  expect_usage({"--compute", "builtin", "--blocks-per-sm", "0"}, "positive integer");
+  expect_usage({"--compute", "builtin", "--blocks-per-sm", "1,,2"}, "positive integer");
+  expect_usage({"--compute", "builtin", "--pad", "1K,lots"}, "--pad");
+  expect_usage({"--nccl-min-ctas", "0"}, "1..64");
+  expect_usage({"--nccl-min-ctas", "40", "--nccl-max-ctas", "8"}, "must not exceed");
+  expect_usage({"--nccl-cta-policy", "5"}, "CTAPolicy");
+  expect_usage({"--mem-bytes", "1"}, "--mem-bytes");
+}
+
+TEST(Options, ConflictsAreRejectedNotResolved) {
+  expect_usage({"--compute", "builtin", "--blocks-per-sm", "2", "--pad", "1K"}, "conflict");
+  expect_usage({"--compute", "builtin", "--modes", "concurrent", "--blocks-per-sm", "2"},
+               "need a shape mode");
+  expect_usage({"--modes", "shape"}, "launches we control");  // cuBLASLt default compute
+  expect_usage({"--blocks-per-sm", "2"}, "launches we control");
+  expect_usage({"--compute", "builtin", "--gemm-sms", "100"}, "--gemm-sms applies");
+  expect_usage({"--json", "a", "--csv", "a"}, "same file");
+  expect_usage({"--json", "-", "--csv", "-"}, "standard output");
+}
+
+TEST(Expand, DefaultModesForVendorGemmLeaveOutShape) {
+  const auto o = parse({});
+  std::vector<std::string> notes;
+  const auto rows = expand_rows(o, /*shapeable=*/false, 0, &notes);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].mode, Mode::Seq);
+  EXPECT_EQ(rows[1].mode, Mode::Concurrent);
+  EXPECT_EQ(rows[2].mode, Mode::Priority);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("cco run"), std::string::npos);
+}
+
+TEST(Expand, DefaultTargetsAreEveryKBelowTheKernels) {
+  const auto o = parse({"--compute", "builtin"});
+  const auto rows = expand_rows(o, true, 4);
+  // seq, concurrent, priority, shape k=3,2,1, shape+priority k=3,2,1
+  ASSERT_EQ(rows.size(), 9u);
+  EXPECT_EQ(rows[3].mode, Mode::Shape);
+  EXPECT_EQ(rows[3].blocks_per_sm, 3);
+  EXPECT_EQ(rows[5].blocks_per_sm, 1);
+  EXPECT_EQ(rows[6].mode, Mode::ShapePriority);
+  EXPECT_EQ(rows[8].blocks_per_sm, 1);
+}
+
+TEST(Expand, AlreadyAtOneBlockPerSmNotes) {
+  const auto o = parse({"--compute", "builtin", "--modes", "shape"});
+  std::vector<std::string> notes;
+  EXPECT_TRUE(expand_rows(o, true, 1, &notes).empty());
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("nothing to shape"), std::string::npos);
+}
+
+TEST(Expand, ExplicitTargetsAndPads) {
+  auto o = parse({"--compute", "builtin", "--modes", "concurrent,shape", "--blocks-per-sm", "1,2"});
+  auto rows = expand_rows(o, true, 4);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[1].blocks_per_sm, 1);
+  EXPECT_EQ(rows[2].blocks_per_sm, 2);
+  o = parse({"--compute", "membound", "--modes", "shape+priority", "--pad", "1K,2K,4K"});
+  rows = expand_rows(o, true, 8);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[2].pad, 4096);
+  EXPECT_EQ(rows[2].mode, Mode::ShapePriority);
+}
+
+TEST(Expand, ShapeModeOnUnshapeableComputeThrows) {
+  Options o;
+  o.modes = {Mode::Shape};
+  o.modes_given = true;
+  EXPECT_THROW(expand_rows(o, false, 0), UsageError);
+}
+
+TEST(Sizes, GeometricSweepIncludesTheEnds) {
+  Options o;
+  o.min_bytes = 1 << 20;
+  o.max_bytes = 1 << 24;
+  o.step_factor = 4;
+  EXPECT_EQ(sizes(o), (std::vector<int64_t>{1 << 20, 1 << 22, 1 << 24}));
+  o.max_bytes = (1 << 24) + 5;  // the end need not be on the grid
+  EXPECT_EQ(sizes(o).back(), 1 << 24);
+}

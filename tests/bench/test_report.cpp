@@ -1,0 +1,161 @@
+// Report formats: the table against a golden file, JSON schema and round trip, CSV columns.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "bench/report.hpp"
+
+using namespace cco::bench;
+
+namespace {
+
+Report sample_report() {
+  Report r;
+  r.argv = {"bench", "-g", "2", "--compute", "builtin"};
+  r.date = "2026-11-22T00:00:00Z";
+  r.host = "testhost";
+  r.nranks = 2;
+  r.versions = {{"cuda_driver", "13.0"}, {"nccl", "2.28.9"}};
+  r.devices = nlohmann::json::array({{{"rank", 0}, {"device", 0}, {"name", "GPU A"}, {"pci_bus_id", "0000:01:00.0"}, {"sms", 132}},
+                                     {{"rank", 1}, {"device", 1}, {"name", "GPU B"}, {"pci_bus_id", "0000:02:00.0"}, {"sms", 132}}});
+  r.compute = "builtin bfloat16 4096x4096x4096 x4";
+  r.collective = "allreduce";
+  r.dtype = "float";
+  r.redop = "sum";
+  r.notes = {"a note"};
+  // T_comp = 1000, T_comm = 600, T_seq = 1600.
+  auto base = [](Row& row) {
+    row.bytes = 256 << 20;
+    row.count = 64 << 20;
+    row.t_comp.samples = {1000, 990, 1010};
+    row.t_comm.samples = {600, 610, 590};
+    row.t_seq.samples = {1600, 1590, 1610};
+    row.t_comp_alone = row.t_comp;
+    row.flops = 2.0 * 4096.0 * 4096.0 * 4096.0 * 4;
+    row.comm_busbw_factor = 1.0;  // 2 ranks all-reduce: 2(n-1)/n = 1
+    row.checked = true;
+  };
+  Row seq;
+  base(seq);
+  seq.spec.mode = Mode::Seq;
+  seq.t = seq.t_seq;
+  seq.t_comp_part.samples = {1000, 1000, 1000};
+  seq.t_comm_part.samples = {1600, 1600, 1600};
+  seq.blocks_per_sm = 4;
+  Row conc;
+  base(conc);
+  conc.spec.mode = Mode::Concurrent;
+  conc.t.samples = {1300, 1290, 1310};  // reduction 1 - 1300/1600 = 18.75%, E = 300/600 = 0.5
+  conc.t_comp_part.samples = {1250, 1250, 1250};
+  conc.t_comm_part.samples = {1280, 1280, 1280};
+  conc.blocks_per_sm = 4;
+  Row shp;
+  base(shp);
+  shp.spec.mode = Mode::ShapePriority;
+  shp.spec.blocks_per_sm = 2;
+  shp.pad = 49152;
+  shp.blocks_per_sm = 2;
+  shp.t.samples = {1100, 1090, 1110};  // reduction 31.25%, E = 500/600 = 0.83
+  shp.t_comp_part.samples = {1100, 1100, 1100};
+  shp.t_comm_part.samples = {800, 800, 800};
+  shp.t_comp_alone.samples = {1050, 1050, 1050};
+  shp.wrong = 0;
+  r.rows = {seq, conc, shp};
+  return r;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+std::string full_text(const Report& r) {
+  std::string t = format_header(r) + format_table_header();
+  for (const auto& row : r.rows) t += format_row(row, r);
+  return t + format_footer(r);
+}
+
+}  // namespace
+
+TEST(Report, TableMatchesGolden) {
+  const std::string path = std::string(CCO_GOLDEN_DIR) + "/table.txt";
+  const std::string text = full_text(sample_report());
+  if (std::getenv("CCO_UPDATE_GOLDEN")) {
+    std::ofstream(path) << text;
+    GTEST_SKIP() << "golden file rewritten: " << path;
+  }
+  const std::string golden = read_file(path);
+  ASSERT_FALSE(golden.empty()) << "missing golden file " << path;
+  EXPECT_EQ(text, golden);
+}
+
+TEST(Report, TableFiguresAreTheMetrics) {
+  const auto r = sample_report();
+  const auto line = format_row(r.rows[1], r);
+  EXPECT_NE(line.find("18.8"), std::string::npos) << line;     // reduction %
+  EXPECT_NE(line.find("37.5"), std::string::npos) << line;     // ideal reduction 1 - 1000/1600
+  EXPECT_NE(line.find(" 0.50 "), std::string::npos) << line;   // efficiency
+  const auto footer = format_footer(r);
+  EXPECT_NE(footer.find("Out of bounds values : 0 OK"), std::string::npos) << footer;
+  EXPECT_NE(footer.find("best at 256M: shape+priority bps=2 pad=49152"), std::string::npos) << footer;
+}
+
+TEST(Report, WrongElementsAreReportedAsFailed) {
+  auto r = sample_report();
+  r.rows[2].wrong = 3;
+  EXPECT_NE(format_footer(r).find("Out of bounds values : 3 FAILED"), std::string::npos);
+  EXPECT_NE(format_row(r.rows[2], r).find(" 3\n"), std::string::npos);
+}
+
+TEST(Report, JsonSchemaAndRoundTrip) {
+  const auto r = sample_report();
+  const auto j = nlohmann::json::parse(to_json(r).dump());
+  EXPECT_EQ(j.at("schema"), "ccoverlap.bench");
+  EXPECT_EQ(j.at("schema_version"), "1.0.0");
+  EXPECT_EQ(j.at("argv").size(), 5u);
+  EXPECT_EQ(j.at("devices").size(), 2u);
+  EXPECT_EQ(j.at("versions").at("nccl"), "2.28.9");
+  ASSERT_EQ(j.at("results").size(), 3u);
+  const auto& row = j.at("results")[2];
+  EXPECT_EQ(row.at("mode"), "shape+priority");
+  EXPECT_EQ(row.at("pad_bytes"), 49152);
+  EXPECT_EQ(row.at("t").at("samples_us").size(), 3u);
+  EXPECT_DOUBLE_EQ(row.at("t").at("median_us").get<double>(), 1100.0);
+  EXPECT_NEAR(row.at("reduction").get<double>(), 0.3125, 1e-12);
+  EXPECT_NEAR(row.at("efficiency").get<double>(), 500.0 / 600.0, 1e-12);
+  EXPECT_NEAR(row.at("t_ideal_us").get<double>(), 1000.0, 1e-12);
+  // busbw: 256 MiB in 800 us, factor 1
+  EXPECT_NEAR(row.at("busbw_gbps").get<double>(), 268435456.0 / 800e-6 / 1e9, 1e-9);
+  // TFLOP/s from the compute part under overlap (1100 us)
+  EXPECT_NEAR(row.at("tflops").get<double>(), 2.0 * 4096.0 * 4096.0 * 4096.0 * 4 / 1100e-6 / 1e12, 1e-9);
+}
+
+TEST(Report, CsvHasOneLinePerRowAndTheColumns) {
+  const auto r = sample_report();
+  const auto csv = to_csv(r);
+  std::istringstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  const auto cols = csv_columns();
+  std::string expect;
+  for (std::size_t i = 0; i < cols.size(); ++i) expect += (i ? "," : "") + cols[i];
+  EXPECT_EQ(line, expect);
+  int rows = 0;
+  while (std::getline(in, line)) {
+    ++rows;
+    EXPECT_EQ(std::count(line.begin(), line.end(), ','), static_cast<long>(cols.size() - 1)) << line;
+  }
+  EXPECT_EQ(rows, 3);
+}
+
+TEST(Report, EmptySamplesAreNotANumberNotACrash) {
+  Report r;
+  Row row;
+  r.rows = {row};
+  EXPECT_NE(format_row(row, r).find("n/a"), std::string::npos);
+  const auto j = to_json(r);
+  EXPECT_TRUE(j.at("results")[0].at("reduction").is_null());
+}

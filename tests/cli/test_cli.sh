@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# The cco command as users run it: help from the docs, exit codes, one-line errors. GPU-free
+# (where a GPU is present, the no-GPU checks are replaced by their GPU counterparts).
+set -u
+cco=${CCO_BIN:?set CCO_BIN to the cco binary}
+docs=$(cd "$(dirname "$0")/../../docs/cli" && pwd)
+fails=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# expect CODE PATTERN -- ARGS: exit code CODE; stderr is one line matching PATTERN (code != 0)
+expect() {
+  local code=$1 pattern=$2
+  shift 3
+  "$cco" "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  [ "$got" = "$code" ] || fail "cco $* exited $got, expected $code: $(head -c 300 "$tmp/err")"
+  if [ "$code" != 0 ]; then
+    [ "$(wc -l <"$tmp/err")" = 1 ] || fail "cco $*: expected one error line, got: $(cat "$tmp/err")"
+    grep -qE -- "$pattern" "$tmp/err" || fail "cco $*: error '$(cat "$tmp/err")' does not match '$pattern'"
+  fi
+}
+
+# Help is the docs page, byte for byte.
+"$cco" --help | cmp -s - "$docs/cco.md" || fail "cco --help differs from docs/cli/cco.md"
+for c in plan info bench; do
+  "$cco" $c --help | cmp -s - "$docs/$c.md" || fail "cco $c --help differs from docs/cli/$c.md"
+  "$cco" $c -h | cmp -s - "$docs/$c.md" || fail "cco $c -h differs from docs/cli/$c.md"
+done
+"$cco" --version | grep -qE '^ccoverlap [0-9]+\.[0-9]+\.[0-9]+$' || fail "cco --version"
+expect 2 "unknown command 'frob'" -- frob
+"$cco" >/dev/null 2>&1; [ $? = 2 ] || fail "cco without a command must exit 2"
+
+# plan: good input
+out=$("$cco" plan --arch sm_90 --threads 256 --regs 32 --smem 0) || fail "cco plan failed"
+echo "$out" | grep -q "blocks per SM: 8 (limited by registers; bounds: warps 8, blocks 32, registers 8" || fail "plan sm_90 256x32: $out"
+echo "$out" | grep -qE '^ +1 +115713 +115713 +1 +yes' || fail "plan k=1 padding row: $out"
+out=$("$cco" plan --arch H200 --threads 128 --regs 64 --blocks-per-sm 2 --json) || fail "plan --json"
+echo "$out" | python3 -c 'import json,sys; j=json.load(sys.stdin); assert j["schema"]=="ccoverlap.plan"; assert j["occupancy"]["blocks_per_sm"]==8, j; p=j["plans"][0]; assert p["target_blocks_per_sm"]==2 and p["blocks_per_sm"]==2, p' \
+  || fail "plan --json content"
+out=$("$cco" plan --arch a100 --threads 1024 --regs 64) || fail "plan a100 1024"
+echo "$out" | grep -q "nothing to shape" || fail "plan at 1 block per SM should say nothing to shape: $out"
+
+# plan: bad input, one line each, exit 2
+expect 2 "unknown architecture 'sm_75'" -- plan --arch sm_75 --threads 256
+expect 2 "threads per block must be 1..1024" -- plan --arch sm_90 --threads 2048
+expect 2 "threads per block must be 1..1024" -- plan --arch sm_90 --threads 0
+expect 2 "registers per thread must be 0..255" -- plan --arch sm_90 --threads 256 --regs 300
+expect 2 "registers per thread must be 0..255" -- plan --arch sm_90 --threads 256 --regs -1
+expect 2 "blocks-per-sm: must be at least 1" -- plan --arch sm_90 --threads 256 --blocks-per-sm 0
+expect 2 "invalid size" -- plan --arch sm_90 --threads 256 --smem lots
+expect 2 "invalid size" -- plan --arch sm_90 --threads 256 --smem -4
+expect 2 "exceeds the opt-in maximum" -- plan --arch sm_90 --threads 256 --dyn-smem 300K
+expect 2 "static per-block maximum" -- plan --arch sm_90 --threads 256 --smem 64K
+expect 2 "arch" -- plan --threads 256
+expect 2 "threads" -- plan --arch sm_90
+expect 2 "threads" -- plan --arch sm_90 --threads many
+expect 2 "frob" -- plan --arch sm_90 --threads 256 --frob
+
+# bench: bad input is judged before any GPU is touched
+expect 2 "unknown collective 'allsum'" -- bench --collective allsum
+expect 2 "unknown data type" -- bench -d int3
+expect 2 "-e must not be below -b" -- bench -b 1G -e 1M
+expect 2 "conflict" -- bench --compute builtin --blocks-per-sm 2 --pad 4K
+expect 2 "launches we control" -- bench --modes shape
+
+if nvidia-smi -L >/dev/null 2>&1; then
+  "$cco" info >"$tmp/info" || fail "cco info failed on a GPU machine"
+  grep -q "^device 0:" "$tmp/info" || fail "cco info lists no device on a GPU machine"
+  expect 2 "GPU\\(s\\) visible" -- bench -g 64 -n 1 -w 0 -b 1M
+else
+  "$cco" info >"$tmp/info" || fail "cco info must exit 0 without a GPU"
+  grep -q "no CUDA GPU usable here" "$tmp/info" || fail "cco info without GPU: $(cat "$tmp/info")"
+  grep -q "sm_90" "$tmp/info" || fail "cco info without GPU lists the built-in architectures"
+  "$cco" info --json | python3 -c 'import json,sys; j=json.load(sys.stdin); assert j["devices"]==[] and len(j["builtin"])==4' \
+    || fail "cco info --json without a GPU"
+  expect 1 "needs a CUDA GPU" -- bench -n 1
+  expect 2 "live needs a CUDA GPU" -- plan --arch live --threads 256
+fi
+
+if [ $fails -gt 0 ]; then
+  echo "$fails CLI check(s) failed"
+  exit 1
+fi
+echo "all CLI checks passed"
