@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Runs the GPU tests and the reference benchmarks on a GPU machine, from a build made elsewhere
+# (docs/DEVICE-RUNS.md). Writes everything under $OUT (default ./out) and packs it into
+# $OUT/results.tgz. Usage: scripts/gpu_run.sh [tests|bench|all] [iters]
+set -u
+stage=${1:-all}
+iters=${2:-50}
+B=${BUILD:-build}
+O=${OUT:-out}
+R=$O/run
+mkdir -p "$R"
+# The GPU machines keep NCCL and cuBLAS inside PyTorch's environment.
+for d in /opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib \
+         /opt/torch/.venv/lib/python3.12/site-packages/nvidia/cu13/lib; do
+  [ -d "$d" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+done
+export NCCL_NVLS_ENABLE=0   # never NVLink multicast on the shared machines
+cco=$B/src/cli/cco
+status=0
+
+{
+  date -u +%Y-%m-%dT%H:%M:%SZ
+  nvidia-smi --query-gpu=index,name,pci.bus_id,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv
+  nvidia-smi topo -m
+  ldd "$cco"
+  "$cco" --version
+  "$cco" info
+} >"$R/machine.txt" 2>&1
+cat "$R/machine.txt" | head -30
+
+if [ "$stage" = tests ] || [ "$stage" = all ]; then
+  for t in "$B"/tests/cco.test.gpu_*; do
+    n=$(basename "$t")
+    timeout 300 "$t" >"$R/$n.log" 2>&1
+    rc=$?
+    echo "$n: exit $rc ($(grep -E '^\[  (PASSED|FAILED)' "$R/$n.log" | tr '\n' ' '))"
+    grep -E "occupancy: .* footprints|FAILED|Failure" "$R/$n.log" | head -20
+    [ $rc = 0 ] || status=1
+  done
+  CCO_BIN=$cco timeout 300 bash tests/cli/test_cli.sh >"$R/cli.log" 2>&1 || status=1
+  tail -3 "$R/cli.log"
+fi
+
+bench() {  # bench NAME ARGS...: one reference run, table to NAME.txt, samples to NAME.json
+  local name=$1
+  shift
+  echo "== $name: cco bench $*"
+  timeout 500 "$cco" bench -n "$iters" -w 5 "$@" --json "$R/$name.json" >"$R/$name.txt" 2>"$R/$name.err"
+  local rc=$?
+  grep -vE '^# (argv|date|cuda|nccl|cublas|ccoverlap|  ?rank|times)' "$R/$name.txt" | cut -c1-200
+  [ $rc = 0 ] || { echo "exit $rc: $(tail -2 "$R/$name.err")"; status=1; }
+}
+
+if [ "$stage" = bench ] || [ "$stage" = all ]; then
+  bench lt4096x4_ar256M -g 2 --gemm 4096 --count 4 -b 256M -d bfloat16
+  bench lt2048x8_ar64M -g 2 --gemm 2048 --count 8 -b 64M -d bfloat16
+  bench lt8192x1_ar1G -g 2 --gemm 8192 --count 1 -b 1G -d bfloat16
+  bench builtin2048x2_ar256M -g 2 --compute builtin --gemm 2048 --count 2 -b 256M -d bfloat16
+  bench membound_ar256M -g 2 --compute membound --mem-bytes 512M --count 2 -b 256M -d bfloat16
+  bench lt4096x4_ar256M_sms -g 2 --gemm 4096 --count 4 -b 256M -d bfloat16 --gemm-sms 100 --nccl-min-ctas 32 --nccl-max-ctas 32
+fi
+
+tar czf "$O/results.tgz" -C "$O" run
+echo "overall status $status"
+exit $status
