@@ -52,12 +52,17 @@ bench() {  # bench NAME ARGS...: one reference run, table to NAME.txt, samples t
 }
 
 if [ "$stage" = bench ] || [ "$stage" = all ]; then
+  # The reference pairs of DESIGN.md, then two extensions; the first two repeat at the end to
+  # show run-to-run spread.
   bench lt4096x4_ar256M -g 2 --gemm 4096 --count 4 -b 256M -d bfloat16
   bench lt2048x8_ar64M -g 2 --gemm 2048 --count 8 -b 64M -d bfloat16
   bench lt8192x1_ar1G -g 2 --gemm 8192 --count 1 -b 1G -d bfloat16
   bench builtin2048x2_ar256M -g 2 --compute builtin --gemm 2048 --count 2 -b 256M -d bfloat16
   bench membound_ar256M -g 2 --compute membound --mem-bytes 512M --count 2 -b 256M -d bfloat16
-  bench lt4096x4_ar256M_sms -g 2 --gemm 4096 --count 4 -b 256M -d bfloat16 --gemm-sms 100 --nccl-min-ctas 32 --nccl-max-ctas 32
+  bench builtin2048x2_rs256M -g 2 --compute builtin --gemm 2048 --count 2 -b 256M -d bfloat16 --collective reducescatter
+  bench lt4096x4_ar256M_sms100_ctas32 -g 2 --gemm 4096 --count 4 -b 256M -d bfloat16 --gemm-sms 100 --nccl-min-ctas 32 --nccl-max-ctas 32
+  bench lt4096x4_ar256M_again -g 2 --gemm 4096 --count 4 -b 256M -d bfloat16
+  bench builtin2048x2_ar256M_again -g 2 --compute builtin --gemm 2048 --count 2 -b 256M -d bfloat16
 fi
 
 tar czf "$O/results.tgz" -C "$O" run
