@@ -3,6 +3,8 @@
 #include <cublasLt.h>
 #include <nccl.h>
 
+#include <dlfcn.h>
+
 #include <utility>
 
 #include "runtime/check.hpp"
@@ -13,7 +15,10 @@ int device_count(std::string* why) {
   int n = 0;
   const cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess) {
-    if (why) *why = cudaGetErrorString(e);
+    // Without libcuda the runtime reports "driver version is insufficient", which misleads.
+    void* drv = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (why) *why = drv ? cudaGetErrorString(e) : "no CUDA driver installed: libcuda.so.1 not found";
+    if (drv) dlclose(drv);
     cudaGetLastError();  // clear the sticky-free error so later calls are not confused
     return 0;
   }
