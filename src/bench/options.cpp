@@ -61,6 +61,15 @@ Mode parse_mode(const std::string& s) {
                    "' (known: seq, concurrent, priority, shape, shape+priority)");
 }
 
+std::string RowSpec::label() const {
+  std::string s = to_string(mode);
+  if (is_shape(mode) && blocks_per_sm > 0) s += " k=" + std::to_string(blocks_per_sm);
+  if (is_shape(mode) && pad >= 0) s += " pad=" + model::format_bytes(pad);
+  if (gemm_sms >= 0) s += " sms=" + (gemm_sms == 0 ? std::string("all") : std::to_string(gemm_sms));
+  if (nccl_ctas >= 0) s += " ctas=" + std::to_string(nccl_ctas);
+  return s;
+}
+
 bool is_shape(Mode m) { return m == Mode::Shape || m == Mode::ShapePriority; }
 bool is_priority(Mode m) { return m == Mode::Priority || m == Mode::ShapePriority; }
 

@@ -66,6 +66,13 @@ struct RowSpec {
   Mode mode = Mode::Seq;
   int blocks_per_sm = 0;  ///< shape target k (0: none)
   int64_t pad = -1;       ///< explicit extra dynamic shared memory (-1: none / planned from k)
+  /// Resource budgets beyond the paper (used by `cco tune`): -1 keeps the run's own setting.
+  int gemm_sms = -1;      ///< cuBLASLt SM-count target for this row's GEMMs (0: all SMs)
+  int nccl_ctas = -1;     ///< NCCL minCTAs = maxCTAs for this row's communicator
+  /// True when the row uses the run's own compute and communicator (no budget override).
+  bool default_variant() const { return gemm_sms < 0 && nccl_ctas < 0; }
+  /// "priority", "shape+priority k=3", "concurrent sms=108 ctas=32".
+  std::string label() const;
 };
 
 /// Rows for one size. `shapeable`: the compute launches are ours. `natural_bps`: blocks per SM of

@@ -22,7 +22,11 @@ std::string num(double v, int prec) {
 }
 
 std::string mode_label(const Row& row) {
-  return to_string(row.spec.mode);
+  std::string s = to_string(row.spec.mode);
+  if (row.spec.gemm_sms >= 0)
+    s += " sms=" + (row.spec.gemm_sms == 0 ? std::string("all") : std::to_string(row.spec.gemm_sms));
+  if (row.spec.nccl_ctas >= 0) s += " ctas=" + std::to_string(row.spec.nccl_ctas);
+  return s;
 }
 
 std::string bps_label(const Row& row) {
@@ -195,6 +199,10 @@ nlohmann::json to_json(const Report& r) {
     x["t_comp_part"] = timing_json(row.t_comp_part);
     x["t_comm_part"] = timing_json(row.t_comm_part);
     x["t_comp_alone"] = timing_json(row.t_comp_alone);
+    x["t_comm_alone"] = timing_json(row.t_comm_alone);
+    x["gemm_sms"] = row.spec.gemm_sms;
+    x["nccl_ctas"] = row.spec.nccl_ctas;
+    x["label"] = row.spec.label();
     x["t_ideal_us"] = val(model::ideal(t));
     x["reduction"] = val(model::reduction(t));
     x["ideal_reduction"] = val(model::ideal_reduction(t));

@@ -33,7 +33,8 @@ struct Row {
   Timing t;                ///< the row's mode: start to both parts done
   Timing t_comp_part;      ///< within t: start to compute done
   Timing t_comm_part;      ///< within t: start to collective done
-  Timing t_comp_alone;     ///< compute alone with this row's shaping (= t_comp when unshaped)
+  Timing t_comp_alone;     ///< compute alone with this row's shaping and budget (= t_comp when default)
+  Timing t_comm_alone;     ///< collective alone on this row's communicator (= t_comm when default)
   double flops = 0;        ///< of the compute part
   double comm_busbw_factor = 1;
   unsigned long long wrong = 0;  ///< elements wrong under this row's mode (-c), summed over ranks

@@ -37,34 +37,40 @@ struct Sample {
   double total = 0, comp = 0, comm = 0;
 };
 
-/// What one rank needs to measure: its streams, events and the two parts.
+/// What one rank needs to measure: its streams and events. The parts are passed per run, so
+/// rows with their own compute budget or communicator share the streams.
 class RankBench {
  public:
-  RankBench(wl::ComputeOp& comp, wl::CommOp& comm)
-      : comp_(comp), comm_(comm), plain_(rt::Priority::Default), low_(rt::Priority::Low),
-        high_(rt::Priority::High), side_(rt::Priority::Default) {}
+  RankBench()
+      : plain_(rt::Priority::Default), low_(rt::Priority::Low), high_(rt::Priority::High),
+        side_(rt::Priority::Default) {
+    CCO_CUDA_CHECK(cudaMalloc(&counter_, sizeof(unsigned long long)));
+  }
+  ~RankBench() { cudaFree(counter_); }
+  RankBench(const RankBench&) = delete;
+  RankBench& operator=(const RankBench&) = delete;
 
-  Sample compute_alone() {
+  Sample compute_alone(wl::ComputeOp& c) {
     e0_.record(plain_.get());
-    comp_.enqueue(plain_.get());
+    c.enqueue(plain_.get());
     e1_.record(plain_.get());
     e1_.synchronize();
     const double t = 1e3 * e1_.elapsed_ms_since(e0_);
     return {t, t, 0};
   }
-  Sample comm_alone() {
+  Sample comm_alone(wl::CommOp& m) {
     e0_.record(plain_.get());
-    comm_.enqueue(plain_.get());
+    m.enqueue(plain_.get());
     e1_.record(plain_.get());
     e1_.synchronize();
     const double t = 1e3 * e1_.elapsed_ms_since(e0_);
     return {t, 0, t};
   }
-  Sample sequential() {
+  Sample sequential(wl::ComputeOp& c, wl::CommOp& m) {
     e0_.record(plain_.get());
-    comp_.enqueue(plain_.get());
+    c.enqueue(plain_.get());
     ec_.record(plain_.get());
-    comm_.enqueue(plain_.get());
+    m.enqueue(plain_.get());
     e1_.record(plain_.get());
     e1_.synchronize();
     // The collective's own duration here: it starts when the compute part is done.
@@ -74,14 +80,14 @@ class RankBench {
   /// Compute on one stream and the collective on another, forked from one event and joined.
   /// With `priority` the collective's stream has the device's greatest priority and the
   /// compute's the least; otherwise both have the default.
-  Sample overlapped(bool priority) {
+  Sample overlapped(wl::ComputeOp& c, wl::CommOp& m, bool priority) {
     cudaStream_t sc = priority ? low_.get() : plain_.get();
     cudaStream_t sm = priority ? high_.get() : side_.get();
     e0_.record(sc);
     CCO_CUDA_CHECK(cudaStreamWaitEvent(sm, e0_.get(), 0));
-    comp_.enqueue(sc);
+    c.enqueue(sc);
     ec_.record(sc);
-    comm_.enqueue(sm);
+    m.enqueue(sm);
     em_.record(sm);
     CCO_CUDA_CHECK(cudaStreamWaitEvent(sc, em_.get(), 0));
     e1_.record(sc);
@@ -89,55 +95,83 @@ class RankBench {
     return {1e3 * e1_.elapsed_ms_since(e0_), 1e3 * ec_.elapsed_ms_since(e0_),
             1e3 * em_.elapsed_ms_since(e0_)};
   }
-  void poison() {
-    comp_.poison(plain_.get());
-    comm_.poison(plain_.get());
+  void poison(wl::ComputeOp& c, wl::CommOp& m) {
+    c.poison(plain_.get());
+    m.poison(plain_.get());
     CCO_CUDA_CHECK(cudaStreamSynchronize(plain_.get()));
   }
   /// Wrong elements of both parts' current outputs.
-  unsigned long long verify(bool reference) {
+  unsigned long long verify(wl::ComputeOp& c, wl::CommOp& m, bool reference) {
     CCO_CUDA_CHECK(cudaMemsetAsync(counter_, 0, sizeof(unsigned long long), plain_.get()));
-    comp_.verify(counter_, reference, plain_.get());
-    comm_.verify(counter_, plain_.get());
+    c.verify(counter_, reference, plain_.get());
+    m.verify(counter_, plain_.get());
     unsigned long long wrong = 0;
     CCO_CUDA_CHECK(cudaMemcpyAsync(&wrong, counter_, sizeof wrong, cudaMemcpyDeviceToHost, plain_.get()));
     CCO_CUDA_CHECK(cudaStreamSynchronize(plain_.get()));
     return wrong;
   }
-  void snapshot() {
-    comp_.snapshot(plain_.get());
+  void snapshot(wl::ComputeOp& c) {
+    c.snapshot(plain_.get());
     CCO_CUDA_CHECK(cudaStreamSynchronize(plain_.get()));
   }
-  ~RankBench() { cudaFree(counter_); }
-  void init_counter() { CCO_CUDA_CHECK(cudaMalloc(&counter_, sizeof(unsigned long long))); }
 
  private:
-  wl::ComputeOp& comp_;
-  wl::CommOp& comm_;
   rt::Stream plain_, low_, high_, side_;
   rt::Event e0_, e1_, ec_, em_;
   unsigned long long* counter_ = nullptr;
 };
 
-/// A measurement slot of the round-robin: which run, with which shaping.
+/// A measurement slot of the round-robin: which run, with which parts and shaping.
 struct Slot {
-  enum Kind { Comp, Comm, Seq, Overlap, CompShaped };
+  enum Kind { Comp, Comm, Seq, Overlap, CompAlone, CommAlone };
   Slot(Kind k, std::size_t r = 0) : kind(k), row(r) {}
   Kind kind;
-  std::size_t row;  // for Overlap / CompShaped: index into the planned rows
+  std::size_t row;  // for Overlap / CompAlone / CommAlone: index into the planned rows
   std::vector<double> total, comp, comm;
 };
 
-/// A row as planned on a device: the spec and the padding that realises it.
+/// A row as planned on a device: the spec, the padding that realises it and its parts.
 struct Planned {
   RowSpec spec;
   int64_t pad = 0;
   int bps = 0;
+  std::size_t comp = 0;  // index into the rank's compute parts (0: the run's own)
+  std::size_t comm = 0;  // index into the rank's communicators (0: the run's own)
 };
+
+nlohmann::json rows_to_json(const std::vector<RowSpec>& rows) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& r : rows)
+    j.push_back({static_cast<int>(r.mode), r.blocks_per_sm, r.pad, r.gemm_sms, r.nccl_ctas});
+  return j;
+}
+
+std::vector<RowSpec> rows_from_json(const nlohmann::json& j) {
+  std::vector<RowSpec> out;
+  for (const auto& x : j) {
+    RowSpec r;
+    r.mode = static_cast<Mode>(x[0].get<int>());
+    r.blocks_per_sm = x[1];
+    r.pad = x[2];
+    r.gemm_sms = x[3];
+    r.nccl_ctas = x[4];
+    out.push_back(r);
+  }
+  return out;
+}
 
 }  // namespace
 
-Report run(const Options& o, const std::function<void(const Report&, std::size_t)>& on_size_done,
+Report run(const Options& o, const SizeDone& on_size_done, std::ostream& progress) {
+  return run(
+      o,
+      [&o](const DeviceContext& d, std::vector<std::string>& notes) {
+        return expand_rows(o, d.shapeable, d.natural_bps, &notes);
+      },
+      on_size_done, progress);
+}
+
+Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on_size_done,
            std::ostream& progress) {
   std::string why;
   const int ndev = rt::device_count(&why);
@@ -205,26 +239,48 @@ Report run(const Options& o, const std::function<void(const Report&, std::size_t
     ncclUniqueId id{};
     if (lead) id = rt::make_unique_id();
     g.broadcast(&id, sizeof id, 0);
-    rt::Comm comm(id, g.size(), g.rank(), cc);
-    auto comp = wl::make_compute(cs);
+    std::vector<rt::Comm> comms;
+    comms.emplace_back(id, g.size(), g.rank(), cc);
+    std::vector<std::unique_ptr<wl::ComputeOp>> comps;
+    comps.push_back(wl::make_compute(cs));
+    auto& comp0 = *comps[0];
 
-    // Rows: shape targets are planned from the kernel's real footprint on this device, and the
-    // model's blocks per SM is checked against the driver's for every padding used.
+    // Rows are chosen on rank 0 from its device and sent to all ranks, so every rank runs the
+    // same rows in the same order even if devices differed.
     std::vector<std::string> notes;
-    int natural = 0;
-    model::Footprint fp;
-    if (comp->shapeable()) {
-      fp = comp->footprint();
-      natural = model::occupancy(lim, fp).blocks_per_sm;
-      notes.push_back("compute kernel: " + std::to_string(fp.threads) + " threads, " +
-                      std::to_string(fp.regs) + " registers, " + std::to_string(fp.static_smem) +
-                      " B static shared memory: " + std::to_string(natural) +
-                      " blocks per SM as launched");
+    DeviceContext ctx;
+    ctx.limits = lim;
+    ctx.shapeable = comp0.shapeable();
+    ctx.nranks = g.size();
+    if (ctx.shapeable) {
+      ctx.footprint = comp0.footprint();
+      ctx.natural_bps = model::occupancy(lim, ctx.footprint).blocks_per_sm;
+      notes.push_back("compute kernel: " + std::to_string(ctx.footprint.threads) + " threads, " +
+                      std::to_string(ctx.footprint.regs) + " registers, " +
+                      std::to_string(ctx.footprint.static_smem) + " B static shared memory: " +
+                      std::to_string(ctx.natural_bps) + " blocks per SM as launched");
     }
+    std::string rows_text;
+    if (lead) rows_text = rows_to_json(provide_rows(ctx, notes)).dump();
+    const auto specs = rows_from_json(nlohmann::json::parse(g.allgather(rows_text)[0]));
+
+    // Budget variants: one compute part per distinct SM target and one communicator per
+    // distinct CTA count, created in the same order on every rank.
+    std::vector<int> sms_keys = {-1}, cta_keys = {-1};
+    auto index_of = [](std::vector<int>& keys, int k) {
+      for (std::size_t i = 0; i < keys.size(); ++i)
+        if (keys[i] == k) return i;
+      keys.push_back(k);
+      return keys.size() - 1;
+    };
     std::vector<Planned> planned;
-    for (const auto& s : expand_rows(o, comp->shapeable(), natural, &notes)) {
-      Planned p{s, 0, natural};
+    const auto& fp = ctx.footprint;
+    for (const auto& s : specs) {
+      Planned p{s, 0, ctx.natural_bps};
+      p.comp = index_of(sms_keys, s.gemm_sms);
+      p.comm = index_of(cta_keys, s.nccl_ctas);
       if (is_shape(s.mode)) {
+        if (!ctx.shapeable) throw UsageError("shape rows need a compute part whose launches are ours");
         if (s.pad >= 0) {
           p.pad = s.pad;
         } else {
@@ -239,21 +295,40 @@ Report run(const Options& o, const std::function<void(const Report&, std::size_t
         } catch (const model::Error& e) {
           throw UsageError("--pad " + model::format_bytes(p.pad) + ": " + e.what());
         }
-        comp->set_extra_smem(p.pad);
-        const int drv = rt::driver_occupancy(comp->kernel(), fp.threads, padded.dynamic_smem);
+        comp0.set_extra_smem(p.pad);
+        const int drv = rt::driver_occupancy(comp0.kernel(), fp.threads, padded.dynamic_smem);
         if (drv != p.bps) {
           notes.push_back("pad " + std::to_string(p.pad) + ": model says " + std::to_string(p.bps) +
                           " blocks per SM, the driver " + std::to_string(drv) + "; using the driver's");
           p.bps = drv;
         }
+        comp0.set_extra_smem(0);
       }
       planned.push_back(p);
     }
-    comp->set_extra_smem(0);
+    for (std::size_t i = 1; i < sms_keys.size(); ++i) {
+      if (o.compute != model::ComputeKind::CublasLt)
+        throw UsageError("an SM-count target applies to cuBLASLt GEMMs only");
+      if (sms_keys[i] > lim.sm_count)
+        throw UsageError("SM-count target " + std::to_string(sms_keys[i]) + " exceeds the " +
+                         std::to_string(lim.sm_count) + " SMs of " + info.name);
+      auto spec = cs;
+      spec.sm_count_target = sms_keys[i];
+      comps.push_back(wl::make_compute(spec));
+    }
+    for (std::size_t i = 1; i < cta_keys.size(); ++i) {
+      auto c = cc;
+      c.min_ctas = c.max_ctas = cta_keys[i];
+      ncclUniqueId vid{};
+      if (lead) vid = rt::make_unique_id();
+      g.broadcast(&vid, sizeof vid, 0);
+      comms.emplace_back(vid, g.size(), g.rank(), c);
+    }
     if (lead) {
-      rep.compute = comp->describe();
+      rep.compute = comp0.describe();
       rep.notes = notes;
     }
+    RankBench rb;
 
     for (std::size_t si = 0; si < all_sizes.size(); ++si) {
       wl::CommSpec ms;
@@ -265,25 +340,28 @@ Report run(const Options& o, const std::function<void(const Report&, std::size_t
       if (ms.bytes == 0)
         throw UsageError("size " + std::to_string(all_sizes[si]) + " B is below one element per rank (" +
                          std::to_string(gran) + " B)");
-      wl::CommOp mop(ms, comm);
-      RankBench rb(*comp, mop);
-      rb.init_counter();
+      std::vector<std::unique_ptr<wl::CommOp>> mops;
+      for (const auto& c : comms) mops.push_back(std::make_unique<wl::CommOp>(ms, c));
+      auto& mop0 = *mops[0];
 
       // Answers computed alone: the references every overlapped run must reproduce exactly.
-      unsigned long long wrong_alone = 0;
+      std::vector<unsigned long long> wrong_alone(comps.size(), 0);
       if (o.check) {
-        rb.poison();
-        g.barrier();
-        rb.compute_alone();
-        rb.comm_alone();
-        rb.snapshot();
-        wrong_alone = rb.verify(true);
+        for (std::size_t c = 0; c < comps.size(); ++c) {
+          rb.poison(*comps[c], mop0);
+          g.barrier();
+          rb.compute_alone(*comps[c]);
+          rb.comm_alone(mop0);
+          rb.snapshot(*comps[c]);
+          wrong_alone[c] = rb.verify(*comps[c], mop0, true);
+        }
       }
 
       std::vector<Slot> slots = {{Slot::Comp}, {Slot::Comm}, {Slot::Seq}};
       for (std::size_t r = 0; r < planned.size(); ++r) {
         if (planned[r].spec.mode != Mode::Seq) slots.push_back({Slot::Overlap, r});
-        if (planned[r].pad > 0) slots.push_back({Slot::CompShaped, r});
+        if (planned[r].pad > 0 || planned[r].comp != 0) slots.push_back({Slot::CompAlone, r});
+        if (planned[r].comm != 0) slots.push_back({Slot::CommAlone, r});
       }
       std::vector<unsigned long long> wrong(planned.size(), 0), wrong_seq(1, 0);
       const int total_iters = o.warmup + o.iters;
@@ -291,20 +369,26 @@ Report run(const Options& o, const std::function<void(const Report&, std::size_t
       for (int it = 0; it < total_iters; ++it) {
         const bool last = it == total_iters - 1;
         for (auto& slot : slots) {
-          const bool shaped = slot.kind == Slot::Overlap || slot.kind == Slot::CompShaped;
-          comp->set_extra_smem(shaped ? planned[slot.row].pad : 0);
+          const bool per_row = slot.kind >= Slot::Overlap;
+          const Planned* p = per_row ? &planned[slot.row] : nullptr;
+          auto& comp = *comps[p ? p->comp : 0];
+          auto& mop = *mops[p ? p->comm : 0];
+          const int64_t pad = p && slot.kind != Slot::CommAlone ? p->pad : 0;
+          if (comp.shapeable()) comp.set_extra_smem(pad);
           const bool verify = o.check && last && (slot.kind == Slot::Overlap || slot.kind == Slot::Seq);
-          if (verify) rb.poison();
+          if (verify) rb.poison(comp, mop);
           g.barrier();
           Sample s;
           switch (slot.kind) {
             case Slot::Comp:
-            case Slot::CompShaped: s = rb.compute_alone(); break;
-            case Slot::Comm: s = rb.comm_alone(); break;
-            case Slot::Seq: s = rb.sequential(); break;
-            case Slot::Overlap: s = rb.overlapped(is_priority(planned[slot.row].spec.mode)); break;
+            case Slot::CompAlone: s = rb.compute_alone(comp); break;
+            case Slot::Comm:
+            case Slot::CommAlone: s = rb.comm_alone(mop); break;
+            case Slot::Seq: s = rb.sequential(comp, mop); break;
+            case Slot::Overlap: s = rb.overlapped(comp, mop, is_priority(p->spec.mode)); break;
           }
-          if (verify) (slot.kind == Slot::Seq ? wrong_seq[0] : wrong[slot.row]) += rb.verify(false);
+          if (comp.shapeable()) comp.set_extra_smem(0);
+          if (verify) (slot.kind == Slot::Seq ? wrong_seq[0] : wrong[slot.row]) += rb.verify(comp, mop, false);
           if (it >= o.warmup) {
             slot.total.push_back(s.total);
             slot.comp.push_back(s.comp);
@@ -318,7 +402,6 @@ Report run(const Options& o, const std::function<void(const Report&, std::size_t
                    << " runs each)" << std::endl;
         }
       }
-      comp->set_extra_smem(0);
 
       // A sample is the max over ranks of the same iteration; wrong elements add up.
       for (auto& slot : slots) {
@@ -327,41 +410,52 @@ Report run(const Options& o, const std::function<void(const Report&, std::size_t
         g.allreduce(slot.comm, boot::Group::Op::Max);
       }
       std::vector<double> w(wrong.begin(), wrong.end());
-      w.push_back(static_cast<double>(wrong_seq[0] + wrong_alone));
+      for (auto x : wrong_alone) w.push_back(static_cast<double>(x));
+      w.push_back(static_cast<double>(wrong_seq[0]));
       g.allreduce(w, boot::Group::Op::Sum);
 
       if (!lead) continue;
       const std::size_t first = rep.rows.size();
+      std::vector<bool> charged(comps.size(), false);  // alone errors count once per part
       for (std::size_t r = 0; r < planned.size(); ++r) {
+        const auto& p = planned[r];
         Row row;
         row.bytes = ms.bytes;
-        row.count = static_cast<int64_t>(mop.count());
-        row.spec = planned[r].spec;
-        row.pad = planned[r].pad;
-        row.blocks_per_sm = planned[r].bps;
+        row.count = static_cast<int64_t>(mop0.count());
+        row.spec = p.spec;
+        row.pad = p.pad;
+        row.blocks_per_sm = p.bps;
         row.t_comp.samples = slots[0].total;
         row.t_comm.samples = slots[1].total;
         row.t_seq.samples = slots[2].total;
         row.t_comp_alone.samples = slots[0].total;
-        row.flops = comp->flops();
+        row.t_comm_alone.samples = slots[1].total;
+        row.flops = comp0.flops();
         row.comm_busbw_factor = model::busbw_factor(o.coll, g.size());
         row.checked = o.check;
-        if (row.spec.mode == Mode::Seq) {
+        // Wrong answers of a compute part computed alone count in the first row that uses it.
+        if (!charged[p.comp]) {
+          row.wrong = static_cast<unsigned long long>(w[planned.size() + p.comp]);
+          charged[p.comp] = true;
+        }
+        if (p.spec.mode == Mode::Seq) {
           row.t = row.t_seq;
           row.t_comp_part.samples = slots[2].comp;
           row.t_comm_part.samples = slots[2].comm;
-          row.wrong = static_cast<unsigned long long>(w.back());
+          row.wrong += static_cast<unsigned long long>(w.back());
         } else {
-          row.wrong = static_cast<unsigned long long>(w[r]);
+          row.wrong += static_cast<unsigned long long>(w[r]);
         }
         for (const auto& slot : slots) {
-          if (slot.row != r) continue;
+          if (slot.kind < Slot::Overlap || slot.row != r) continue;
           if (slot.kind == Slot::Overlap) {
             row.t.samples = slot.total;
             row.t_comp_part.samples = slot.comp;
             row.t_comm_part.samples = slot.comm;
-          } else if (slot.kind == Slot::CompShaped) {
+          } else if (slot.kind == Slot::CompAlone) {
             row.t_comp_alone.samples = slot.total;
+          } else {
+            row.t_comm_alone.samples = slot.total;
           }
         }
         rep.rows.push_back(std::move(row));

@@ -17,6 +17,7 @@ class Usage : public std::runtime_error {
 int plan_main(const std::vector<std::string>& args);
 int info_main(const std::vector<std::string>& args);
 int bench_main(const std::vector<std::string>& args);
+int tune_main(const std::vector<std::string>& args);
 
 /// True when args holds -h or --help (before a "--").
 bool wants_help(const std::vector<std::string>& args);

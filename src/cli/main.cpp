@@ -32,6 +32,9 @@ int info_main(const std::vector<std::string>&) {
 int bench_main(const std::vector<std::string>&) {
   throw std::runtime_error("this cco was built without CUDA (CCO_ENABLE_CUDA=OFF)");
 }
+int tune_main(const std::vector<std::string>&) {
+  throw std::runtime_error("this cco was built without CUDA (CCO_ENABLE_CUDA=OFF)");
+}
 #endif
 
 }  // namespace cco::cli
@@ -59,7 +62,8 @@ int main(int argc, char** argv) {
   };
   const Cmd cmds[] = {{"info", cli::help::info, cli::info_main},
                       {"plan", cli::help::plan, cli::plan_main},
-                      {"bench", cli::help::bench, cli::bench_main}};
+                      {"bench", cli::help::bench, cli::bench_main},
+                      {"tune", cli::help::tune, cli::tune_main}};
   for (const auto& c : cmds) {
     if (cmd != c.name) continue;
     if (cli::wants_help(args)) {
@@ -87,7 +91,7 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  std::fprintf(stderr, "cco: error: unknown command '%s' (commands: info, plan, bench; see cco --help)\n",
+  std::fprintf(stderr, "cco: error: unknown command '%s' (commands: info, plan, bench, tune; see cco --help)\n",
                cmd.c_str());
   return 2;
 }

@@ -25,7 +25,7 @@ expect() {
 
 # Help is the docs page, byte for byte.
 "$cco" --help | cmp -s - "$docs/cco.md" || fail "cco --help differs from docs/cli/cco.md"
-for c in plan info bench; do
+for c in plan info bench tune; do
   "$cco" $c --help | cmp -s - "$docs/$c.md" || fail "cco $c --help differs from docs/cli/$c.md"
   "$cco" $c -h | cmp -s - "$docs/$c.md" || fail "cco $c -h differs from docs/cli/$c.md"
 done
@@ -66,6 +66,14 @@ expect 2 "-e must not be below -b" -- bench -b 1G -e 1M
 expect 2 "conflict" -- bench --compute builtin --blocks-per-sm 2 --pad 4K
 expect 2 "launches we control" -- bench --modes shape
 
+# tune: bad input is judged before any GPU is touched
+expect 2 "0 CTAs cannot run" -- tune --ctas 0
+expect 2 "--ctas: expected an integer" -- tune --ctas 99
+expect 2 "cco bench option" -- tune --modes shape
+expect 2 "one collective size" -- tune -b 1M -e 4M
+expect 2 "--plan needs a value" -- tune --plan
+expect 2 "unknown collective" -- tune --collective nope
+
 if nvidia-smi -L >/dev/null 2>&1; then
   "$cco" info >"$tmp/info" || fail "cco info failed on a GPU machine"
   grep -q "^device 0:" "$tmp/info" || fail "cco info lists no device on a GPU machine"
@@ -77,6 +85,7 @@ else
   "$cco" info --json | python3 -c 'import json,sys; j=json.load(sys.stdin); assert j["devices"]==[] and len(j["builtin"])==4' \
     || fail "cco info --json without a GPU"
   expect 1 "needs a CUDA GPU" -- bench -n 1
+  expect 1 "needs a CUDA GPU" -- tune -b 1M
   expect 2 "live needs a CUDA GPU" -- plan --arch live --threads 256
 fi
 

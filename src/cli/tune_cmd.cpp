@@ -1,0 +1,108 @@
+// cco tune: finds the best resource split for one workload and writes it as a plan.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+
+#include "bench/options.hpp"
+#include "cli/commands.hpp"
+#include "tune/tune.hpp"
+
+namespace cco::cli {
+namespace {
+
+int int_arg(const std::string& flag, const std::string& v, int lo, int hi) {
+  std::size_t pos = 0;
+  int x = 0;
+  try {
+    x = std::stoi(v, &pos);
+  } catch (...) {
+    pos = 0;
+  }
+  if (v.empty() || pos != v.size() || x < lo || x > hi)
+    throw Usage(flag + ": expected an integer in " + std::to_string(lo) + ".." + std::to_string(hi) +
+                ", got '" + v + "'");
+  return x;
+}
+
+std::vector<int> list_arg(const std::string& flag, const std::string& v, int lo, int hi) {
+  std::vector<int> out;
+  std::size_t start = 0;
+  while (start <= v.size()) {
+    const auto end = v.find(',', start);
+    out.push_back(int_arg(flag, v.substr(start, end == std::string::npos ? std::string::npos : end - start), lo, hi));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+int tune_main(const std::vector<std::string>& args) {
+  tune::TuneOptions t;
+  t.argv = args;
+  std::vector<std::string> bench_args = {"bench"};
+  std::string json_path;
+  // Tune's own flags are taken out; the rest describe the workload, as for cco bench.
+  const std::map<std::string, bool> own = {
+      {"--sm-budgets", true}, {"--ctas", true},    {"--blocks-per-sm", true}, {"--no-priority", false},
+      {"--screen-iters", true}, {"--top", true},   {"--budget", true},        {"--plan", true},
+      {"--cache", true},      {"--no-cache", false}, {"--retune", false},    {"--json", true}};
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    const auto it = own.find(args[i]);
+    if (it == own.end()) {
+      if (args[i] == "--modes" || args[i] == "--pad" || args[i] == "--csv")
+        throw Usage(args[i] + " is a cco bench option; cco tune chooses the modes itself");
+      bench_args.push_back(args[i]);
+      continue;
+    }
+    std::string v;
+    if (it->second) {
+      if (i + 1 >= args.size()) throw Usage(args[i] + " needs a value");
+      v = args[++i];
+    }
+    const auto& f = it->first;
+    if (f == "--sm-budgets") t.space.sm_budgets = list_arg(f, v, 0, 100000);
+    else if (f == "--ctas") t.space.ctas = list_arg(f, v, -1, 64);
+    else if (f == "--blocks-per-sm") t.space.blocks_per_sm = list_arg(f, v, 1, 64);
+    else if (f == "--no-priority") t.space.priority = false;
+    else if (f == "--screen-iters") t.screen_iters = int_arg(f, v, 1, 1000);
+    else if (f == "--top") t.top = int_arg(f, v, 1, 100);
+    else if (f == "--budget") t.budget_s = int_arg(f, v, 5, 86400);
+    else if (f == "--plan") t.plan_path = v;
+    else if (f == "--cache") t.cache_dir = v;
+    else if (f == "--no-cache") t.use_cache = false;
+    else if (f == "--retune") t.retune = true;
+    else if (f == "--json") json_path = v;
+  }
+  for (int c : t.space.ctas)
+    if (c == 0) throw Usage("--ctas: 0 CTAs cannot run a collective (use 1..64, or -1 for NCCL's default)");
+  t.bench = bench::parse_options(bench_args);
+  if (t.bench.max_bytes != t.bench.min_bytes)
+    throw Usage("cco tune tunes one collective size: give -b only");
+  t.bench.iters = std::max(t.bench.iters, 30);  // the final round decides: at least 30 samples
+
+  const auto res = tune::run_tune(t, std::cerr);
+  std::printf("# cco tune: %s%s\n", res.from_cache ? "from the cache " : "",
+              res.cache_file.empty() ? "" : res.cache_file.c_str());
+  std::fputs(res.table.c_str(), stdout);
+  const auto& c = res.plan["choice"];
+  std::printf("# chosen: %s  (%.1f us, reduction %.1f%%, efficiency %.2f)\n",
+              c.value("label", std::string("?")).c_str(), c.value("t_us", 0.0),
+              100 * c.value("reduction", 0.0), c.value("efficiency", 0.0));
+  if (!t.plan_path.empty()) {
+    std::ofstream f(t.plan_path);
+    if (!f) throw std::runtime_error("cannot write plan '" + t.plan_path + "'");
+    f << res.plan.dump(2) << "\n";
+    std::printf("# plan written to %s\n", t.plan_path.c_str());
+  }
+  if (!json_path.empty()) {
+    std::ofstream f(json_path);
+    if (!f) throw std::runtime_error("cannot write '" + json_path + "'");
+    f << res.plan.dump(1) << "\n";
+  }
+  return 0;
+}
+
+}  // namespace cco::cli

@@ -1,0 +1,220 @@
+#include "tune/space.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+namespace cco::tune {
+
+using bench::Mode;
+using bench::RowSpec;
+using bench::UsageError;
+
+namespace {
+
+std::vector<int> default_sm_budgets(const SpaceInput& in) {
+  const int sms = in.limits.sm_count;
+  std::vector<int> out = {-1};  // -1: the run's own setting (all SMs)
+  for (int cut : {16, 24, 32, 40})
+    if (sms - cut >= sms / 2) out.push_back(sms - cut);
+  return out;
+}
+
+}  // namespace
+
+void validate(const SpaceInput& in, const SpaceOptions& opt) {
+  for (int s : opt.sm_budgets)
+    if (s < 0 || s > in.limits.sm_count)
+      throw UsageError("--sm-budgets: " + std::to_string(s) + " is not within 1.." +
+                       std::to_string(in.limits.sm_count) + " SMs (0 = all)");
+  for (int c : opt.ctas)
+    if (c == 0 || c < -1 || c > 64)
+      throw UsageError("--ctas: " + std::to_string(c) + " is not within 1..64 (-1 = NCCL's default)");
+  for (int k : opt.blocks_per_sm)
+    if (k < 1) throw UsageError("--blocks-per-sm: targets must be at least 1");
+  if (!opt.sm_budgets.empty() && !in.vendor_gemm)
+    throw UsageError("--sm-budgets applies to --compute cublaslt only");
+}
+
+std::vector<RowSpec> build_space(const SpaceInput& in, const SpaceOptions& opt,
+                                 std::vector<std::string>* notes) {
+  validate(in, opt);
+  auto note = [&](const std::string& s) {
+    if (notes) notes->push_back(s);
+  };
+
+  // Compute-side choices: plain, or each shape target that the model says is distinct.
+  std::vector<RowSpec> compute_side;  // mode Concurrent (plain) or Shape with k
+  compute_side.push_back({Mode::Concurrent});
+  if (in.shapeable) {
+    if (in.natural_bps <= 1) {
+      note("shaping pruned: the kernel already runs at " + std::to_string(in.natural_bps) +
+           " block per SM");
+    } else {
+      std::vector<int> ks = opt.blocks_per_sm;
+      if (ks.empty())
+        for (int k = in.natural_bps - 1; k >= 1; --k) ks.push_back(k);
+      std::set<int> seen_bps;
+      for (int k : ks) {
+        if (k >= in.natural_bps) {
+          note("k=" + std::to_string(k) + " pruned: the kernel already runs at " +
+               std::to_string(in.natural_bps) + " blocks per SM");
+          continue;
+        }
+        const auto p = model::plan_padding(in.limits, in.footprint, k);
+        if (!p.reachable) {
+          note("k=" + std::to_string(k) + " pruned: " + p.note);
+          continue;
+        }
+        if (!seen_bps.insert(p.blocks_per_sm).second) {
+          note("k=" + std::to_string(k) + " pruned: same blocks per SM as another target");
+          continue;
+        }
+        RowSpec r{Mode::Shape, k, -1};
+        compute_side.push_back(r);
+      }
+    }
+  } else if (!opt.blocks_per_sm.empty()) {
+    note("shape targets pruned: the compute launches are not ours (cuBLASLt)");
+  }
+
+  std::vector<int> sms = {-1};
+  if (in.vendor_gemm) sms = opt.sm_budgets.empty() ? default_sm_budgets(in) : opt.sm_budgets;
+  std::vector<int> ctas = opt.ctas.empty() ? std::vector<int>{-1, 16, 32} : opt.ctas;
+
+  std::vector<RowSpec> out;
+  for (int s : sms)
+    for (int c : ctas)
+      for (const auto& base : compute_side)
+        for (bool prio : {false, true}) {
+          if (prio && !opt.priority) continue;
+          RowSpec r = base;
+          if (base.mode == Mode::Concurrent) r.mode = prio ? Mode::Priority : Mode::Concurrent;
+          else r.mode = prio ? Mode::ShapePriority : Mode::Shape;
+          // Budgets equal to the run's own setting are the default variant.
+          r.gemm_sms = s == 0 ? -1 : s;  // 0 = all SMs = the run's own setting
+          r.nccl_ctas = c;
+          out.push_back(r);
+        }
+  return out;
+}
+
+RowSpec predict(const SpaceInput& in) {
+  const int sms = std::max(1, in.limits.sm_count);
+  const int ctas = std::max(1, in.nccl_ctas);
+  RowSpec r;
+  if (in.shapeable && in.natural_bps > 1) {
+    const int cut = std::max(1, static_cast<int>(std::lround(2.0 * in.natural_bps * ctas / sms)));
+    r.mode = Mode::ShapePriority;
+    r.blocks_per_sm = std::max(1, in.natural_bps - cut);
+  } else if (in.vendor_gemm) {
+    r.mode = Mode::Priority;
+    r.gemm_sms = std::max(1, sms - ctas);
+  } else {
+    r.mode = Mode::Priority;
+  }
+  return r;
+}
+
+std::string stable_hash(const std::string& text) {
+  uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a 64 offset basis
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 0x100000001b3ULL;  // FNV-1a 64 prime
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+std::string cache_key(const nlohmann::json& devices, const nlohmann::json& versions, int nranks,
+                      const bench::Options& o, const SpaceOptions& space) {
+  nlohmann::json k;
+  nlohmann::json devs = nlohmann::json::array();
+  for (const auto& d : devices) devs.push_back({d.value("name", ""), d.value("sms", 0)});
+  k["devices"] = devs;
+  k["versions"] = versions;
+  k["nranks"] = nranks;
+  auto cfg = bench::options_json(o);
+  for (const char* volatile_key : {"iters", "warmup_iters", "check"}) cfg.erase(volatile_key);
+  k["workload"] = cfg;
+  k["space"] = {{"sm_budgets", space.sm_budgets},
+                {"ctas", space.ctas},
+                {"blocks_per_sm", space.blocks_per_sm},
+                {"priority", space.priority}};
+  return stable_hash(k.dump());
+}
+
+std::size_t pick_best(const std::vector<Tried>& tried) {
+  if (tried.empty()) throw std::runtime_error("no candidate was measured");
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < tried.size(); ++i)
+    if (tried[i].t_us < tried[best].t_us) best = i;
+  return best;
+}
+
+std::vector<Tried> tried_from(const bench::Report& rep, const RowSpec& predicted) {
+  std::vector<Tried> out;
+  for (const auto& row : rep.rows) {
+    if (row.spec.mode == Mode::Seq) continue;
+    Tried t;
+    t.spec = row.spec;
+    const auto s = row.t.summary();
+    t.t_us = s.median;
+    t.p25_us = s.p25;
+    t.p75_us = s.p75;
+    const auto times = row.times();
+    t.reduction = model::reduction(times);
+    t.efficiency = model::overlap_efficiency(times);
+    t.pad = row.pad;
+    t.blocks_per_sm = row.blocks_per_sm;
+    t.predicted = row.spec.mode == predicted.mode && row.spec.blocks_per_sm == predicted.blocks_per_sm &&
+                  row.spec.gemm_sms == predicted.gemm_sms && row.spec.nccl_ctas == predicted.nccl_ctas;
+    out.push_back(t);
+  }
+  return out;
+}
+
+nlohmann::json plan_json(const bench::Report& rep, const std::vector<Tried>& tried, std::size_t best,
+                         const std::string& key) {
+  const auto& b = tried.at(best);
+  nlohmann::json j;
+  j["schema"] = "ccoverlap.plan";
+  j["schema_version"] = "1.0.0";
+  j["policy"] = "tuned";
+  j["made_by"] = "cco tune";
+  j["date"] = rep.date;
+  j["cache_key"] = key;
+  j["device"] = {{"name", rep.devices.empty() ? "" : rep.devices[0].value("name", "")},
+                 {"sms", rep.devices.empty() ? 0 : rep.devices[0].value("sms", 0)},
+                 {"nranks", rep.nranks}};
+  j["versions"] = rep.versions;
+  j["workload"] = rep.config;
+  nlohmann::json c;
+  c["label"] = b.spec.label();
+  c["mode"] = bench::to_string(b.spec.mode);
+  c["priority"] = bench::is_priority(b.spec.mode);
+  c["blocks_per_sm"] = bench::is_shape(b.spec.mode) ? b.blocks_per_sm : 0;
+  c["pad_bytes"] = b.pad;
+  c["gemm_sms"] = b.spec.gemm_sms;
+  c["nccl_ctas"] = b.spec.nccl_ctas;
+  c["t_us"] = b.t_us;
+  c["reduction"] = b.reduction;
+  c["efficiency"] = b.efficiency;
+  j["choice"] = c;
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& t : tried)
+    rows.push_back({{"label", t.spec.label()},
+                    {"t_us", t.t_us},
+                    {"p25_us", t.p25_us},
+                    {"p75_us", t.p75_us},
+                    {"reduction", t.reduction},
+                    {"efficiency", t.efficiency},
+                    {"blocks_per_sm", t.blocks_per_sm},
+                    {"pad_bytes", t.pad},
+                    {"predicted", t.predicted}});
+  j["tried"] = rows;
+  return j;
+}
+
+}  // namespace cco::tune

@@ -1,0 +1,85 @@
+// `cco tune`: the search space, its pruning, the model-based default, cache keys and the tuned
+// plan's record. GPU-free (cco.tune_core); the measuring loop is in tune.hpp (cco.tune).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bench/options.hpp"
+#include "bench/report.hpp"
+#include "model/limits.hpp"
+#include "model/occupancy.hpp"
+
+namespace cco::tune {
+
+/// What the space is built from: the device and the compute part's launches.
+struct SpaceInput {
+  model::DeviceLimits limits;
+  bool shapeable = false;       ///< the compute launches are ours (padding applies)
+  model::Footprint footprint;   ///< when shapeable
+  int natural_bps = 0;          ///< blocks per SM as launched (when shapeable)
+  bool vendor_gemm = false;     ///< cuBLASLt: the SM-count target applies
+  int nccl_ctas = 24;           ///< CTAs NCCL uses by default for this collective (see predict)
+};
+
+/// Which budgets to search. Empty lists take the defaults documented in docs/cli/tune.md.
+struct SpaceOptions {
+  std::vector<int> sm_budgets;  ///< cuBLASLt SM-count targets (0 = all SMs)
+  std::vector<int> ctas;        ///< NCCL minCTAs = maxCTAs values (-1 = NCCL's default)
+  std::vector<int> blocks_per_sm;  ///< shape targets (default: every k below the kernel's own)
+  bool priority = true;         ///< also try the high-priority communication stream
+};
+
+/// Validates the lists against the device (SM budgets 1..SMs or 0, CTAs 1..64 or -1, k >= 1);
+/// throws bench::UsageError with one line.
+void validate(const SpaceInput& in, const SpaceOptions& opt);
+
+/// Candidates: concurrent and priority, every shape target with and without priority, each
+/// crossed with the SM budgets (cuBLASLt only) and CTA counts. Pruned, with a note each: shape
+/// targets the model says cannot be reached or that give the same blocks per SM as another,
+/// shaping a kernel already at one block per SM, and SM budgets for kernels we do not launch.
+std::vector<bench::RowSpec> build_space(const SpaceInput& in, const SpaceOptions& opt,
+                                        std::vector<std::string>* notes = nullptr);
+
+/// The model-based default, for when no tuning run is possible: an NCCL CTA needs a whole SM
+/// (DESIGN.md), so leave the collective about its CTA count in SMs.
+/// - kernels we launch: k = natural - max(1, round(2 * natural * ctas / SMs)), at least 1, with
+///   priority (shaping lets SMs drain; priority hands the drained SMs to NCCL first);
+/// - cuBLASLt: SM-count target = SMs - ctas, with priority.
+bench::RowSpec predict(const SpaceInput& in);
+
+/// A stable 64-bit FNV-1a hash, as 16 hex digits (std::hash is not stable across builds).
+std::string stable_hash(const std::string& text);
+
+/// The cache key of a tuning result: device, software versions, ranks, the workload (compute,
+/// collective, size, types) and the space searched. Timing options (-n, -w) and output paths do
+/// not enter it.
+std::string cache_key(const nlohmann::json& devices, const nlohmann::json& versions, int nranks,
+                      const bench::Options& o, const SpaceOptions& space);
+
+/// One candidate's result in the final (side-by-side) round.
+struct Tried {
+  bench::RowSpec spec;
+  double t_us = 0, p25_us = 0, p75_us = 0;
+  double reduction = 0, efficiency = 0;  ///< against the run's own T_seq and parts
+  int64_t pad = 0;
+  int blocks_per_sm = 0;
+  bool predicted = false;  ///< the model-based default
+};
+
+/// Picks the fastest median; `concurrent` is always among the candidates, so the choice is
+/// never slower than plain overlap in the run that chose it. Throws when `tried` is empty.
+std::size_t pick_best(const std::vector<Tried>& tried);
+
+/// The tuned plan file (schema ccoverlap.plan 1.0.0, policy "tuned"), recording the device and
+/// versions it was made on, the workload, the choice, and every candidate tried.
+nlohmann::json plan_json(const bench::Report& final_round, const std::vector<Tried>& tried,
+                         std::size_t best, const std::string& key);
+
+/// Tried rows from a bench report of the final round (rows in the order the space gave them).
+std::vector<Tried> tried_from(const bench::Report& rep, const bench::RowSpec& predicted);
+
+}  // namespace cco::tune

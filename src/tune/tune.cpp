@@ -1,0 +1,210 @@
+#include "tune/tune.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+
+#include "bench/runner.hpp"
+#include "runtime/device.hpp"
+
+namespace cco::tune {
+
+namespace fs = std::filesystem;
+using bench::Mode;
+using bench::RowSpec;
+
+std::string resolve_cache_dir(const std::string& requested) {
+  std::string dir = requested;
+  if (dir.empty()) {
+    if (const char* e = std::getenv("CCO_CACHE_DIR"); e && *e) dir = e;
+    else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) dir = std::string(x) + "/ccoverlap";
+    else if (const char* h = std::getenv("HOME"); h && *h) dir = std::string(h) + "/.cache/ccoverlap";
+    else dir = ".ccoverlap-cache";
+  }
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  const auto probe = fs::path(dir) / ".write-test";
+  std::ofstream f(probe);
+  if (ec || !f) throw bench::UsageError("--cache: cannot write to '" + dir + "'");
+  f.close();
+  fs::remove(probe, ec);
+  return dir;
+}
+
+namespace {
+
+bool same_row(const RowSpec& a, const RowSpec& b) {
+  return a.mode == b.mode && a.blocks_per_sm == b.blocks_per_sm && a.pad == b.pad &&
+         a.gemm_sms == b.gemm_sms && a.nccl_ctas == b.nccl_ctas;
+}
+
+void add_unique(std::vector<RowSpec>& rows, const RowSpec& r) {
+  for (const auto& x : rows)
+    if (same_row(x, r)) return;
+  rows.push_back(r);
+}
+
+SpaceInput space_input(const bench::DeviceContext& d, const bench::Options& o) {
+  SpaceInput in;
+  in.limits = d.limits;
+  in.shapeable = d.shapeable;
+  in.footprint = d.footprint;
+  in.natural_bps = d.natural_bps;
+  in.vendor_gemm = o.compute == model::ComputeKind::CublasLt;
+  if (o.nccl_max_ctas > 0) in.nccl_ctas = o.nccl_max_ctas;
+  return in;
+}
+
+}  // namespace
+
+std::string format_tried(const std::vector<Tried>& tried, std::size_t best, double t_seq, double t_ideal) {
+  std::vector<std::size_t> order(tried.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](auto a, auto b) { return tried[a].t_us < tried[b].t_us; });
+  std::string s = fmt::format("# T_seq {:.1f} us, T_ideal {:.1f} us (ideal reduction {:.1f}%)\n", t_seq,
+                              t_ideal, 100 * (1 - t_ideal / t_seq));
+  s += fmt::format("#{:>3} {:<36} {:>4} {:>7} {:>9} {:>7} {:>7} {:>6}  {}\n", "", "candidate", "bps", "pad",
+                   "time(us)", "spread", "reduct", "eff", "");
+  int rank = 0;
+  for (auto i : order) {
+    const auto& t = tried[i];
+    std::string mark = i == best ? "<- chosen" : "";
+    if (t.predicted) mark += mark.empty() ? "(model default)" : " (model default)";
+    s += fmt::format(" {:>3} {:<36} {:>4} {:>7} {:>9.1f} {:>6.1f}% {:>6.1f}% {:>6.2f}  {}\n", ++rank,
+                     t.spec.label(), t.blocks_per_sm > 0 ? std::to_string(t.blocks_per_sm) : "-",
+                     t.pad > 0 ? model::format_bytes(t.pad) : "0", t.t_us,
+                     t.t_us > 0 ? 100 * (t.p75_us - t.p25_us) / t.t_us : 0.0, 100 * t.reduction,
+                     t.efficiency, mark);
+  }
+  return s;
+}
+
+TuneResult run_tune(const TuneOptions& o, std::ostream& progress) {
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  TuneResult res;
+  if (o.bench.min_bytes != o.bench.max_bytes)
+    throw bench::UsageError("cco tune tunes one collective size: give -b only (or -e equal to -b)");
+
+  // The cache key needs the devices and versions, known before anything is measured.
+  std::string why;
+  const int ndev = rt::device_count(&why);
+  if (ndev == 0) throw bench::NoGpu("cco tune needs a CUDA GPU and none is usable here (" + why + ")");
+  const int ngpus = o.bench.ngpus == 0 ? ndev : std::min(o.bench.ngpus, ndev);
+  nlohmann::json devices = nlohmann::json::array();
+  for (int i = 0; i < ngpus; ++i) {
+    const auto info = rt::device_info(i);
+    devices.push_back({{"name", info.name}, {"sms", info.limits.sm_count}});
+  }
+  const auto v = rt::versions();
+  const nlohmann::json versions = {{"cuda_driver", v.driver}, {"cuda_runtime", v.runtime},
+                                   {"nccl", v.nccl}, {"cublaslt", v.cublas}};
+  const std::string key = cache_key(devices, versions, ngpus, o.bench, o.space);
+  std::string cache_dir;
+  if (o.use_cache) {
+    cache_dir = resolve_cache_dir(o.cache_dir);
+    res.cache_file = (fs::path(cache_dir) / ("tune-" + key + ".json")).string();
+    if (!o.retune && fs::exists(res.cache_file)) {
+      std::ifstream f(res.cache_file);
+      try {
+        auto j = nlohmann::json::parse(f);
+        if (j.value("cache_key", "") == key && j.contains("plan")) {
+          res.plan = j["plan"];
+          res.table = j.value("table", "");
+          res.from_cache = true;
+          return res;
+        }
+      } catch (const std::exception&) {
+        progress << "# tune: ignoring an unreadable cache entry " << res.cache_file << std::endl;
+      }
+    }
+  }
+
+  // Round 1: every candidate, a few samples each.
+  RowSpec predicted;
+  std::size_t space_size = 0;
+  auto screen_opts = o.bench;
+  screen_opts.iters = o.screen_iters;
+  screen_opts.warmup = 2;
+  screen_opts.quiet = true;
+  screen_opts.check = false;  // the final round verifies the chosen few
+  std::vector<std::string> space_notes;
+  progress << "# tune: screening the search space (" << o.screen_iters << " samples each)..." << std::endl;
+  const auto screen = bench::run(
+      screen_opts,
+      [&](const bench::DeviceContext& d, std::vector<std::string>& notes) {
+        const auto in = space_input(d, o.bench);
+        auto space = build_space(in, o.space, &notes);
+        predicted = predict(in);
+        std::vector<RowSpec> rows = {{Mode::Seq}};
+        for (const auto& r : space) add_unique(rows, r);
+        add_unique(rows, predicted);
+        space_size = rows.size() - 1;
+        space_notes = notes;
+        return rows;
+      },
+      [](const bench::Report&, std::size_t) {}, progress);
+  const double screen_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  progress << "# tune: screened " << space_size << " candidates in " << fmt::format("{:.1f}", screen_s)
+           << " s" << std::endl;
+
+  // Round 2: the best few, the references and the model's default, side by side.
+  auto screened = tried_from(screen, predicted);
+  std::vector<std::size_t> order(screened.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](auto a, auto b) { return screened[a].t_us < screened[b].t_us; });
+  std::vector<RowSpec> finalists = {{Mode::Seq}, {Mode::Concurrent}, {Mode::Priority}};
+  for (std::size_t i = 0; i < order.size() && static_cast<int>(finalists.size()) < 3 + o.top; ++i)
+    add_unique(finalists, screened[order[i]].spec);
+  // The paper's controls alone: the best shape and shape+priority rows of the screening.
+  for (Mode m : {Mode::Shape, Mode::ShapePriority})
+    for (auto i : order)
+      if (screened[i].spec.mode == m && screened[i].spec.default_variant()) {
+        add_unique(finalists, screened[i].spec);
+        break;
+      }
+  add_unique(finalists, predicted);
+
+  const double left = o.budget_s - screen_s;
+  auto final_opts = o.bench;
+  final_opts.quiet = true;
+  if (left < 10) {
+    final_opts.iters = std::max(5, final_opts.iters / 4);
+    progress << "# tune: little of the time budget left; final round with " << final_opts.iters
+             << " samples" << std::endl;
+  }
+  progress << "# tune: final round, " << finalists.size() - 1 << " candidates x " << final_opts.iters
+           << " samples, verified" << std::endl;
+  const auto fin = bench::run(
+      final_opts,
+      [&](const bench::DeviceContext&, std::vector<std::string>&) { return finalists; },
+      [](const bench::Report&, std::size_t) {}, progress);
+  unsigned long long wrong = 0;
+  for (const auto& r : fin.rows) wrong += r.wrong;
+  if (wrong > 0)
+    throw std::runtime_error(std::to_string(wrong) + " wrong elements under overlap in the final round");
+
+  const auto tried = tried_from(fin, predicted);
+  const auto best = pick_best(tried);
+  res.plan = plan_json(fin, tried, best, key);
+  res.plan["notes"] = space_notes;
+  res.plan["search"] = {{"space_size", space_size},
+                        {"screen_iters", o.screen_iters},
+                        {"final_iters", final_opts.iters},
+                        {"seconds", std::chrono::duration<double>(Clock::now() - t0).count()}};
+  const auto& seq_row = fin.rows.front();
+  res.table = format_tried(tried, best, seq_row.t_seq.median(), model::ideal(seq_row.times()));
+  if (o.use_cache) {
+    std::ofstream f(res.cache_file);
+    if (!f) throw bench::UsageError("--cache: cannot write '" + res.cache_file + "'");
+    f << nlohmann::json{{"cache_key", key}, {"plan", res.plan}, {"table", res.table}}.dump(1) << "\n";
+  }
+  return res;
+}
+
+}  // namespace cco::tune

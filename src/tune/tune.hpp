@@ -1,0 +1,44 @@
+// `cco tune`: measures the search space of tune/space.hpp on GPUs in two rounds (a short
+// screening of every candidate, then the best few side by side with seq and concurrent), picks
+// the fastest, writes the plan, and caches the result per device, versions and workload.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+
+#include "bench/options.hpp"
+#include "tune/space.hpp"
+
+namespace cco::tune {
+
+struct TuneOptions {
+  bench::Options bench;          ///< the workload (one size), and -n for the final round
+  SpaceOptions space;
+  int screen_iters = 6;          ///< samples per candidate in the screening round
+  int top = 6;                   ///< candidates kept for the final round (plus references)
+  double budget_s = 110;         ///< wall-clock budget; the screening round shrinks to fit
+  std::string plan_path;         ///< where to write the plan ("" = not written)
+  std::string cache_dir;         ///< "" = $CCO_CACHE_DIR, $XDG_CACHE_HOME/ccoverlap, ~/.cache/ccoverlap
+  bool use_cache = true;
+  bool retune = false;           ///< measure even when the cache has a result
+  std::vector<std::string> argv;
+};
+
+struct TuneResult {
+  nlohmann::json plan;           ///< plan_json() of the choice
+  bool from_cache = false;
+  std::string cache_file;
+  std::string table;             ///< the final round, formatted
+};
+
+/// Resolves the cache folder; throws bench::UsageError when it cannot be created or written.
+std::string resolve_cache_dir(const std::string& requested);
+
+TuneResult run_tune(const TuneOptions& o, std::ostream& progress);
+
+/// The final round as text: one line per candidate, fastest first, the choice and the model's
+/// prediction marked.
+std::string format_tried(const std::vector<Tried>& tried, std::size_t best, double t_seq_us,
+                         double t_ideal_us);
+
+}  // namespace cco::tune

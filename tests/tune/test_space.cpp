@@ -1,0 +1,175 @@
+// cco tune's GPU-free core: search space, pruning, model default, cache keys, plan record.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "model/limits.hpp"
+#include "tune/space.hpp"
+
+using namespace cco;
+using bench::Mode;
+using bench::RowSpec;
+
+namespace {
+
+tune::SpaceInput builtin_input() {
+  tune::SpaceInput in;
+  in.limits = model::find_architecture("h200");
+  in.shapeable = true;
+  in.footprint = {256, 63, 16896, 0};  // the built-in GEMM on sm_90: 4 blocks per SM
+  in.natural_bps = model::occupancy(in.limits, in.footprint).blocks_per_sm;
+  return in;
+}
+
+tune::SpaceInput cublas_input() {
+  tune::SpaceInput in;
+  in.limits = model::find_architecture("h200");
+  in.vendor_gemm = true;
+  return in;
+}
+
+int count(const std::vector<RowSpec>& rows, Mode m) {
+  return static_cast<int>(std::count_if(rows.begin(), rows.end(), [&](auto& r) { return r.mode == m; }));
+}
+
+}  // namespace
+
+TEST(Space, BuiltinGemmCrossesTargetsPriorityAndCtas) {
+  const auto in = builtin_input();
+  ASSERT_EQ(in.natural_bps, 4);
+  const auto rows = tune::build_space(in, {});
+  // (concurrent + k=3,2,1) x priority on/off x ctas {-1,16,32}
+  EXPECT_EQ(rows.size(), 4u * 2 * 3);
+  EXPECT_EQ(count(rows, Mode::Concurrent), 3);
+  EXPECT_EQ(count(rows, Mode::Priority), 3);
+  EXPECT_EQ(count(rows, Mode::Shape), 9);
+  EXPECT_EQ(count(rows, Mode::ShapePriority), 9);
+  for (const auto& r : rows) EXPECT_EQ(r.gemm_sms, -1) << "no SM budget for our own kernels";
+}
+
+TEST(Space, CublasLtSearchesSmBudgetsNotShaping) {
+  const auto rows = tune::build_space(cublas_input(), {});
+  // SM budgets {all, 116, 108, 100, 92} x ctas {-1,16,32} x priority {off,on}
+  EXPECT_EQ(rows.size(), 5u * 3 * 2);
+  EXPECT_EQ(count(rows, Mode::Shape) + count(rows, Mode::ShapePriority), 0);
+  std::vector<int> sms;
+  for (const auto& r : rows) sms.push_back(r.gemm_sms);
+  std::sort(sms.begin(), sms.end());
+  sms.erase(std::unique(sms.begin(), sms.end()), sms.end());
+  EXPECT_EQ(sms, (std::vector<int>{-1, 92, 100, 108, 116}));
+}
+
+TEST(Space, PrunesWhatCannotHelp) {
+  auto in = builtin_input();
+  tune::SpaceOptions opt;
+  opt.blocks_per_sm = {4, 5, 2, 2};  // at/above natural, and a duplicate
+  opt.ctas = {-1};
+  std::vector<std::string> notes;
+  const auto rows = tune::build_space(in, opt, &notes);
+  EXPECT_EQ(rows.size(), 2u * 2);  // concurrent, k=2; each with and without priority
+  EXPECT_EQ(notes.size(), 3u);     // k=4, k=5 at/above natural; second k=2 duplicate
+  in.natural_bps = 1;
+  in.footprint = {1024, 64, 0, 0};
+  notes.clear();
+  const auto one = tune::build_space(in, {{}, {-1}, {}, true}, &notes);
+  EXPECT_EQ(one.size(), 2u);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("already runs at 1 block"), std::string::npos);
+}
+
+TEST(Space, NoPriorityHalvesTheSpace) {
+  tune::SpaceOptions opt;
+  opt.priority = false;
+  opt.ctas = {-1};
+  const auto rows = tune::build_space(builtin_input(), opt);
+  EXPECT_EQ(rows.size(), 4u);
+  EXPECT_EQ(count(rows, Mode::Priority) + count(rows, Mode::ShapePriority), 0);
+}
+
+TEST(Space, InvalidBudgetsAreOneLineErrors) {
+  tune::SpaceOptions opt;
+  opt.sm_budgets = {200};
+  EXPECT_THROW(tune::build_space(cublas_input(), opt), bench::UsageError);
+  opt = {};
+  opt.ctas = {0};
+  EXPECT_THROW(tune::build_space(cublas_input(), opt), bench::UsageError);
+  opt = {};
+  opt.ctas = {65};
+  EXPECT_THROW(tune::build_space(cublas_input(), opt), bench::UsageError);
+  opt = {};
+  opt.sm_budgets = {100};
+  EXPECT_THROW(tune::build_space(builtin_input(), opt), bench::UsageError);  // not cuBLASLt
+  opt = {};
+  opt.blocks_per_sm = {0};
+  EXPECT_THROW(tune::build_space(builtin_input(), opt), bench::UsageError);
+}
+
+TEST(Predict, ModelDefault) {
+  auto in = builtin_input();  // natural 4, ctas 24, 132 SMs: cut = round(2*4*24/132) = round(1.45) = 1
+  auto p = tune::predict(in);
+  EXPECT_EQ(p.mode, Mode::ShapePriority);
+  EXPECT_EQ(p.blocks_per_sm, 3);
+  in.footprint = {256, 19, 0, 0};  // the memory-bound kernel: 8 blocks per SM
+  in.natural_bps = 8;              // cut = round(2*8*24/132) = round(2.91) = 3
+  EXPECT_EQ(tune::predict(in).blocks_per_sm, 5);
+  const auto lt = tune::predict(cublas_input());  // 132 - 24
+  EXPECT_EQ(lt.mode, Mode::Priority);
+  EXPECT_EQ(lt.gemm_sms, 108);
+  in.natural_bps = 1;
+  EXPECT_EQ(tune::predict(in).mode, Mode::Priority);
+}
+
+TEST(Cache, KeyIgnoresTimingButNotWorkloadDeviceOrVersions) {
+  const nlohmann::json devs = nlohmann::json::array({{{"name", "H200"}, {"sms", 132}}});
+  const nlohmann::json vers = {{"nccl", "2.28.9"}};
+  bench::Options o;
+  const auto k = tune::cache_key(devs, vers, 2, o, {});
+  EXPECT_EQ(k.size(), 16u);
+  auto o2 = o;
+  o2.iters = 99;
+  o2.warmup = 1;
+  EXPECT_EQ(tune::cache_key(devs, vers, 2, o2, {}), k);
+  o2.min_bytes = o2.max_bytes = 64 << 20;
+  EXPECT_NE(tune::cache_key(devs, vers, 2, o2, {}), k);
+  EXPECT_NE(tune::cache_key(devs, {{"nccl", "2.29.0"}}, 2, o, {}), k);
+  EXPECT_NE(tune::cache_key(nlohmann::json::array({{{"name", "H100"}, {"sms", 132}}}), vers, 2, o, {}), k);
+  EXPECT_NE(tune::cache_key(devs, vers, 4, o, {}), k);
+  tune::SpaceOptions s;
+  s.ctas = {8};
+  EXPECT_NE(tune::cache_key(devs, vers, 2, o, s), k);
+  EXPECT_EQ(tune::stable_hash("abc"), "e71fa2190541574b");  // FNV-1a 64 of "abc"
+}
+
+TEST(Plan, PickBestAndRecord) {
+  std::vector<tune::Tried> tried(3);
+  tried[0].spec = {Mode::Concurrent};
+  tried[0].t_us = 1200;
+  tried[1].spec = {Mode::ShapePriority, 3};
+  tried[1].t_us = 1100;
+  tried[1].blocks_per_sm = 3;
+  tried[1].pad = 40449;
+  tried[1].predicted = true;
+  tried[2].spec = {Mode::Priority};
+  tried[2].spec.nccl_ctas = 32;
+  tried[2].t_us = 1150;
+  EXPECT_EQ(tune::pick_best(tried), 1u);
+  EXPECT_THROW(tune::pick_best({}), std::runtime_error);
+  bench::Report rep;
+  rep.date = "2026-11-22T00:00:00Z";
+  rep.nranks = 2;
+  rep.devices = nlohmann::json::array({{{"name", "NVIDIA H200"}, {"sms", 132}}});
+  rep.versions = {{"nccl", "2.28.9"}};
+  const auto j = tune::plan_json(rep, tried, 1, "0123456789abcdef");
+  EXPECT_EQ(j.at("schema"), "ccoverlap.plan");
+  EXPECT_EQ(j.at("schema_version"), "1.0.0");
+  EXPECT_EQ(j.at("policy"), "tuned");
+  EXPECT_EQ(j.at("device").at("name"), "NVIDIA H200");
+  EXPECT_EQ(j.at("choice").at("mode"), "shape+priority");
+  EXPECT_EQ(j.at("choice").at("blocks_per_sm"), 3);
+  EXPECT_EQ(j.at("choice").at("pad_bytes"), 40449);
+  EXPECT_EQ(j.at("choice").at("priority"), true);
+  EXPECT_EQ(j.at("tried").size(), 3u);
+  EXPECT_EQ(j.at("tried")[2].at("label"), "priority ctas=32");
+  // round trip through text
+  EXPECT_EQ(nlohmann::json::parse(j.dump()), j);
+}
