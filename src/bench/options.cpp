@@ -67,6 +67,7 @@ std::string RowSpec::label() const {
   if (is_shape(mode) && pad >= 0) s += " pad=" + model::format_bytes(pad);
   if (gemm_sms >= 0) s += " sms=" + (gemm_sms == 0 ? std::string("all") : std::to_string(gemm_sms));
   if (nccl_ctas >= 0) s += " ctas=" + std::to_string(nccl_ctas);
+  if (green_sms >= 0) s += " green=" + std::to_string(green_sms);
   return s;
 }
 
@@ -120,6 +121,7 @@ Options parse_options(const std::vector<std::string>& args) {
   app.add_option("--blocks-per-sm", bps);
   app.add_option("--pad", pads);
   app.add_option("--gemm-sms", o.gemm_sms);
+  app.add_option("--green-sms", o.green_sms);
   app.add_option("--nccl-min-ctas", o.nccl_min_ctas);
   app.add_option("--nccl-max-ctas", o.nccl_max_ctas);
   app.add_option("--nccl-cta-policy", o.nccl_cta_policy);
@@ -205,6 +207,7 @@ Options parse_options(const std::vector<std::string>& args) {
     throw UsageError("--gemm-sms applies to --compute cublaslt only");
   }
   if (o.gemm_sms < 0) throw UsageError("--gemm-sms: must be positive");
+  if (o.green_sms < 0 || o.green_sms > 100000) throw UsageError("--green-sms: must be positive");
   for (int* v : {&o.nccl_min_ctas, &o.nccl_max_ctas})
     if (*v == 0 || *v < -1 || *v > 64) throw UsageError("--nccl-min-ctas/--nccl-max-ctas: must be 1..64");
   if (o.nccl_min_ctas > 0 && o.nccl_max_ctas > 0 && o.nccl_min_ctas > o.nccl_max_ctas)
@@ -246,20 +249,23 @@ std::vector<RowSpec> expand_rows(const Options& o, bool shapeable, int natural_b
   std::vector<RowSpec> rows;
   for (Mode m : modes) {
     if (!is_shape(m)) {
-      rows.push_back({m, 0, -1});
+      RowSpec r{m, 0, -1};
+      if (m != Mode::Seq && o.green_sms > 0) r.green_sms = o.green_sms;
+      rows.push_back(r);
       continue;
     }
     if (!shapeable)
       throw UsageError(std::string("mode ") + to_string(m) + " needs a compute part whose launches are ours");
+    const int green = o.green_sms > 0 ? o.green_sms : -1;
     if (!o.pads.empty()) {
-      for (int64_t p : o.pads) rows.push_back({m, 0, p});
+      for (int64_t p : o.pads) rows.push_back({m, 0, p, -1, -1, green});
     } else if (!o.blocks_per_sm.empty()) {
-      for (int k : o.blocks_per_sm) rows.push_back({m, k, -1});
+      for (int k : o.blocks_per_sm) rows.push_back({m, k, -1, -1, -1, green});
     } else {
       if (natural_bps <= 1 && notes)
         notes->push_back(std::string("mode ") + to_string(m) +
                          ": the kernel already runs at 1 block per SM; nothing to shape");
-      for (int k = natural_bps - 1; k >= 1; --k) rows.push_back({m, k, -1});
+      for (int k = natural_bps - 1; k >= 1; --k) rows.push_back({m, k, -1, -1, -1, green});
     }
   }
   return rows;

@@ -48,6 +48,7 @@ struct Options {
   std::vector<int> blocks_per_sm;          ///< targets for shape modes
   std::vector<int64_t> pads;               ///< or explicit extra dynamic shared memory
   int gemm_sms = 0;                        ///< cuBLASLt SM-count target (0: all)
+  int green_sms = 0;                       ///< compute in a green-context SM partition (0: none)
   int nccl_min_ctas = -1, nccl_max_ctas = -1, nccl_cta_policy = -1, nccl_cga_cluster = -1;
   std::string json_path, csv_path;         ///< "-" = stdout
   bool quiet = false;
@@ -69,8 +70,9 @@ struct RowSpec {
   /// Resource budgets beyond the paper (used by `cco tune`): -1 keeps the run's own setting.
   int gemm_sms = -1;      ///< cuBLASLt SM-count target for this row's GEMMs (0: all SMs)
   int nccl_ctas = -1;     ///< NCCL minCTAs = maxCTAs for this row's communicator
+  int green_sms = -1;     ///< run the compute part in a green-context partition of this many SMs
   /// True when the row uses the run's own compute and communicator (no budget override).
-  bool default_variant() const { return gemm_sms < 0 && nccl_ctas < 0; }
+  bool default_variant() const { return gemm_sms < 0 && nccl_ctas < 0 && green_sms < 0; }
   /// "priority", "shape+priority k=3", "concurrent sms=108 ctas=32".
   std::string label() const;
 };

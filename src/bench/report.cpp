@@ -26,6 +26,7 @@ std::string mode_label(const Row& row) {
   if (row.spec.gemm_sms >= 0)
     s += " sms=" + (row.spec.gemm_sms == 0 ? std::string("all") : std::to_string(row.spec.gemm_sms));
   if (row.spec.nccl_ctas >= 0) s += " ctas=" + std::to_string(row.spec.nccl_ctas);
+  if (row.spec.green_sms >= 0) s += " green=" + std::to_string(row.spec.green_sms);
   return s;
 }
 
@@ -157,6 +158,7 @@ nlohmann::json options_json(const Options& o) {
   j["blocks_per_sm"] = o.blocks_per_sm;
   j["pad"] = o.pads;
   j["gemm_sms"] = o.gemm_sms;
+  j["green_sms"] = o.green_sms;
   j["nccl"] = {{"min_ctas", o.nccl_min_ctas},
                {"max_ctas", o.nccl_max_ctas},
                {"cta_policy", o.nccl_cta_policy},
@@ -202,6 +204,7 @@ nlohmann::json to_json(const Report& r) {
     x["t_comm_alone"] = timing_json(row.t_comm_alone);
     x["gemm_sms"] = row.spec.gemm_sms;
     x["nccl_ctas"] = row.spec.nccl_ctas;
+    x["green_sms"] = row.spec.green_sms;
     x["label"] = row.spec.label();
     x["t_ideal_us"] = val(model::ideal(t));
     x["reduction"] = val(model::reduction(t));

@@ -12,6 +12,7 @@
 #include "runtime/check.hpp"
 #include "runtime/comm.hpp"
 #include "runtime/device.hpp"
+#include "runtime/green.hpp"
 #include "workloads/workload.hpp"
 
 namespace cco::bench {
@@ -50,10 +51,12 @@ class RankBench {
   RankBench(const RankBench&) = delete;
   RankBench& operator=(const RankBench&) = delete;
 
-  Sample compute_alone(wl::ComputeOp& c) {
-    e0_.record(plain_.get());
-    c.enqueue(plain_.get());
-    e1_.record(plain_.get());
+  /// `part`: a green-context SM partition for the compute part (nullptr: the whole device).
+  Sample compute_alone(wl::ComputeOp& c, const rt::SmPartition* part = nullptr) {
+    cudaStream_t s = part ? part->stream() : plain_.get();
+    e0_.record(s);
+    c.enqueue(s);
+    e1_.record(s);
     e1_.synchronize();
     const double t = 1e3 * e1_.elapsed_ms_since(e0_);
     return {t, t, 0};
@@ -80,8 +83,9 @@ class RankBench {
   /// Compute on one stream and the collective on another, forked from one event and joined.
   /// With `priority` the collective's stream has the device's greatest priority and the
   /// compute's the least; otherwise both have the default.
-  Sample overlapped(wl::ComputeOp& c, wl::CommOp& m, bool priority) {
-    cudaStream_t sc = priority ? low_.get() : plain_.get();
+  Sample overlapped(wl::ComputeOp& c, wl::CommOp& m, bool priority,
+                    const rt::SmPartition* part = nullptr) {
+    cudaStream_t sc = part ? part->stream() : priority ? low_.get() : plain_.get();
     cudaStream_t sm = priority ? high_.get() : side_.get();
     e0_.record(sc);
     CCO_CUDA_CHECK(cudaStreamWaitEvent(sm, e0_.get(), 0));
@@ -137,12 +141,13 @@ struct Planned {
   int bps = 0;
   std::size_t comp = 0;  // index into the rank's compute parts (0: the run's own)
   std::size_t comm = 0;  // index into the rank's communicators (0: the run's own)
+  std::size_t green = 0;  // index into the rank's SM partitions (0: none)
 };
 
 nlohmann::json rows_to_json(const std::vector<RowSpec>& rows) {
   nlohmann::json j = nlohmann::json::array();
   for (const auto& r : rows)
-    j.push_back({static_cast<int>(r.mode), r.blocks_per_sm, r.pad, r.gemm_sms, r.nccl_ctas});
+    j.push_back({static_cast<int>(r.mode), r.blocks_per_sm, r.pad, r.gemm_sms, r.nccl_ctas, r.green_sms});
   return j;
 }
 
@@ -155,6 +160,7 @@ std::vector<RowSpec> rows_from_json(const nlohmann::json& j) {
     r.pad = x[2];
     r.gemm_sms = x[3];
     r.nccl_ctas = x[4];
+    r.green_sms = x[5];
     out.push_back(r);
   }
   return out;
@@ -266,7 +272,7 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
 
     // Budget variants: one compute part per distinct SM target and one communicator per
     // distinct CTA count, created in the same order on every rank.
-    std::vector<int> sms_keys = {-1}, cta_keys = {-1};
+    std::vector<int> sms_keys = {-1}, cta_keys = {-1}, green_keys = {-1};
     auto index_of = [](std::vector<int>& keys, int k) {
       for (std::size_t i = 0; i < keys.size(); ++i)
         if (keys[i] == k) return i;
@@ -279,6 +285,7 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
       Planned p{s, 0, ctx.natural_bps};
       p.comp = index_of(sms_keys, s.gemm_sms);
       p.comm = index_of(cta_keys, s.nccl_ctas);
+      p.green = index_of(green_keys, s.green_sms);
       if (is_shape(s.mode)) {
         if (!ctx.shapeable) throw UsageError("shape rows need a compute part whose launches are ours");
         if (s.pad >= 0) {
@@ -324,6 +331,14 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
       g.broadcast(&vid, sizeof vid, 0);
       comms.emplace_back(vid, g.size(), g.rank(), c);
     }
+    std::vector<std::unique_ptr<rt::SmPartition>> parts(1);
+    for (std::size_t i = 1; i < green_keys.size(); ++i) {
+      parts.push_back(std::make_unique<rt::SmPartition>(g.device(), green_keys[i]));
+      if (parts.back()->sms() != green_keys[i])
+        notes.push_back("green partition of " + std::to_string(green_keys[i]) + " SMs holds " +
+                        std::to_string(parts.back()->sms()) + " (the driver's granularity is " +
+                        std::to_string(parts.back()->granularity()) + ")");
+    }
     if (lead) {
       rep.compute = comp0.describe();
       rep.notes = notes;
@@ -360,7 +375,8 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
       std::vector<Slot> slots = {{Slot::Comp}, {Slot::Comm}, {Slot::Seq}};
       for (std::size_t r = 0; r < planned.size(); ++r) {
         if (planned[r].spec.mode != Mode::Seq) slots.push_back({Slot::Overlap, r});
-        if (planned[r].pad > 0 || planned[r].comp != 0) slots.push_back({Slot::CompAlone, r});
+        if (planned[r].pad > 0 || planned[r].comp != 0 || planned[r].green != 0)
+          slots.push_back({Slot::CompAlone, r});
         if (planned[r].comm != 0) slots.push_back({Slot::CommAlone, r});
       }
       std::vector<unsigned long long> wrong(planned.size(), 0), wrong_seq(1, 0);
@@ -381,11 +397,13 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
           Sample s;
           switch (slot.kind) {
             case Slot::Comp:
-            case Slot::CompAlone: s = rb.compute_alone(comp); break;
+            case Slot::CompAlone: s = rb.compute_alone(comp, p ? parts[p->green].get() : nullptr); break;
             case Slot::Comm:
             case Slot::CommAlone: s = rb.comm_alone(mop); break;
             case Slot::Seq: s = rb.sequential(comp, mop); break;
-            case Slot::Overlap: s = rb.overlapped(comp, mop, is_priority(p->spec.mode)); break;
+            case Slot::Overlap:
+              s = rb.overlapped(comp, mop, is_priority(p->spec.mode), parts[p->green].get());
+              break;
           }
           if (comp.shapeable()) comp.set_extra_smem(0);
           if (verify) (slot.kind == Slot::Seq ? wrong_seq[0] : wrong[slot.row]) += rb.verify(comp, mop, false);

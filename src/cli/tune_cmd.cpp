@@ -48,7 +48,8 @@ int tune_main(const std::vector<std::string>& args) {
   const std::map<std::string, bool> own = {
       {"--sm-budgets", true}, {"--ctas", true},    {"--blocks-per-sm", true}, {"--no-priority", false},
       {"--screen-iters", true}, {"--top", true},   {"--budget", true},        {"--plan", true},
-      {"--cache", true},      {"--no-cache", false}, {"--retune", false},    {"--json", true}};
+      {"--cache", true},      {"--no-cache", false}, {"--retune", false},    {"--json", true},
+      {"--green-sms", true}};
   for (std::size_t i = 1; i < args.size(); ++i) {
     const auto it = own.find(args[i]);
     if (it == own.end()) {
@@ -75,6 +76,7 @@ int tune_main(const std::vector<std::string>& args) {
     else if (f == "--no-cache") t.use_cache = false;
     else if (f == "--retune") t.retune = true;
     else if (f == "--json") json_path = v;
+    else if (f == "--green-sms") t.space.green_sms = list_arg(f, v, 1, 100000);
   }
   for (int c : t.space.ctas)
     if (c == 0) throw Usage("--ctas: 0 CTAs cannot run a collective (use 1..64, or -1 for NCCL's default)");

@@ -32,6 +32,10 @@ void validate(const SpaceInput& in, const SpaceOptions& opt) {
       throw UsageError("--ctas: " + std::to_string(c) + " is not within 1..64 (-1 = NCCL's default)");
   for (int k : opt.blocks_per_sm)
     if (k < 1) throw UsageError("--blocks-per-sm: targets must be at least 1");
+  for (int g : opt.green_sms)
+    if (g < 1 || g >= in.limits.sm_count)
+      throw UsageError("--green-sms: " + std::to_string(g) + " is not within 1.." +
+                       std::to_string(in.limits.sm_count - 1) + " SMs");
   if (!opt.sm_budgets.empty() && !in.vendor_gemm)
     throw UsageError("--sm-budgets applies to --compute cublaslt only");
 }
@@ -83,6 +87,10 @@ std::vector<RowSpec> build_space(const SpaceInput& in, const SpaceOptions& opt,
   std::vector<int> ctas = opt.ctas.empty() ? std::vector<int>{-1, 16, 32} : opt.ctas;
 
   std::vector<RowSpec> out;
+  // Green partitions are a compute SM budget of their own: crossed with CTAs and priority only.
+  std::vector<int> greens = {-1};
+  for (int gs : opt.green_sms) greens.push_back(gs);
+  for (int gs : greens)
   for (int s : sms)
     for (int c : ctas)
       for (const auto& base : compute_side)
@@ -94,6 +102,10 @@ std::vector<RowSpec> build_space(const SpaceInput& in, const SpaceOptions& opt,
           // Budgets equal to the run's own setting are the default variant.
           r.gemm_sms = s == 0 ? -1 : s;  // 0 = all SMs = the run's own setting
           r.nccl_ctas = c;
+          if (gs > 0) {
+            if (s > 0 || bench::is_shape(r.mode)) continue;  // one compute budget at a time
+            r.green_sms = gs;
+          }
           out.push_back(r);
         }
   return out;
@@ -141,7 +153,8 @@ std::string cache_key(const nlohmann::json& devices, const nlohmann::json& versi
   k["space"] = {{"sm_budgets", space.sm_budgets},
                 {"ctas", space.ctas},
                 {"blocks_per_sm", space.blocks_per_sm},
-                {"priority", space.priority}};
+                {"priority", space.priority},
+                {"green_sms", space.green_sms}};
   return stable_hash(k.dump());
 }
 
@@ -169,7 +182,8 @@ std::vector<Tried> tried_from(const bench::Report& rep, const RowSpec& predicted
     t.pad = row.pad;
     t.blocks_per_sm = row.blocks_per_sm;
     t.predicted = row.spec.mode == predicted.mode && row.spec.blocks_per_sm == predicted.blocks_per_sm &&
-                  row.spec.gemm_sms == predicted.gemm_sms && row.spec.nccl_ctas == predicted.nccl_ctas;
+                  row.spec.gemm_sms == predicted.gemm_sms && row.spec.nccl_ctas == predicted.nccl_ctas &&
+                  row.spec.green_sms == predicted.green_sms;
     out.push_back(t);
   }
   return out;
@@ -198,6 +212,7 @@ nlohmann::json plan_json(const bench::Report& rep, const std::vector<Tried>& tri
   c["pad_bytes"] = b.pad;
   c["gemm_sms"] = b.spec.gemm_sms;
   c["nccl_ctas"] = b.spec.nccl_ctas;
+  c["green_sms"] = b.spec.green_sms;
   c["t_us"] = b.t_us;
   c["reduction"] = b.reduction;
   c["efficiency"] = b.efficiency;

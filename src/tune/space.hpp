@@ -31,6 +31,7 @@ struct SpaceOptions {
   std::vector<int> ctas;        ///< NCCL minCTAs = maxCTAs values (-1 = NCCL's default)
   std::vector<int> blocks_per_sm;  ///< shape targets (default: every k below the kernel's own)
   bool priority = true;         ///< also try the high-priority communication stream
+  std::vector<int> green_sms;   ///< green-context SM partitions for the compute part (default: none)
 };
 
 /// Validates the lists against the device (SM budgets 1..SMs or 0, CTAs 1..64 or -1, k >= 1);

@@ -40,7 +40,7 @@ namespace {
 
 bool same_row(const RowSpec& a, const RowSpec& b) {
   return a.mode == b.mode && a.blocks_per_sm == b.blocks_per_sm && a.pad == b.pad &&
-         a.gemm_sms == b.gemm_sms && a.nccl_ctas == b.nccl_ctas;
+         a.gemm_sms == b.gemm_sms && a.nccl_ctas == b.nccl_ctas && a.green_sms == b.green_sms;
 }
 
 void add_unique(std::vector<RowSpec>& rows, const RowSpec& r) {

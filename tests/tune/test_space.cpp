@@ -173,3 +173,22 @@ TEST(Plan, PickBestAndRecord) {
   // round trip through text
   EXPECT_EQ(nlohmann::json::parse(j.dump()), j);
 }
+
+TEST(Space, GreenPartitionsAreTheirOwnComputeBudget) {
+  tune::SpaceOptions opt;
+  opt.green_sms = {100};
+  opt.ctas = {-1};
+  const auto rows = tune::build_space(cublas_input(), opt);
+  // 5 SM budgets x 2 priorities, plus green=100 (all SMs target only) x 2 priorities
+  EXPECT_EQ(rows.size(), 5u * 2 + 2);
+  int green = 0;
+  for (const auto& r : rows)
+    if (r.green_sms == 100) {
+      ++green;
+      EXPECT_EQ(r.gemm_sms, -1);
+      EXPECT_NE(r.label().find("green=100"), std::string::npos);
+    }
+  EXPECT_EQ(green, 2);
+  opt.green_sms = {132};
+  EXPECT_THROW(tune::build_space(cublas_input(), opt), bench::UsageError);
+}
