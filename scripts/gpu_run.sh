@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the GPU tests and the reference benchmarks on a GPU machine, from a build made elsewhere
-# (docs/DEVICE-RUNS.md). Writes everything under $OUT (default ./out) and packs it into
-# $OUT/results.tgz. Usage: scripts/gpu_run.sh [tests|bench|all] [iters]
+# (docs/TESTING.md). Writes everything under $OUT (default ./out) and packs it into
+# $OUT/results.tgz. Usage: scripts/gpu_run.sh [tests|bench|tune|all] [iters]
 set -u
 stage=${1:-all}
 iters=${2:-50}
@@ -63,6 +63,32 @@ if [ "$stage" = bench ] || [ "$stage" = all ]; then
   bench lt4096x4_ar256M_sms100_ctas32 -g 2 --gemm 4096 --count 4 -b 256M -d bfloat16 --gemm-sms 100 --nccl-min-ctas 32 --nccl-max-ctas 32
   bench lt4096x4_ar256M_again -g 2 --gemm 4096 --count 4 -b 256M -d bfloat16
   bench builtin2048x2_ar256M_again -g 2 --compute builtin --gemm 2048 --count 2 -b 256M -d bfloat16
+fi
+
+tune() {  # tune NAME ARGS...: one tuning run, its table and plan
+  local name=$1
+  shift
+  echo "== $name: cco tune $*"
+  local t0=$(date +%s)
+  timeout 300 "$cco" tune "$@" --no-cache --plan "$R/$name.plan.json" >"$R/$name.txt" 2>"$R/$name.err"
+  local rc=$?
+  cat "$R/$name.txt"
+  echo "# wall time $(( $(date +%s) - t0 )) s"
+  [ $rc = 0 ] || { echo "exit $rc: $(tail -2 "$R/$name.err")"; status=1; }
+}
+
+if [ "$stage" = tune ]; then
+  for t in "$B"/tests/cco.test.gpu_green "$B"/tests/cco.test.gpu_tune; do
+    n=$(basename "$t")
+    timeout 300 "$t" >"$R/$n.log" 2>&1 || status=1
+    echo "$n: $(grep -E '^\[  (PASSED|FAILED)|green partition' "$R/$n.log" | tr '\n' ' ')"
+  done
+  tune tune_lt4096x4_ar256M -g 2 --gemm 4096 --count 4 -b 256M -d bfloat16 -n "$iters" --green-sms 96,112
+  tune tune_lt2048x8_ar64M -g 2 --gemm 2048 --count 8 -b 64M -d bfloat16 -n "$iters"
+  tune tune_lt8192x1_ar1G -g 2 --gemm 8192 --count 1 -b 1G -d bfloat16 -n "$iters"
+  tune tune_builtin2048x2_ar256M -g 2 --compute builtin --gemm 2048 --count 2 -b 256M -d bfloat16 -n "$iters"
+  tune tune_membound_ar256M -g 2 --compute membound --mem-bytes 512M --count 2 -b 256M -d bfloat16 -n "$iters"
+  bench green_lt4096x4_ar256M -g 2 --gemm 4096 --count 4 -b 256M -d bfloat16 --green-sms 104
 fi
 
 tar czf "$O/results.tgz" -C "$O" run
