@@ -15,7 +15,7 @@ namespace {
 std::vector<int> default_sm_budgets(const SpaceInput& in) {
   const int sms = in.limits.sm_count;
   std::vector<int> out = {-1};  // -1: the run's own setting (all SMs)
-  for (int cut : {16, 24, 32, 40})
+  for (int cut : {16, 24, 32, 40, 48, 56, 64})
     if (sms - cut >= sms / 2) out.push_back(sms - cut);
   return out;
 }

@@ -60,6 +60,13 @@ SpaceInput space_input(const bench::DeviceContext& d, const bench::Options& o) {
   return in;
 }
 
+bool best_spec_on_edge(const RowSpec& best, const std::vector<Tried>& screened) {
+  if (best.gemm_sms <= 0) return false;
+  for (const auto& t : screened)
+    if (t.spec.gemm_sms > 0 && t.spec.gemm_sms < best.gemm_sms) return false;
+  return true;
+}
+
 }  // namespace
 
 std::string format_tried(const std::vector<Tried>& tried, std::size_t best, double t_seq, double t_ideal) {
@@ -197,6 +204,12 @@ TuneResult run_tune(const TuneOptions& o, std::ostream& progress) {
                         {"screen_iters", o.screen_iters},
                         {"final_iters", final_opts.iters},
                         {"seconds", std::chrono::duration<double>(Clock::now() - t0).count()}};
+  // A choice on the edge of the searched budgets says the space should go further.
+  if (best_spec_on_edge(tried[best].spec, screened)) {
+    res.plan["notes"].push_back("the chosen SM budget is the smallest searched: try lower --sm-budgets");
+    progress << "# tune: the chosen SM budget is the smallest searched; lower --sm-budgets may do better"
+             << std::endl;
+  }
   const auto& seq_row = fin.rows.front();
   res.table = format_tried(tried, best, seq_row.t_seq.median(), model::ideal(seq_row.times()));
   if (o.use_cache) {

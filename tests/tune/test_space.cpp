@@ -49,14 +49,14 @@ TEST(Space, BuiltinGemmCrossesTargetsPriorityAndCtas) {
 
 TEST(Space, CublasLtSearchesSmBudgetsNotShaping) {
   const auto rows = tune::build_space(cublas_input(), {});
-  // SM budgets {all, 116, 108, 100, 92} x ctas {-1,16,32} x priority {off,on}
-  EXPECT_EQ(rows.size(), 5u * 3 * 2);
+  // SM budgets {all, 116, 108, 100, 92, 84, 76, 68} x ctas {-1,16,32} x priority {off,on}
+  EXPECT_EQ(rows.size(), 8u * 3 * 2);
   EXPECT_EQ(count(rows, Mode::Shape) + count(rows, Mode::ShapePriority), 0);
   std::vector<int> sms;
   for (const auto& r : rows) sms.push_back(r.gemm_sms);
   std::sort(sms.begin(), sms.end());
   sms.erase(std::unique(sms.begin(), sms.end()), sms.end());
-  EXPECT_EQ(sms, (std::vector<int>{-1, 92, 100, 108, 116}));
+  EXPECT_EQ(sms, (std::vector<int>{-1, 68, 76, 84, 92, 100, 108, 116}));
 }
 
 TEST(Space, PrunesWhatCannotHelp) {
@@ -179,8 +179,8 @@ TEST(Space, GreenPartitionsAreTheirOwnComputeBudget) {
   opt.green_sms = {100};
   opt.ctas = {-1};
   const auto rows = tune::build_space(cublas_input(), opt);
-  // 5 SM budgets x 2 priorities, plus green=100 (all SMs target only) x 2 priorities
-  EXPECT_EQ(rows.size(), 5u * 2 + 2);
+  // 8 SM budgets x 2 priorities, plus green=100 (all SMs target only) x 2 priorities
+  EXPECT_EQ(rows.size(), 8u * 2 + 2);
   int green = 0;
   for (const auto& r : rows)
     if (r.green_sms == 100) {
