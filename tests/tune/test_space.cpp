@@ -71,7 +71,9 @@ TEST(Space, PrunesWhatCannotHelp) {
   in.natural_bps = 1;
   in.footprint = {1024, 64, 0, 0};
   notes.clear();
-  const auto one = tune::build_space(in, {{}, {-1}, {}, true}, &notes);
+  tune::SpaceOptions only_default;
+  only_default.ctas = {-1};
+  const auto one = tune::build_space(in, only_default, &notes);
   EXPECT_EQ(one.size(), 2u);
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_NE(notes[0].find("already runs at 1 block"), std::string::npos);
