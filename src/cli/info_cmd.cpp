@@ -7,7 +7,10 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "model/limits.hpp"
+#ifdef CCO_HAVE_CUDA
 #include "runtime/device.hpp"
+#endif
 
 namespace cco::cli {
 namespace {
@@ -61,8 +64,17 @@ int info_main(const std::vector<std::string>& args) {
     throw Usage(e.what());
   }
   std::string why;
+#ifdef CCO_HAVE_CUDA
   const int n = rt::device_count(&why);
   const auto v = rt::versions();
+#else
+  // A build without CUDA still describes the architectures it knows.
+  const int n = 0;
+  why = "this cco was built without CUDA";
+  struct {
+    std::string driver, runtime, nccl, cublas;
+  } v;
+#endif
   nlohmann::json j;
   j["schema"] = "ccoverlap.info";
   j["schema_version"] = "1.0.0";
@@ -81,6 +93,7 @@ int info_main(const std::vector<std::string>& args) {
       out += fmt::format("  {}  {}\n", d.arch, d.name) + limits_text(d);
     }
   }
+#ifdef CCO_HAVE_CUDA
   for (int i = 0; i < n; ++i) {
     const auto info = rt::device_info(i);
     auto dj = limits_json(info.limits);
@@ -96,6 +109,7 @@ int info_main(const std::vector<std::string>& args) {
                        info.greatest_priority) +
            limits_text(info.limits);
   }
+#endif
   if (json) std::printf("%s\n", j.dump(2).c_str());
   else std::fputs(out.c_str(), stdout);
   return 0;

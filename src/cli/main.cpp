@@ -26,9 +26,6 @@ bool wants_help(const std::vector<std::string>& args) {
 }
 
 #ifndef CCO_HAVE_CUDA
-int info_main(const std::vector<std::string>&) {
-  throw std::runtime_error("this cco was built without CUDA (CCO_ENABLE_CUDA=OFF)");
-}
 int bench_main(const std::vector<std::string>&) {
   throw std::runtime_error("this cco was built without CUDA (CCO_ENABLE_CUDA=OFF)");
 }

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The GPU-free code under sanitizers (issue 9): AddressSanitizer + UndefinedBehaviorSanitizer
+# over every GPU-free test, then ThreadSanitizer over the code that uses threads (bootstrap).
+# Builds without CUDA, so it runs on any machine. Usage: scripts/sanitize.sh [asan|tsan|all]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+what=${1:-all}
+if [ "$what" = asan ] || [ "$what" = all ]; then
+  echo "== ASan + UBSan (GPU-free build in build-asan)"
+  cmake -S . -B build-asan -G Ninja -DCCO_ENABLE_CUDA=OFF -DCCO_ENABLE_ASAN=ON -DCCO_ENABLE_UBSAN=ON \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build build-asan
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --test-dir build-asan --output-on-failure -LE gpu
+fi
+if [ "$what" = tsan ] || [ "$what" = all ]; then
+  echo "== TSan (bootstrap, in build-tsan)"
+  cmake -S . -B build-tsan -G Ninja -DCCO_ENABLE_CUDA=OFF -DCCO_ENABLE_TSAN=ON \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build build-tsan --target $(cd build-tsan && ninja -t targets all | grep -oE '^cco\.test\.bootstrap[a-z_]*' | sort -u | tr '\n' ' ')
+  TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan --output-on-failure -L bootstrap
+fi

@@ -1,0 +1,292 @@
+// cco report: reads trace files (merged into one view) or one bench JSON; prints the overlap
+// analysis (or the sweep), and draws a timeline (or the sweep chart) as SVG.
+#include "cli/report_cmd.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+
+#include "cli/commands.hpp"
+#include "model/limits.hpp"
+#include "model/trace.hpp"
+#include "report/svg.hpp"
+#include "report/sweep.hpp"
+#include "report/timeline.hpp"
+
+namespace cco::cli {
+namespace {
+
+using nlohmann::json;
+
+struct Args {
+  std::vector<std::string> files;
+  bool json_stdout = false;
+  std::string json_file;
+  std::string svg;
+  std::optional<double> from_us, to_us;
+  report::SweepAxis axis = report::SweepAxis::Auto;
+  double width = 0;
+  std::string title;
+};
+
+double number_arg(const std::string& flag, const std::string& v) {
+  try {
+    std::size_t pos = 0;
+    const double d = std::stod(v, &pos);
+    if (pos != v.size() || !std::isfinite(d)) throw std::invalid_argument(v);
+    return d;
+  } catch (const std::exception&) {
+    throw Usage(flag + ": expected a number, got '" + v + "'");
+  }
+}
+
+Args parse(const std::vector<std::string>& args) {
+  Args a;
+  bool only_files = false;
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    const std::string& s = args[i];
+    auto value = [&](const std::string& flag) -> std::string {
+      if (i + 1 >= args.size()) throw Usage(flag + " needs a value");
+      return args[++i];
+    };
+    if (only_files || s.empty() || s[0] != '-' || s == "-") {
+      a.files.push_back(s);
+    } else if (s == "--") {
+      only_files = true;
+    } else if (s == "--json") {
+      a.json_stdout = true;
+    } else if (s.rfind("--json=", 0) == 0) {
+      a.json_file = s.substr(7);
+      if (a.json_file.empty()) throw Usage("--json=FILE: empty file name");
+      if (a.json_file == "-") {
+        a.json_stdout = true;
+        a.json_file.clear();
+      }
+    } else if (s == "--svg") {
+      a.svg = value(s);
+    } else if (s.rfind("--svg=", 0) == 0) {
+      a.svg = s.substr(6);
+    } else if (s == "--from") {
+      a.from_us = number_arg(s, value(s));
+    } else if (s == "--to") {
+      a.to_us = number_arg(s, value(s));
+    } else if (s == "--x") {
+      const std::string v = value(s);
+      if (v == "bps" || v == "blocks-per-sm")
+        a.axis = report::SweepAxis::BlocksPerSm;
+      else if (v == "pad")
+        a.axis = report::SweepAxis::Pad;
+      else if (v == "auto")
+        a.axis = report::SweepAxis::Auto;
+      else
+        throw Usage("--x: expected bps, pad or auto, got '" + v + "'");
+    } else if (s == "--width") {
+      a.width = number_arg(s, value(s));
+      if (a.width < 400 || a.width > 20000) throw Usage("--width: expected 400..20000 pixels");
+    } else if (s == "--title") {
+      a.title = value(s);
+    } else {
+      throw Usage("unknown option '" + s + "'");
+    }
+  }
+  if (a.files.empty()) throw Usage("no input: give one or more trace files or one bench JSON");
+  if (a.svg == "-") throw Usage("--svg needs a file name (not stdout)");
+  if (a.from_us && *a.from_us < 0) throw Usage("--from: must be >= 0");
+  if (a.from_us && a.to_us && *a.to_us <= *a.from_us) throw Usage("--to must be after --from");
+  return a;
+}
+
+json read_json_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw model::Error("cannot read '" + path + "'");
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  const std::string text = ss.str();
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    std::string what = e.what();
+    if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos) what = "the file is empty";
+    throw model::Error(path + ": not valid JSON (" + what + ")");
+  }
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f) throw std::runtime_error("cannot write '" + path + "'");
+  f << text;
+  f.flush();
+  if (!f) throw std::runtime_error("cannot write '" + path + "' (disk full?)");
+}
+
+std::string us(int64_t ns) { return fmt::format("{:.1f}", static_cast<double>(ns) / 1e3); }
+
+std::string analysis_row(const model::OverlapAnalysis& a) {
+  const std::string rank = a.rank >= 0 ? std::to_string(a.rank) : "all";
+  const std::string dev = a.device >= 0 ? std::to_string(a.device) : "-";
+  return fmt::format(
+      " {:>5} {:>6} {:>8} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>6}\n", rank,
+      dev, a.compute_kernels + a.comm_kernels, a.streams, us(a.span_ns), us(a.compute_busy_ns),
+      us(a.comm_busy_ns), us(a.overlapped_ns), us(a.exposed_comm_ns), us(a.comm_wait_ns),
+      us(a.longest_comm_wait.length()),
+      std::isnan(a.efficiency) ? "n/a" : fmt::format("{:.2f}", a.efficiency));
+}
+
+std::string format_analysis(const model::Trace& t, const model::TraceAnalysis& an,
+                            int64_t origin, const Args& a) {
+  std::string o = "# ccoverlap report (trace analysis, docs/TRACE.md)\n# input: " + t.source + "\n";
+  std::size_t comm = 0;
+  for (const auto& k : t.kernels) comm += k.category == model::KernelCategory::Communication;
+  o += fmt::format("# ranks: {}  streams: {}  kernels: {} ({} compute, {} communication)\n",
+                   t.ranks.size(), t.streams.size(), t.kernels.size(), t.kernels.size() - comm,
+                   comm);
+  for (const auto& r : t.ranks) {
+    o += fmt::format("#  rank {} device {}", r.rank, r.device);
+    if (!r.device_name.empty()) o += " " + r.device_name;
+    if (!r.arch.empty()) o += " " + r.arch;
+    if (r.sm_count > 0) o += fmt::format(" ({} SMs)", r.sm_count);
+    if (!r.host.empty()) o += " host " + r.host;
+    o += "\n";
+    for (const auto& s : t.streams) {
+      if (s.rank != r.rank) continue;
+      o += fmt::format("#    stream {} priority {}{}\n", s.stream,
+                       s.priority ? std::to_string(*s.priority) : "?",
+                       s.label.empty() ? "" : " (" + s.label + ")");
+    }
+  }
+  if (a.from_us || a.to_us)
+    o += fmt::format("# window: {} .. {} us after the first kernel (at {} ns)\n",
+                     a.from_us ? fmt::format("{}", *a.from_us) : "start",
+                     a.to_us ? fmt::format("{}", *a.to_us) : "end", origin);
+  o += fmt::format("# dropped records: {}{}\n", t.dropped_records,
+                   t.dropped_records ? "  WARNING: the trace is incomplete; busy and overlapped "
+                                       "times are lower bounds"
+                                     : "");
+  o += "# times in us; eff = overlapped / min(compute busy, comm busy) per rank; all = sums over "
+       "ranks, eff = sum(overlapped) / sum(min)\n";
+  o += fmt::format(
+      "#{:>5} {:>6} {:>8} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>6}\n", "rank",
+      "device", "kernels", "streams", "span", "compute", "comm", "overlapped", "exposed",
+      "comm_wait", "longest", "eff");
+  o += fmt::format(
+      "#{:>5} {:>6} {:>8} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>6}\n", "", "",
+      "", "", "", "busy", "busy", "", "comm", "for SMs", "wait", "");
+  for (const auto& r : an.ranks) o += analysis_row(r);
+  if (an.ranks.size() > 1) o += analysis_row(an.all);
+  const auto& w = an.all.longest_comm_wait;
+  if (w.length() > 0)
+    o += fmt::format(
+        "# longest wait for SMs: rank {} stream {}: {} waited {} us from {} us ({})\n", w.rank,
+        w.stream, report::short_kernel_name(w.kernel, 80), us(w.length()),
+        us(w.begin_ns - origin),
+        w.method == "launch" ? "ready = launch timestamp or end of the stream's previous kernel"
+                             : "no launch timestamps: ready = end of the stream's previous kernel, "
+                               "an upper bound");
+  else
+    o += "# longest wait for SMs: none seen\n";
+  for (const auto& n : t.notes) o += "# note: " + n + "\n";
+  return o;
+}
+
+int report_trace(const Args& a, const std::vector<json>& docs) {
+  std::vector<model::Trace> parts;
+  for (std::size_t i = 0; i < docs.size(); ++i)
+    parts.push_back(model::trace_from_json(docs[i], a.files[i]));
+  model::Trace t = parts.size() == 1 ? parts.front() : model::merge_traces(parts);
+  if (t.kernels.empty())
+    throw model::Error(t.source + ": no GPU kernel events in the trace" +
+                       (t.dropped_records ? fmt::format(" ({} records were dropped)",
+                                                        t.dropped_records)
+                                          : std::string()));
+  model::fill_blocks_per_sm(t);
+  int64_t origin = t.kernels.front().start_ns;
+  for (const auto& k : t.kernels) origin = std::min(origin, k.start_ns);
+  model::AnalysisOptions opt;
+  if (a.from_us) opt.from_ns = origin + std::llround(*a.from_us * 1e3);
+  if (a.to_us) opt.to_ns = origin + std::llround(*a.to_us * 1e3);
+  const auto an = model::analyze(t, opt);
+  if (t.dropped_records)
+    std::fprintf(stderr, "cco report: warning: %llu records were dropped while tracing; the "
+                 "trace is incomplete\n", static_cast<unsigned long long>(t.dropped_records));
+
+  json j = model::analysis_to_json(an);
+  j["inputs"] = a.files;
+  j["time_origin_ns"] = origin;
+  j["window_ns"] = {{"from", opt.from_ns ? json(*opt.from_ns) : json(nullptr)},
+                    {"to", opt.to_ns ? json(*opt.to_ns) : json(nullptr)}};
+  if (!a.svg.empty()) {
+    report::TimelineOptions to;
+    to.from_ns = opt.from_ns;
+    to.to_ns = opt.to_ns;
+    if (a.width > 0) to.width = a.width;
+    to.title = a.title.empty() ? "ccoverlap timeline: " + t.source : a.title;
+    report::timeline_svg(t, to).write(a.svg);
+  }
+  if (!a.json_file.empty()) write_text(a.json_file, j.dump(2) + "\n");
+  if (a.json_stdout)
+    std::fputs((j.dump(2) + "\n").c_str(), stdout);
+  else
+    std::fputs(format_analysis(t, an, origin, a).c_str(), stdout);
+  if (!a.svg.empty() && !a.json_stdout) std::printf("# timeline written to %s\n", a.svg.c_str());
+  return 0;
+}
+
+int report_bench(const Args& a, const json& j) {
+  if (a.from_us || a.to_us) throw Usage("--from/--to apply to traces, not to a bench result");
+  const auto s = report::sweep_from_json(j, a.files.front());
+  json out;
+  out["schema"] = "ccoverlap.sweep_report";
+  out["schema_version"] = "1.0.0";
+  out["input"] = a.files.front();
+  json rows = json::array();
+  auto val = [](double v) { return std::isnan(v) ? json(nullptr) : json(v); };
+  for (const auto& r : s.rows)
+    rows.push_back({{"size_bytes", r.bytes},
+                    {"mode", r.mode},
+                    {"blocks_per_sm", r.blocks_per_sm},
+                    {"pad_bytes", r.pad},
+                    {"t_us", val(r.t_us)},
+                    {"t_seq_us", val(r.t_seq_us)},
+                    {"reduction", val(r.reduction)},
+                    {"efficiency", val(r.efficiency)}});
+  out["rows"] = rows;
+  if (!a.svg.empty()) {
+    report::SweepOptions so;
+    so.axis = a.axis;
+    if (a.width > 0) so.width = a.width;
+    so.title = a.title;
+    report::sweep_svg(s, so).write(a.svg);
+  }
+  if (!a.json_file.empty()) write_text(a.json_file, out.dump(2) + "\n");
+  if (a.json_stdout)
+    std::fputs((out.dump(2) + "\n").c_str(), stdout);
+  else
+    std::fputs(report::format_sweep(s).c_str(), stdout);
+  if (!a.svg.empty() && !a.json_stdout) std::printf("# chart written to %s\n", a.svg.c_str());
+  return 0;
+}
+
+}  // namespace
+
+int report_main(const std::vector<std::string>& args) {
+  const Args a = parse(args);
+  std::vector<json> docs;
+  for (const auto& f : a.files) {
+    docs.push_back(read_json_file(f));
+    if (report::is_bench_json(docs.back()) && a.files.size() > 1)
+      throw Usage("'" + f + "' is a bench result: give one bench JSON alone, or only trace files");
+  }
+  if (report::is_bench_json(docs.front())) return report_bench(a, docs.front());
+  if (a.axis != report::SweepAxis::Auto) throw Usage("--x applies to a bench result, not traces");
+  return report_trace(a, docs);
+}
+
+}  // namespace cco::cli
