@@ -1,6 +1,8 @@
 #include <algorithm>
+#include <condition_variable>
 #include <cstring>
 #include <exception>
+#include <mutex>
 #include <thread>
 
 #include "bootstrap/bootstrap.hpp"
@@ -83,7 +85,9 @@ class ThreadGroup final : public Group {
     for (int r = 1; r < s_.n_; ++r)
       for (std::size_t i = 0; i < out.size(); ++i) {
         const double x = s_.slots_[r][i];
-        out[i] = op == Op::Max ? std::max(out[i], x) : op == Op::Min ? std::min(out[i], x) : out[i] + x;
+        out[i] = op == Op::Max   ? std::max(out[i], x)
+                 : op == Op::Min ? std::min(out[i], x)
+                                 : out[i] + x;
       }
     s_.arrive();  // everyone has read the slots before anyone overwrites them
     v = std::move(out);
@@ -105,7 +109,8 @@ class ThreadGroup final : public Group {
 
 }  // namespace
 
-ThreadLauncher::ThreadLauncher(int nranks, int first_device) : n_(nranks), first_device_(first_device) {
+ThreadLauncher::ThreadLauncher(int nranks, int first_device)
+    : n_(nranks), first_device_(first_device) {
   if (nranks < 1) throw std::invalid_argument("number of ranks must be at least 1");
 }
 

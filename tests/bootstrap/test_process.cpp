@@ -1,0 +1,485 @@
+// Process bootstrap with real processes on loopback: each rank is a child forked from the test,
+// reporting how its run() ended through a pipe. Exchanges must give the right answers; every
+// failure (a rank that throws, dies, hangs, never comes, disagrees, a port in use, no master) must
+// end every rank with a clear one-line exception within the timeout, never a hang.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "bootstrap/bootstrap.hpp"
+
+using namespace cco::boot;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+/// How one rank's run() ended.
+struct Outcome {
+  std::string kind;  // "ok", "Aborted", "ConfigError", "other", "died", "hung"
+  std::string what;
+  double secs = 0;  // from the child's start to the end of run()
+};
+
+std::ostream& operator<<(std::ostream& o, const Outcome& x) {
+  return o << x.kind << " after " << x.secs << " s: " << x.what;
+}
+
+double since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+/// A port nothing listens on right now (bind port 0, read it back, close).
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t n = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &n);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+LaunchEnv at(int rank, int n, int port) {
+  LaunchEnv w;
+  w.launcher = "test";
+  w.rank = rank;
+  w.world_size = n;
+  w.local_rank = rank;
+  w.master_addr = "127.0.0.1";
+  w.master_port = port;
+  return w;
+}
+
+/// Runs each function in its own child process and collects how each ended. A child that has not
+/// reported within `limit_s` is killed and reported "hung" (the test then fails on it).
+std::vector<Outcome> in_processes(const std::vector<std::function<void()>>& fns,
+                                  double limit_s = 20) {
+  std::fflush(nullptr);
+  std::vector<pid_t> pids;
+  std::vector<int> reads;
+  for (const auto& fn : fns) {
+    int p[2];
+    EXPECT_EQ(::pipe(p), 0);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::close(p[0]);
+      const auto t0 = Clock::now();
+      std::string kind = "ok", what;
+      try {
+        fn();
+      } catch (const Aborted& e) {
+        kind = "Aborted", what = e.what();
+      } catch (const ConfigError& e) {
+        kind = "ConfigError", what = e.what();
+      } catch (const std::exception& e) {
+        kind = "other", what = e.what();
+      }
+      const std::string msg = kind + "\n" + std::to_string(since(t0)) + "\n" + what;
+      [[maybe_unused]] auto n = ::write(p[1], msg.data(), msg.size());
+      ::_exit(0);
+    }
+    ::close(p[1]);
+    pids.push_back(pid);
+    reads.push_back(p[0]);
+  }
+  std::vector<Outcome> out(fns.size());
+  std::vector<std::string> got(fns.size());
+  std::vector<bool> done(fns.size(), false);
+  const auto t0 = Clock::now();
+  for (;;) {
+    std::vector<pollfd> fds;
+    std::vector<std::size_t> idx;
+    for (std::size_t i = 0; i < fns.size(); ++i)
+      if (!done[i]) fds.push_back({reads[i], POLLIN, 0}), idx.push_back(i);
+    if (fds.empty()) break;
+    const int left = static_cast<int>((limit_s - since(t0)) * 1000);
+    if (left <= 0) break;
+    if (::poll(fds.data(), fds.size(), left) <= 0) continue;
+    for (std::size_t j = 0; j < fds.size(); ++j) {
+      if (!fds[j].revents) continue;
+      char buf[4096];
+      const auto n = ::read(fds[j].fd, buf, sizeof buf);
+      if (n > 0)
+        got[idx[j]].append(buf, static_cast<std::size_t>(n));
+      else
+        done[idx[j]] = true;
+    }
+  }
+  for (std::size_t i = 0; i < fns.size(); ++i) {
+    if (!done[i]) {
+      ::kill(pids[i], SIGKILL);
+      out[i].kind = "hung";
+    } else if (got[i].empty()) {
+      out[i].kind = "died";
+    } else {
+      const auto a = got[i].find('\n'), b = got[i].find('\n', a + 1);
+      out[i].kind = got[i].substr(0, a);
+      out[i].secs = std::stod(got[i].substr(a + 1, b - a - 1));
+      out[i].what = got[i].substr(b + 1);
+    }
+    if (std::getenv("CCO_TEST_VERBOSE"))
+      std::fprintf(stderr, "  rank %zu: %s %.3f s: %s\n", i, out[i].kind.c_str(), out[i].secs,
+                   out[i].what.c_str());
+    ::close(reads[i]);
+    int status = 0;
+    ::waitpid(pids[i], &status, 0);
+  }
+  return out;
+}
+
+/// Children for ranks 0..n-1 of one job, each running `body` in a ProcessLauncher.
+std::vector<std::function<void()>> job(
+    int n, int port, double timeout, const std::function<void(Group&)>& body,
+    const std::function<void(LaunchEnv&, std::string&)>& tweak = {}) {
+  std::vector<std::function<void()>> fns;
+  for (int r = 0; r < n; ++r)
+    fns.push_back([=] {
+      auto w = at(r, n, port);
+      std::string key = "same workload";
+      if (tweak) tweak(w, key);
+      ProcessLauncher l(w, timeout, key);
+      l.run(body);
+    });
+  return fns;
+}
+
+void expect_all(const std::vector<Outcome>& out, const std::string& kind, const std::string& part,
+                double max_secs) {
+  for (std::size_t r = 0; r < out.size(); ++r) {
+    EXPECT_EQ(out[r].kind, kind) << "rank " << r << ": " << out[r];
+    EXPECT_NE(out[r].what.find(part), std::string::npos) << "rank " << r << ": " << out[r];
+    EXPECT_EQ(out[r].what.find('\n'), std::string::npos) << "rank " << r << ": " << out[r];
+    EXPECT_LT(out[r].secs, max_secs) << "rank " << r << ": " << out[r];
+  }
+}
+
+void check(bool ok, const std::string& what) {
+  if (!ok) throw std::runtime_error("wrong result: " + what);
+}
+
+/// The exchanges of test_threads, plus a large broadcast, checked inside each rank.
+void exchanges(Group& g) {
+  check(g.size() == 4 && g.device() == g.rank(), "size/device");
+  int v = g.rank() == 1 ? 42 : -1;
+  g.broadcast(&v, sizeof v, 1);
+  check(v == 42, "broadcast");
+  std::vector<unsigned char> big(3 << 20);  // larger than socket buffers
+  if (g.rank() == 2)
+    for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<unsigned char>(i * 7 + 3);
+  g.broadcast(big.data(), big.size(), 2);
+  for (std::size_t i = 0; i < big.size(); i += 4099)
+    check(big[i] == static_cast<unsigned char>(i * 7 + 3), "big broadcast");
+  std::vector<double> x = {static_cast<double>(g.rank()), 10.0 - g.rank()};
+  auto mx = x, mn = x, sm = x;
+  g.allreduce(mx, Group::Op::Max);
+  g.allreduce(mn, Group::Op::Min);
+  g.allreduce(sm, Group::Op::Sum);
+  check(mx == std::vector<double>{3, 10}, "max");
+  check(mn == std::vector<double>{0, 7}, "min");
+  check(sm == std::vector<double>{6, 34}, "sum");
+  std::vector<double> none;
+  g.allreduce(none, Group::Op::Sum);
+  const auto names = g.allgather("r" + std::to_string(g.rank()) +
+                                 std::string(static_cast<std::size_t>(g.rank()) * 1000, 'x'));
+  check(names.size() == 4, "allgather size");
+  for (int r = 0; r < 4; ++r)
+    check(names[static_cast<std::size_t>(r)] ==
+              "r" + std::to_string(r) + std::string(static_cast<std::size_t>(r) * 1000, 'x'),
+          "allgather");
+  for (int i = 0; i < 100; ++i) g.barrier();  // the barrier is reusable
+}
+
+}  // namespace
+
+TEST(Process, FourRanksExchangeOverLoopback) {
+  const int port = free_port();
+  std::vector<std::function<void()>> fns;
+  for (int r = 0; r < 4; ++r)
+    fns.push_back([=] {
+      ProcessLauncher l(at(r, 4, port), 20, "k");
+      l.run(exchanges);
+      l.run(exchanges);  // a second run meets again on the same port
+    });
+  const auto out = in_processes(fns);
+  expect_all(out, "ok", "", 20);
+}
+
+TEST(Process, SingleRankNeedsNoNetwork) {
+  LaunchEnv w = at(0, 1, 0);
+  w.master_addr.clear();
+  ProcessLauncher l(w, 1);
+  EXPECT_EQ(l.size(), 1);
+  EXPECT_EQ(l.mode(), "env:test");
+  int ran = 0;
+  l.run([&](Group& g) {
+    std::vector<double> v = {1, 2};
+    g.allreduce(v, Group::Op::Sum);
+    EXPECT_EQ(v, (std::vector<double>{1, 2}));
+    EXPECT_EQ(g.allgather("a"), (std::vector<std::string>{"a"}));
+    g.barrier();
+    ++ran;
+  });
+  EXPECT_EQ(ran, 1);
+}
+
+TEST(Process, ARankThatThrowsReleasesTheOthers) {
+  const int port = free_port();
+  const auto out = in_processes(job(4, port, 3, [](Group& g) {
+    g.barrier();
+    if (g.rank() == 2) throw std::runtime_error("rank two broke");
+    g.barrier();
+  }));
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(out[2].kind, "other") << out[2];
+  EXPECT_EQ(out[2].what, "rank two broke");  // its own error, not Aborted
+  for (int r : {0, 1, 3}) {
+    EXPECT_EQ(out[r].kind, "Aborted") << out[r];
+    EXPECT_NE(out[r].what.find("rank 2: rank two broke"), std::string::npos) << out[r];
+    EXPECT_LT(out[r].secs, 2.5) << out[r];  // told at once, not after the timeout
+  }
+}
+
+TEST(Process, ARankThatFailsAfterItsLastCallFailsTheRun) {
+  const int port = free_port();
+  const auto out = in_processes(job(3, port, 3, [](Group& g) {
+    g.barrier();
+    if (g.rank() == 1) throw std::runtime_error("late failure");
+  }));
+  EXPECT_EQ(out[1].kind, "other") << out[1];
+  for (int r : {0, 2}) {
+    EXPECT_EQ(out[r].kind, "Aborted") << out[r];
+    EXPECT_NE(out[r].what.find("late failure"), std::string::npos) << out[r];
+  }
+}
+
+TEST(Process, ARankThatDiesReleasesTheOthersAtOnce) {
+  const int port = free_port();
+  const double timeout = 3;
+  const auto out = in_processes(job(4, port, timeout, [](Group& g) {
+    g.barrier();
+    if (g.rank() == 2) ::_exit(3);  // no goodbye: its socket just closes
+    std::vector<double> v = {1};
+    g.allreduce(v, Group::Op::Sum);
+  }));
+  EXPECT_EQ(out[2].kind, "died") << out[2];
+  for (int r : {0, 1, 3}) {
+    EXPECT_EQ(out[r].kind, "Aborted") << out[r];
+    EXPECT_NE(out[r].what.find("rank 2 lost its connection during allreduce"), std::string::npos)
+        << out[r];
+    EXPECT_LT(out[r].secs, timeout) << out[r];
+  }
+}
+
+TEST(Process, RankZeroDyingReleasesTheOthers) {
+  const int port = free_port();
+  const auto out = in_processes(job(3, port, 3, [](Group& g) {
+    g.barrier();
+    if (g.rank() == 0) ::_exit(3);
+    g.barrier();
+  }));
+  EXPECT_EQ(out[0].kind, "died");
+  for (int r : {1, 2}) {
+    EXPECT_EQ(out[r].kind, "Aborted") << out[r];
+    EXPECT_NE(out[r].what.find("lost the connection to rank 0"), std::string::npos) << out[r];
+    EXPECT_LT(out[r].secs, 3) << out[r];
+  }
+}
+
+TEST(Process, AStuckRankTimesOut) {
+  const int port = free_port();
+  const double timeout = 2;
+  const auto out = in_processes(job(3, port, timeout, [&](Group& g) {
+    g.barrier();
+    // Alive but away far longer than the timeout; when it comes back it learns the job is over.
+    if (g.rank() == 1) std::this_thread::sleep_for(std::chrono::duration<double>(timeout + 0.7));
+    g.barrier();
+  }));
+  for (int r : {0, 2}) {
+    EXPECT_EQ(out[r].kind, "Aborted") << out[r];
+    EXPECT_NE(out[r].what.find("rank 1 did not reach barrier within 2 s"), std::string::npos)
+        << out[r];
+    EXPECT_GT(out[r].secs, timeout - 0.1) << out[r];
+    EXPECT_LT(out[r].secs, timeout + 1.5) << out[r];
+  }
+  EXPECT_EQ(out[1].kind, "Aborted") << out[1];
+  EXPECT_NE(out[1].what.find("rank 1 did not reach barrier"), std::string::npos) << out[1];
+}
+
+TEST(Process, ARankThatNeverComesTimesOut) {
+  const int port = free_port();
+  const double timeout = 2;
+  auto fns = job(4, port, timeout, [](Group& g) { g.barrier(); });
+  fns.pop_back();  // rank 3 never starts
+  const auto out = in_processes(fns);
+  expect_all(out, "Aborted", "rank 3 did not arrive within 2 s", timeout + 1.5);
+  for (const auto& o : out) EXPECT_GT(o.secs, timeout - 0.1) << o;
+}
+
+TEST(Process, RanksDisagreeAboutTheWorldSize) {
+  const int port = free_port();
+  const auto out = in_processes(job(
+      4, port, 5, [](Group& g) { g.barrier(); },
+      [](LaunchEnv& w, std::string&) {
+        if (w.rank == 1) w.world_size = 3;
+      }));
+  // Everyone hears it from rank 0 as soon as all have connected, long before the timeout.
+  expect_all(out, "ConfigError", "ranks disagree about the world size: rank 0 has 4, rank 1", 3);
+}
+
+TEST(Process, RanksDisagreeAboutTheWorkload) {
+  const int port = free_port();
+  const auto out = in_processes(job(
+      4, port, 5, [](Group& g) { g.barrier(); },
+      [](LaunchEnv& w, std::string& key) {
+        if (w.rank == 2) key = "other workload";
+      }));
+  expect_all(out, "ConfigError", "ranks disagree about the workload", 3);
+  EXPECT_NE(out[0].what.find("rank 2"), std::string::npos) << out[0];
+}
+
+TEST(Process, TwoProcessesClaimOneRank) {
+  const int port = free_port();
+  const auto out = in_processes(job(
+      3, port, 5, [](Group& g) { g.barrier(); },
+      [](LaunchEnv& w, std::string&) {
+        if (w.rank == 2) w.rank = 1;
+      }));
+  expect_all(out, "ConfigError", "two processes claim rank 1", 3);
+}
+
+TEST(Process, DifferentCallsAbort) {
+  const int port = free_port();
+  const auto out = in_processes(job(3, port, 5, [](Group& g) {
+    if (g.rank() == 1)
+      g.allgather("x");
+    else
+      g.barrier();
+  }));
+  expect_all(out, "Aborted",
+             "ranks made different group calls: rank 0 is in barrier, rank 1 in allgather", 3);
+}
+
+TEST(Process, ARankThatReturnsEarlyAborts) {
+  const int port = free_port();
+  const auto out = in_processes(job(3, port, 5, [](Group& g) {
+    if (g.rank() != 1) g.barrier();
+  }));
+  expect_all(out, "Aborted",
+             "ranks made different group calls: rank 0 is in barrier, rank 1 at the end of its run",
+             3);
+}
+
+TEST(Process, MismatchedAllreduceLengthsAbort) {
+  const int port = free_port();
+  const auto out = in_processes(job(2, port, 5, [](Group& g) {
+    std::vector<double> v(static_cast<std::size_t>(g.rank() + 1), 1.0);
+    g.allreduce(v, Group::Op::Sum);
+  }));
+  expect_all(out, "Aborted", "allreduce lengths differ between ranks", 3);
+}
+
+TEST(Process, PortInUse) {
+  const int port = free_port();
+  // Hold the port (bound, not listening), as another program would.
+  const int holder = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_ANY);
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  ASSERT_EQ(::bind(holder, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  const double timeout = 1.5;
+  const auto out = in_processes(job(2, port, timeout, [](Group& g) { g.barrier(); }));
+  ::close(holder);
+  EXPECT_EQ(out[0].kind, "ConfigError") << out[0];
+  EXPECT_NE(out[0].what.find("port " + std::to_string(port) + ": it is already in use"),
+            std::string::npos)
+      << out[0];
+  EXPECT_LT(out[0].secs, 0.5) << out[0];  // at once
+  EXPECT_EQ(out[1].kind, "Aborted") << out[1];
+  EXPECT_NE(out[1].what.find("cannot reach rank 0 at 127.0.0.1:" + std::to_string(port)),
+            std::string::npos)
+      << out[1];
+  EXPECT_LT(out[1].secs, timeout + 1) << out[1];
+}
+
+TEST(Process, UnreachableMaster) {
+  const double timeout = 1;
+  ProcessLauncher l(at(1, 2, free_port()), timeout);
+  const auto t0 = Clock::now();
+  try {
+    l.run([](Group& g) { g.barrier(); });
+    FAIL() << "expected Aborted";
+  } catch (const Aborted& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 1 cannot reach rank 0 at 127.0.0.1:"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("Connection refused"), std::string::npos) << e.what();
+  }
+  EXPECT_GT(since(t0), timeout - 0.1);
+  EXPECT_LT(since(t0), timeout + 1);
+
+  LaunchEnv w = at(1, 2, 29510);
+  w.master_addr = "no-such-host.invalid";
+  ProcessLauncher bad(w, 5);
+  const auto t1 = Clock::now();
+  try {
+    bad.run([](Group& g) { g.barrier(); });
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot resolve rank 0's address 'no-such-host.invalid'"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_LT(since(t1), 5);
+}
+
+TEST(Process, SharedFileRendezvous) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("cco-boot-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string file = (dir / "rendezvous").string();
+  {
+    // A stale file from an earlier job: nothing listens there any more.
+    std::ofstream(file) << "127.0.0.1:" << free_port() << "\n";
+  }
+  std::vector<std::function<void()>> fns;
+  for (int r = 0; r < 4; ++r)
+    fns.push_back([=] {
+      LaunchEnv w = at(r, 4, 0);  // port 0: any free port; no address: rank 0's host name
+      w.master_addr.clear();
+      w.rendezvous_file = file;
+      if (r == 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the others start first
+      ProcessLauncher l(w, 10, "k");
+      l.run([&](Group& g) {
+        const auto all = g.allgather(std::to_string(g.rank() * 10));
+        check(all == std::vector<std::string>{"0", "10", "20", "30"}, "allgather");
+        g.barrier();
+      });
+    });
+  const auto out = in_processes(fns);
+  expect_all(out, "ok", "", 10);
+  EXPECT_FALSE(std::filesystem::exists(file));  // rank 0 removes it once all have connected
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Process, InconsistentPlaceIsRejected) {
+  EXPECT_THROW(ProcessLauncher(at(2, 2, 1), 1), std::invalid_argument);
+  EXPECT_THROW(ProcessLauncher(at(0, 2, 1), 0), std::invalid_argument);
+  EXPECT_THROW(ProcessLauncher(at(0, 2, 0), 1), std::invalid_argument);
+}
