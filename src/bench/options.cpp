@@ -109,6 +109,9 @@ Options parse_options(const std::vector<std::string>& args) {
   app.add_option("-n,--iters", o.iters);
   app.add_option("-w,--warmup_iters", o.warmup);
   app.add_option("-c,--check", check);
+  app.add_option("-a,--average", o.average);
+  app.add_option("--bootstrap", o.bootstrap);
+  app.add_option("--bootstrap-timeout", o.bootstrap_timeout);
   app.add_option("-d,--datatype", d);
   app.add_option("-o,--op", op);
   app.add_option("--collective", coll);
@@ -151,6 +154,11 @@ Options parse_options(const std::vector<std::string>& args) {
   if (o.warmup < 0 || o.warmup > 100000) throw UsageError("-w: warm-up iterations must be 0..100000");
   if (check != 0 && check != 1) throw UsageError("-c: expected 0 or 1");
   o.check = check == 1;
+  if (o.average < 0 || o.average > 3) throw UsageError("-a: expected 0 (rank 0), 1 (mean), 2 (min) or 3 (max)");
+  if (o.bootstrap != "auto" && o.bootstrap != "threads" && o.bootstrap != "env" && o.bootstrap != "mpi")
+    throw UsageError("--bootstrap: expected auto, threads, env or mpi, got '" + o.bootstrap + "'");
+  if (!(o.bootstrap_timeout >= 0) || o.bootstrap_timeout > 86400)
+    throw UsageError("--bootstrap-timeout: expected seconds in 0..86400");
   o.dtype = model_arg([&] { return model::parse_dtype(d); }, "-d");
   o.op = model_arg([&] { return model::parse_redop(op); }, "-o");
   o.coll = model_arg([&] { return model::parse_collective(coll); }, "--collective");

@@ -34,6 +34,7 @@ struct Options {
   int iters = 20;                          ///< -n
   int warmup = 5;                          ///< -w
   bool check = true;                       ///< -c
+  int average = 3;                         ///< -a: a sample over ranks: 0 rank 0, 1 mean, 2 min, 3 max
   model::DType dtype = model::DType::F32;  ///< -d (collective)
   model::RedOp op = model::RedOp::Sum;     ///< -o
   // long names
@@ -51,6 +52,8 @@ struct Options {
   int green_sms = 0;                       ///< compute in a green-context SM partition (0: none)
   int nccl_min_ctas = -1, nccl_max_ctas = -1, nccl_cta_policy = -1, nccl_cga_cluster = -1;
   std::string json_path, csv_path;         ///< "-" = stdout
+  std::string bootstrap = "auto";          ///< auto | threads | env | mpi (src/bootstrap)
+  double bootstrap_timeout = 0;            ///< seconds (0: CCO_BOOTSTRAP_TIMEOUT or 120)
   bool quiet = false;
   std::vector<std::string> argv;           ///< as given, for the record
 };

@@ -75,7 +75,9 @@ std::string format_header(const Report& r) {
       << " (" << d.value("sms", 0) << " SMs)\n";
   o << "# compute: " << r.compute << "\n";
   o << "# collective: " << r.collective << " " << r.dtype << " " << r.redop << "\n";
-  o << "# times in us: median over samples, a sample being the max over ranks; spread = IQR/median\n";
+  const char* agg[] = {"rank 0's time", "the mean over ranks", "the min over ranks", "the max over ranks"};
+  const int a = r.config.contains("average") ? r.config["average"].get<int>() : 3;
+  o << "# times in us: median over samples, a sample being " << agg[a & 3] << "; spread = IQR/median\n";
   for (const auto& n : r.notes) o << "# note: " << n << "\n";
   return o.str();
 }
@@ -144,6 +146,8 @@ nlohmann::json options_json(const Options& o) {
   j["iters"] = o.iters;
   j["warmup_iters"] = o.warmup;
   j["check"] = o.check;
+  j["average"] = o.average;
+  j["bootstrap"] = o.bootstrap;
   j["datatype"] = model::to_string(o.dtype);
   j["op"] = model::to_string(o.op);
   j["collective"] = model::to_string(o.coll);

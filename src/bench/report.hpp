@@ -50,6 +50,7 @@ struct Report {
   std::string host;
   std::string bootstrap = "threads";
   int nranks = 0;
+  bool writer = true;          ///< this process prints and writes the report (rank 0's)
   nlohmann::json versions = nlohmann::json::object();
   nlohmann::json devices = nlohmann::json::array();  ///< one object per rank
   nlohmann::json config = nlohmann::json::object();  ///< the options as understood

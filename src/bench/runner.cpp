@@ -8,6 +8,7 @@
 #include <ostream>
 
 #include "bootstrap/bootstrap.hpp"
+#include "model/metrics.hpp"
 #include "model/occupancy.hpp"
 #include "runtime/check.hpp"
 #include "runtime/comm.hpp"
@@ -182,10 +183,28 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
   std::string why;
   const int ndev = rt::device_count(&why);
   if (ndev == 0) throw NoGpu("cco bench needs a CUDA GPU and none is usable here (" + why + ")");
-  const int ngpus = o.ngpus == 0 ? ndev : o.ngpus;
-  if (ngpus > ndev)
-    throw UsageError("-g " + std::to_string(ngpus) + ": only " + std::to_string(ndev) +
+  // Ranks: threads in this process, or one process per rank from a launcher (src/bootstrap).
+  boot::LaunchOptions lo;
+  lo.mode = o.bootstrap;
+  lo.threads = o.ngpus == 0 ? ndev : o.ngpus;
+  lo.timeout_s = o.bootstrap_timeout;
+  // Every rank must run the same workload and the same number of rounds: the options are the
+  // job key the ranks compare when they meet.
+  lo.job_key = options_json(o).dump();
+  std::unique_ptr<boot::Launcher> launcher;
+  try {
+    launcher = boot::make_launcher(lo, boot::current_environment());
+  } catch (const boot::ConfigError& e) {
+    throw UsageError(e.what());
+  }
+  const bool threads_mode = launcher->mode() == "threads";
+  if (threads_mode && lo.threads > ndev)
+    throw UsageError("-g " + std::to_string(lo.threads) + ": only " + std::to_string(ndev) +
                      " GPU(s) visible");
+  if (!threads_mode && o.ngpus > 1)
+    throw UsageError("-g " + std::to_string(o.ngpus) + " conflicts with " + launcher->mode() +
+                     ": each process drives one GPU there (leave -g out)");
+  const int ngpus = launcher->size();
 
   Report rep;
   rep.argv = o.argv;
@@ -223,17 +242,30 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
                        "' (checked: sum, min, max); use -c 0");
   }
 
-  boot::ThreadLauncher launcher(ngpus);
-  rep.bootstrap = launcher.mode();
+  rep.bootstrap = launcher->mode();
+  rep.writer = launcher->first_rank() == 0;
   const auto all_sizes = sizes(o);
+  const auto aggregate = [&](boot::Group& g, std::vector<double>& v) {
+    switch (o.average) {
+      case 0: g.broadcast(v.data(), v.size() * sizeof(double), 0); break;
+      case 1:
+        g.allreduce(v, boot::Group::Op::Sum);
+        for (auto& x : v) x /= g.size();
+        break;
+      case 2: g.allreduce(v, boot::Group::Op::Min); break;
+      default: g.allreduce(v, boot::Group::Op::Max);
+    }
+  };
 
-  launcher.run([&](boot::Group& g) {
+  launcher->run([&](boot::Group& g) {
     const bool lead = g.rank() == 0;
-    CCO_CUDA_CHECK(cudaSetDevice(g.device()));
-    const auto info = rt::device_info(g.device());
+    // In process modes device() is the local rank: map it onto the GPUs this process sees.
+    const int device = threads_mode ? g.device() : g.device() % ndev;
+    CCO_CUDA_CHECK(cudaSetDevice(device));
+    const auto info = rt::device_info(device);
     const auto& lim = info.limits;
     {
-      nlohmann::json d = {{"rank", g.rank()},       {"device", g.device()},
+      nlohmann::json d = {{"rank", g.rank()},       {"device", device},
                           {"name", info.name},      {"pci_bus_id", info.pci_bus_id},
                           {"sms", lim.sm_count},    {"arch", lim.arch},
                           {"host", rep.host},       {"memory_bytes", info.total_mem},
@@ -333,7 +365,7 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
     }
     std::vector<std::unique_ptr<rt::SmPartition>> parts(1);
     for (std::size_t i = 1; i < green_keys.size(); ++i) {
-      parts.push_back(std::make_unique<rt::SmPartition>(g.device(), green_keys[i]));
+      parts.push_back(std::make_unique<rt::SmPartition>(device, green_keys[i]));
       if (parts.back()->sms() != green_keys[i])
         notes.push_back("green partition of " + std::to_string(green_keys[i]) + " SMs holds " +
                         std::to_string(parts.back()->sms()) + " (the driver's granularity is " +
@@ -421,11 +453,12 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
         }
       }
 
-      // A sample is the max over ranks of the same iteration; wrong elements add up.
+      // A sample aggregates the ranks' times of the same iteration (-a; max by default);
+      // wrong elements add up.
       for (auto& slot : slots) {
-        g.allreduce(slot.total, boot::Group::Op::Max);
-        g.allreduce(slot.comp, boot::Group::Op::Max);
-        g.allreduce(slot.comm, boot::Group::Op::Max);
+        aggregate(g, slot.total);
+        aggregate(g, slot.comp);
+        aggregate(g, slot.comm);
       }
       std::vector<double> w(wrong.begin(), wrong.end());
       for (auto x : wrong_alone) w.push_back(static_cast<double>(x));

@@ -43,6 +43,7 @@ int bench_main(const std::vector<std::string>& args) {
         std::fflush(table);
       },
       std::cerr);
+  if (!rep.writer) return 0;  // another process (rank 0) prints and writes the report
   std::fputs(bench::format_footer(rep).c_str(), table);
   write_file(opt.json_path, bench::to_json(rep).dump(1) + "\n");
   write_file(opt.csv_path, bench::to_csv(rep));

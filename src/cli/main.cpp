@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "bench/options.hpp"
+#include "bootstrap/bootstrap.hpp"
 #include "cli/commands.hpp"
 #include "cli/help_text.hpp"  // generated from docs/cli/*.md
 #include "model/limits.hpp"
@@ -74,6 +75,9 @@ int main(int argc, char** argv) {
       return 2;
     } catch (const bench::UsageError& e) {
       std::fprintf(stderr, "cco %s: error: %s (see cco %s --help)\n", c.name, e.what(), c.name);
+      return 2;
+    } catch (const boot::ConfigError& e) {
+      std::fprintf(stderr, "cco %s: error: %s\n", c.name, e.what());
       return 2;
     } catch (const model::Error& e) {
       std::fprintf(stderr, "cco %s: error: %s\n", c.name, e.what());

@@ -127,7 +127,9 @@ void write_text(const std::string& path, const std::string& text) {
   if (!f) throw std::runtime_error("cannot write '" + path + "' (disk full?)");
 }
 
-std::string us(int64_t ns) { return fmt::format("{:.1f}", static_cast<double>(ns) / 1e3); }
+std::string us(int64_t ns) {
+  return fmt::format("{:.1f}", static_cast<double>(ns) / 1e3);
+}
 
 std::string analysis_row(const model::OverlapAnalysis& a) {
   const std::string rank = a.rank >= 0 ? std::to_string(a.rank) : "all";
@@ -140,8 +142,8 @@ std::string analysis_row(const model::OverlapAnalysis& a) {
       std::isnan(a.efficiency) ? "n/a" : fmt::format("{:.2f}", a.efficiency));
 }
 
-std::string format_analysis(const model::Trace& t, const model::TraceAnalysis& an,
-                            int64_t origin, const Args& a) {
+std::string format_analysis(const model::Trace& t, const model::TraceAnalysis& an, int64_t origin,
+                            const Args& a) {
   std::string o = "# ccoverlap report (trace analysis, docs/TRACE.md)\n# input: " + t.source + "\n";
   std::size_t comm = 0;
   for (const auto& k : t.kernels) comm += k.category == model::KernelCategory::Communication;
@@ -185,8 +187,7 @@ std::string format_analysis(const model::Trace& t, const model::TraceAnalysis& a
   if (w.length() > 0)
     o += fmt::format(
         "# longest wait for SMs: rank {} stream {}: {} waited {} us from {} us ({})\n", w.rank,
-        w.stream, report::short_kernel_name(w.kernel, 80), us(w.length()),
-        us(w.begin_ns - origin),
+        w.stream, report::short_kernel_name(w.kernel, 80), us(w.length()), us(w.begin_ns - origin),
         w.method == "launch" ? "ready = launch timestamp or end of the stream's previous kernel"
                              : "no launch timestamps: ready = end of the stream's previous kernel, "
                                "an upper bound");
@@ -203,9 +204,9 @@ int report_trace(const Args& a, const std::vector<json>& docs) {
   model::Trace t = parts.size() == 1 ? parts.front() : model::merge_traces(parts);
   if (t.kernels.empty())
     throw model::Error(t.source + ": no GPU kernel events in the trace" +
-                       (t.dropped_records ? fmt::format(" ({} records were dropped)",
-                                                        t.dropped_records)
-                                          : std::string()));
+                       (t.dropped_records
+                            ? fmt::format(" ({} records were dropped)", t.dropped_records)
+                            : std::string()));
   model::fill_blocks_per_sm(t);
   int64_t origin = t.kernels.front().start_ns;
   for (const auto& k : t.kernels) origin = std::min(origin, k.start_ns);
@@ -214,8 +215,10 @@ int report_trace(const Args& a, const std::vector<json>& docs) {
   if (a.to_us) opt.to_ns = origin + std::llround(*a.to_us * 1e3);
   const auto an = model::analyze(t, opt);
   if (t.dropped_records)
-    std::fprintf(stderr, "cco report: warning: %llu records were dropped while tracing; the "
-                 "trace is incomplete\n", static_cast<unsigned long long>(t.dropped_records));
+    std::fprintf(stderr,
+                 "cco report: warning: %llu records were dropped while tracing; the "
+                 "trace is incomplete\n",
+                 static_cast<unsigned long long>(t.dropped_records));
 
   json j = model::analysis_to_json(an);
   j["inputs"] = a.files;

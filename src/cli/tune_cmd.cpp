@@ -86,6 +86,7 @@ int tune_main(const std::vector<std::string>& args) {
   t.bench.iters = std::max(t.bench.iters, 30);  // the final round decides: at least 30 samples
 
   const auto res = tune::run_tune(t, std::cerr);
+  if (!res.writer) return 0;  // rank 0 prints and writes
   std::printf("# cco tune: %s%s\n", res.from_cache ? "from the cache " : "",
               res.cache_file.empty() ? "" : res.cache_file.c_str());
   std::fputs(res.table.c_str(), stdout);

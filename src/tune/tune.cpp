@@ -10,6 +10,7 @@
 #include <ostream>
 
 #include "bench/runner.hpp"
+#include "bootstrap/bootstrap.hpp"
 #include "runtime/device.hpp"
 
 namespace cco::tune {
@@ -112,8 +113,17 @@ TuneResult run_tune(const TuneOptions& o, std::ostream& progress) {
   const nlohmann::json versions = {{"cuda_driver", v.driver}, {"cuda_runtime", v.runtime},
                                    {"nccl", v.nccl}, {"cublaslt", v.cublas}};
   const std::string key = cache_key(devices, versions, ngpus, o.bench, o.space);
+  // One process per rank: every rank must take the same path, and their caches may differ
+  // (other nodes), so only threads mode reads or writes the cache; rank 0 alone writes files.
+  const auto launch = boot::parse_launch_env(boot::current_environment());
+  const bool multi_process = o.bench.bootstrap == "env" || o.bench.bootstrap == "mpi" ||
+                             (o.bench.bootstrap == "auto" && launch && launch->world_size > 1);
+  res.writer = !multi_process || (launch && launch->rank == 0);
+  const bool use_cache = o.use_cache && !multi_process;
+  if (o.use_cache && multi_process)
+    progress << "# tune: the cache is not used with one process per rank" << std::endl;
   std::string cache_dir;
-  if (o.use_cache) {
+  if (use_cache) {
     cache_dir = resolve_cache_dir(o.cache_dir);
     res.cache_file = (fs::path(cache_dir) / ("tune-" + key + ".json")).string();
     if (!o.retune && fs::exists(res.cache_file)) {
@@ -212,7 +222,7 @@ TuneResult run_tune(const TuneOptions& o, std::ostream& progress) {
   }
   const auto& seq_row = fin.rows.front();
   res.table = format_tried(tried, best, seq_row.t_seq.median(), model::ideal(seq_row.times()));
-  if (o.use_cache) {
+  if (use_cache) {
     std::ofstream f(res.cache_file);
     if (!f) throw bench::UsageError("--cache: cannot write '" + res.cache_file + "'");
     f << nlohmann::json{{"cache_key", key}, {"plan", res.plan}, {"table", res.table}}.dump(1) << "\n";

@@ -27,6 +27,7 @@ struct TuneOptions {
 struct TuneResult {
   nlohmann::json plan;           ///< plan_json() of the choice
   bool from_cache = false;
+  bool writer = true;            ///< this process writes the plan (rank 0 under a launcher)
   std::string cache_file;
   std::string table;             ///< the final round, formatted
 };
