@@ -6,13 +6,15 @@
 
 #include "bench/options.hpp"
 #include "bench/report.hpp"
+#ifdef CCO_HAVE_CUDA
 #include "bench/runner.hpp"
+#endif
 #include "cli/commands.hpp"
 
 namespace cco::cli {
 namespace {
 
-void write_file(const std::string& path, const std::string& text) {
+[[maybe_unused]] void write_file(const std::string& path, const std::string& text) {
   if (path.empty()) return;
   if (path == "-") {
     std::fputs(text.c_str(), stdout);
@@ -28,6 +30,9 @@ void write_file(const std::string& path, const std::string& text) {
 
 int bench_main(const std::vector<std::string>& args) {
   const auto opt = bench::parse_options(args);
+#ifndef CCO_HAVE_CUDA
+  throw std::runtime_error("this cco was built without CUDA (CCO_ENABLE_CUDA=OFF)");
+#else
   // With a machine-readable format on stdout, the table goes to stderr so stdout stays parseable.
   FILE* table = (opt.json_path == "-" || opt.csv_path == "-") ? stderr : stdout;
   bool header_done = false;
@@ -54,6 +59,7 @@ int bench_main(const std::vector<std::string>& args) {
     return 1;
   }
   return 0;
+#endif
 }
 
 }  // namespace cco::cli

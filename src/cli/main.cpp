@@ -26,14 +26,6 @@ bool wants_help(const std::vector<std::string>& args) {
   return false;
 }
 
-#ifndef CCO_HAVE_CUDA
-int bench_main(const std::vector<std::string>&) {
-  throw std::runtime_error("this cco was built without CUDA (CCO_ENABLE_CUDA=OFF)");
-}
-int tune_main(const std::vector<std::string>&) {
-  throw std::runtime_error("this cco was built without CUDA (CCO_ENABLE_CUDA=OFF)");
-}
-#endif
 
 }  // namespace cco::cli
 

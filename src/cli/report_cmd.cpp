@@ -193,6 +193,15 @@ std::string format_analysis(const model::Trace& t, const model::TraceAnalysis& a
                                "an upper bound");
   else
     o += "# longest wait for SMs: none seen\n";
+  std::size_t shown = 0;
+  for (const auto& m : t.marks) {
+    if (++shown > 50) {
+      o += fmt::format("# ... {} marks in all (--json lists them)\n", t.marks.size());
+      break;
+    }
+    o += fmt::format("# mark at {} us: {}{}\n", us(m.ts_ns - origin), m.name,
+                     m.rank >= 0 ? fmt::format(" (rank {})", m.rank) : std::string());
+  }
   for (const auto& n : t.notes) o += "# note: " + n + "\n";
   return o;
 }
@@ -222,6 +231,11 @@ int report_trace(const Args& a, const std::vector<json>& docs) {
 
   json j = model::analysis_to_json(an);
   j["inputs"] = a.files;
+  json marks = json::array();
+  for (const auto& m : t.marks)
+    marks.push_back({{"name", m.name}, {"rank", m.rank}, {"ts_ns", m.ts_ns},
+                     {"after_first_kernel_us", static_cast<double>(m.ts_ns - origin) / 1e3}});
+  j["marks"] = marks;
   j["time_origin_ns"] = origin;
   j["window_ns"] = {{"from", opt.from_ns ? json(*opt.from_ns) : json(nullptr)},
                     {"to", opt.to_ns ? json(*opt.to_ns) : json(nullptr)}};

@@ -85,6 +85,9 @@ int tune_main(const std::vector<std::string>& args) {
     throw Usage("cco tune tunes one collective size: give -b only");
   t.bench.iters = std::max(t.bench.iters, 30);  // the final round decides: at least 30 samples
 
+#ifndef CCO_HAVE_CUDA
+  throw std::runtime_error("this cco was built without CUDA (CCO_ENABLE_CUDA=OFF)");
+#else
   const auto res = tune::run_tune(t, std::cerr);
   if (!res.writer) return 0;  // rank 0 prints and writes
   std::printf("# cco tune: %s%s\n", res.from_cache ? "from the cache " : "",
@@ -106,6 +109,7 @@ int tune_main(const std::vector<std::string>& args) {
     f << res.plan.dump(1) << "\n";
   }
   return 0;
+#endif
 }
 
 }  // namespace cco::cli

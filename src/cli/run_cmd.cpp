@@ -1,0 +1,241 @@
+// cco run: the preload library's launcher. See run_cmd.hpp and docs/cli/run.md.
+#include "cli/run_cmd.hpp"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+
+#include "cli/commands.hpp"
+#include "model/limits.hpp"
+
+namespace cco::cli {
+namespace {
+
+constexpr const char* kLibName = "libcco_preload.so";
+
+bool is_file(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string absolute(const std::string& p) {
+  char buf[PATH_MAX];
+  if (::realpath(p.c_str(), buf)) return buf;
+  return p;
+}
+
+std::string dir_of(const std::string& p) {
+  const auto slash = p.rfind('/');
+  return slash == std::string::npos ? "." : p.substr(0, slash);
+}
+
+std::string self_exe() {
+  char buf[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return "";
+  buf[n] = '\0';
+  return buf;
+}
+
+// Single-quoted for a POSIX shell, only when needed.
+std::string shell_quote(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                                        "@%_-+=:,./") == std::string::npos)
+    return s;
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+bool truthy(const char* v) {
+  if (!v) return false;
+  const std::string s = v;
+  return !(s.empty() || s == "0" || s == "false" || s == "no" || s == "off" || s == "FALSE" ||
+           s == "NO" || s == "OFF");
+}
+
+}  // namespace
+
+RunOptions parse_run_args(const std::vector<std::string>& args) {
+  RunOptions o;
+  std::size_t i = 1;
+  auto value = [&](const std::string& flag, std::size_t& at) -> std::string {
+    const std::string& a = args[at];
+    if (a.size() > flag.size() && a.compare(0, flag.size() + 1, flag + "=") == 0)
+      return a.substr(flag.size() + 1);
+    if (at + 1 >= args.size() || args[at + 1] == "--")
+      throw Usage(flag + " needs a value");
+    return args[++at];
+  };
+  auto is = [&](const std::string& a, const std::string& flag) {
+    return a == flag || a.rfind(flag + "=", 0) == 0;
+  };
+  for (; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") {
+      ++i;
+      break;
+    }
+    if (a.empty() || a[0] != '-') break;  // the command starts here
+    if (is(a, "--policy")) {
+      o.policy = value("--policy", i);
+      if (o.policy.empty()) throw Usage("--policy needs a value");
+    } else if (is(a, "--plan")) {
+      o.plan_file = value("--plan", i);
+      if (o.plan_file.empty()) throw Usage("--plan needs a value");
+    } else if (is(a, "--lib")) {
+      o.lib = value("--lib", i);
+      if (o.lib.empty()) throw Usage("--lib needs a value");
+    } else if (a == "--stats") {
+      o.stats = true;
+    } else if (a == "-v" || a == "--verbose") {
+      o.verbose = true;
+    } else if (a == "--dry-run") {
+      o.dry_run = true;
+    } else {
+      throw Usage("unknown option '" + a + "'");
+    }
+  }
+  o.command.assign(args.begin() + static_cast<std::ptrdiff_t>(std::min(i, args.size())), args.end());
+  if (!o.policy.empty() && !o.plan_file.empty())
+    throw Usage("--policy and --plan conflict: give one");
+  if (o.command.empty()) throw Usage("no command to run (cco run [options] -- CMD [ARGS...])");
+  return o;
+}
+
+std::vector<EnvChange> run_environment(const RunOptions& opts, const plan::Plan& plan,
+                                       const std::string& plan_path, const std::string& lib_path,
+                                       const std::function<const char*(const char*)>& getenv,
+                                       std::vector<std::string>* warnings) {
+  std::vector<EnvChange> out;
+  // LD_PRELOAD: append (the dynamic loader takes ':' or ' ' as separators), once.
+  const char* pre = getenv("LD_PRELOAD");
+  std::string list = pre ? pre : "";
+  bool present = false;
+  {
+    std::size_t start = 0;
+    while (start <= list.size()) {
+      std::size_t end = list.find_first_of(": ", start);
+      if (end == std::string::npos) end = list.size();
+      const std::string item = list.substr(start, end - start);
+      if (!item.empty() && (item == lib_path || absolute(item) == lib_path)) present = true;
+      start = end + 1;
+    }
+  }
+  if (!present) out.push_back({"LD_PRELOAD", list.empty() ? lib_path : list + ":" + lib_path});
+  if (!plan_path.empty()) {
+    out.push_back({"CCO_PLAN", plan_path});
+    out.push_back({"CCO_POLICY", std::nullopt});
+  } else {
+    out.push_back({"CCO_POLICY", opts.policy.empty() ? std::string(plan::kDefaultPolicy) : opts.policy});
+    out.push_back({"CCO_PLAN", std::nullopt});
+  }
+  if (opts.stats) out.push_back({"CCO_STATS", "1"});
+  if (opts.verbose) out.push_back({"CCO_VERBOSE", "1"});
+  if (warnings && truthy(getenv("CCO_DISABLE")))
+    warnings->push_back(std::string("CCO_DISABLE=") + getenv("CCO_DISABLE") +
+                        " is set: the library will change nothing");
+  for (const auto& [name, value] : plan.environment) {
+    const char* have = getenv(name.c_str());
+    if (have && value != have) {
+      if (warnings)
+        warnings->push_back("keeping " + name + "=" + have + " from the environment (the plan asks for " +
+                            value + ")");
+      continue;
+    }
+    if (!have) out.push_back({name, value});
+  }
+  return out;
+}
+
+std::string find_preload_library(const std::string& exe, const std::string& explicit_lib,
+                                 const char* env_lib) {
+  if (!explicit_lib.empty()) {
+    if (!is_file(explicit_lib)) throw std::runtime_error("--lib " + explicit_lib + ": no such file");
+    return absolute(explicit_lib);
+  }
+  if (env_lib && *env_lib) {
+    if (!is_file(env_lib))
+      throw std::runtime_error(std::string("CCO_PRELOAD_LIB=") + env_lib + ": no such file");
+    return absolute(env_lib);
+  }
+  const std::string dir = dir_of(exe);
+  std::string looked;
+  for (const char* rel : {"", "../preload/", "../lib/", "../lib64/"}) {
+    const std::string p = dir + "/" + rel + kLibName;
+    if (is_file(p)) return absolute(p);
+    looked += (looked.empty() ? "" : ", ") + (dir + "/" + rel);
+  }
+  throw std::runtime_error(std::string(kLibName) + " not found (looked in " + looked +
+                           "); pass --lib PATH or set CCO_PRELOAD_LIB");
+}
+
+int run_main(const std::vector<std::string>& args) {
+  const RunOptions o = parse_run_args(args);
+
+  plan::Plan plan;
+  std::string plan_path;
+  if (!o.plan_file.empty()) {
+    try {
+      plan = plan::load(o.plan_file);
+    } catch (const plan::Error& e) {
+      throw model::Error(e.what());
+    }
+    plan_path = absolute(o.plan_file);
+  } else {
+    try {
+      plan = plan::from_policy(o.policy.empty() ? plan::kDefaultPolicy : o.policy);
+    } catch (const plan::Error& e) {
+      throw Usage(std::string("--policy: ") + e.what());
+    }
+  }
+
+  const std::string lib = find_preload_library(self_exe(), o.lib, ::getenv("CCO_PRELOAD_LIB"));
+  // The dynamic loader only warns ("cannot be preloaded ... ignored") and runs the program
+  // without the library; check here so that cannot pass unnoticed.
+  if (void* h = ::dlopen(lib.c_str(), RTLD_LAZY | RTLD_LOCAL)) {
+    ::dlclose(h);
+  } else {
+    const char* why = ::dlerror();
+    throw std::runtime_error("cannot load " + lib + ": " + (why ? why : "unknown error"));
+  }
+
+  std::vector<std::string> warnings;
+  const auto changes = run_environment(
+      o, plan, plan_path, lib, [](const char* n) { return static_cast<const char*>(::getenv(n)); },
+      &warnings);
+  for (const auto& w : warnings) std::fprintf(stderr, "cco run: warning: %s\n", w.c_str());
+
+  if (o.dry_run) {
+    for (const auto& c : changes) {
+      if (c.value) std::printf("%s=%s\n", c.name.c_str(), shell_quote(*c.value).c_str());
+      else std::printf("unset %s\n", c.name.c_str());
+    }
+    std::string line;
+    for (const auto& a : o.command) line += (line.empty() ? "" : " ") + shell_quote(a);
+    std::printf("%s\n", line.c_str());
+    return 0;
+  }
+
+  for (const auto& c : changes) {
+    if (c.value) ::setenv(c.name.c_str(), c.value->c_str(), 1);
+    else ::unsetenv(c.name.c_str());
+  }
+  std::vector<char*> argv;
+  for (const auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  std::fflush(nullptr);
+  ::execvp(argv[0], argv.data());
+  const int err = errno;
+  std::fprintf(stderr, "cco run: error: cannot run '%s': %s\n", o.command[0].c_str(), std::strerror(err));
+  return err == ENOENT ? 127 : 126;
+}
+
+}  // namespace cco::cli

@@ -1,0 +1,57 @@
+// cco run: starts a program with libcco_preload.so preloaded and its configuration in the
+// environment (docs/cli/run.md). GPU-free: it only sets variables and execs the program, so the
+// program's exit code and signals are its own.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "plan/plan.hpp"
+
+namespace cco::cli {
+
+/// `cco run ...` (args[0] == "run"). Bad flags throw Usage (exit 2), a bad plan throws
+/// model::Error (exit 2), a missing library throws std::runtime_error (exit 1). On success it
+/// does not return (exec); when the command cannot be started it prints one line and returns
+/// 127 (not found) or 126 (not executable), like a shell.
+int run_main(const std::vector<std::string>& args);
+
+struct RunOptions {
+  std::string policy;     ///< --policy NAME
+  std::string plan_file;  ///< --plan FILE
+  std::string lib;        ///< --lib PATH
+  bool stats = false;     ///< --stats
+  bool verbose = false;   ///< -v, --verbose
+  bool dry_run = false;   ///< --dry-run: print the environment and the command, run nothing
+  std::vector<std::string> command;  ///< CMD ARGS...
+};
+
+/// Parses args[1..]: options up to "--" or the first word that is not an option, then the
+/// command. Throws Usage for unknown options, missing values, --policy with --plan, no command.
+RunOptions parse_run_args(const std::vector<std::string>& args);
+
+/// One change to the environment of the command.
+struct EnvChange {
+  std::string name;
+  std::optional<std::string> value;  ///< nullopt: unset
+};
+
+/// What `cco run` changes in the environment, in order: LD_PRELOAD (the library appended to an
+/// existing list unless already there), CCO_POLICY or CCO_PLAN (the other one unset), CCO_STATS
+/// and CCO_VERBOSE when asked, then the plan's variables, except those the user already set to
+/// another value (kept; one warning line each in `warnings`). `plan_path` is the absolute path
+/// of --plan (empty with a policy).
+std::vector<EnvChange> run_environment(const RunOptions& opts, const plan::Plan& plan,
+                                       const std::string& plan_path, const std::string& lib_path,
+                                       const std::function<const char*(const char*)>& getenv,
+                                       std::vector<std::string>* warnings);
+
+/// The library to preload: --lib, else $CCO_PRELOAD_LIB, else libcco_preload.so next to the cco
+/// binary `exe` (same folder, ../preload, ../lib, ../lib64). Absolute. Throws std::runtime_error
+/// naming the places it looked.
+std::string find_preload_library(const std::string& exe, const std::string& explicit_lib,
+                                 const char* env_lib);
+
+}  // namespace cco::cli
