@@ -8,8 +8,10 @@
 #include "bench/report.hpp"
 #ifdef CCO_HAVE_CUDA
 #include "bench/runner.hpp"
+#include "bench/step_bench.hpp"
 #endif
 #include "cli/commands.hpp"
+#include "model/step.hpp"
 
 namespace cco::cli {
 namespace {
@@ -28,7 +30,36 @@ namespace {
 
 }  // namespace
 
+/// `cco bench --workload FILE`: a training step from a workload file (docs/WORKLOADS.md).
+/// --validate needs no GPU.
+int workload_main(const std::vector<std::string>& args, const model::StepArgs& sa) {
+  if (sa.validate) {
+    const auto step = model::load_step(sa.workload, sa.load_options());
+    std::fputs(model::validation_summary(step, sa.check).c_str(), stdout);
+    return 0;
+  }
+#ifndef CCO_HAVE_CUDA
+  (void)args;
+  throw std::runtime_error("this cco was built without CUDA (CCO_ENABLE_CUDA=OFF)");
+#else
+  const auto so = bench::parse_step_options(args);
+  const auto rep = bench::run_step(so, std::cerr);
+  const auto& c = so.common;
+  FILE* table = (c.json_path == "-" || c.csv_path == "-") ? stderr : stdout;
+  std::fputs(bench::format_step_report(rep).c_str(), table);
+  write_file(c.json_path, bench::step_report_json(rep).dump(1) + "\n");
+  write_file(c.csv_path, bench::step_report_csv(rep));
+  if (rep.wrong() > 0) {
+    std::fprintf(stderr, "cco bench: error: %llu wrong elements under overlap (see #wrong)\n", rep.wrong());
+    return 1;
+  }
+  return 0;
+#endif
+}
+
 int bench_main(const std::vector<std::string>& args) {
+  const auto sa = model::split_step_args(args);
+  if (!sa.workload.empty()) return workload_main(args, sa);
   const auto opt = bench::parse_options(args);
 #ifndef CCO_HAVE_CUDA
   throw std::runtime_error("this cco was built without CUDA (CCO_ENABLE_CUDA=OFF)");

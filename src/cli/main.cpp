@@ -9,6 +9,8 @@
 #include "bootstrap/bootstrap.hpp"
 #include "cli/commands.hpp"
 #include "cli/help_text.hpp"  // generated from docs/cli/*.md
+#include "cli/report_cmd.hpp"
+#include "cli/run_cmd.hpp"
 #include "model/limits.hpp"
 
 #ifdef CCO_HAVE_CUDA
@@ -53,7 +55,9 @@ int main(int argc, char** argv) {
   const Cmd cmds[] = {{"info", cli::help::info, cli::info_main},
                       {"plan", cli::help::plan, cli::plan_main},
                       {"bench", cli::help::bench, cli::bench_main},
-                      {"tune", cli::help::tune, cli::tune_main}};
+                      {"tune", cli::help::tune, cli::tune_main},
+                      {"run", cli::help::run, cli::run_main},
+                      {"report", cli::help::report, cli::report_main}};
   for (const auto& c : cmds) {
     if (cmd != c.name) continue;
     if (cli::wants_help(args)) {
@@ -84,7 +88,7 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  std::fprintf(stderr, "cco: error: unknown command '%s' (commands: info, plan, bench, tune; see cco --help)\n",
+  std::fprintf(stderr, "cco: error: unknown command '%s' (commands: info, plan, bench, tune, run, report; see cco --help)\n",
                cmd.c_str());
   return 2;
 }

@@ -111,7 +111,7 @@ json read_json_file(const std::string& path) {
   const std::string text = ss.str();
   try {
     return json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
     std::string what = e.what();
     if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
     if (text.find_first_not_of(" \t\r\n") == std::string::npos) what = "the file is empty";
@@ -233,7 +233,9 @@ int report_trace(const Args& a, const std::vector<json>& docs) {
   j["inputs"] = a.files;
   json marks = json::array();
   for (const auto& m : t.marks)
-    marks.push_back({{"name", m.name}, {"rank", m.rank}, {"ts_ns", m.ts_ns},
+    marks.push_back({{"name", m.name},
+                     {"rank", m.rank},
+                     {"ts_ns", m.ts_ns},
                      {"after_first_kernel_us", static_cast<double>(m.ts_ns - origin) / 1e3}});
   j["marks"] = marks;
   j["time_origin_ns"] = origin;

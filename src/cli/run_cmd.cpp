@@ -14,6 +14,9 @@
 
 #include "cli/commands.hpp"
 #include "model/limits.hpp"
+#ifdef CCO_HAVE_CUDA
+#include "runtime/device.hpp"
+#endif
 
 namespace cco::cli {
 namespace {
@@ -46,8 +49,9 @@ std::string self_exe() {
 
 // Single-quoted for a POSIX shell, only when needed.
 std::string shell_quote(const std::string& s) {
-  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-                                        "@%_-+=:,./") == std::string::npos)
+  if (!s.empty() &&
+      s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                          "@%_-+=:,./") == std::string::npos)
     return s;
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -70,8 +74,7 @@ RunOptions parse_run_args(const std::vector<std::string>& args) {
     const std::string& a = args[at];
     if (a.size() > flag.size() && a.compare(0, flag.size() + 1, flag + "=") == 0)
       return a.substr(flag.size() + 1);
-    if (at + 1 >= args.size() || args[at + 1] == "--")
-      throw Usage(flag + " needs a value");
+    if (at + 1 >= args.size() || args[at + 1] == "--") throw Usage(flag + " needs a value");
     return args[++at];
   };
   auto is = [&](const std::string& a, const std::string& flag) {
@@ -99,11 +102,14 @@ RunOptions parse_run_args(const std::vector<std::string>& args) {
       o.verbose = true;
     } else if (a == "--dry-run") {
       o.dry_run = true;
+    } else if (a == "--force") {
+      o.force = true;
     } else {
       throw Usage("unknown option '" + a + "'");
     }
   }
-  o.command.assign(args.begin() + static_cast<std::ptrdiff_t>(std::min(i, args.size())), args.end());
+  o.command.assign(args.begin() + static_cast<std::ptrdiff_t>(std::min(i, args.size())),
+                   args.end());
   if (!o.policy.empty() && !o.plan_file.empty())
     throw Usage("--policy and --plan conflict: give one");
   if (o.command.empty()) throw Usage("no command to run (cco run [options] -- CMD [ARGS...])");
@@ -134,7 +140,8 @@ std::vector<EnvChange> run_environment(const RunOptions& opts, const plan::Plan&
     out.push_back({"CCO_PLAN", plan_path});
     out.push_back({"CCO_POLICY", std::nullopt});
   } else {
-    out.push_back({"CCO_POLICY", opts.policy.empty() ? std::string(plan::kDefaultPolicy) : opts.policy});
+    out.push_back(
+        {"CCO_POLICY", opts.policy.empty() ? std::string(plan::kDefaultPolicy) : opts.policy});
     out.push_back({"CCO_PLAN", std::nullopt});
   }
   if (opts.stats) out.push_back({"CCO_STATS", "1"});
@@ -146,8 +153,8 @@ std::vector<EnvChange> run_environment(const RunOptions& opts, const plan::Plan&
     const char* have = getenv(name.c_str());
     if (have && value != have) {
       if (warnings)
-        warnings->push_back("keeping " + name + "=" + have + " from the environment (the plan asks for " +
-                            value + ")");
+        warnings->push_back("keeping " + name + "=" + have +
+                            " from the environment (the plan asks for " + value + ")");
       continue;
     }
     if (!have) out.push_back({name, value});
@@ -158,7 +165,8 @@ std::vector<EnvChange> run_environment(const RunOptions& opts, const plan::Plan&
 std::string find_preload_library(const std::string& exe, const std::string& explicit_lib,
                                  const char* env_lib) {
   if (!explicit_lib.empty()) {
-    if (!is_file(explicit_lib)) throw std::runtime_error("--lib " + explicit_lib + ": no such file");
+    if (!is_file(explicit_lib))
+      throw std::runtime_error("--lib " + explicit_lib + ": no such file");
     return absolute(explicit_lib);
   }
   if (env_lib && *env_lib) {
@@ -177,6 +185,33 @@ std::string find_preload_library(const std::string& exe, const std::string& expl
                            "); pass --lib PATH or set CCO_PRELOAD_LIB");
 }
 
+/// A plan measured elsewhere (made_for) is refused on another device or other versions, unless
+/// --force: tuned settings do not carry over blindly.
+void check_made_for(const plan::Plan& plan, const RunOptions& o) {
+  if (!plan.made_for.set || o.force) return;
+  std::vector<std::string> diff;
+#ifdef CCO_HAVE_CUDA
+  if (rt::device_count() > 0) {
+    const auto info = rt::device_info(0);
+    const auto v = rt::versions();
+    diff = plan::made_for_mismatch(plan.made_for, info.name, info.limits.sm_count,
+                                   {{"cuda_driver", v.driver},
+                                    {"cuda_runtime", v.runtime},
+                                    {"nccl", v.nccl},
+                                    {"cublaslt", v.cublas}});
+  } else {
+    diff.push_back("no GPU visible to check it against");
+  }
+#else
+  diff.push_back("this cco was built without CUDA and cannot check it");
+#endif
+  if (diff.empty()) return;
+  std::string list;
+  for (const auto& d : diff) list += (list.empty() ? "" : "; ") + d;
+  throw Usage("plan " + o.plan_file + " was made for " + plan.made_for.device + ", not this machine (" +
+              list + "): re-tune with `cco tune`, or pass --force to apply it anyway");
+}
+
 int run_main(const std::vector<std::string>& args) {
   const RunOptions o = parse_run_args(args);
 
@@ -189,6 +224,7 @@ int run_main(const std::vector<std::string>& args) {
       throw model::Error(e.what());
     }
     plan_path = absolute(o.plan_file);
+    check_made_for(plan, o);
   } else {
     try {
       plan = plan::from_policy(o.policy.empty() ? plan::kDefaultPolicy : o.policy);
@@ -215,18 +251,25 @@ int run_main(const std::vector<std::string>& args) {
 
   if (o.dry_run) {
     for (const auto& c : changes) {
-      if (c.value) std::printf("%s=%s\n", c.name.c_str(), shell_quote(*c.value).c_str());
-      else std::printf("unset %s\n", c.name.c_str());
+      if (c.value)
+        std::printf("%s=%s\n", c.name.c_str(), shell_quote(*c.value).c_str());
+      else
+        std::printf("unset %s\n", c.name.c_str());
     }
     std::string line;
-    for (const auto& a : o.command) line += (line.empty() ? "" : " ") + shell_quote(a);
+    for (const auto& a : o.command) {
+      if (!line.empty()) line.push_back(' ');
+      line.append(shell_quote(a));
+    }
     std::printf("%s\n", line.c_str());
     return 0;
   }
 
   for (const auto& c : changes) {
-    if (c.value) ::setenv(c.name.c_str(), c.value->c_str(), 1);
-    else ::unsetenv(c.name.c_str());
+    if (c.value)
+      ::setenv(c.name.c_str(), c.value->c_str(), 1);
+    else
+      ::unsetenv(c.name.c_str());
   }
   std::vector<char*> argv;
   for (const auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
@@ -234,7 +277,8 @@ int run_main(const std::vector<std::string>& args) {
   std::fflush(nullptr);
   ::execvp(argv[0], argv.data());
   const int err = errno;
-  std::fprintf(stderr, "cco run: error: cannot run '%s': %s\n", o.command[0].c_str(), std::strerror(err));
+  std::fprintf(stderr, "cco run: error: cannot run '%s': %s\n", o.command[0].c_str(),
+               std::strerror(err));
   return err == ENOENT ? 127 : 126;
 }
 

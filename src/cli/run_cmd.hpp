@@ -25,6 +25,7 @@ struct RunOptions {
   bool stats = false;     ///< --stats
   bool verbose = false;   ///< -v, --verbose
   bool dry_run = false;   ///< --dry-run: print the environment and the command, run nothing
+  bool force = false;     ///< --force: apply a plan made for another device or other versions
   std::vector<std::string> command;  ///< CMD ARGS...
 };
 

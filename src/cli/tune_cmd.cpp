@@ -93,7 +93,7 @@ int tune_main(const std::vector<std::string>& args) {
   std::printf("# cco tune: %s%s\n", res.from_cache ? "from the cache " : "",
               res.cache_file.empty() ? "" : res.cache_file.c_str());
   std::fputs(res.table.c_str(), stdout);
-  const auto& c = res.plan["choice"];
+  const auto& c = res.plan["tuning"]["choice"];
   std::printf("# chosen: %s  (%.1f us, reduction %.1f%%, efficiency %.2f)\n",
               c.value("label", std::string("?")).c_str(), c.value("t_us", 0.0),
               100 * c.value("reduction", 0.0), c.value("efficiency", 0.0));

@@ -196,14 +196,27 @@ nlohmann::json plan_json(const bench::Report& rep, const std::vector<Tried>& tri
   j["schema"] = "ccoverlap.plan";
   j["schema_version"] = "1.0.0";
   j["policy"] = "tuned";
-  j["made_by"] = "cco tune";
-  j["date"] = rep.date;
-  j["cache_key"] = key;
-  j["device"] = {{"name", rep.devices.empty() ? "" : rep.devices[0].value("name", "")},
-                 {"sms", rep.devices.empty() ? 0 : rep.devices[0].value("sms", 0)},
-                 {"nranks", rep.nranks}};
-  j["versions"] = rep.versions;
-  j["workload"] = rep.config;
+  j["description"] = "cco tune: " + b.spec.label() + " for " + rep.compute + " || " + rep.collective;
+  // What `cco run` and the library can apply: residency, priority, NCCL's CTA budget. The
+  // cuBLASLt SM target and green partitions apply to launches we make (cco bench); they are
+  // recorded under "tuning" and noted when chosen.
+  if (bench::is_shape(b.spec.mode) && b.blocks_per_sm > 0)
+    j["shaping"] = {{"default", b.blocks_per_sm}};
+  j["priority"] = {{"nccl", bench::is_priority(b.spec.mode) ? "high" : "default"}};
+  nlohmann::json env = nlohmann::json::object();
+  if (b.spec.nccl_ctas > 0) {
+    env["NCCL_MIN_CTAS"] = std::to_string(b.spec.nccl_ctas);
+    env["NCCL_MAX_CTAS"] = std::to_string(b.spec.nccl_ctas);
+  }
+  j["environment"] = env;
+  nlohmann::json versions = nlohmann::json::object();
+  for (const char* k : {"cuda_driver", "cuda_runtime", "nccl", "cublaslt"})
+    if (rep.versions.contains(k)) versions[k] = rep.versions[k];
+  j["made_for"] = {{"device", rep.devices.empty() ? "" : rep.devices[0].value("name", "")},
+                   {"sms", rep.devices.empty() ? 0 : rep.devices[0].value("sms", 0)},
+                   {"nranks", rep.nranks},
+                   {"versions", versions}};
+  j["generated_by"] = "cco tune";
   nlohmann::json c;
   c["label"] = b.spec.label();
   c["mode"] = bench::to_string(b.spec.mode);
@@ -216,7 +229,6 @@ nlohmann::json plan_json(const bench::Report& rep, const std::vector<Tried>& tri
   c["t_us"] = b.t_us;
   c["reduction"] = b.reduction;
   c["efficiency"] = b.efficiency;
-  j["choice"] = c;
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& t : tried)
     rows.push_back({{"label", t.spec.label()},
@@ -228,7 +240,12 @@ nlohmann::json plan_json(const bench::Report& rep, const std::vector<Tried>& tri
                     {"blocks_per_sm", t.blocks_per_sm},
                     {"pad_bytes", t.pad},
                     {"predicted", t.predicted}});
-  j["tried"] = rows;
+  nlohmann::json notes = nlohmann::json::array();
+  if (b.spec.gemm_sms > 0 || b.spec.green_sms > 0)
+    notes.push_back("the chosen compute SM budget applies to launches cco makes (cco bench); "
+                    "`cco run` applies the plan's priority, residency and NCCL CTAs only");
+  j["tuning"] = {{"date", rep.date}, {"cache_key", key}, {"workload", rep.config},
+                 {"choice", c},      {"tried", rows},    {"notes", notes}};
   return j;
 }
 

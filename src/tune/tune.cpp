@@ -130,7 +130,7 @@ TuneResult run_tune(const TuneOptions& o, std::ostream& progress) {
       std::ifstream f(res.cache_file);
       try {
         auto j = nlohmann::json::parse(f);
-        if (j.value("cache_key", "") == key && j.contains("plan")) {
+        if (j.value("cache_key", "") == key && j.contains("plan") && j["plan"].contains("tuning")) {
           res.plan = j["plan"];
           res.table = j.value("table", "");
           res.from_cache = true;
@@ -209,14 +209,14 @@ TuneResult run_tune(const TuneOptions& o, std::ostream& progress) {
   const auto tried = tried_from(fin, predicted);
   const auto best = pick_best(tried);
   res.plan = plan_json(fin, tried, best, key);
-  res.plan["notes"] = space_notes;
-  res.plan["search"] = {{"space_size", space_size},
+  for (const auto& n : space_notes) res.plan["tuning"]["notes"].push_back(n);
+  res.plan["tuning"]["search"] = {{"space_size", space_size},
                         {"screen_iters", o.screen_iters},
                         {"final_iters", final_opts.iters},
                         {"seconds", std::chrono::duration<double>(Clock::now() - t0).count()}};
   // A choice on the edge of the searched budgets says the space should go further.
   if (best_spec_on_edge(tried[best].spec, screened)) {
-    res.plan["notes"].push_back("the chosen SM budget is the smallest searched: try lower --sm-budgets");
+    res.plan["tuning"]["notes"].push_back("the chosen SM budget is the smallest searched: try lower --sm-budgets");
     progress << "# tune: the chosen SM budget is the smallest searched; lower --sm-budgets may do better"
              << std::endl;
   }

@@ -25,7 +25,7 @@ expect() {
 
 # Help is the docs page, byte for byte.
 "$cco" --help | cmp -s - "$docs/cco.md" || fail "cco --help differs from docs/cli/cco.md"
-for c in plan info bench tune; do
+for c in plan info bench tune run report; do
   "$cco" $c --help | cmp -s - "$docs/$c.md" || fail "cco $c --help differs from docs/cli/$c.md"
   "$cco" $c -h | cmp -s - "$docs/$c.md" || fail "cco $c -h differs from docs/cli/$c.md"
 done
@@ -73,6 +73,29 @@ expect 2 "cco bench option" -- tune --modes shape
 expect 2 "one collective size" -- tune -b 1M -e 4M
 expect 2 "--plan needs a value" -- tune --plan
 expect 2 "unknown collective" -- tune --collective nope
+
+# bench --workload --validate needs no GPU; errors point at the line
+root=$(cd "$(dirname "$0")/../.." && pwd)
+for w in "$root"/workloads/*.json; do
+  "$cco" bench --workload "$w" --validate >"$tmp/v" 2>&1 || fail "validate $(basename "$w"): $(head -3 "$tmp/v")"
+done
+printf '{"schema": "ccoverlap.workload", "schema_version": "1.0.0",\n "bogus": 1}\n' >"$tmp/bad.json"
+expect 2 "bad.json:2:[0-9]+: .*bogus" -- bench --workload "$tmp/bad.json" --validate
+
+# report: unreadable input is one line, exit 2; a recorded bench JSON gives a chart
+expect 2 "nonexistent" -- report "$tmp/nonexistent.json"
+"$cco" report "$root/docs/results/2026-11-22-h200x2/builtin2048x2_ar256M.json" --svg "$tmp/sweep.svg" >/dev/null 2>&1 \
+  || fail "report of a recorded bench JSON"
+grep -q "<svg" "$tmp/sweep.svg" 2>/dev/null || fail "report --svg wrote no SVG"
+
+# run: a tuned plan (made_for) is not applied blindly
+cat >"$tmp/tuned.json" <<'PLAN'
+{"schema": "ccoverlap.plan", "schema_version": "1.0.0", "policy": "tuned",
+ "priority": {"nccl": "high"}, "made_for": {"device": "Some Other GPU", "sms": 7}}
+PLAN
+expect 2 "made for Some Other GPU" -- run --plan "$tmp/tuned.json" -- true
+"$cco" run --plan "$tmp/tuned.json" --force --dry-run -- true >/dev/null 2>&1 || fail "run --force --dry-run with a made_for plan"
+expect 2 "conflict" -- run --policy off --plan "$tmp/tuned.json" -- true
 
 if nvidia-smi -L >/dev/null 2>&1; then
   "$cco" info >"$tmp/info" || fail "cco info failed on a GPU machine"

@@ -165,13 +165,22 @@ TEST(Plan, PickBestAndRecord) {
   EXPECT_EQ(j.at("schema"), "ccoverlap.plan");
   EXPECT_EQ(j.at("schema_version"), "1.0.0");
   EXPECT_EQ(j.at("policy"), "tuned");
-  EXPECT_EQ(j.at("device").at("name"), "NVIDIA H200");
-  EXPECT_EQ(j.at("choice").at("mode"), "shape+priority");
-  EXPECT_EQ(j.at("choice").at("blocks_per_sm"), 3);
-  EXPECT_EQ(j.at("choice").at("pad_bytes"), 40449);
-  EXPECT_EQ(j.at("choice").at("priority"), true);
-  EXPECT_EQ(j.at("tried").size(), 3u);
-  EXPECT_EQ(j.at("tried")[2].at("label"), "priority ctas=32");
+  EXPECT_EQ(j.at("made_for").at("device"), "NVIDIA H200");
+  EXPECT_EQ(j.at("made_for").at("versions").at("nccl"), "2.28.9");
+  EXPECT_EQ(j.at("shaping").at("default"), 3);
+  EXPECT_EQ(j.at("priority").at("nccl"), "high");
+  const auto& t = j.at("tuning");
+  EXPECT_EQ(t.at("choice").at("mode"), "shape+priority");
+  EXPECT_EQ(t.at("choice").at("blocks_per_sm"), 3);
+  EXPECT_EQ(t.at("choice").at("pad_bytes"), 40449);
+  EXPECT_EQ(t.at("choice").at("priority"), true);
+  EXPECT_EQ(t.at("tried").size(), 3u);
+  EXPECT_EQ(t.at("tried")[2].at("label"), "priority ctas=32");
+  // the CTA budget of a choice becomes NCCL's environment for programs under cco run
+  const auto j2 = tune::plan_json(rep, tried, 2, "0123456789abcdef");
+  EXPECT_EQ(j2.at("environment").at("NCCL_MIN_CTAS"), "32");
+  EXPECT_EQ(j2.at("environment").at("NCCL_MAX_CTAS"), "32");
+  EXPECT_FALSE(j2.contains("shaping"));
   // round trip through text
   EXPECT_EQ(nlohmann::json::parse(j.dump()), j);
 }

@@ -27,13 +27,13 @@ TEST(TuneGpu, SmallPairGivesAValidPlanAndCaches) {
   EXPECT_EQ(p.at("schema"), "ccoverlap.plan");
   EXPECT_EQ(p.at("policy"), "tuned");
   double concurrent = 0;
-  for (const auto& row : p.at("tried"))
+  for (const auto& row : p.at("tuning").at("tried"))
     if (row.at("label") == "concurrent") concurrent = row.at("t_us");
   ASSERT_GT(concurrent, 0) << "concurrent must be among the finalists";
-  EXPECT_LE(p.at("choice").at("t_us").get<double>(), concurrent);
-  EXPECT_GT(p.at("search").at("space_size").get<int>(), 4);
+  EXPECT_LE(p.at("tuning").at("choice").at("t_us").get<double>(), concurrent);
+  EXPECT_GT(p.at("tuning").at("search").at("space_size").get<int>(), 4);
   const auto again = tune::run_tune(t, progress);
   EXPECT_TRUE(again.from_cache);
-  EXPECT_EQ(again.plan.at("choice"), p.at("choice"));
+  EXPECT_EQ(again.plan.at("tuning").at("choice"), p.at("tuning").at("choice"));
   std::filesystem::remove_all(dir);
 }

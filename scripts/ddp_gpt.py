@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""DDP training of a GPT-style model with random weights and random tokens (no downloads).
+
+Run with torchrun, plainly or under `cco run`:
+    torchrun --nproc-per-node 2 scripts/ddp_gpt.py --steps 15
+    cco run --policy shape+priority:model -- torchrun --nproc-per-node 2 scripts/ddp_gpt.py
+
+Rank 0 prints one line per step and a final line:
+    result: mode=ddp median_step_ms=... loss_checksum=sha256:... param_checksum=...
+The checksums cover every step's loss (exact float bits) and the final weights: with the same
+arguments they must be identical whatever ccoverlap does (it never changes results).
+
+Everything is deterministic: fixed seeds, torch.use_deterministic_algorithms, no index-based
+backward (token embedding and loss use one-hot matmuls and products), attention written out as
+matmul + softmax. Modes:
+    ddp           DistributedDataParallel (gradient all-reduce overlapped with backward)
+    compute-only  the same steps without gradient all-reduce (model.no_sync())
+    comm-only     only the all-reduces DDP would do (25 MB buckets of the gradient size)
+"""
+import argparse
+import hashlib
+import math
+import os
+import statistics
+import struct
+import time
+
+# Deterministic cuBLAS: must be set before CUDA starts.
+os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+
+def one_hot(idx, n, dtype):
+    # scatter_ into a tensor that needs no gradient: one write per row, deterministic.
+    return torch.zeros(*idx.shape, n, dtype=dtype, device=idx.device).scatter_(-1, idx.unsqueeze(-1), 1.0)
+
+
+class Block(nn.Module):
+    def __init__(self, d, heads):
+        super().__init__()
+        self.heads = heads
+        self.ln1 = nn.LayerNorm(d)
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        self.ln2 = nn.LayerNorm(d)
+        self.fc = nn.Linear(d, 4 * d)
+        self.out = nn.Linear(4 * d, d)
+
+    def forward(self, x, mask):
+        b, t, d = x.shape
+        h = self.heads
+        q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
+        q = q.view(b, t, h, d // h).transpose(1, 2)
+        k = k.view(b, t, h, d // h).transpose(1, 2)
+        v = v.view(b, t, h, d // h).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(d // h))
+        att = att.masked_fill(mask[:, :, :t, :t], float("-inf"))
+        att = torch.softmax(att.float(), dim=-1).to(q.dtype)
+        y = (att @ v).transpose(1, 2).reshape(b, t, d)
+        x = x + self.proj(y)
+        x = x + self.out(F.gelu(self.fc(self.ln2(x))))
+        return x
+
+
+class GPT(nn.Module):
+    def __init__(self, vocab, d, layers, heads, seq):
+        super().__init__()
+        self.vocab = vocab
+        self.wte = nn.Parameter(torch.randn(vocab, d) * 0.02)
+        self.wpe = nn.Parameter(torch.randn(seq, d) * 0.01)
+        self.blocks = nn.ModuleList(Block(d, heads) for _ in range(layers))
+        self.ln_f = nn.LayerNorm(d)
+        self.register_buffer("mask", torch.ones(seq, seq, dtype=torch.bool).triu(1)[None, None])
+
+    def forward(self, tokens, targets):
+        b, t = tokens.shape
+        # One-hot matmuls instead of embedding lookups: their backward is a GEMM, deterministic.
+        x = one_hot(tokens, self.vocab, torch.bfloat16) @ self.wte + self.wpe[:t]
+        for blk in self.blocks:
+            x = blk(x, self.mask)
+        logits = self.ln_f(x) @ self.wte.t()  # tied output head
+        logp = torch.log_softmax(logits.float(), dim=-1)
+        return -(logp * one_hot(targets, self.vocab, torch.float32)).sum(-1).mean()
+
+
+def fhex(x):
+    return float(x).hex()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--layers", type=int, default=16)
+    ap.add_argument("--d-model", type=int, default=1024)
+    ap.add_argument("--heads", type=int, default=16)
+    ap.add_argument("--vocab", type=int, default=32768)
+    ap.add_argument("--seq", type=int, default=512)
+    ap.add_argument("--batch", type=int, default=8, help="sequences per rank per step")
+    ap.add_argument("--steps", type=int, default=15, help="timed steps")
+    ap.add_argument("--warmup", type=int, default=3, help="untimed steps first (also checksummed)")
+    ap.add_argument("--mode", choices=["ddp", "compute-only", "comm-only"], default="ddp")
+    ap.add_argument("--bucket-mb", type=float, default=25.0, help="DDP bucket_cap_mb")
+    args = ap.parse_args()
+
+    dist.init_process_group("nccl")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    local = int(os.environ.get("LOCAL_RANK", rank))
+    torch.cuda.set_device(local)
+    dev = torch.device("cuda", local)
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+
+    torch.manual_seed(1234)  # same initial weights on every rank (DDP broadcasts rank 0's anyway)
+    model = GPT(args.vocab, args.d_model, args.layers, args.heads, args.seq).to(dev)
+    nparams = sum(p.numel() for p in model.parameters())
+    gen = torch.Generator(device="cpu").manual_seed(1000 + rank)
+    total = args.warmup + args.steps
+    data = [torch.randint(0, args.vocab, (args.batch, args.seq + 1), generator=gen) for _ in range(total)]
+
+    if args.mode == "comm-only":
+        bucket = max(1, int(args.bucket_mb * 1024 * 1024 / 4))
+        sizes = [min(bucket, nparams - i) for i in range(0, nparams, bucket)]
+        bufs = [torch.ones(n, device=dev) for n in sizes]
+    else:
+        # compute-only uses the same wrapper under no_sync(), so both run the same kernels.
+        net = nn.parallel.DistributedDataParallel(model, device_ids=[local], bucket_cap_mb=args.bucket_mb,
+                                                  broadcast_buffers=False)
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.0, foreach=True)
+
+    if rank == 0:
+        print(f"# ddp_gpt: mode={args.mode} params={nparams / 1e6:.1f}M world={world} batch={args.batch} "
+              f"seq={args.seq} layers={args.layers} d_model={args.d_model} steps={args.steps} "
+              f"warmup={args.warmup} torch={torch.__version__} nccl={'.'.join(map(str, torch.cuda.nccl.version()))} "
+              f"TORCH_NCCL_HIGH_PRIORITY={os.environ.get('TORCH_NCCL_HIGH_PRIORITY', '')} "
+              f"LD_PRELOAD={os.environ.get('LD_PRELOAD', '')} CCO_POLICY={os.environ.get('CCO_POLICY', '')}",
+              flush=True)
+
+    losses, times = [], []
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    for step in range(total):
+        dist.barrier()
+        torch.cuda.synchronize()
+        start.record()
+        if args.mode == "comm-only":
+            works = [dist.all_reduce(b, async_op=True) for b in bufs]
+            for w in works:
+                w.wait()
+            loss = torch.zeros((), device=dev)
+        else:
+            chunk = data[step].to(dev, non_blocking=True)
+            tokens, targets = chunk[:, :-1], chunk[:, 1:]
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                if args.mode == "compute-only":
+                    with net.no_sync():
+                        loss = net(tokens, targets)
+                        loss.backward()
+                else:
+                    loss = net(tokens, targets)
+                    loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+        end.record()
+        torch.cuda.synchronize()
+        ms = torch.tensor([start.elapsed_time(end)], device=dev)
+        dist.all_reduce(ms, op=dist.ReduceOp.MAX)  # a step is as slow as its slowest rank
+        # Every rank's loss, in rank order: the checksum covers all of them.
+        all_loss = [torch.zeros((), device=dev) for _ in range(world)]
+        dist.all_gather(all_loss, loss.detach().float())
+        vals = [x.item() for x in all_loss]
+        losses.append(vals)
+        if step >= args.warmup:
+            times.append(ms.item())
+        if rank == 0:
+            print(f"step {step:3d} loss {vals[0]:.6f} ({fhex(vals[0])}) step_ms {ms.item():.3f}"
+                  f"{'' if step >= args.warmup else ' (warmup)'}", flush=True)
+
+    h = hashlib.sha256()
+    for vals in losses:
+        for v in vals:
+            h.update(struct.pack("<d", v))
+    if args.mode == "comm-only":
+        psum = sum(float(b.double().sum()) for b in bufs)
+    else:
+        psum = sum(float(p.detach().double().sum()) for p in model.parameters())
+    times.sort()
+    med = statistics.median(times)
+    p10 = times[max(0, int(0.1 * (len(times) - 1)))]
+    p90 = times[int(0.9 * (len(times) - 1))]
+    if rank == 0:
+        print(f"result: mode={args.mode} median_step_ms={med:.3f} p10_ms={p10:.3f} p90_ms={p90:.3f} "
+              f"loss_checksum=sha256:{h.hexdigest()[:16]} param_checksum={fhex(psum)} "
+              f"final_loss={losses[-1][0]:.6f}", flush=True)
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

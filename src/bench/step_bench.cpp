@@ -1,0 +1,719 @@
+#include "bench/step_bench.hpp"
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <map>
+#include <ostream>
+#include <set>
+#include <sstream>
+
+#include "bench/runner.hpp"
+#include "bootstrap/bootstrap.hpp"
+#include "model/occupancy.hpp"
+#include "runtime/check.hpp"
+#include "runtime/comm.hpp"
+#include "runtime/device.hpp"
+#include "workloads/step_exec.hpp"
+
+namespace cco::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string iso_now() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+std::string host_name() {
+  char buf[256] = {0};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, sep)) out.push_back(item);
+  if (!s.empty() && s.back() == sep) out.emplace_back();
+  return out;
+}
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+nlohmann::json timing_json(const Timing& t) {
+  const auto s = t.summary();
+  return {{"median", s.median},  {"p25", s.p25}, {"p75", s.p75},
+          {"min", s.min},        {"max", s.max}, {"spread", s.n ? s.rel_iqr() : 0.0},
+          {"samples", t.samples}};
+}
+
+nlohmann::json rows_to_json(const std::vector<RowSpec>& rows) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& r : rows) j.push_back({static_cast<int>(r.mode), r.blocks_per_sm, r.pad});
+  return j;
+}
+
+std::vector<RowSpec> rows_from_json(const nlohmann::json& j) {
+  std::vector<RowSpec> out;
+  for (const auto& x : j) {
+    RowSpec r;
+    r.mode = static_cast<Mode>(x[0].get<int>());
+    r.blocks_per_sm = x[1];
+    r.pad = x[2];
+    out.push_back(r);
+  }
+  return out;
+}
+
+/// A shapeable kernel of the step: its footprint as launched and its occupancy.
+struct Kernel {
+  const void* fn = nullptr;
+  std::string name;
+  model::Footprint fp;
+  int natural_bps = 0;
+};
+
+/// A row as planned: the padding of each shapeable kernel.
+struct PlannedRow {
+  RowSpec spec;
+  std::vector<int64_t> pads;  // per Kernel
+  std::string shaping;
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Options
+// ---------------------------------------------------------------------------------------------
+
+StepOptions parse_step_options(const std::vector<std::string>& args) {
+  model::StepArgs sa;
+  try {
+    sa = model::split_step_args(args);
+  } catch (const model::Error& e) {
+    throw UsageError(e.what());
+  }
+  if (sa.workload.empty()) throw UsageError("--workload FILE is missing");
+  if (sa.validate)
+    throw UsageError("--validate checks the file without running it (model::load_step)");
+  if (sa.gpu_memory > 0)
+    throw UsageError("--gpu-memory goes with --validate (a run checks the GPUs' own memory)");
+  static const std::set<std::string> not_here = {
+      "-b",     "--minbytes",   "-e",      "--maxbytes",  "-f",           "--stepfactor",
+      "-d",     "--datatype",   "-o",      "--op",        "--collective", "--compute",
+      "--gemm", "--gemm-dtype", "--count", "--mem-bytes", "--gemm-sms",   "--green-sms"};
+  for (std::size_t i = 1; i < sa.rest.size(); ++i) {
+    const std::string& x = sa.rest[i];
+    const std::string flag = x.substr(0, x.find('='));
+    if (not_here.count(flag) ||
+        (x.size() > 2 && x[0] == '-' && x[1] != '-' && not_here.count(x.substr(0, 2))))
+      throw UsageError(flag +
+                       " does not apply to --workload: the workload file sets sizes and types (use "
+                       "--param NAME=VALUE)");
+  }
+  StepOptions so;
+  so.workload = sa.workload;
+  so.params = sa.params;
+  Options& o = so.common;
+  o.argv = args;
+  CLI::App app{"cco bench --workload", "bench"};
+  app.set_help_flag();
+  app.allow_extras(false);
+  std::string modes, bps, pads;
+  int check = 1;
+  app.add_option("-g,--ngpus", o.ngpus);
+  app.add_option("-n,--iters", o.iters);
+  app.add_option("-w,--warmup_iters", o.warmup);
+  app.add_option("-c,--check", check);
+  app.add_option("--modes", modes);
+  app.add_option("--blocks-per-sm", bps);
+  app.add_option("--pad", pads);
+  app.add_option("--nccl-min-ctas", o.nccl_min_ctas);
+  app.add_option("--nccl-max-ctas", o.nccl_max_ctas);
+  app.add_option("--nccl-cta-policy", o.nccl_cta_policy);
+  app.add_option("--nccl-cga-cluster-size", o.nccl_cga_cluster);
+  app.add_option("--json", o.json_path);
+  app.add_option("--csv", o.csv_path);
+  app.add_flag("-q,--quiet", o.quiet);
+  std::vector<std::string> rest(sa.rest.begin() + (sa.rest.empty() ? 0 : 1), sa.rest.end());
+  std::reverse(rest.begin(), rest.end());  // CLI11 takes arguments in reverse order
+  try {
+    app.parse(rest);
+  } catch (const CLI::ParseError& err) {
+    throw UsageError(err.what());
+  }
+  if (o.ngpus < 0) throw UsageError("-g: number of GPUs must be positive");
+  if (o.iters < 1 || o.iters > 100000) throw UsageError("-n: iterations must be 1..100000");
+  if (o.warmup < 0 || o.warmup > 100000)
+    throw UsageError("-w: warm-up iterations must be 0..100000");
+  if (check != 0 && check != 1) throw UsageError("-c: expected 0 or 1");
+  o.check = check == 1;
+  if (!modes.empty()) {
+    o.modes_given = true;
+    for (const auto& m : split(modes, ',')) {
+      const Mode md = parse_mode(m);
+      if (std::find(o.modes.begin(), o.modes.end(), md) == o.modes.end()) o.modes.push_back(md);
+    }
+  }
+  if (!bps.empty() && !pads.empty())
+    throw UsageError("--blocks-per-sm and --pad conflict: give one of them");
+  if (!bps.empty()) o.blocks_per_sm = parse_int_list(bps, "--blocks-per-sm");
+  for (const auto& p : pads.empty() ? std::vector<std::string>{} : split(pads, ',')) {
+    try {
+      o.pads.push_back(model::parse_bytes(p));
+    } catch (const model::Error& e) {
+      throw UsageError("--pad: " + std::string(e.what()));
+    }
+  }
+  const bool any_shape = std::any_of(o.modes.begin(), o.modes.end(), is_shape);
+  if ((!o.blocks_per_sm.empty() || !o.pads.empty()) && o.modes_given && !any_shape)
+    throw UsageError(
+        "--blocks-per-sm/--pad need a shape mode in --modes (shape or shape+priority)");
+  for (int* v : {&o.nccl_min_ctas, &o.nccl_max_ctas})
+    if (*v == 0 || *v < -1 || *v > 64)
+      throw UsageError("--nccl-min-ctas/--nccl-max-ctas: must be 1..64");
+  if (o.nccl_min_ctas > 0 && o.nccl_max_ctas > 0 && o.nccl_min_ctas > o.nccl_max_ctas)
+    throw UsageError("--nccl-min-ctas must not exceed --nccl-max-ctas");
+  if (o.nccl_cta_policy < -1 || o.nccl_cta_policy > 2)
+    throw UsageError(
+        "--nccl-cta-policy: CTAPolicy must be 0 (default), 1 (efficiency) or 2 (zero)");
+  if (o.nccl_cga_cluster < -1 || o.nccl_cga_cluster > 8)
+    throw UsageError("--nccl-cga-cluster-size: must be 0..8");
+  if (!o.json_path.empty() && o.json_path == o.csv_path && o.json_path != "-")
+    throw UsageError("--json and --csv name the same file");
+  if (o.json_path == "-" && o.csv_path == "-")
+    throw UsageError("--json - and --csv - both want standard output: give one a file");
+  return so;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report helpers
+// ---------------------------------------------------------------------------------------------
+
+unsigned long long StepReport::wrong() const {
+  unsigned long long w = 0;
+  for (const auto& r : rows) w += r.wrong;
+  return w;
+}
+
+model::OverlapTimes StepReport::times(const StepRow& row) const {
+  model::OverlapTimes t;
+  t.t_comp = t_comp.median();
+  t.t_comm = t_comm.median();
+  t.t_seq = t_seq.median();
+  t.t = row.t.median();
+  return t;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The run
+// ---------------------------------------------------------------------------------------------
+
+StepReport run_step(const StepOptions& so, std::ostream& progress) {
+  const Options& o = so.common;
+  std::string why;
+  const int ndev = rt::device_count(&why);
+  if (ndev == 0) throw NoGpu("cco bench needs a CUDA GPU and none is usable here (" + why + ")");
+  const int ngpus = o.ngpus == 0 ? ndev : o.ngpus;
+  if (ngpus > ndev)
+    throw UsageError("-g " + std::to_string(ngpus) + ": only " + std::to_string(ndev) +
+                     " GPU(s) visible");
+
+  model::StepLoadOptions lo;
+  lo.nranks = ngpus;
+  lo.overrides = so.params;
+  lo.check = o.check;
+  StepReport rep;
+  rep.step = model::load_step(so.workload, lo);
+  const model::Step& step = rep.step;
+
+  // Refused before anything runs: memory on the smallest GPU, reductions -c cannot check.
+  int64_t mem = INT64_MAX;
+  std::string mem_name;
+  for (int d = 0; d < ngpus; ++d) {
+    const auto info = rt::device_info(d);
+    if (info.total_mem < mem) {
+      mem = info.total_mem;
+      mem_name = info.name;
+    }
+  }
+  model::check_memory(step, mem, o.check);
+  if (o.check)
+    for (const auto& op : step.ops)
+      if (op.kind == model::OpKind::Collective &&
+          (op.coll == model::Collective::AllReduce ||
+           op.coll == model::Collective::ReduceScatter) &&
+          (op.redop == model::RedOp::Prod || op.redop == model::RedOp::Avg))
+        throw model::StepError(step.file, op.pos,
+                               "-c 1 cannot verify reduction '" +
+                                   std::string(model::to_string(op.redop)) + "' of collective '" +
+                                   op.id + "' (checked: sum, min, max); use -c 0");
+
+  rep.argv = o.argv;
+  rep.date = iso_now();
+  rep.host = host_name();
+  rep.nranks = ngpus;
+  rep.checked = o.check;
+  rep.memory_bytes = model::layout_step(step, o.check).total;
+  rep.config = {{"workload", so.workload},
+                {"ngpus", ngpus},
+                {"iters", o.iters},
+                {"warmup", o.warmup},
+                {"check", o.check},
+                {"modes_given", o.modes_given},
+                {"blocks_per_sm", o.blocks_per_sm},
+                {"pads", o.pads},
+                {"nccl_min_ctas", o.nccl_min_ctas},
+                {"nccl_max_ctas", o.nccl_max_ctas},
+                {"nccl_cta_policy", o.nccl_cta_policy},
+                {"nccl_cga_cluster_size", o.nccl_cga_cluster}};
+  {
+    nlohmann::json modes = nlohmann::json::array();
+    for (Mode m : o.modes) modes.push_back(to_string(m));
+    rep.config["modes"] = modes;
+    nlohmann::json params = nlohmann::json::object();
+    for (const auto& [k, v] : so.params) params[k] = v;
+    rep.config["params"] = params;
+  }
+  const auto v = rt::versions();
+  rep.versions = {{"cuda_driver", v.driver},
+                  {"cuda_runtime", v.runtime},
+                  {"nccl", v.nccl},
+                  {"cublaslt", v.cublas},
+                  {"ccoverlap", "0.1.0"}};
+  rt::CommConfig cc;
+  cc.min_ctas = o.nccl_min_ctas;
+  cc.max_ctas = o.nccl_max_ctas;
+  cc.cta_policy = o.nccl_cta_policy;
+  cc.cga_cluster_size = o.nccl_cga_cluster;
+
+  const std::size_t nops = step.ops.size();
+  std::vector<PlannedRow> rows_out;  // rank 0's, for the report
+  boot::ThreadLauncher launcher(ngpus);
+  rep.bootstrap = launcher.mode();
+
+  launcher.run([&](boot::Group& g) {
+    const bool lead = g.rank() == 0;
+    CCO_CUDA_CHECK(cudaSetDevice(g.device()));
+    const auto info = rt::device_info(g.device());
+    const auto& lim = info.limits;
+    {
+      nlohmann::json d = {{"rank", g.rank()},
+                          {"device", g.device()},
+                          {"name", info.name},
+                          {"pci_bus_id", info.pci_bus_id},
+                          {"sms", lim.sm_count},
+                          {"arch", lim.arch},
+                          {"host", rep.host},
+                          {"memory_bytes", info.total_mem},
+                          {"stream_priority_range", {info.least_priority, info.greatest_priority}}};
+      const auto all = g.allgather(d.dump());
+      if (lead)
+        for (const auto& s : all) rep.devices.push_back(nlohmann::json::parse(s));
+    }
+    ncclUniqueId id{};
+    if (lead) id = rt::make_unique_id();
+    g.broadcast(&id, sizeof id, 0);
+    rt::Comm comm(id, g.size(), g.rank(), cc);
+    wl::StepExecOptions eo;
+    eo.check = o.check;
+    wl::StepExec ex(step, comm, eo);
+
+    // Shapeable kernels (one per distinct __global__ function) and the rows, chosen on rank 0.
+    std::vector<Kernel> kernels;
+    for (std::size_t i = 0; i < nops; ++i) {
+      if (!ex.shapeable(i)) continue;
+      const void* fn = ex.kernel(i);
+      if (std::any_of(kernels.begin(), kernels.end(), [&](const Kernel& k) { return k.fn == fn; }))
+        continue;
+      Kernel k;
+      k.fn = fn;
+      const auto& op = step.ops[i];
+      k.name = op.is_membound() ? std::string("membound")
+                                : std::string("builtin gemm ") + model::to_string(op.dtype);
+      k.fp = rt::footprint_of(fn, ex.threads(i), 0);
+      k.natural_bps = model::occupancy(lim, k.fp).blocks_per_sm;
+      kernels.push_back(k);
+    }
+    std::vector<std::string> notes;
+    int natural = 0;
+    for (const auto& k : kernels) natural = std::max(natural, k.natural_bps);
+    std::string rows_text;
+    if (lead) {
+      if (kernels.empty())
+        notes.push_back(
+            "no op launches a kernel of ours (GEMMs on cuBLASLt, no memory-bound ops): "
+            "shape modes left out; --param gemm=builtin where the workload has it");
+      const auto specs = expand_rows(o, !kernels.empty(), natural, &notes);
+      rows_text = rows_to_json(specs).dump();
+    }
+    const auto specs = rows_from_json(nlohmann::json::parse(g.allgather(rows_text)[0]));
+    std::vector<PlannedRow> planned;
+    for (const auto& s : specs) {
+      PlannedRow p{s, std::vector<int64_t>(kernels.size(), 0), {}};
+      if (is_shape(s.mode)) {
+        for (std::size_t ki = 0; ki < kernels.size(); ++ki) {
+          const auto& k = kernels[ki];
+          int64_t pad = 0;
+          if (s.pad >= 0) {
+            pad = s.pad;
+          } else {
+            const auto plan = model::plan_padding(lim, k.fp, s.blocks_per_sm);
+            if (!plan.reachable && lead) notes.push_back(k.name + ": " + plan.note);
+            pad = plan.extra;
+          }
+          model::Footprint padded = k.fp;
+          padded.dynamic_smem += pad;
+          int bps = 0;
+          try {
+            bps = model::occupancy(lim, padded).blocks_per_sm;
+          } catch (const model::Error& e) {
+            throw UsageError("--pad " + model::format_bytes(pad) + " for " + k.name + ": " +
+                             e.what());
+          }
+          rt::allow_dynamic_smem(k.fn, pad);
+          const int drv = rt::driver_occupancy(k.fn, k.fp.threads, padded.dynamic_smem);
+          if (drv != bps && lead)
+            notes.push_back(k.name + " pad " + std::to_string(pad) + ": model says " +
+                            std::to_string(bps) + " blocks per SM, the driver " +
+                            std::to_string(drv));
+          p.pads[ki] = pad;
+          p.shaping += (p.shaping.empty() ? "" : ", ") + k.name + " +" + model::format_bytes(pad) +
+                       " (" + std::to_string(drv) + "/SM of " + std::to_string(k.natural_bps) + ")";
+        }
+      }
+      planned.push_back(std::move(p));
+    }
+    auto set_pads = [&](const PlannedRow* p) {
+      for (std::size_t ki = 0; ki < kernels.size(); ++ki)
+        ex.set_extra_smem_for_kernel(kernels[ki].fn, p ? p->pads[ki] : 0);
+    };
+
+    rt::Stream plain(rt::Priority::Default), side(rt::Priority::Default), low(rt::Priority::Low),
+        high(rt::Priority::High);
+    rt::Event e0, e1;
+    auto finish = [&](cudaStream_t s) {
+      e1.record(s);
+      e1.synchronize();
+      return 1e3 * static_cast<double>(e1.elapsed_ms_since(e0));
+    };
+
+    // The answers computed on one stream: the snapshot every verified run must reproduce.
+    std::vector<unsigned long long> wrong_alone(nops, 0);
+    if (o.check) {
+      ex.poison(plain.get());
+      CCO_CUDA_CHECK(cudaStreamSynchronize(plain.get()));
+      g.barrier();
+      ex.enqueue_seq(plain.get());
+      CCO_CUDA_CHECK(cudaStreamSynchronize(plain.get()));
+      ex.snapshot(plain.get());
+      wrong_alone = ex.verify(true, plain.get());
+    }
+
+    // Slots of the round-robin: op i alone (i < nops), seq, then the overlapped rows.
+    std::vector<std::size_t> overlap_rows;
+    std::size_t seq_row = planned.size();
+    for (std::size_t r = 0; r < planned.size(); ++r) {
+      if (planned[r].spec.mode == Mode::Seq)
+        seq_row = r;
+      else
+        overlap_rows.push_back(r);
+    }
+    std::vector<std::vector<double>> alone(nops), row_t(planned.size());
+    std::vector<double> seq_t;
+    // wrong[r][i]: row r's verified run, op i (r == planned.size(): the seq run).
+    std::vector<std::vector<unsigned long long>> wrong(planned.size() + 1,
+                                                       std::vector<unsigned long long>(nops, 0));
+    const int total_iters = o.warmup + o.iters;
+    auto last_print = Clock::now();
+    for (int it = 0; it < total_iters; ++it) {
+      const bool last = it == total_iters - 1, keep = it >= o.warmup;
+      for (std::size_t i = 0; i < nops; ++i) {
+        g.barrier();
+        e0.record(plain.get());
+        ex.enqueue_op(i, plain.get());
+        const double t = finish(plain.get());
+        if (keep) alone[i].push_back(t);
+      }
+      {
+        const bool verify = o.check && last;
+        if (verify) {
+          ex.poison(plain.get());
+          CCO_CUDA_CHECK(cudaStreamSynchronize(plain.get()));
+        }
+        g.barrier();
+        e0.record(plain.get());
+        ex.enqueue_seq(plain.get());
+        const double t = finish(plain.get());
+        if (keep) seq_t.push_back(t);
+        if (verify) wrong[planned.size()] = ex.verify(false, plain.get());
+      }
+      for (std::size_t r : overlap_rows) {
+        const auto& p = planned[r];
+        const bool prio = is_priority(p.spec.mode);
+        cudaStream_t sc = prio ? low.get() : plain.get();
+        cudaStream_t sm = prio ? high.get() : side.get();
+        const bool verify = o.check && last;
+        if (is_shape(p.spec.mode)) set_pads(&p);
+        if (verify) {
+          ex.poison(sc);
+          CCO_CUDA_CHECK(cudaStreamSynchronize(sc));
+        }
+        g.barrier();
+        e0.record(sc);
+        ex.enqueue_streams(sc, sm);
+        const double t = finish(sc);
+        if (is_shape(p.spec.mode)) set_pads(nullptr);
+        if (keep) row_t[r].push_back(t);
+        if (verify) wrong[r] = ex.verify(false, plain.get());
+      }
+      if (lead && !o.quiet && (Clock::now() - last_print > std::chrono::seconds(3) || last)) {
+        last_print = Clock::now();
+        progress << "# [" << step.name << "] iteration " << it + 1 << "/" << total_iters << " ("
+                 << nops << " ops alone + " << planned.size() << " modes each)" << std::endl;
+      }
+    }
+
+    // A sample is the max over ranks of one iteration; wrong elements add up over ranks.
+    for (auto& a : alone) g.allreduce(a, boot::Group::Op::Max);
+    for (auto& r : row_t) g.allreduce(r, boot::Group::Op::Max);
+    g.allreduce(seq_t, boot::Group::Op::Max);
+    std::vector<double> w;
+    for (const auto& row : wrong)
+      for (auto x : row) w.push_back(static_cast<double>(x));
+    for (auto x : wrong_alone) w.push_back(static_cast<double>(x));
+    g.allreduce(w, boot::Group::Op::Sum);
+    if (!lead) return;
+
+    auto wrong_at = [&](std::size_t r, std::size_t i) {
+      return static_cast<unsigned long long>(w[r * nops + i]);
+    };
+    const std::size_t alone_base = planned.size() + 1;
+    rep.notes = notes;
+    for (std::size_t i = 0; i < nops; ++i) {
+      const auto& op = step.ops[i];
+      StepOpResult x;
+      x.id = op.id;
+      x.kind = op.kind == model::OpKind::Collective ? model::to_string(op.coll)
+                                                    : model::to_string(op.kind);
+      x.stream = model::to_string(op.stream);
+      x.alone.samples = alone[i];
+      x.flops = op.flops();
+      x.traffic = op.traffic();
+      x.shapeable = ex.shapeable(i);
+      for (std::size_t r = 0; r <= planned.size(); ++r) x.wrong += wrong_at(r, i);
+      x.wrong += wrong_at(alone_base, i);
+      rep.ops.push_back(std::move(x));
+    }
+    rep.t_seq.samples = seq_t;
+    const std::size_t ns = seq_t.size();
+    for (std::size_t j = 0; j < ns; ++j) {
+      std::vector<double> tj(nops);
+      for (std::size_t i = 0; i < nops; ++i) tj[i] = alone[i][j];
+      rep.t_comp.samples.push_back(model::compute_time(step, tj));
+      rep.t_comm.samples.push_back(model::comm_time(step, tj));
+      rep.t_ideal.samples.push_back(model::ideal_time(step, tj));
+    }
+    for (std::size_t r = 0; r < planned.size(); ++r) {
+      StepRow row;
+      row.spec = planned[r].spec;
+      row.shaping = planned[r].shaping;
+      if (r == seq_row) {
+        row.t = rep.t_seq;
+        for (std::size_t i = 0; i < nops; ++i)
+          row.wrong += wrong_at(planned.size(), i) + wrong_at(alone_base, i);
+      } else {
+        row.t.samples = row_t[r];
+        for (std::size_t i = 0; i < nops; ++i) row.wrong += wrong_at(r, i);
+      }
+      rep.rows.push_back(std::move(row));
+    }
+    if (seq_row == planned.size()) {
+      // seq was not asked for: its verified run and the reference checks still count somewhere.
+      unsigned long long extra = 0;
+      for (std::size_t i = 0; i < nops; ++i)
+        extra += wrong_at(planned.size(), i) + wrong_at(alone_base, i);
+      if (extra > 0) {
+        if (rep.rows.empty()) rep.rows.push_back({});
+        rep.rows.front().wrong += extra;
+      }
+    }
+  });
+  return rep;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Renderings
+// ---------------------------------------------------------------------------------------------
+
+std::string format_step_report(const StepReport& r) {
+  std::ostringstream out;
+  const auto& s = r.step;
+  out << "# ccoverlap step bench: workload " << s.name << " (" << s.file << ") on " << r.nranks
+      << " rank" << (r.nranks == 1 ? "" : "s") << " (" << r.bootstrap << "), " << r.date << "\n";
+  out << "# parameters:";
+  for (const auto& p : s.params)
+    out << " " << p.name << "=" << p.value_text() << (p.overridden ? "*" : "");
+  out << "\n";
+  int gemms = 0, mems = 0, colls = 0;
+  for (const auto& op : s.ops) {
+    if (op.kind == model::OpKind::Gemm)
+      ++gemms;
+    else if (op.is_membound())
+      ++mems;
+    else
+      ++colls;
+  }
+  out << "# ops: " << s.ops.size() << " (" << gemms << " GEMMs, " << mems << " memory-bound, "
+      << colls << " collectives); device memory per rank "
+      << fmt("%.2f", static_cast<double>(r.memory_bytes) / (1 << 30)) << " GiB\n";
+  for (const auto& d : r.devices)
+    out << "# rank " << d.value("rank", 0) << ": device " << d.value("device", 0) << " "
+        << d.value("name", "") << " (" << d.value("pci_bus_id", "") << ", " << d.value("sms", 0)
+        << " SMs) on " << d.value("host", "") << "\n";
+  out << "# versions:";
+  for (auto it = r.versions.begin(); it != r.versions.end(); ++it)
+    out << " " << it.key() << " " << it.value().get<std::string>();
+  out << "\n";
+  const double tc = r.t_comp.median(), tm = r.t_comm.median(), ts = r.t_seq.median(),
+               ti = r.t_ideal.median();
+  out << "# T_comp  " << fmt("%12.1f", tc) << " us  (sum of compute ops alone)\n";
+  out << "# T_comm  " << fmt("%12.1f", tm) << " us  (sum of collectives alone)\n";
+  out << "# T_seq   " << fmt("%12.1f", ts) << " us  (every op on one stream, issue order)\n";
+  out << "# T_ideal " << fmt("%12.1f", ti)
+      << " us  (critical path of the graph, ops alone; ideal reduction "
+      << fmt("%.2f", ts > 0 ? 100.0 * (1 - ti / ts) : 0.0) << "%)\n";
+  out << "#\n";
+  out << "#                    mode       time   spread   reduct    ideal      eff  of_ideal   "
+         "#wrong\n";
+  out << "#                               (us)\n";
+  for (const auto& row : r.rows) {
+    const auto t = r.times(row);
+    const double t_ideal_red = ts > 0 ? 1 - ti / ts : 0;
+    const double possible = ts - ti;
+    char buf[256];
+    std::snprintf(buf, sizeof buf, " %24s %10.1f %7.2f%% %7.2f%% %7.2f%% %8.3f %8.1f%% %8llu\n",
+                  row.spec.label().c_str(), t.t, 100.0 * row.t.summary().rel_iqr(),
+                  100.0 * model::reduction(t), 100.0 * t_ideal_red, model::overlap_efficiency(t),
+                  possible > 0 ? 100.0 * (ts - t.t) / possible : 0.0,
+                  static_cast<unsigned long long>(row.wrong));
+    out << buf;
+  }
+  for (const auto& row : r.rows)
+    if (!row.shaping.empty()) out << "# " << row.spec.label() << ": " << row.shaping << "\n";
+  for (const auto& n : r.notes) out << "# note: " << n << "\n";
+  std::vector<std::string> bad;
+  for (const auto& op : r.ops)
+    if (op.wrong > 0) bad.push_back(op.id + " (" + std::to_string(op.wrong) + ")");
+  if (!bad.empty()) {
+    out << "# wrong elements in ops:";
+    for (const auto& b : bad) out << " " << b;
+    out << "\n";
+  }
+  out << "# Out of bounds values : " << r.wrong() << (r.wrong() == 0 ? " OK" : " FAILED")
+      << (r.checked ? "" : " (not checked: -c 0)") << "\n";
+  const StepRow* best = nullptr;
+  for (const auto& row : r.rows)
+    if (!best || row.t.median() < best->t.median()) best = &row;
+  if (best) {
+    const auto t = r.times(*best);
+    out << "# best: " << best->spec.label() << " " << fmt("%.1f", t.t) << " us, reduction "
+        << fmt("%.2f", 100.0 * model::reduction(t)) << "% of T_seq (ideal "
+        << fmt("%.2f", ts > 0 ? 100.0 * (1 - ti / ts) : 0.0) << "%)\n";
+  }
+  return out.str();
+}
+
+nlohmann::json step_report_json(const StepReport& r) {
+  nlohmann::json j;
+  j["schema"] = kStepSchema;
+  j["schema_version"] = kStepSchemaVersion;
+  j["argv"] = r.argv;
+  j["date"] = r.date;
+  j["host"] = r.host;
+  j["bootstrap"] = r.bootstrap;
+  j["nranks"] = r.nranks;
+  j["versions"] = r.versions;
+  j["devices"] = r.devices;
+  j["config"] = r.config;
+  j["workload"] = model::to_json(r.step);
+  j["memory_bytes"] = r.memory_bytes;
+  j["checked"] = r.checked;
+  j["times_us"] = {{"t_comp", timing_json(r.t_comp)},
+                   {"t_comm", timing_json(r.t_comm)},
+                   {"t_seq", timing_json(r.t_seq)},
+                   {"t_ideal", timing_json(r.t_ideal)}};
+  j["ops"] = nlohmann::json::array();
+  for (const auto& op : r.ops)
+    j["ops"].push_back({{"id", op.id},
+                        {"kind", op.kind},
+                        {"stream", op.stream},
+                        {"alone_us", timing_json(op.alone)},
+                        {"flops", op.flops},
+                        {"traffic_bytes", op.traffic},
+                        {"shapeable", op.shapeable},
+                        {"wrong", op.wrong}});
+  j["rows"] = nlohmann::json::array();
+  const double ts = r.t_seq.median(), ti = r.t_ideal.median();
+  for (const auto& row : r.rows) {
+    const auto t = r.times(row);
+    j["rows"].push_back({{"mode", to_string(row.spec.mode)},
+                         {"label", row.spec.label()},
+                         {"blocks_per_sm", row.spec.blocks_per_sm},
+                         {"pad", row.spec.pad},
+                         {"shaping", row.shaping},
+                         {"time_us", timing_json(row.t)},
+                         {"reduction", model::reduction(t)},
+                         {"ideal_reduction", ts > 0 ? 1 - ti / ts : 0.0},
+                         {"efficiency", model::overlap_efficiency(t)},
+                         {"of_ideal", ts - ti > 0 ? (ts - t.t) / (ts - ti) : 0.0},
+                         {"wrong", row.wrong}});
+  }
+  j["notes"] = r.notes;
+  j["wrong"] = r.wrong();
+  return j;
+}
+
+std::vector<std::string> step_csv_columns() {
+  return {"workload",  "nranks",          "mode",       "k",          "pad",       "shaping",
+          "time_us",   "spread",          "t_seq_us",   "t_ideal_us", "t_comp_us", "t_comm_us",
+          "reduction", "ideal_reduction", "efficiency", "of_ideal",   "wrong"};
+}
+
+std::string step_report_csv(const StepReport& r) {
+  std::ostringstream out;
+  const auto cols = step_csv_columns();
+  for (std::size_t i = 0; i < cols.size(); ++i) out << (i ? "," : "") << cols[i];
+  out << "\n";
+  const double ts = r.t_seq.median(), ti = r.t_ideal.median();
+  for (const auto& row : r.rows) {
+    const auto t = r.times(row);
+    std::string shaping = row.shaping;
+    std::replace(shaping.begin(), shaping.end(), ',', ';');
+    out << r.step.name << "," << r.nranks << "," << to_string(row.spec.mode) << ","
+        << row.spec.blocks_per_sm << "," << row.spec.pad << "," << shaping << ","
+        << fmt("%.3f", t.t) << "," << fmt("%.5f", row.t.summary().rel_iqr()) << ","
+        << fmt("%.3f", ts) << "," << fmt("%.3f", ti) << "," << fmt("%.3f", t.t_comp) << ","
+        << fmt("%.3f", t.t_comm) << "," << fmt("%.5f", model::reduction(t)) << ","
+        << fmt("%.5f", ts > 0 ? 1 - ti / ts : 0.0) << ","
+        << fmt("%.5f", model::overlap_efficiency(t)) << ","
+        << fmt("%.5f", ts - ti > 0 ? (ts - t.t) / (ts - ti) : 0.0) << "," << row.wrong << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace cco::bench

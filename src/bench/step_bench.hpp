@@ -1,0 +1,107 @@
+// `cco bench --workload FILE`: a training step (docs/WORKLOADS.md) measured under every mode on
+// every rank. Per iteration, round-robin like `cco bench`: each op alone (for T_comp, T_comm and
+// T_ideal), the whole step on one stream (seq = T_seq), then the step under each overlapped row
+// (concurrent, priority, shape k, shape+priority k). A sample is the max over ranks of one
+// iteration; figures are medians over -n samples. docs/METRICS.md defines the figures, with
+// T_comp = the sum of compute ops alone, T_comm = the sum of collectives alone and T_ideal = the
+// critical path of the step's graph with each op's time alone (model::ideal_time).
+//
+// The declarations are GPU-free; run_step needs CUDA and NCCL (cco.bench). --validate does not
+// come here: it is model::load_step + model::validation_summary (GPU-free, cco.model).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bench/options.hpp"
+#include "bench/report.hpp"
+#include "model/step.hpp"
+
+namespace cco::bench {
+
+inline constexpr const char* kStepSchema = "ccoverlap.step_bench";
+inline constexpr const char* kStepSchemaVersion = "1.0.0";
+
+struct StepOptions {
+  std::string workload;                                     ///< --workload FILE
+  std::vector<std::pair<std::string, std::string>> params;  ///< --param NAME=VALUE
+  /// The flags shared with `cco bench` that apply to a step: -g -n -w -c, --modes,
+  /// --blocks-per-sm, --pad, --nccl-min-ctas/--nccl-max-ctas/--nccl-cta-policy/
+  /// --nccl-cga-cluster-size, --json, --csv, -q; argv as given.
+  Options common;
+};
+
+/// Parses `cco bench --workload FILE [--param N=V ...] [flags]` (args[0] is "bench"). Throws
+/// UsageError with one line for a bad value, --validate / --gpu-memory (they belong to the
+/// GPU-free validate path), or a flag that does not apply to a workload (-b -e -f -d -o
+/// --collective --compute --gemm --gemm-dtype --count --mem-bytes --gemm-sms --green-sms: the file
+/// sets the sizes and types).
+StepOptions parse_step_options(const std::vector<std::string>& args);
+
+/// One op's time alone (samples: max over ranks per iteration), and its wrong elements.
+struct StepOpResult {
+  std::string id;
+  std::string kind;    ///< "gemm", "elementwise", "norm", or the collective's name
+  std::string stream;  ///< "compute" or "comm"
+  Timing alone;
+  double flops = 0;    ///< GEMM FLOPs
+  double traffic = 0;  ///< bytes moved at least (collectives: their size)
+  bool shapeable = false;
+  /// Wrong elements over every verified run (-c), summed over ranks: which op went wrong.
+  unsigned long long wrong = 0;
+};
+
+/// One mode of the step.
+struct StepRow {
+  RowSpec spec;  ///< mode, shape target k or explicit pad
+  Timing t;      ///< the whole step, start to both streams done
+  std::string
+      shaping;  ///< "membound +40K (2/SM), builtin gemm bfloat16 +72K (1/SM)"; empty unshaped
+  unsigned long long wrong = 0;  ///< wrong elements in this row's verified run, summed over ranks
+};
+
+struct StepReport {
+  std::vector<std::string> argv;
+  std::string date, host, bootstrap = "threads";
+  int nranks = 0;
+  nlohmann::json versions = nlohmann::json::object();
+  nlohmann::json devices = nlohmann::json::array();
+  nlohmann::json config = nlohmann::json::object();
+  model::Step step;          ///< as expanded for this run (parameters with overrides)
+  int64_t memory_bytes = 0;  ///< device memory the step's layout takes on each rank
+  bool checked = false;
+  Timing t_seq;                   ///< the seq row's samples
+  Timing t_comp, t_comm;          ///< per iteration: sums of the ops' times alone
+  Timing t_ideal;                 ///< per iteration: model::ideal_time of the ops' times alone
+  std::vector<StepOpResult> ops;  ///< indexed like step.ops
+  std::vector<StepRow> rows;
+  std::vector<std::string> notes;
+
+  unsigned long long wrong() const;  ///< over every row (the seq row includes the reference checks)
+  /// Medians as model::OverlapTimes for `row` (t_comp, t_comm, t_seq, the row's time).
+  model::OverlapTimes times(const StepRow& row) const;
+};
+
+/// Loads the workload for -g ranks (every visible GPU when 0), refuses it before anything runs
+/// when it does not fit the smallest GPU's memory (model::check_memory) or when -c cannot verify
+/// a reduction, then measures it on one thread per GPU. `progress` gets a line every few seconds
+/// unless -q. Throws model::StepError (bad file: exit 2), UsageError, NoGpu, rt::Error.
+StepReport run_step(const StepOptions& options, std::ostream& progress);
+
+/// The table: "#" header lines (workload, parameters, devices, versions, T_comp, T_comm, T_seq,
+/// T_ideal), one line per mode (time, spread, reduction, ideal reduction, efficiency, share of
+/// the possible saving reached, #wrong), the shaping per row and the footer ("Out of bounds
+/// values : N OK|FAILED", the best mode).
+std::string format_step_report(const StepReport& r);
+/// Everything, every sample; schema "ccoverlap.step_bench" 1.0.0.
+nlohmann::json step_report_json(const StepReport& r);
+/// One line per mode, with a header line; columns in step_csv_columns().
+std::string step_report_csv(const StepReport& r);
+std::vector<std::string> step_csv_columns();
+
+}  // namespace cco::bench

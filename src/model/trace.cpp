@@ -1,0 +1,807 @@
+#include "model/trace.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include "model/limits.hpp"
+#include "model/occupancy.hpp"
+
+namespace cco::model {
+
+using nlohmann::json;
+
+namespace {
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+bool starts_with(std::string_view s, std::string_view p) {
+  return s.substr(0, p.size()) == p;
+}
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Categories
+// ---------------------------------------------------------------------------------------------
+
+const char* to_string(KernelCategory c) {
+  return c == KernelCategory::Communication ? "communication" : "compute";
+}
+
+bool is_communication_kernel(std::string_view n) {
+  if (starts_with(n, "void ")) n.remove_prefix(5);
+  if (starts_with(n, "_Z")) {  // Itanium mangling of a free function: _Z<length><name>...
+    n.remove_prefix(2);
+    while (!n.empty() && n.front() >= '0' && n.front() <= '9') n.remove_prefix(1);
+  }
+  return starts_with(n, "ncclDevKernel_") || starts_with(n, "ncclKernel");
+}
+
+KernelCategory classify_kernel(std::string_view name) {
+  return is_communication_kernel(name) ? KernelCategory::Communication : KernelCategory::Compute;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Trace
+// ---------------------------------------------------------------------------------------------
+
+const StreamInfo* Trace::find_stream(int rank, int device, int64_t stream) const {
+  for (const auto& s : streams)
+    if (s.rank == rank && s.device == device && s.stream == stream) return &s;
+  return nullptr;
+}
+
+void Trace::normalize() {
+  std::map<std::tuple<int, int, int64_t>, std::size_t> idx;
+  for (std::size_t i = 0; i < streams.size(); ++i)
+    idx[{streams[i].rank, streams[i].device, streams[i].stream}] = i;
+  std::set<int> known_ranks;
+  for (const auto& r : ranks) known_ranks.insert(r.rank);
+  for (auto& k : kernels) {
+    const auto key = std::make_tuple(k.rank, k.device, k.stream);
+    auto it = idx.find(key);
+    if (it == idx.end()) {
+      StreamInfo s;
+      s.rank = k.rank;
+      s.device = k.device;
+      s.stream = k.stream;
+      s.priority = k.priority;
+      idx[key] = streams.size();
+      streams.push_back(s);
+    } else {
+      auto& s = streams[it->second];
+      if (!s.priority && k.priority) s.priority = k.priority;
+      if (!k.priority) k.priority = s.priority;
+    }
+    if (known_ranks.insert(k.rank).second) {
+      RankInfo r;
+      r.rank = k.rank;
+      r.device = k.device;
+      ranks.push_back(r);
+    }
+  }
+  // A stream whose priority became known only from a later kernel: pass it to every kernel.
+  for (auto& k : kernels)
+    if (!k.priority) k.priority = streams[idx[{k.rank, k.device, k.stream}]].priority;
+  std::sort(ranks.begin(), ranks.end(),
+            [](const RankInfo& a, const RankInfo& b) { return a.rank < b.rank; });
+  std::sort(streams.begin(), streams.end(), [](const StreamInfo& a, const StreamInfo& b) {
+    return std::tie(a.rank, a.device, a.stream) < std::tie(b.rank, b.device, b.stream);
+  });
+  std::stable_sort(marks.begin(), marks.end(),
+                   [](const Mark& a, const Mark& b) { return a.ts_ns < b.ts_ns; });
+  std::stable_sort(kernels.begin(), kernels.end(), [](const KernelEvent& a, const KernelEvent& b) {
+    return std::tie(a.rank, a.start_ns) < std::tie(b.rank, b.start_ns);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+std::string stream_title(const StreamInfo& s) {
+  std::string t = "stream " + std::to_string(s.stream);
+  t += s.priority ? " priority " + std::to_string(*s.priority) : " priority ?";
+  if (!s.label.empty()) t += " (" + s.label + ")";
+  return t;
+}
+
+std::string rank_title(const RankInfo& r) {
+  std::string t = "rank " + std::to_string(r.rank) + ": device " + std::to_string(r.device);
+  if (!r.device_name.empty()) t += " " + r.device_name;
+  if (!r.arch.empty() || r.sm_count > 0) {
+    t += " (";
+    if (!r.arch.empty()) t += r.arch;
+    if (r.sm_count > 0) t += (r.arch.empty() ? "" : ", ") + std::to_string(r.sm_count) + " SMs";
+    t += ")";
+  }
+  return t;
+}
+
+json dim_json(const Dim3& d) {
+  return json::array({d.x, d.y, d.z});
+}
+
+}  // namespace
+
+json trace_to_json(const Trace& in) {
+  Trace t = in;
+  t.normalize();
+  int64_t origin = 0;
+  if (!t.kernels.empty()) {
+    origin = t.kernels.front().start_ns;
+    for (const auto& k : t.kernels) origin = std::min(origin, k.start_ns);
+  } else if (!t.marks.empty()) {
+    origin = t.marks.front().ts_ns;
+  }
+  json events = json::array();
+  for (const auto& r : t.ranks) {
+    events.push_back({{"ph", "M"},
+                      {"name", "process_name"},
+                      {"pid", r.rank},
+                      {"tid", 0},
+                      {"args", {{"name", rank_title(r)}}}});
+    events.push_back({{"ph", "M"},
+                      {"name", "process_sort_index"},
+                      {"pid", r.rank},
+                      {"tid", 0},
+                      {"args", {{"sort_index", r.rank}}}});
+  }
+  // Rows of a rank: most urgent priority first, then by stream id.
+  std::vector<const StreamInfo*> order;
+  for (const auto& s : t.streams) order.push_back(&s);
+  std::stable_sort(order.begin(), order.end(), [](const StreamInfo* a, const StreamInfo* b) {
+    const int pa = a->priority.value_or(0), pb = b->priority.value_or(0);
+    return std::tie(a->rank, pa, a->stream) < std::tie(b->rank, pb, b->stream);
+  });
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const auto& s = *order[i];
+    events.push_back({{"ph", "M"},
+                      {"name", "thread_name"},
+                      {"pid", s.rank},
+                      {"tid", s.stream},
+                      {"args", {{"name", stream_title(s)}}}});
+    events.push_back({{"ph", "M"},
+                      {"name", "thread_sort_index"},
+                      {"pid", s.rank},
+                      {"tid", s.stream},
+                      {"args", {{"sort_index", static_cast<int64_t>(i)}}}});
+  }
+  for (const auto& k : t.kernels) {
+    json args = {{"device", k.device},
+                 {"stream", k.stream},
+                 {"grid", dim_json(k.grid)},
+                 {"block", dim_json(k.block)},
+                 {"registers", k.registers},
+                 {"static_smem", k.static_smem},
+                 {"dynamic_smem", k.dynamic_smem},
+                 {"start_ns", k.start_ns},
+                 {"end_ns", k.end_ns}};
+    if (k.priority) args["priority"] = *k.priority;
+    if (k.blocks_per_sm > 0) args["blocks_per_sm"] = k.blocks_per_sm;
+    if (k.queued_ns > 0) args["queued_ns"] = k.queued_ns;
+    if (k.submitted_ns > 0) args["submitted_ns"] = k.submitted_ns;
+    if (k.correlation_id > 0) args["correlation"] = k.correlation_id;
+    events.push_back({{"ph", "X"},
+                      {"name", k.name},
+                      {"cat", to_string(k.category)},
+                      {"pid", k.rank},
+                      {"tid", k.stream},
+                      {"ts", static_cast<double>(k.start_ns - origin) / 1000.0},
+                      {"dur", static_cast<double>(k.end_ns - k.start_ns) / 1000.0},
+                      {"args", args}});
+  }
+  for (const auto& m : t.marks) {
+    json e = {{"ph", "i"},
+              {"name", m.name},
+              {"cat", "mark"},
+              {"pid", m.rank >= 0 ? m.rank : 0},
+              {"tid", 0},
+              {"s", m.rank >= 0 ? "p" : "g"},
+              {"ts", static_cast<double>(m.ts_ns - origin) / 1000.0},
+              {"args", {{"ts_ns", m.ts_ns}, {"rank", m.rank}}}};
+    events.push_back(e);
+  }
+  json ranks = json::array();
+  for (const auto& r : t.ranks)
+    ranks.push_back({{"rank", r.rank},
+                     {"device", r.device},
+                     {"device_name", r.device_name},
+                     {"arch", r.arch},
+                     {"sm_count", r.sm_count},
+                     {"host", r.host},
+                     {"pid", r.pid}});
+  json streams = json::array();
+  for (const auto& s : t.streams) {
+    json x = {{"rank", s.rank}, {"device", s.device}, {"stream", s.stream}, {"label", s.label}};
+    x["priority"] = s.priority ? json(*s.priority) : json(nullptr);
+    streams.push_back(x);
+  }
+  json j;
+  j["displayTimeUnit"] = "ns";
+  j["traceEvents"] = events;
+  j["otherData"]["ccoverlap"] = {
+      {"schema", kTraceSchema},   {"schema_version", kTraceSchemaVersion},
+      {"time_origin_ns", origin}, {"dropped_records", t.dropped_records},
+      {"notes", t.notes},         {"ranks", ranks},
+      {"streams", streams}};
+  return j;
+}
+
+void write_trace_file(const Trace& t, const std::string& path) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f) throw Error("cannot write trace file '" + path + "'");
+  f << trace_to_json(t).dump() << "\n";
+  f.flush();
+  if (!f) throw Error("cannot write trace file '" + path + "' (disk full?)");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading: every field checked, one line naming the file and the event on any problem.
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+class Reader {
+ public:
+  explicit Reader(std::string source) : src_(std::move(source)) {}
+
+  [[noreturn]] void fail(const std::string& what) const { throw Error(src_ + ": " + what); }
+
+  const json& need(const json& o, const char* key, const std::string& where) const {
+    auto it = o.find(key);
+    if (it == o.end()) fail(where + ": missing \"" + key + "\"");
+    return *it;
+  }
+  double number(const json& v, const std::string& where, const char* key) const {
+    if (!v.is_number()) fail(where + ": \"" + key + "\" is not a number");
+    const double d = v.get<double>();
+    if (!std::isfinite(d)) fail(where + ": \"" + key + "\" is not finite");
+    return d;
+  }
+  int64_t integer(const json& v, const std::string& where, const char* key) const {
+    if (v.is_number_integer()) return v.get<int64_t>();
+    if (v.is_number_unsigned()) {
+      const auto u = v.get<uint64_t>();
+      if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+        fail(where + ": \"" + key + "\" is out of range");
+      return static_cast<int64_t>(u);
+    }
+    if (v.is_number_float()) {
+      const double d = v.get<double>();
+      if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9e18)
+        return static_cast<int64_t>(d);
+    }
+    fail(where + ": \"" + key + "\" is not an integer");
+  }
+  int small_int(const json& v, const std::string& where, const char* key) const {
+    const int64_t x = integer(v, where, key);
+    if (x < std::numeric_limits<int>::min() || x > std::numeric_limits<int>::max())
+      fail(where + ": \"" + key + "\" is out of range");
+    return static_cast<int>(x);
+  }
+  std::optional<int64_t> opt_integer(const json& o, const char* key,
+                                     const std::string& where) const {
+    auto it = o.find(key);
+    if (it == o.end() || it->is_null()) return std::nullopt;
+    return integer(*it, where, key);
+  }
+  std::optional<int> opt_int(const json& o, const char* key, const std::string& where) const {
+    auto it = o.find(key);
+    if (it == o.end() || it->is_null()) return std::nullopt;
+    return small_int(*it, where, key);
+  }
+  std::string opt_string(const json& o, const char* key, const std::string& where) const {
+    auto it = o.find(key);
+    if (it == o.end() || it->is_null()) return {};
+    if (!it->is_string()) fail(where + ": \"" + key + "\" is not a string");
+    return it->get<std::string>();
+  }
+  Dim3 opt_dim(const json& o, const char* key, const std::string& where) const {
+    Dim3 d;
+    auto it = o.find(key);
+    if (it == o.end() || it->is_null()) return d;
+    if (it->is_array() && it->size() == 3) {
+      d.x = small_int((*it)[0], where, key);
+      d.y = small_int((*it)[1], where, key);
+      d.z = small_int((*it)[2], where, key);
+    } else if (it->is_number()) {
+      d.x = small_int(*it, where, key);
+    } else {
+      fail(where + ": \"" + std::string(key) + "\" is not [x, y, z]");
+    }
+    if (d.x < 0 || d.y < 0 || d.z < 0) fail(where + ": \"" + key + "\" is negative");
+    return d;
+  }
+
+ private:
+  std::string src_;
+};
+
+// Maps a foreign category to ours; nullopt: not a GPU kernel event.
+std::optional<KernelCategory> category_of(const std::string& cat, const std::string& name,
+                                          bool ours) {
+  if (cat == "compute") return KernelCategory::Compute;
+  if (cat == "communication") return KernelCategory::Communication;
+  if (!ours && (cat == "kernel" || cat == "Kernel" || cat == "cuda_kernel"))
+    return classify_kernel(name);
+  return std::nullopt;
+}
+
+}  // namespace
+
+Trace trace_from_json(const json& j, const std::string& source) {
+  Reader rd(source);
+  if (!j.is_object()) rd.fail("not a trace: expected a JSON object with \"traceEvents\"");
+  if (auto s = j.find("schema"); s != j.end() && s->is_string() && *s != kTraceSchema)
+    rd.fail("not a trace: schema is \"" + s->get<std::string>() + "\", expected \"" + kTraceSchema +
+            "\" (Chrome trace JSON with \"traceEvents\")");
+  auto evs = j.find("traceEvents");
+  if (evs == j.end()) rd.fail("not a trace: no \"traceEvents\"");
+  if (!evs->is_array()) rd.fail("\"traceEvents\" is not an array");
+
+  Trace t;
+  t.source = source;
+  const json* meta = nullptr;
+  if (auto od = j.find("otherData"); od != j.end() && od->is_object()) {
+    if (auto c = od->find("ccoverlap"); c != od->end()) {
+      if (!c->is_object()) rd.fail("\"otherData\".\"ccoverlap\" is not an object");
+      meta = &*c;
+    }
+  }
+  int64_t origin = 0;
+  if (meta) {
+    const std::string where = "otherData.ccoverlap";
+    const std::string schema = rd.opt_string(*meta, "schema", where);
+    if (schema != kTraceSchema)
+      rd.fail("wrong schema \"" + schema + "\" (expected \"" + kTraceSchema + "\")");
+    const std::string ver = rd.opt_string(*meta, "schema_version", where);
+    const std::string major = ver.substr(0, ver.find('.'));
+    const std::string ours = std::string(kTraceSchemaVersion);
+    if (major != ours.substr(0, ours.find('.')))
+      rd.fail("schema version \"" + ver + "\" is not supported (this cco reads " + ours + ")");
+    origin = rd.opt_integer(*meta, "time_origin_ns", where).value_or(0);
+    if (auto d = rd.opt_integer(*meta, "dropped_records", where)) {
+      if (*d < 0) rd.fail(where + ": \"dropped_records\" is negative");
+      t.dropped_records = static_cast<uint64_t>(*d);
+    }
+    if (auto n = meta->find("notes"); n != meta->end() && !n->is_null()) {
+      if (!n->is_array()) rd.fail(where + ": \"notes\" is not an array");
+      for (const auto& x : *n) {
+        if (!x.is_string()) rd.fail(where + ": a note is not a string");
+        t.notes.push_back(x.get<std::string>());
+      }
+    }
+    if (auto r = meta->find("ranks"); r != meta->end() && !r->is_null()) {
+      if (!r->is_array()) rd.fail(where + ": \"ranks\" is not an array");
+      for (std::size_t i = 0; i < r->size(); ++i) {
+        const auto& x = (*r)[i];
+        const std::string w = where + ".ranks[" + std::to_string(i) + "]";
+        if (!x.is_object()) rd.fail(w + ": not an object");
+        RankInfo ri;
+        ri.rank = rd.small_int(rd.need(x, "rank", w), w, "rank");
+        ri.device = rd.opt_int(x, "device", w).value_or(ri.rank);
+        ri.device_name = rd.opt_string(x, "device_name", w);
+        ri.arch = rd.opt_string(x, "arch", w);
+        ri.sm_count = rd.opt_int(x, "sm_count", w).value_or(0);
+        ri.host = rd.opt_string(x, "host", w);
+        ri.pid = rd.opt_integer(x, "pid", w).value_or(0);
+        for (const auto& o : t.ranks)
+          if (o.rank == ri.rank) rd.fail(w + ": rank " + std::to_string(ri.rank) + " twice");
+        t.ranks.push_back(ri);
+      }
+    }
+    if (auto s = meta->find("streams"); s != meta->end() && !s->is_null()) {
+      if (!s->is_array()) rd.fail(where + ": \"streams\" is not an array");
+      for (std::size_t i = 0; i < s->size(); ++i) {
+        const auto& x = (*s)[i];
+        const std::string w = where + ".streams[" + std::to_string(i) + "]";
+        if (!x.is_object()) rd.fail(w + ": not an object");
+        StreamInfo si;
+        si.rank = rd.small_int(rd.need(x, "rank", w), w, "rank");
+        si.device = rd.opt_int(x, "device", w).value_or(si.rank);
+        si.stream = rd.integer(rd.need(x, "stream", w), w, "stream");
+        si.priority = rd.opt_int(x, "priority", w);
+        si.label = rd.opt_string(x, "label", w);
+        t.streams.push_back(si);
+      }
+    }
+  }
+  std::map<int, int> device_of_rank;
+  for (const auto& r : t.ranks) device_of_rank[r.rank] = r.device;
+
+  for (std::size_t i = 0; i < evs->size(); ++i) {
+    const auto& e = (*evs)[i];
+    std::string where = "traceEvents[" + std::to_string(i) + "]";
+    if (!e.is_object()) rd.fail(where + ": not an object");
+    const std::string ph = rd.opt_string(e, "ph", where);
+    if (ph == "i" && meta && rd.opt_string(e, "cat", where) == "mark") {
+      Mark m;
+      m.name = rd.opt_string(e, "name", where);
+      const json empty = json::object();
+      const json& args = e.contains("args") && e["args"].is_object() ? e["args"] : empty;
+      if (auto ns = rd.opt_integer(args, "ts_ns", where))
+        m.ts_ns = *ns;
+      else
+        m.ts_ns = origin + std::llround(rd.number(rd.need(e, "ts", where), where, "ts") * 1000.0);
+      m.rank = rd.opt_int(args, "rank", where).value_or(-1);
+      t.marks.push_back(std::move(m));
+      continue;
+    }
+    if (ph != "X") continue;  // metadata, other instants, counters, flows: not kernels
+    const std::string name = rd.opt_string(e, "name", where);
+    where += " (" + (name.size() > 60 ? name.substr(0, 57) + "..." : name) + ")";
+    const auto cat = category_of(rd.opt_string(e, "cat", where), name, meta != nullptr);
+    if (!cat) continue;  // CPU ops and the like in foreign traces
+    KernelEvent k;
+    k.name = name;
+    k.category = *cat;
+    const json empty = json::object();
+    const json* args = &empty;
+    if (auto a = e.find("args"); a != e.end() && !a->is_null()) {
+      if (!a->is_object()) rd.fail(where + ": \"args\" is not an object");
+      args = &*a;
+    }
+    k.rank = rd.small_int(rd.need(e, "pid", where), where, "pid");
+    const int64_t tid = rd.integer(rd.need(e, "tid", where), where, "tid");
+    const double ts = rd.number(rd.need(e, "ts", where), where, "ts");
+    const double dur = rd.number(rd.need(e, "dur", where), where, "dur");
+    if (dur < 0) rd.fail(where + ": negative duration " + fmt::format("{}", dur) + " us");
+    auto start = rd.opt_integer(*args, "start_ns", where);
+    auto end = rd.opt_integer(*args, "end_ns", where);
+    if (start && end) {
+      k.start_ns = *start;
+      k.end_ns = *end;
+    } else {
+      k.start_ns = origin + std::llround(ts * 1000.0);
+      k.end_ns = k.start_ns + std::llround(dur * 1000.0);
+    }
+    if (k.end_ns < k.start_ns)
+      rd.fail(where + ": ends before it starts (negative duration " +
+              std::to_string(k.end_ns - k.start_ns) + " ns)");
+    auto dev_it = device_of_rank.find(k.rank);
+    k.device = rd.opt_int(*args, "device", where)
+                   .value_or(dev_it != device_of_rank.end() ? dev_it->second : k.rank);
+    k.stream = rd.opt_integer(*args, "stream", where).value_or(tid);
+    k.priority = rd.opt_int(*args, "priority", where);
+    k.grid = rd.opt_dim(*args, "grid", where);
+    k.block = rd.opt_dim(*args, "block", where);
+    k.registers = rd.opt_int(*args, "registers", where)
+                      .value_or(rd.opt_int(*args, "registers per thread", where).value_or(0));
+    k.static_smem = rd.opt_integer(*args, "static_smem", where)
+                        .value_or(rd.opt_integer(*args, "shared memory", where).value_or(0));
+    k.dynamic_smem = rd.opt_integer(*args, "dynamic_smem", where).value_or(0);
+    k.blocks_per_sm = rd.opt_int(*args, "blocks_per_sm", where).value_or(0);
+    k.queued_ns = rd.opt_integer(*args, "queued_ns", where).value_or(0);
+    k.submitted_ns = rd.opt_integer(*args, "submitted_ns", where).value_or(0);
+    k.correlation_id = static_cast<uint64_t>(
+        std::max<int64_t>(0, rd.opt_integer(*args, "correlation", where).value_or(0)));
+    if (k.registers < 0 || k.static_smem < 0 || k.dynamic_smem < 0 || k.blocks_per_sm < 0)
+      rd.fail(where + ": negative registers, shared memory or blocks per SM");
+    t.kernels.push_back(std::move(k));
+  }
+  t.normalize();
+  return t;
+}
+
+Trace parse_trace(std::string_view text, const std::string& source) {
+  json j;
+  try {
+    j = json::parse(text.begin(), text.end());
+  } catch (const json::exception& e) {
+    std::string what = e.what();
+    // "[json.exception.parse_error.101] parse error at line 1, column 5: ..." -> after "] "
+    if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
+    if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) what = "the file is empty";
+    throw Error(source + ": not valid JSON (" + what + ")");
+  }
+  return trace_from_json(j, source);
+}
+
+Trace read_trace_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw Error("cannot read '" + path + "'");
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return parse_trace(ss.str(), path);
+}
+
+Trace merge_traces(const std::vector<Trace>& parts) {
+  Trace out;
+  std::map<int, std::string> owner;
+  std::set<std::tuple<int64_t, int, std::string>> seen_marks;
+  for (const auto& p : parts) {
+    std::set<int> mine;
+    for (const auto& r : p.ranks) mine.insert(r.rank);
+    for (const auto& k : p.kernels) mine.insert(k.rank);
+    for (int r : mine) {
+      auto [it, fresh] = owner.emplace(r, p.source);
+      if (!fresh)
+        throw Error("rank " + std::to_string(r) + " is in both '" + it->second + "' and '" +
+                    p.source + "' (a file given twice?)");
+    }
+    out.ranks.insert(out.ranks.end(), p.ranks.begin(), p.ranks.end());
+    out.streams.insert(out.streams.end(), p.streams.begin(), p.streams.end());
+    out.kernels.insert(out.kernels.end(), p.kernels.begin(), p.kernels.end());
+    for (const auto& m : p.marks)  // a process-wide mark is in every rank file of its process
+      if (seen_marks.insert({m.ts_ns, m.rank, m.name}).second) out.marks.push_back(m);
+    out.dropped_records += p.dropped_records;
+    for (const auto& n : p.notes) out.notes.push_back(n);
+    out.source += (out.source.empty() ? "" : ", ") + p.source;
+  }
+  out.normalize();
+  return out;
+}
+
+void fill_blocks_per_sm(Trace& t) {
+  std::map<int, std::optional<DeviceLimits>> lim;
+  for (const auto& r : t.ranks) {
+    if (r.arch.empty()) continue;
+    try {
+      DeviceLimits d = find_architecture(r.arch);
+      if (r.sm_count > 0) d.sm_count = r.sm_count;
+      lim[r.rank] = d;
+    } catch (const Error&) {
+      // An architecture the model does not know: blocks per SM stay unknown.
+    }
+  }
+  for (auto& k : t.kernels) {
+    if (k.blocks_per_sm > 0) continue;
+    auto it = lim.find(k.rank);
+    if (it == lim.end() || !it->second || k.block.volume() <= 0) continue;
+    Footprint fp;
+    fp.threads = static_cast<int>(std::min<int64_t>(k.block.volume(), 1 << 20));
+    fp.regs = k.registers;
+    fp.static_smem = k.static_smem;
+    fp.dynamic_smem = k.dynamic_smem;
+    try {
+      k.blocks_per_sm = occupancy(*it->second, fp).blocks_per_sm;
+    } catch (const Error&) {
+      // A footprint the model rejects (e.g. a vendor kernel's shared memory over the table's
+      // limits): leave it unknown rather than guess.
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Intervals
+// ---------------------------------------------------------------------------------------------
+
+std::vector<Interval> interval_union(std::vector<Interval> v) {
+  std::erase_if(v, [](const Interval& i) { return i.end <= i.begin; });
+  std::sort(v.begin(), v.end(),
+            [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
+  std::vector<Interval> out;
+  for (const auto& i : v) {
+    if (!out.empty() && i.begin <= out.back().end)
+      out.back().end = std::max(out.back().end, i.end);
+    else
+      out.push_back(i);
+  }
+  return out;
+}
+
+std::vector<Interval> interval_intersection(const std::vector<Interval>& a,
+                                            const std::vector<Interval>& b) {
+  std::vector<Interval> out;
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    const int64_t lo = std::max(a[i].begin, b[j].begin);
+    const int64_t hi = std::min(a[i].end, b[j].end);
+    if (lo < hi) out.push_back({lo, hi});
+    if (a[i].end < b[j].end)
+      ++i;
+    else
+      ++j;
+  }
+  return out;
+}
+
+int64_t total_length(const std::vector<Interval>& v) {
+  int64_t s = 0;
+  for (const auto& i : v) s += i.length();
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Analysis
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+double efficiency_of(int64_t overlapped, int64_t comp, int64_t comm) {
+  const int64_t shorter = std::min(comp, comm);
+  return shorter > 0 ? static_cast<double>(overlapped) / static_cast<double>(shorter) : kNaN;
+}
+
+// Waiting for SMs: from the moment a communication kernel could run (launched, and its stream's
+// previous kernel done) to its start, the parts during which compute kernels ran.
+std::vector<CommWait> waits_of_rank(const Trace& t, int rank, int64_t lo, int64_t hi,
+                                    const std::vector<Interval>& comp_u) {
+  std::map<std::pair<int, int64_t>, std::vector<const KernelEvent*>> by_stream;
+  for (const auto& k : t.kernels)
+    if (k.rank == rank) by_stream[{k.device, k.stream}].push_back(&k);
+  std::vector<CommWait> out;
+  for (auto& [key, ks] : by_stream) {
+    std::stable_sort(ks.begin(), ks.end(), [](const KernelEvent* x, const KernelEvent* y) {
+      return x->start_ns < y->start_ns;
+    });
+    for (std::size_t i = 0; i < ks.size(); ++i) {
+      const KernelEvent& k = *ks[i];
+      if (k.category != KernelCategory::Communication) continue;
+      const int64_t launch = k.launch_ns();
+      int64_t ready;
+      const char* method;
+      if (launch > 0) {
+        ready = launch;
+        if (i > 0) ready = std::max(ready, ks[i - 1]->end_ns);
+        method = "launch";
+      } else if (i > 0) {
+        ready = ks[i - 1]->end_ns;
+        method = "stream-gap";
+      } else {
+        continue;  // first kernel of its stream, launch time unknown: no lower bound
+      }
+      const Interval w{std::max(ready, lo), std::min(k.start_ns, hi)};
+      if (w.end <= w.begin) continue;
+      for (const auto& piece : interval_intersection({w}, comp_u))
+        out.push_back({piece.begin, piece.end, rank, k.stream, k.name, method});
+    }
+  }
+  std::sort(out.begin(), out.end(),
+            [](const CommWait& a, const CommWait& b) { return a.begin_ns < b.begin_ns; });
+  return out;
+}
+
+std::vector<Interval> compute_union(const Trace& t, int rank, int64_t lo, int64_t hi) {
+  std::vector<Interval> v;
+  for (const auto& k : t.kernels)
+    if (k.rank == rank && k.category == KernelCategory::Compute)
+      v.push_back({std::max(k.start_ns, lo), std::min(k.end_ns, hi)});
+  return interval_union(std::move(v));
+}
+
+OverlapAnalysis analyze_rank(const Trace& t, int rank, const AnalysisOptions& opt) {
+  const int64_t lo = opt.from_ns.value_or(std::numeric_limits<int64_t>::min());
+  const int64_t hi = opt.to_ns.value_or(std::numeric_limits<int64_t>::max());
+  OverlapAnalysis a;
+  a.rank = rank;
+  std::vector<Interval> comp, comm, all;
+  std::set<std::pair<int, int64_t>> streams;
+  bool first = true;
+  for (const auto& k : t.kernels) {
+    if (k.rank != rank) continue;
+    if (a.device < 0) a.device = k.device;
+    streams.insert({k.device, k.stream});
+    const Interval iv{std::max(k.start_ns, lo), std::min(k.end_ns, hi)};
+    if (iv.end < iv.begin || k.end_ns < lo || k.start_ns > hi) continue;
+    if (k.category == KernelCategory::Communication) {
+      ++a.comm_kernels;
+      comm.push_back(iv);
+    } else {
+      ++a.compute_kernels;
+      comp.push_back(iv);
+    }
+    all.push_back(iv);
+    a.begin_ns = first ? iv.begin : std::min(a.begin_ns, iv.begin);
+    a.end_ns = first ? iv.end : std::max(a.end_ns, iv.end);
+    first = false;
+  }
+  if (a.device < 0) {
+    for (const auto& r : t.ranks)
+      if (r.rank == rank) a.device = r.device;
+  }
+  a.streams = streams.size();
+  const auto comp_u = interval_union(comp), comm_u = interval_union(comm);
+  a.span_ns = a.end_ns - a.begin_ns;
+  a.busy_ns = total_length(interval_union(all));
+  a.compute_busy_ns = total_length(comp_u);
+  a.comm_busy_ns = total_length(comm_u);
+  a.overlapped_ns = total_length(interval_intersection(comp_u, comm_u));
+  a.exposed_comm_ns = a.comm_busy_ns - a.overlapped_ns;
+  a.efficiency = efficiency_of(a.overlapped_ns, a.compute_busy_ns, a.comm_busy_ns);
+
+  for (const auto& w : waits_of_rank(t, rank, lo, hi, comp_u)) {
+    a.comm_wait_ns += w.length();
+    if (w.length() > a.longest_comm_wait.length()) a.longest_comm_wait = w;
+  }
+  return a;
+}
+
+json wait_json(const CommWait& w) {
+  if (w.length() <= 0) return nullptr;
+  return {{"begin_ns", w.begin_ns}, {"end_ns", w.end_ns}, {"length_ns", w.length()},
+          {"rank", w.rank},         {"stream", w.stream}, {"kernel", w.kernel},
+          {"method", w.method}};
+}
+
+json overlap_json(const OverlapAnalysis& a) {
+  json j;
+  j["rank"] = a.rank >= 0 ? json(a.rank) : json("all");
+  j["device"] = a.device >= 0 ? json(a.device) : json(nullptr);
+  j["compute_kernels"] = a.compute_kernels;
+  j["comm_kernels"] = a.comm_kernels;
+  j["streams"] = a.streams;
+  j["begin_ns"] = a.begin_ns;
+  j["end_ns"] = a.end_ns;
+  j["span_ns"] = a.span_ns;
+  j["busy_ns"] = a.busy_ns;
+  j["compute_busy_ns"] = a.compute_busy_ns;
+  j["comm_busy_ns"] = a.comm_busy_ns;
+  j["overlapped_ns"] = a.overlapped_ns;
+  j["exposed_comm_ns"] = a.exposed_comm_ns;
+  j["comm_wait_ns"] = a.comm_wait_ns;
+  j["efficiency"] = std::isnan(a.efficiency) ? json(nullptr) : json(a.efficiency);
+  j["longest_comm_wait"] = wait_json(a.longest_comm_wait);
+  return j;
+}
+
+}  // namespace
+
+std::vector<CommWait> communication_waits(const Trace& t, int rank, const AnalysisOptions& opt) {
+  const int64_t lo = opt.from_ns.value_or(std::numeric_limits<int64_t>::min());
+  const int64_t hi = opt.to_ns.value_or(std::numeric_limits<int64_t>::max());
+  return waits_of_rank(t, rank, lo, hi, compute_union(t, rank, lo, hi));
+}
+
+TraceAnalysis analyze(const Trace& t, const AnalysisOptions& opt) {
+  if (opt.from_ns && opt.to_ns && *opt.to_ns <= *opt.from_ns)
+    throw Error("the analysis window is empty (to <= from)");
+  TraceAnalysis out;
+  out.dropped_records = t.dropped_records;
+  std::set<int> ranks;
+  for (const auto& r : t.ranks) ranks.insert(r.rank);
+  for (const auto& k : t.kernels) ranks.insert(k.rank);
+  OverlapAnalysis& m = out.all;
+  int64_t shorter_sum = 0;
+  bool first = true;
+  for (int r : ranks) {
+    auto a = analyze_rank(t, r, opt);
+    out.kernels += a.compute_kernels + a.comm_kernels;
+    m.compute_kernels += a.compute_kernels;
+    m.comm_kernels += a.comm_kernels;
+    m.streams += a.streams;
+    m.busy_ns += a.busy_ns;
+    m.compute_busy_ns += a.compute_busy_ns;
+    m.comm_busy_ns += a.comm_busy_ns;
+    m.overlapped_ns += a.overlapped_ns;
+    m.exposed_comm_ns += a.exposed_comm_ns;
+    m.comm_wait_ns += a.comm_wait_ns;
+    shorter_sum += std::min(a.compute_busy_ns, a.comm_busy_ns);
+    if (a.compute_kernels + a.comm_kernels > 0) {
+      m.begin_ns = first ? a.begin_ns : std::min(m.begin_ns, a.begin_ns);
+      m.end_ns = first ? a.end_ns : std::max(m.end_ns, a.end_ns);
+      first = false;
+    }
+    if (a.longest_comm_wait.length() > m.longest_comm_wait.length())
+      m.longest_comm_wait = a.longest_comm_wait;
+    out.ranks.push_back(std::move(a));
+  }
+  m.span_ns = m.end_ns - m.begin_ns;
+  m.efficiency = shorter_sum > 0
+                     ? static_cast<double>(m.overlapped_ns) / static_cast<double>(shorter_sum)
+                     : kNaN;
+  return out;
+}
+
+json analysis_to_json(const TraceAnalysis& a) {
+  json j;
+  j["schema"] = "ccoverlap.trace_analysis";
+  j["schema_version"] = "1.0.0";
+  j["kernels"] = a.kernels;
+  j["dropped_records"] = a.dropped_records;
+  json ranks = json::array();
+  for (const auto& r : a.ranks) ranks.push_back(overlap_json(r));
+  j["ranks"] = ranks;
+  j["all"] = overlap_json(a.all);
+  return j;
+}
+
+}  // namespace cco::model

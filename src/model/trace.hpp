@@ -1,0 +1,213 @@
+// Kernel traces and their overlap analysis (docs/TRACE.md). GPU-free: the CUPTI tracer
+// (src/trace/) fills a Trace on a GPU machine; everything here reads, writes and analyses it
+// anywhere.
+//
+// File format: Chrome / Perfetto trace-event JSON ("traceEvents", complete events with ph "X"),
+// opened as is by ui.perfetto.dev and chrome://tracing. One process row per rank (pid = rank),
+// one thread row per stream (tid = stream id) named with its priority, cat = "compute" or
+// "communication", args holding the launch (grid, block, registers, shared memory, blocks per
+// SM). What Perfetto does not show (exact nanoseconds, devices, stream priorities, dropped
+// records) is kept under "otherData"."ccoverlap" (schema "ccoverlap.trace", kTraceSchemaVersion).
+//
+// All times are integer nanoseconds on the tracer's clock (CUPTI's: one clock for every device
+// of a process; processes of one host share it, so rank files of one run merge on one axis).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace cco::model {
+
+inline constexpr const char* kTraceSchema = "ccoverlap.trace";
+inline constexpr const char* kTraceSchemaVersion = "1.0.0";
+
+// ---------------------------------------------------------------------------------------------
+// The trace
+// ---------------------------------------------------------------------------------------------
+
+/// Communication kernels are NCCL's; every other kernel counts as compute.
+enum class KernelCategory { Compute, Communication };
+/// "compute", "communication" (the Chrome "cat" of an event).
+const char* to_string(KernelCategory c);
+
+/// True for NCCL's kernels: names starting "ncclDevKernel_" or "ncclKernel", whether plain
+/// (extern "C"), demangled ("void ncclDevKernel_...(...)") or Itanium-mangled
+/// ("_Z..ncclDevKernel_").
+bool is_communication_kernel(std::string_view name);
+KernelCategory classify_kernel(std::string_view name);
+
+struct Dim3 {
+  int x = 1, y = 1, z = 1;
+  int64_t volume() const { return int64_t{x} * y * z; }
+  bool operator==(const Dim3&) const = default;
+};
+
+/// One kernel execution on one stream of one device.
+struct KernelEvent {
+  std::string name;  ///< as the tracer saw it (CUPTI: demangled when possible)
+  KernelCategory category = KernelCategory::Compute;
+  int rank = 0;                 ///< the rank that launched it (= device when no rank is known)
+  int device = 0;               ///< CUDA device ordinal in the tracing process
+  int64_t stream = 0;           ///< stream id (CUPTI's, unique within a context)
+  std::optional<int> priority;  ///< the stream's priority (lower = more urgent), when known
+  int64_t start_ns = 0;         ///< first block started
+  int64_t end_ns = 0;           ///< last block finished (>= start_ns)
+  int64_t queued_ns = 0;        ///< launch call queued it (0: unknown)
+  int64_t submitted_ns = 0;     ///< pushed to the GPU (0: unknown)
+  Dim3 grid, block;
+  int registers = 0;            ///< per thread (0: unknown)
+  int64_t static_smem = 0;      ///< bytes per block
+  int64_t dynamic_smem = 0;     ///< bytes per block, as launched (padding included)
+  int blocks_per_sm = 0;        ///< resident blocks per SM by the occupancy model (0: unknown)
+  uint64_t correlation_id = 0;  ///< CUPTI's id tying the kernel to its launch call (0: none)
+
+  int64_t duration_ns() const { return end_ns - start_ns; }
+  /// submitted_ns if known, else queued_ns, else 0.
+  int64_t launch_ns() const { return submitted_ns > 0 ? submitted_ns : queued_ns; }
+};
+
+/// A stream as the trace knows it: (rank, device, stream) identifies it.
+struct StreamInfo {
+  int rank = 0;
+  int device = 0;
+  int64_t stream = 0;
+  std::optional<int> priority;
+  std::string label;  ///< optional ("compute", "comm", ...)
+};
+
+/// A rank (one Chrome "process").
+struct RankInfo {
+  int rank = 0;
+  int device = 0;
+  std::string device_name;  ///< "NVIDIA H200"
+  std::string arch;         ///< "sm_90" (model::find_architecture spelling), "" if unknown
+  int sm_count = 0;
+  std::string host;
+  int64_t pid = 0;  ///< OS process id of the tracer (0: unknown)
+};
+
+/// A point in time the traced program named ("concurrent, iteration 3"), on the trace clock.
+/// Written as a Chrome instant event (ph "i", cat "mark").
+struct Mark {
+  int64_t ts_ns = 0;
+  int rank = -1;  ///< -1: the whole process (every rank)
+  std::string name;
+};
+
+struct Trace {
+  std::vector<RankInfo> ranks;
+  std::vector<StreamInfo> streams;
+  std::vector<KernelEvent> kernels;
+  std::vector<Mark> marks;         ///< sorted by time after normalize()
+  uint64_t dropped_records = 0;    ///< records CUPTI dropped (buffers full): the trace is partial
+  std::vector<std::string> notes;  ///< warnings and facts from the tracer, kept in the file
+  std::string source;              ///< the file(s) it came from, for messages
+
+  /// The stream entry for (rank, device, stream), or nullptr.
+  const StreamInfo* find_stream(int rank, int device, int64_t stream) const;
+  /// Fills gaps from what the trace already holds: streams seen only in kernels get a StreamInfo,
+  /// kernels without a priority take their stream's, ranks seen only in kernels get a RankInfo.
+  void normalize();
+};
+
+/// Chrome/Perfetto JSON of a trace (docs/TRACE.md lists every field). Times are microseconds
+/// relative to the earliest kernel ("otherData"."ccoverlap"."time_origin_ns" holds it), so the
+/// numbers stay exact to the nanosecond in a double.
+nlohmann::json trace_to_json(const Trace& t);
+/// Reads a trace. Accepts ccoverlap's own files and, best effort, other Chrome traces of GPU
+/// kernels (events with cat "kernel", args "device" and "stream", as PyTorch's profiler writes).
+/// Throws Error with one clear line naming `source` on anything else: not an object, no
+/// "traceEvents" array, a wrong schema or major version, an event missing ts/dur/pid/tid or with
+/// a negative duration, a non-numeric field.
+Trace trace_from_json(const nlohmann::json& j, const std::string& source = "trace");
+/// Parses text (malformed or truncated JSON -> Error "<source>: not valid JSON (...)").
+Trace parse_trace(std::string_view text, const std::string& source = "trace");
+/// Reads a file (unreadable -> Error).
+Trace read_trace_file(const std::string& path);
+/// Writes a file (Error when it cannot be written).
+void write_trace_file(const Trace& t, const std::string& path);
+
+/// Merges rank files into one trace. Two files holding the same rank throw Error (a file given
+/// twice, or ranks that were not told apart); dropped records add up; notes are kept.
+Trace merge_traces(const std::vector<Trace>& parts);
+
+/// Fills blocks_per_sm of kernels that lack it from the model's occupancy calculator, using the
+/// rank's arch (builtin table; sm_count from the trace). Kernels of unknown arch stay at 0.
+void fill_blocks_per_sm(Trace& t);
+
+// ---------------------------------------------------------------------------------------------
+// Interval arithmetic (half-open [begin, end), nanoseconds)
+// ---------------------------------------------------------------------------------------------
+
+struct Interval {
+  int64_t begin = 0, end = 0;
+  int64_t length() const { return end > begin ? end - begin : 0; }
+  bool operator==(const Interval&) const = default;
+};
+/// Sorted, disjoint, non-empty intervals covering exactly the union of the input.
+std::vector<Interval> interval_union(std::vector<Interval> v);
+/// Intersection of two unions (each as returned by interval_union).
+std::vector<Interval> interval_intersection(const std::vector<Interval>& a,
+                                            const std::vector<Interval>& b);
+int64_t total_length(const std::vector<Interval>& v);
+
+// ---------------------------------------------------------------------------------------------
+// Analysis (docs/TRACE.md defines every figure)
+// ---------------------------------------------------------------------------------------------
+
+/// The longest stretch a communication kernel waited for SMs: it was ready to run (launched and
+/// its stream's previous kernel done) but had not started while compute kernels ran.
+struct CommWait {
+  int64_t begin_ns = 0, end_ns = 0;  ///< the stretch (0, 0 when none)
+  int rank = 0;
+  int64_t stream = 0;
+  std::string kernel;  ///< the communication kernel that waited
+  /// "launch": ready time from CUPTI's launch timestamps; "stream-gap": launch time unknown,
+  /// ready = end of the stream's previous kernel (an upper bound: the host may have been late).
+  std::string method;
+  int64_t length() const { return end_ns - begin_ns; }
+};
+
+struct OverlapAnalysis {
+  int rank = -1;  ///< -1 for the merged view of all ranks
+  int device = -1;
+  std::size_t compute_kernels = 0, comm_kernels = 0, streams = 0;
+  int64_t begin_ns = 0, end_ns = 0;
+  int64_t span_ns = 0;          ///< first kernel start to last kernel end
+  int64_t busy_ns = 0;          ///< union of all kernels
+  int64_t compute_busy_ns = 0;  ///< union of compute kernels
+  int64_t comm_busy_ns = 0;     ///< union of communication kernels
+  int64_t overlapped_ns = 0;    ///< intersection of the two unions
+  int64_t exposed_comm_ns = 0;  ///< comm_busy - overlapped
+  int64_t comm_wait_ns = 0;     ///< all waiting stretches of communication kernels, summed
+  CommWait longest_comm_wait;
+  /// overlapped / min(compute_busy, comm_busy); NaN when either is 0. Merged view:
+  /// sum(overlapped) / sum(min(compute_busy, comm_busy)) over ranks.
+  double efficiency = 0;
+};
+
+struct AnalysisOptions {
+  /// Only [from, to) counts (absolute ns; kernels are clipped). Unset: the whole trace.
+  std::optional<int64_t> from_ns, to_ns;
+};
+
+struct TraceAnalysis {
+  std::vector<OverlapAnalysis> ranks;  ///< sorted by rank
+  OverlapAnalysis all;                 ///< merged: sums over ranks (span: across ranks)
+  uint64_t dropped_records = 0;
+  std::size_t kernels = 0;
+};
+
+TraceAnalysis analyze(const Trace& t, const AnalysisOptions& opt = {});
+/// Every stretch in which a communication kernel of `rank` waited for SMs (the pieces the
+/// analysis sums into comm_wait_ns), by start time.
+std::vector<CommWait> communication_waits(const Trace& t, int rank,
+                                          const AnalysisOptions& opt = {});
+nlohmann::json analysis_to_json(const TraceAnalysis& a);
+
+}  // namespace cco::model

@@ -1,0 +1,524 @@
+#include "plan/plan.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "model/limits.hpp"
+#include "model/occupancy.hpp"
+
+namespace cco::plan {
+namespace {
+
+using nlohmann::json;
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+[[noreturn]] void fail(const std::string& where, const std::string& what) {
+  throw Error(where.empty() ? what : where + ": " + what);
+}
+
+std::string type_name(const json& j) {
+  return j.type_name();
+}
+
+// Rejects keys a section does not know: a typo must not silently do nothing.
+void check_keys(const json& obj, const std::string& where,
+                std::initializer_list<const char*> known) {
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    bool ok = false;
+    for (const char* k : known) ok = ok || it.key() == k;
+    if (ok) continue;
+    std::string list;
+    for (const char* k : known) list += std::string(list.empty() ? "" : ", ") + k;
+    fail(where.empty() ? it.key() : where + "." + it.key(), "unknown field (known: " + list + ")");
+  }
+}
+
+const json& need_object(const json& j, const std::string& where) {
+  if (!j.is_object()) fail(where, "must be an object, got " + type_name(j));
+  return j;
+}
+
+std::string need_string(const json& j, const std::string& where) {
+  if (!j.is_string()) fail(where, "must be a string, got " + type_name(j));
+  return j.get<std::string>();
+}
+
+int need_k(const json& j, const std::string& where) {
+  if (!j.is_number_integer()) fail(where, "must be an integer >= 1 or \"model\", got " + j.dump());
+  const auto v = j.get<int64_t>();
+  if (v < 1 || v > 1024) fail(where, "must be >= 1 (blocks per SM), got " + std::to_string(v));
+  return static_cast<int>(v);
+}
+
+// "default" and a rule's "blocks_per_sm": k, "model", or (default only) "off".
+Target parse_target(const json& j, const std::string& where, bool allow_off) {
+  Target t;
+  if (j.is_string()) {
+    const std::string s = lower(j.get<std::string>());
+    if (s == "model") {
+      t.kind = TargetKind::Model;
+      return t;
+    }
+    if (s == "off" && allow_off) return t;
+    fail(where, std::string(allow_off ? "must be an integer >= 1, \"model\" or \"off\""
+                                      : "must be an integer >= 1 or \"model\"") +
+                    ", got \"" + j.get<std::string>() + "\"");
+  }
+  t.kind = TargetKind::Fixed;
+  t.blocks_per_sm = need_k(j, where);
+  return t;
+}
+
+std::vector<std::string> parse_patterns(const json& j, const std::string& where) {
+  if (!j.is_array()) fail(where, "must be an array of kernel-name patterns, got " + type_name(j));
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < j.size(); ++i) {
+    const std::string w = where + "[" + std::to_string(i) + "]";
+    std::string p = need_string(j[i], w);
+    if (p.empty()) fail(w, "an empty pattern matches nothing; use \"*\" for every kernel");
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+Rule parse_rule(const json& j, const std::string& where) {
+  need_object(j, where);
+  check_keys(j, where, {"kernel", "blocks_per_sm", "pad", "skip", "comment"});
+  Rule r;
+  if (!j.contains("kernel")) fail(where, "missing \"kernel\" (a kernel-name pattern)");
+  r.kernel = need_string(j["kernel"], where + ".kernel");
+  if (r.kernel.empty()) fail(where + ".kernel", "must not be empty");
+  int actions = 0;
+  if (j.contains("blocks_per_sm")) {
+    ++actions;
+    r.action = RuleAction::Target;
+    r.target = parse_target(j["blocks_per_sm"], where + ".blocks_per_sm", false);
+  }
+  if (j.contains("pad")) {
+    ++actions;
+    r.action = RuleAction::Pad;
+    const json& p = j["pad"];
+    const std::string w = where + ".pad";
+    if (p.is_number_integer()) {
+      r.pad = p.get<int64_t>();
+    } else if (p.is_string()) {
+      try {
+        r.pad = model::parse_bytes(p.get<std::string>());
+      } catch (const model::Error& e) {
+        fail(w, e.what());
+      }
+    } else {
+      fail(w, "must be a byte count (integer or \"16K\"), got " + p.dump());
+    }
+    if (r.pad <= 0) fail(w, "must be > 0 bytes, got " + std::to_string(r.pad));
+    if (r.pad > (int64_t{1} << 30)) fail(w, "is larger than any GPU's shared memory");
+  }
+  if (j.contains("skip")) {
+    if (!j["skip"].is_boolean()) fail(where + ".skip", "must be true or false");
+    if (j["skip"].get<bool>()) {
+      ++actions;
+      r.action = RuleAction::Skip;
+    }
+  }
+  if (actions != 1)
+    fail(where, "needs exactly one of \"blocks_per_sm\", \"pad\" or \"skip\": true (got " +
+                    std::to_string(actions) + ")");
+  return r;
+}
+
+Shaping parse_shaping(const json& j) {
+  const std::string where = "shaping";
+  need_object(j, where);
+  check_keys(j, where, {"default", "model_fraction", "rules", "denylist", "comment"});
+  Shaping s;
+  if (j.contains("default")) s.target = parse_target(j["default"], "shaping.default", true);
+  if (j.contains("model_fraction")) {
+    const json& f = j["model_fraction"];
+    if (!f.is_number()) fail("shaping.model_fraction", "must be a number in (0, 1]");
+    s.model_fraction = f.get<double>();
+    if (!(s.model_fraction > 0.0 && s.model_fraction <= 1.0))
+      fail("shaping.model_fraction", "must be in (0, 1], got " + f.dump());
+  }
+  if (j.contains("rules")) {
+    const json& rs = j["rules"];
+    if (!rs.is_array()) fail("shaping.rules", "must be an array, got " + type_name(rs));
+    for (std::size_t i = 0; i < rs.size(); ++i)
+      s.rules.push_back(parse_rule(rs[i], "shaping.rules[" + std::to_string(i) + "]"));
+  }
+  if (j.contains("denylist")) s.denylist = parse_patterns(j["denylist"], "shaping.denylist");
+  return s;
+}
+
+Priority parse_priority(const json& j) {
+  need_object(j, "priority");
+  check_keys(j, "priority", {"nccl", "method", "nccl_kernels", "comment"});
+  Priority p;
+  if (j.contains("nccl")) {
+    const std::string v = lower(need_string(j["nccl"], "priority.nccl"));
+    if (v == "high")
+      p.nccl = NcclPriority::High;
+    else if (v == "default")
+      p.nccl = NcclPriority::Default;
+    else
+      fail("priority.nccl", "must be \"high\" or \"default\", got \"" + v + "\"");
+  }
+  if (j.contains("method")) {
+    try {
+      p.method = parse_method(need_string(j["method"], "priority.method"));
+    } catch (const Error& e) {
+      fail("priority.method", e.what());
+    }
+  }
+  if (j.contains("nccl_kernels")) {
+    p.nccl_kernels = parse_patterns(j["nccl_kernels"], "priority.nccl_kernels");
+    if (p.nccl_kernels.empty())
+      fail("priority.nccl_kernels",
+           "must name at least one pattern (NCCL kernels are never padded)");
+  }
+  return p;
+}
+
+std::vector<std::pair<std::string, std::string>> parse_environment(const json& j) {
+  need_object(j, "environment");
+  std::vector<std::pair<std::string, std::string>> out;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string w = "environment." + it.key();
+    if (!valid_environment_name(it.key()))
+      fail(w, "not a variable a plan may set (letters, digits, _; not LD_PRELOAD or CCO_*)");
+    const json& v = it.value();
+    std::string value;
+    if (v.is_string())
+      value = v.get<std::string>();
+    else if (v.is_number_integer())
+      value = std::to_string(v.get<int64_t>());
+    else if (v.is_boolean())
+      value.push_back(v.get<bool>() ? '1' : '0');
+    else
+      fail(w, "must be a string or an integer, got " + type_name(v));
+    out.emplace_back(it.key(), value);
+  }
+  return out;
+}
+
+void check_schema(const json& doc) {
+  if (!doc.contains("schema")) {
+    if (doc.contains("shaping") || doc.contains("priority"))
+      fail("schema",
+           "missing (a plan starts with \"schema\": \"ccoverlap.plan\", \"schema_version\": "
+           "\"1.0.0\")");
+    fail("", "not a ccoverlap plan: no \"schema\": \"ccoverlap.plan\" field");
+  }
+  const std::string schema = need_string(doc["schema"], "schema");
+  if (schema != kSchema) fail("schema", "must be \"ccoverlap.plan\", got \"" + schema + "\"");
+  if (doc.contains("footprint") || doc.contains("plans") || doc.contains("occupancy"))
+    fail("",
+         "this is a footprint report from `cco plan --json`, not a run plan (see docs/PRELOAD.md)");
+  if (!doc.contains("schema_version")) fail("schema_version", "missing (expected \"1.0.0\")");
+  const std::string v = need_string(doc["schema_version"], "schema_version");
+  // MAJOR.MINOR.PATCH; only major 1 is understood. Newer minors may add fields we reject as
+  // unknown, which is the safe answer.
+  std::size_t dot = v.find('.');
+  const std::string major = v.substr(0, dot);
+  bool digits = !major.empty() && std::all_of(major.begin(), major.end(),
+                                              [](char c) { return c >= '0' && c <= '9'; });
+  if (!digits || dot == std::string::npos)
+    fail("schema_version", "must look like \"1.0.0\", got \"" + v + "\"");
+  if (major != "1")
+    fail("schema_version", "\"" + v + "\" is not supported by this ccoverlap (understands 1.x)");
+}
+
+json target_json(const Target& t) {
+  switch (t.kind) {
+    case TargetKind::Off:
+      return "off";
+    case TargetKind::Model:
+      return "model";
+    case TargetKind::Fixed:
+      return t.blocks_per_sm;
+  }
+  return "off";
+}
+
+}  // namespace
+
+bool Shaping::active() const {
+  if (target.kind != TargetKind::Off) return true;
+  for (const auto& r : rules)
+    if (r.action != RuleAction::Skip) return true;
+  return false;
+}
+
+const char* to_string(PriorityMethod m) {
+  switch (m) {
+    case PriorityMethod::LaunchAttr:
+      return "launch-attr";
+    case PriorityMethod::Stream:
+      return "stream";
+    case PriorityMethod::Both:
+      return "both";
+  }
+  return "?";
+}
+
+PriorityMethod parse_method(std::string_view text) {
+  const std::string s = lower(text);
+  if (s == "launch-attr" || s == "attr" || s == "launch_attr") return PriorityMethod::LaunchAttr;
+  if (s == "stream") return PriorityMethod::Stream;
+  if (s == "both") return PriorityMethod::Both;
+  throw Error("unknown priority method '" + std::string(text) +
+              "' (known: launch-attr, stream, both)");
+}
+
+std::string to_string(const Target& t) {
+  switch (t.kind) {
+    case TargetKind::Off:
+      return "off";
+    case TargetKind::Model:
+      return "model";
+    case TargetKind::Fixed:
+      return std::to_string(t.blocks_per_sm);
+  }
+  return "?";
+}
+
+Plan parse(std::string_view json_text) {
+  json doc;
+  try {
+    doc = json::parse(json_text.begin(), json_text.end(), nullptr, true, /*ignore_comments=*/true);
+  } catch (const json::parse_error& e) {
+    std::string what = e.what();
+    // "[json.exception.parse_error.101] parse error at ..." -> "parse error at ..."
+    if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
+    fail("", "invalid JSON: " + what);
+  }
+  if (!doc.is_object()) fail("", "a plan must be a JSON object, got " + type_name(doc));
+  check_schema(doc);
+  check_keys(doc, "",
+             {"schema", "schema_version", "policy", "description", "comment", "shaping", "priority",
+              "environment", "generated_by", "tuning", "made_for"});
+  Plan p;
+  if (doc.contains("policy")) p.policy = need_string(doc["policy"], "policy");
+  if (doc.contains("description")) p.description = need_string(doc["description"], "description");
+  if (doc.contains("shaping")) p.shaping = parse_shaping(doc["shaping"]);
+  if (doc.contains("priority")) p.priority = parse_priority(doc["priority"]);
+  if (doc.contains("environment")) p.environment = parse_environment(doc["environment"]);
+  if (doc.contains("made_for")) {
+    const auto& m = doc["made_for"];
+    need_object(m, "made_for");
+    check_keys(m, "made_for", {"device", "sms", "nranks", "versions"});
+    p.made_for.set = true;
+    if (m.contains("device")) p.made_for.device = need_string(m["device"], "made_for.device");
+    if (m.contains("sms")) {
+      if (!m["sms"].is_number_integer() || m["sms"].get<int64_t>() < 0)
+        fail("made_for.sms", "must be a non-negative integer");
+      p.made_for.sms = m["sms"].get<int>();
+    }
+    if (m.contains("nranks")) {
+      if (!m["nranks"].is_number_integer() || m["nranks"].get<int64_t>() < 0)
+        fail("made_for.nranks", "must be a non-negative integer");
+      p.made_for.nranks = m["nranks"].get<int>();
+    }
+    if (m.contains("versions")) {
+      need_object(m["versions"], "made_for.versions");
+      for (const auto& [k, v] : m["versions"].items())
+        p.made_for.versions.emplace_back(k, need_string(v, "made_for.versions." + k));
+    }
+  }
+  if (p.policy.empty()) p.policy = "plan";
+  return p;
+}
+
+std::vector<std::string> made_for_mismatch(const MadeFor& made, const std::string& device, int sms,
+                                           const std::vector<std::pair<std::string, std::string>>& versions) {
+  std::vector<std::string> out;
+  if (!made.set) return out;
+  if (!made.device.empty() && made.device != device)
+    out.push_back("device: " + device + " (plan: " + made.device + ")");
+  if (made.sms > 0 && made.sms != sms)
+    out.push_back("SMs: " + std::to_string(sms) + " (plan: " + std::to_string(made.sms) + ")");
+  for (const auto& [k, v] : made.versions)
+    for (const auto& [k2, v2] : versions)
+      if (k == k2 && !v.empty() && v != v2) out.push_back(k + ": " + v2 + " (plan: " + v + ")");
+  return out;
+}
+
+Plan load(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("plan " + path + ": cannot be read");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  try {
+    return parse(ss.str());
+  } catch (const Error& e) {
+    throw Error("plan " + path + ": " + e.what());
+  }
+}
+
+std::vector<std::string> policy_names() {
+  return {"off",           "priority",         "shape:K",
+          "shape:model",   "shape+priority:K", "shape+priority:model",
+          "torch-priority"};
+}
+
+Plan from_policy(std::string_view name) {
+  const std::string full = lower(name);
+  auto unknown = [&]() -> Error {
+    std::string list;
+    for (const auto& n : policy_names()) list += (list.empty() ? "" : ", ") + n;
+    return Error("unknown policy '" + std::string(name) + "' (known: " + list +
+                 "; a priority policy may end in @launch-attr, @stream or @both)");
+  };
+  // An optional "@method" picks how NCCL gets its priority.
+  std::string base = full;
+  std::string method;
+  if (auto at = full.find('@'); at != std::string::npos) {
+    base = full.substr(0, at);
+    method = full.substr(at + 1);
+  }
+  Plan p;
+  p.policy = full;
+  std::string kind = base, arg;
+  if (auto colon = base.find(':'); colon != std::string::npos) {
+    kind = base.substr(0, colon);
+    arg = base.substr(colon + 1);
+    if (arg.empty()) throw unknown();
+  }
+  if (kind == "priority+shape") kind = "shape+priority";
+  if (kind == "off" || kind == "priority" || kind == "torch-priority") {
+    if (!arg.empty()) throw unknown();
+  } else if (kind == "shape" || kind == "shape+priority") {
+    Target t;
+    if (arg.empty() || arg == "model") {
+      t.kind = TargetKind::Model;
+    } else {
+      if (!std::all_of(arg.begin(), arg.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+          arg.size() > 4)
+        throw Error("policy '" + std::string(name) + "': K must be an integer >= 1 or \"model\"");
+      t.kind = TargetKind::Fixed;
+      t.blocks_per_sm = std::stoi(arg);
+      if (t.blocks_per_sm < 1)
+        throw Error("policy '" + std::string(name) + "': K must be >= 1 (blocks per SM)");
+    }
+    p.shaping.target = t;
+  } else {
+    throw unknown();
+  }
+  const bool prio = kind == "priority" || kind == "shape+priority";
+  if (prio) p.priority.nccl = NcclPriority::High;
+  if (!method.empty()) {
+    if (!prio)
+      throw Error("policy '" + std::string(name) + "': @" + method +
+                  " only applies to policies that prioritise NCCL");
+    try {
+      p.priority.method = parse_method(method);
+    } catch (const Error& e) {
+      throw Error("policy '" + std::string(name) + "': " + e.what());
+    }
+  }
+  if (kind == "torch-priority") p.environment.emplace_back("TORCH_NCCL_HIGH_PRIORITY", "1");
+  return p;
+}
+
+std::string to_json(const Plan& plan, int indent) {
+  json j;
+  j["schema"] = kSchema;
+  j["schema_version"] = kSchemaVersion;
+  j["policy"] = plan.policy;
+  if (!plan.description.empty()) j["description"] = plan.description;
+  json s;
+  s["default"] = target_json(plan.shaping.target);
+  s["model_fraction"] = plan.shaping.model_fraction;
+  s["rules"] = json::array();
+  for (const auto& r : plan.shaping.rules) {
+    json rj;
+    rj["kernel"] = r.kernel;
+    switch (r.action) {
+      case RuleAction::Target:
+        rj["blocks_per_sm"] = target_json(r.target);
+        break;
+      case RuleAction::Pad:
+        rj["pad"] = r.pad;
+        break;
+      case RuleAction::Skip:
+        rj["skip"] = true;
+        break;
+    }
+    s["rules"].push_back(rj);
+  }
+  s["denylist"] = plan.shaping.denylist;
+  j["shaping"] = s;
+  j["priority"] = {{"nccl", plan.priority.nccl == NcclPriority::High ? "high" : "default"},
+                   {"method", to_string(plan.priority.method)},
+                   {"nccl_kernels", plan.priority.nccl_kernels}};
+  json env = json::object();
+  for (const auto& [k, v] : plan.environment) env[k] = v;
+  j["environment"] = env;
+  if (plan.made_for.set) {
+    json m;
+    m["device"] = plan.made_for.device;
+    m["sms"] = plan.made_for.sms;
+    m["nranks"] = plan.made_for.nranks;
+    json v = json::object();
+    for (const auto& [k, x] : plan.made_for.versions) v[k] = x;
+    m["versions"] = v;
+    j["made_for"] = m;
+  }
+  return j.dump(indent);
+}
+
+bool glob_match(std::string_view pattern, std::string_view text) {
+  // Iterative matcher with one backtrack point: linear in practice, no recursion.
+  std::size_t p = 0, t = 0, star = std::string_view::npos, mark = 0;
+  while (t < text.size()) {
+    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
+      ++p;
+      ++t;
+    } else if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      mark = t;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      t = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+bool matches_any(const std::vector<std::string>& patterns, std::string_view name,
+                 std::string_view demangled) {
+  for (const auto& pat : patterns)
+    if (glob_match(pat, name) || (!demangled.empty() && glob_match(pat, demangled))) return true;
+  return false;
+}
+
+const Rule* match_rule(const Shaping& shaping, std::string_view name, std::string_view demangled) {
+  for (const auto& r : shaping.rules)
+    if (glob_match(r.kernel, name) || (!demangled.empty() && glob_match(r.kernel, demangled)))
+      return &r;
+  return nullptr;
+}
+
+bool valid_environment_name(std::string_view name) {
+  if (name.empty()) return false;
+  if (!(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_')) return false;
+  for (char c : name)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+  if (name == "LD_PRELOAD") return false;
+  if (name.substr(0, 4) == "CCO_") return false;
+  return true;
+}
+
+}  // namespace cco::plan

@@ -1,0 +1,177 @@
+// Run plans: what the preload library (libcco_preload.so) does to an unmodified program, and what
+// `cco run` puts in its environment. GPU-free: no CUDA header; tested anywhere.
+//
+// A plan is a JSON document (docs/PRELOAD.md has the full schema):
+//
+//   {
+//     "schema": "ccoverlap.plan", "schema_version": "1.0.0",
+//     "policy": "shape+priority:2",                 // a name for reports (free text)
+//     "shaping": {
+//       "default": 2 | "model" | "off",             // target blocks per SM of every kernel
+//       "model_fraction": 0.5,                      // "model": keep this share of the kernel's own
+//       "rules": [ {"kernel": "*gemv*", "blocks_per_sm": 1},
+//                  {"kernel": "*softmax*", "pad": "16K"},
+//                  {"kernel": "*elementwise*", "skip": true} ],
+//       "denylist": ["*persistent*"]                // never touched (like cooperative launches)
+//     },
+//     "priority": { "nccl": "high" | "default", "method": "launch-attr" | "stream" | "both" },
+//     "environment": { "NCCL_MIN_CTAS": "32", "TORCH_NCCL_HIGH_PRIORITY": "1" }
+//   }
+//
+// Every field is optional except "schema" and "schema_version"; missing sections mean "do
+// nothing" (shaping off, default priority, no environment). Kernel patterns are globs (`*`, `?`)
+// matched against the kernel's name as the driver reports it (mangled) and against its demangled
+// form; the first matching rule wins.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace cco::plan {
+
+inline constexpr const char* kSchema = "ccoverlap.plan";
+inline constexpr const char* kSchemaVersion = "1.0.0";
+
+/// A plan that cannot be used: bad JSON, unknown field, value out of range, unknown policy.
+/// what() is one line naming the field, e.g. "shaping.rules[1].blocks_per_sm: must be >= 1, got 0".
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// How many blocks per SM a kernel is shaped to.
+enum class TargetKind {
+  Off,    ///< not shaped
+  Fixed,  ///< a fixed k blocks per SM
+  Model,  ///< from the occupancy model: ceil(model_fraction * the kernel's own blocks per SM)
+};
+
+struct Target {
+  TargetKind kind = TargetKind::Off;
+  int blocks_per_sm = 0;  ///< k, when kind == Fixed (>= 1)
+};
+
+/// What a rule does to the kernels it matches.
+enum class RuleAction {
+  Target,  ///< shape to `target` (fixed k or model)
+  Pad,     ///< add exactly `pad` bytes of dynamic shared memory per block
+  Skip,    ///< leave the launch as it is
+};
+
+struct Rule {
+  std::string kernel;  ///< glob over the kernel name (mangled or demangled)
+  RuleAction action = RuleAction::Skip;
+  Target target;    ///< for RuleAction::Target
+  int64_t pad = 0;  ///< for RuleAction::Pad, > 0
+};
+
+struct Shaping {
+  Target target;                      ///< "default": applies to kernels no rule matches
+  double model_fraction = 0.5;        ///< for TargetKind::Model, in (0, 1]
+  std::vector<Rule> rules;            ///< first match wins
+  std::vector<std::string> denylist;  ///< globs; matched kernels are never touched
+  /// True when any kernel may be shaped (a target or a rule that shapes).
+  bool active() const;
+};
+
+enum class NcclPriority { Default, High };
+
+/// How NCCL kernels get the highest priority (docs/PRELOAD.md, "Priority").
+enum class PriorityMethod {
+  LaunchAttr,  ///< add CU_LAUNCH_ATTRIBUTE_PRIORITY to NCCL's own cuLaunchKernelEx
+  Stream,      ///< run each collective on a highest-priority companion stream (fork/join)
+  Both,        ///< both at once
+};
+
+struct Priority {
+  NcclPriority nccl = NcclPriority::Default;
+  PriorityMethod method = PriorityMethod::LaunchAttr;
+  /// Globs naming NCCL's kernels: never shaped, prioritised when nccl == High.
+  std::vector<std::string> nccl_kernels = {"*nccl*"};
+  bool active() const { return nccl == NcclPriority::High; }
+  bool uses_launch_attr() const {
+    return active() && (method == PriorityMethod::LaunchAttr || method == PriorityMethod::Both);
+  }
+  bool uses_stream() const {
+    return active() && (method == PriorityMethod::Stream || method == PriorityMethod::Both);
+  }
+};
+
+/// The machine a plan was measured on ("made_for", written by `cco tune`). `cco run` refuses to
+/// apply such a plan on another device or other software versions.
+struct MadeFor {
+  bool set = false;
+  std::string device;  ///< device name as CUDA reports it ("NVIDIA H200")
+  int sms = 0;         ///< SMs of that device
+  int nranks = 0;      ///< ranks it was tuned with
+  /// Versions by name ("cuda_driver", "cuda_runtime", "nccl", "cublaslt"), in order.
+  std::vector<std::pair<std::string, std::string>> versions;
+};
+
+struct Plan {
+  std::string policy;       ///< name for reports; policies set it to their own name
+  std::string description;  ///< free text
+  Shaping shaping;
+  Priority priority;
+  /// Variables `cco run` sets for the program, in order (names are validated).
+  std::vector<std::pair<std::string, std::string>> environment;
+  MadeFor made_for;         ///< optional: where the plan was measured
+};
+
+/// Differences between where a plan was made and this machine (empty when it matches or when
+/// the plan records nothing): one line per difference, e.g. "device: NVIDIA H100 (plan: NVIDIA
+/// H200)". `versions` holds this machine's versions by the same names.
+std::vector<std::string> made_for_mismatch(const MadeFor& made, const std::string& device, int sms,
+                                           const std::vector<std::pair<std::string, std::string>>& versions);
+
+/// Parses and validates a plan document. Throws Error (one line) on anything invalid, including
+/// unknown fields, a wrong schema or a schema_version whose major is not 1.
+Plan parse(std::string_view json_text);
+
+/// Reads and parses a plan file. Throws Error("plan FILE: ...").
+Plan load(const std::string& path);
+
+/// The plan of a named policy (docs/cli/run.md):
+///   off                   the library is loaded but changes nothing (measures its cost)
+///   priority              NCCL kernels at the highest priority
+///   shape:K | shape:model every non-NCCL kernel shaped to K blocks per SM (or the model's k)
+///   shape+priority:K      both (the paper's method); also shape+priority:model
+///   torch-priority        only TORCH_NCCL_HIGH_PRIORITY=1 (PyTorch's own high-priority streams)
+/// "shape" and "shape+priority" alone mean ":model". Names are case-insensitive. Throws Error
+/// listing the names when unknown.
+Plan from_policy(std::string_view name);
+
+/// The policy `cco run` uses when given neither --policy nor --plan.
+inline constexpr const char* kDefaultPolicy = "shape+priority:model";
+
+/// Spellings for help and error messages ("off", "priority", "shape:K", ...).
+std::vector<std::string> policy_names();
+
+/// The plan as a JSON document that parse() reads back to an equal plan.
+std::string to_json(const Plan& plan, int indent = 2);
+
+/// Names for reports: "launch-attr", "stream", "both"; "high", "default"; "off", "model", "3".
+const char* to_string(PriorityMethod m);
+PriorityMethod parse_method(std::string_view text);  ///< throws Error
+std::string to_string(const Target& t);
+
+/// Glob match: `*` any run (also empty), `?` one character, everything else literal.
+bool glob_match(std::string_view pattern, std::string_view text);
+
+/// True when any pattern matches any of the names.
+bool matches_any(const std::vector<std::string>& patterns, std::string_view name,
+                 std::string_view demangled = {});
+
+/// The first rule whose pattern matches the name (or its demangled form), or nullptr.
+const Rule* match_rule(const Shaping& shaping, std::string_view name,
+                       std::string_view demangled = {});
+
+/// True when `name` may be set by a plan's environment: [A-Za-z_][A-Za-z0-9_]*, and neither
+/// LD_PRELOAD nor a CCO_ variable (those belong to `cco run` itself).
+bool valid_environment_name(std::string_view name);
+
+}  // namespace cco::plan

@@ -1,0 +1,98 @@
+#include "preload/config.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace cco::preload {
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+}  // namespace
+
+std::optional<bool> parse_flag(const char* value) {
+  if (!value) return false;
+  const std::string v = lower(value);
+  if (v.empty() || v == "0" || v == "false" || v == "no" || v == "off") return false;
+  if (v == "1" || v == "true" || v == "yes" || v == "on") return true;
+  return std::nullopt;
+}
+
+EnvConfig read_env(const std::function<const char*(const char*)>& get) {
+  EnvConfig c;
+  if (const char* v = get("CCO_DISABLE")) {
+    const auto f = parse_flag(v);
+    if (!f) {
+      // Unclear intent: the safe reading of a mistyped "disable" is to disable.
+      c.warnings.push_back(std::string("CCO_DISABLE='") + v +
+                           "' is not 0 or 1; the library is disabled");
+      c.disabled = true;
+    } else {
+      c.disabled = *f;
+    }
+  }
+  if (const char* v = get("CCO_STATS")) {
+    const std::string s = v;
+    if (s.empty() || s == "0")
+      c.stats = 0;
+    else if (s == "1")
+      c.stats = 1;
+    else if (s == "2")
+      c.stats = 2;
+    else if (auto f = parse_flag(v))
+      c.stats = *f ? 1 : 0;
+    else
+      c.warnings.push_back("CCO_STATS='" + s + "' is not 0, 1 or 2; statistics are off");
+  }
+  if (const char* v = get("CCO_VERBOSE")) {
+    const auto f = parse_flag(v);
+    if (!f)
+      c.warnings.push_back(std::string("CCO_VERBOSE='") + v + "' is not 0 or 1; ignored");
+    else
+      c.verbose = *f;
+  }
+  if (const char* v = get("CCO_PLAN")) c.plan_path = v;
+  if (const char* v = get("CCO_POLICY")) c.policy = v;
+  if (!c.plan_path.empty() && !c.policy.empty()) {
+    c.warnings.push_back("CCO_PLAN and CCO_POLICY are both set (" + c.plan_path + ", " + c.policy +
+                         "); running unshaped");
+    c.bad = true;
+  }
+  if (const char* v = get("CCO_PRIORITY_METHOD"); v && *v) {
+    try {
+      c.method = plan::parse_method(v);
+    } catch (const plan::Error& e) {
+      c.warnings.push_back(std::string("CCO_PRIORITY_METHOD: ") + e.what() + "; running unshaped");
+      c.bad = true;
+    }
+  }
+  return c;
+}
+
+plan::Plan resolve_plan(const EnvConfig& env, std::vector<std::string>* warnings) {
+  auto off = [] {
+    plan::Plan p = plan::from_policy("off");
+    p.policy = "off (configuration error)";
+    return p;
+  };
+  if (env.bad) return off();
+  plan::Plan p;
+  try {
+    if (!env.plan_path.empty())
+      p = plan::load(env.plan_path);
+    else
+      p = plan::from_policy(env.policy.empty() ? plan::kDefaultPolicy : env.policy);
+  } catch (const std::exception& e) {
+    const std::string src = env.plan_path.empty() ? "CCO_POLICY: " : "CCO_PLAN: ";
+    if (warnings) warnings->push_back(src + e.what() + "; running unshaped");
+    return off();
+  }
+  if (env.method) p.priority.method = *env.method;
+  return p;
+}
+
+}  // namespace cco::preload

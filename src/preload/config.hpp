@@ -1,0 +1,46 @@
+// The preload library's configuration: environment variables read once, and the plan they name.
+//
+//   CCO_DISABLE=1             everything off: no wrapper is handed out, launches pass untouched
+//   CCO_POLICY=NAME           a named policy (cco::plan::from_policy); default shape+priority:model
+//   CCO_PLAN=FILE             a plan file (JSON); conflicts with CCO_POLICY
+//   CCO_PRIORITY_METHOD=M     launch-attr | stream | both: overrides the plan's priority method
+//   CCO_STATS=0|1|2           per-process statistics at exit (2: also per kernel, and always)
+//   CCO_VERBOSE=0|1           one line per kernel and launch shape the first time it is decided
+//
+// Bad values never stop the program: each gives one warning and the library runs unshaped (the
+// "off" plan) or, for CCO_STATS/CCO_VERBOSE, with that feature off.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "plan/plan.hpp"
+
+namespace cco::preload {
+
+struct EnvConfig {
+  bool disabled = false;
+  int stats = 0;  ///< 0 off, 1 summary at exit (when anything was seen), 2 + per kernel
+  bool verbose = false;
+  std::string plan_path;                       ///< CCO_PLAN
+  std::string policy;                          ///< CCO_POLICY
+  std::optional<plan::PriorityMethod> method;  ///< CCO_PRIORITY_METHOD
+  bool bad = false;  ///< a value was invalid or CCO_PLAN and CCO_POLICY conflict: run unshaped
+  std::vector<std::string> warnings;  ///< one line each, for warn_once
+};
+
+/// Reads the CCO_* variables through `get` (getenv in the library; a map in tests).
+EnvConfig read_env(const std::function<const char*(const char*)>& get);
+
+/// Parses a boolean variable: 1/true/yes/on, 0/false/no/off/empty (case-insensitive).
+/// Returns nullopt for anything else.
+std::optional<bool> parse_flag(const char* value);
+
+/// The plan the library runs: CCO_PLAN's file, else CCO_POLICY, else the default policy, then
+/// CCO_PRIORITY_METHOD applied. On any error (bad file, bad policy, env.bad) it returns the "off"
+/// plan and appends one warning line to `warnings`.
+plan::Plan resolve_plan(const EnvConfig& env, std::vector<std::string>* warnings);
+
+}  // namespace cco::preload

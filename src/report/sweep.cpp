@@ -1,0 +1,345 @@
+#include "report/sweep.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "model/limits.hpp"
+#include "model/occupancy.hpp"
+
+namespace cco::report {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+[[noreturn]] void fail(const std::string& src, const std::string& what) {
+  throw model::Error(src + ": " + what);
+}
+
+double num_or_nan(const json& o, const char* key, const std::string& src, const std::string& w) {
+  auto it = o.find(key);
+  if (it == o.end() || it->is_null()) return kNaN;
+  if (!it->is_number()) fail(src, w + ": \"" + key + "\" is not a number");
+  return it->get<double>();
+}
+
+double median_of(const json& row, const char* key, const std::string& src, const std::string& w,
+                 const char* field = "median_us") {
+  auto it = row.find(key);
+  if (it == row.end()) fail(src, w + ": missing \"" + key + "\"");
+  if (!it->is_object()) fail(src, w + ": \"" + key + "\" is not an object");
+  return num_or_nan(*it, field, src, w + "." + key);
+}
+
+int64_t int_of(const json& o, const char* key, const std::string& src, const std::string& w,
+               bool required) {
+  auto it = o.find(key);
+  if (it == o.end() || it->is_null()) {
+    if (required) fail(src, w + ": missing \"" + key + "\"");
+    return 0;
+  }
+  if (!it->is_number_integer() && !it->is_number_unsigned())
+    fail(src, w + ": \"" + key + "\" is not an integer");
+  return it->get<int64_t>();
+}
+
+std::string str_of(const json& o, const char* key) {
+  auto it = o.find(key);
+  return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+}  // namespace
+
+bool is_bench_json(const json& j) {
+  return j.is_object() && j.contains("schema") && j["schema"].is_string() &&
+         j["schema"].get<std::string>() == "ccoverlap.bench";
+}
+
+BenchSweep sweep_from_json(const json& j, const std::string& src) {
+  if (!j.is_object()) fail(src, "not a bench result: expected a JSON object");
+  const std::string schema = str_of(j, "schema");
+  if (schema != "ccoverlap.bench")
+    fail(src, "not a bench result: schema is \"" + schema + "\", expected \"ccoverlap.bench\"");
+  const std::string ver = str_of(j, "schema_version");
+  if (ver.substr(0, ver.find('.')) != "1")
+    fail(src, "bench schema version \"" + ver + "\" is not supported (this cco reads 1.x)");
+  BenchSweep s;
+  s.source = src;
+  s.date = str_of(j, "date");
+  if (auto w = j.find("workload"); w != j.end() && w->is_object()) {
+    s.compute = str_of(*w, "compute");
+    s.collective = str_of(*w, "collective");
+    s.datatype = str_of(*w, "datatype");
+  }
+  if (auto n = j.find("nranks"); n != j.end() && n->is_number_integer()) s.nranks = n->get<int>();
+  if (auto d = j.find("devices");
+      d != j.end() && d->is_array() && !d->empty() && (*d)[0].is_object())
+    s.device = str_of((*d)[0], "name");
+  auto res = j.find("results");
+  if (res == j.end()) fail(src, "missing \"results\"");
+  if (!res->is_array()) fail(src, "\"results\" is not an array");
+  if (res->empty()) fail(src, "\"results\" is empty: nothing to report");
+  for (std::size_t i = 0; i < res->size(); ++i) {
+    const auto& r = (*res)[i];
+    const std::string w = "results[" + std::to_string(i) + "]";
+    if (!r.is_object()) fail(src, w + ": not an object");
+    SweepRow row;
+    row.bytes = int_of(r, "size_bytes", src, w, true);
+    row.mode = str_of(r, "mode");
+    if (row.mode.empty()) fail(src, w + ": missing \"mode\"");
+    row.target_k = static_cast<int>(int_of(r, "target_blocks_per_sm", src, w, false));
+    row.pad = int_of(r, "pad_bytes", src, w, false);
+    row.blocks_per_sm = static_cast<int>(int_of(r, "blocks_per_sm", src, w, false));
+    row.t_us = median_of(r, "t", src, w);
+    row.t_p25_us = median_of(r, "t", src, w, "p25_us");
+    row.t_p75_us = median_of(r, "t", src, w, "p75_us");
+    row.t_seq_us = median_of(r, "t_seq", src, w);
+    row.t_comp_us = median_of(r, "t_comp", src, w);
+    row.t_comm_us = median_of(r, "t_comm", src, w);
+    row.t_ideal_us = num_or_nan(r, "t_ideal_us", src, w);
+    if (std::isnan(row.t_ideal_us)) row.t_ideal_us = std::max(row.t_comp_us, row.t_comm_us);
+    row.efficiency = num_or_nan(r, "efficiency", src, w);
+    row.reduction = num_or_nan(r, "reduction", src, w);
+    if (std::isnan(row.t_us)) fail(src, w + ": the row has no time (\"t\".\"median_us\" is null)");
+    if (row.t_us < 0 || row.pad < 0) fail(src, w + ": negative time or padding");
+    s.rows.push_back(row);
+  }
+  return s;
+}
+
+std::string format_sweep(const BenchSweep& s) {
+  std::string o = fmt::format("# bench sweep: {} ({}; {} || {} {}, {} ranks, {})\n", s.source,
+                              s.device.empty() ? "?" : s.device, s.compute, s.collective,
+                              s.datatype, s.nranks, s.date);
+  o += fmt::format("#{:>11} {:>15} {:>4} {:>7} {:>10} {:>10} {:>8} {:>6}\n", "size", "mode", "bps",
+                   "pad", "time", "T_seq", "reduct", "eff");
+  o += fmt::format("#{:>11} {:>15} {:>4} {:>7} {:>10} {:>10} {:>8} {:>6}\n", "(B)", "", "", "(B)",
+                   "(us)", "(us)", "(%)", "");
+  for (const auto& r : s.rows)
+    o += fmt::format(" {:>11} {:>15} {:>4} {:>7} {:>10} {:>10} {:>8} {:>6}\n", r.bytes, r.mode,
+                     r.blocks_per_sm > 0 ? std::to_string(r.blocks_per_sm) : "-", r.pad,
+                     format_number(r.t_us, 1), format_number(r.t_seq_us, 1),
+                     format_number(100 * r.reduction, 1), format_number(r.efficiency, 2));
+  return o;
+}
+
+namespace {
+
+struct Series {
+  const char* mode;
+  const char* colour;
+  const char* dash;
+};
+constexpr Series kRefs[] = {
+    {"seq", "#7f7f7f", "6 4"}, {"concurrent", "#4c78a8", "6 4"}, {"priority", "#b279a2", "2 3"}};
+constexpr Series kLines[] = {{"shape", "#f58518", ""}, {"shape+priority", "#e45756", ""}};
+constexpr const char* kIdealColour = "#54a24b";
+
+struct Panel {
+  double x, y, w, h;      // plot area in pixels
+  double x0, x1, y0, y1;  // data range
+  double px(double v) const { return x + (v - x0) / (x1 - x0) * w; }
+  double py(double v) const { return y + h - (v - y0) / (y1 - y0) * h; }
+};
+
+void draw_axes(Svg& svg, const Panel& p, const std::string& ylabel, const std::string& xlabel,
+               const std::vector<double>& xticks, bool x_as_kib) {
+  svg.rect(p.x, p.y, p.w, p.h, box_style("#fbfbfb", "#999", 1));
+  for (double v : nice_ticks(p.y0, p.y1, 6)) {
+    const double y = p.py(v);
+    svg.line(p.x, y, p.x + p.w, y, line_style("#e6e6e6", 1));
+    svg.text(p.x - 6, y + 4, format_number(v, 2), 11, "end", "#333");
+  }
+  for (double v : xticks) {
+    const double x = p.px(v);
+    svg.line(x, p.y + p.h, x, p.y + p.h + 5, line_style("#444", 1));
+    svg.text(x, p.y + p.h + 18, x_as_kib ? format_number(v / 1024.0, 1) : format_number(v, 2), 11,
+             "middle", "#333");
+  }
+  svg.text(p.x - 52, p.y + p.h / 2, ylabel, 12, "middle", "#333", "normal", -90);
+  if (!xlabel.empty()) svg.text(p.x + p.w / 2, p.y + p.h + 34, xlabel, 12, "middle", "#333");
+}
+
+}  // namespace
+
+Svg sweep_svg(const BenchSweep& s, const SweepOptions& opt) {
+  std::map<int64_t, std::vector<const SweepRow*>> by_size;
+  for (const auto& r : s.rows) by_size[r.bytes].push_back(&r);
+
+  // The x axis: blocks per SM when every shaped mode has distinct known k per size, else pad.
+  bool bps_ok = true;
+  for (const auto& [bytes, rows] : by_size) {
+    std::map<std::string, std::set<int>> seen;
+    for (const auto* r : rows) {
+      if (!r->shaped()) continue;
+      if (r->blocks_per_sm <= 0 || !seen[r->mode].insert(r->blocks_per_sm).second) bps_ok = false;
+    }
+  }
+  const bool use_bps =
+      opt.axis == SweepAxis::BlocksPerSm || (opt.axis == SweepAxis::Auto && bps_ok);
+  auto xval = [&](const SweepRow& r) {
+    return use_bps ? static_cast<double>(r.blocks_per_sm) : static_cast<double>(r.pad);
+  };
+
+  const double left = 84, right = 210, top = 58, time_h = 250, eff_h = 170, gap = 60,
+               block_gap = 70;
+  const double width = std::max(opt.width, left + right + 300);
+  const double pw = width - left - right;
+  const double block_h = time_h + gap + eff_h + block_gap;
+  const double height = top + block_h * static_cast<double>(by_size.size()) + 10;
+  Svg svg(width, height);
+  const std::string title =
+      opt.title.empty() ? fmt::format("{} || {} {} on {} x {}", s.compute, s.collective, s.datatype,
+                                      s.nranks, s.device.empty() ? "GPU" : s.device)
+                        : opt.title;
+  svg.text(left, 22, title, 15, "start", "#222", "bold");
+  svg.text(left, 42,
+           fmt::format("{}{}: median time per mode (bars: p25..p75) and overlap efficiency "
+                       "(T_seq - T) / min(T_comp, T_comm)",
+                       s.source.substr(s.source.rfind('/') + 1),
+                       s.date.empty() ? "" : " (" + s.date + ")"),
+           11, "start", "#555");
+
+  double y = top;
+  for (const auto& [bytes, rows] : by_size) {
+    // Data ranges.
+    double tmin = std::numeric_limits<double>::infinity(), tmax = 0;
+    double emin = 0, emax = 1;
+    double xmin = std::numeric_limits<double>::infinity(), xmax = -xmin;
+    const SweepRow* any = rows.front();
+    std::set<double> xs;
+    for (const auto* r : rows) {
+      for (double v : {r->t_us, r->t_p25_us, r->t_p75_us, r->t_ideal_us, r->t_seq_us}) {
+        if (std::isnan(v)) continue;
+        tmin = std::min(tmin, v);
+        tmax = std::max(tmax, v);
+      }
+      if (!std::isnan(r->efficiency)) {
+        emin = std::min(emin, r->efficiency);
+        emax = std::max(emax, r->efficiency);
+      }
+      if (r->shaped()) {
+        xs.insert(xval(*r));
+        xmin = std::min(xmin, xval(*r));
+        xmax = std::max(xmax, xval(*r));
+      }
+    }
+    if (use_bps) {  // include the kernel's own k (the unshaped rows)
+      for (const auto* r : rows)
+        if (!r->shaped() && r->blocks_per_sm > 0) {
+          xmax = std::max(xmax, static_cast<double>(r->blocks_per_sm));
+          xs.insert(r->blocks_per_sm);
+        }
+    }
+    int own_k = 0;  // the kernel's blocks per SM as launched (the unshaped rows)
+    for (const auto* r : rows)
+      if (!r->shaped() && r->blocks_per_sm > 0) own_k = std::max(own_k, r->blocks_per_sm);
+    if (!use_bps) xmin = 0;  // pad 0 is the unshaped kernel
+    if (xs.empty()) {
+      xmin = 0;
+      xmax = 1;
+    }
+    if (xmax <= xmin) {
+      xmin -= 1;
+      xmax += 1;
+    }
+    const double xpad = (xmax - xmin) * 0.06;
+    const double tpad = (tmax - tmin) * 0.08 + 1e-9;
+    Panel tp{left,       y + 20, pw, time_h, xmin - xpad, xmax + xpad, std::max(0.0, tmin - tpad),
+             tmax + tpad};
+    Panel ep{left, y + 20 + time_h + gap, pw, eff_h, tp.x0, tp.x1, emin - 0.08, emax + 0.08};
+    std::vector<double> xticks;
+    if (xs.empty()) {
+      // nothing over k: no ticks
+    } else if (use_bps) {
+      xticks.assign(xs.begin(), xs.end());
+    } else {
+      for (double v : nice_ticks(xmin / 1024.0, xmax / 1024.0, 8)) xticks.push_back(v * 1024.0);
+    }
+    svg.text(left, y + 12, fmt::format("{}: {} bytes", model::format_bytes(bytes), bytes), 13,
+             "start", "#222", "bold");
+    bool any_shaped = false;
+    for (const auto* r : rows) any_shaped = any_shaped || r->shaped();
+    const std::string xlabel = !any_shaped ? "(no shape rows in this run: each mode is a line)"
+                               : use_bps   ? "compute blocks per SM (k)"
+                                           : "padding per block (KiB; 0 = as launched)";
+    draw_axes(svg, tp, "time (us)", "", xticks, !use_bps);
+    draw_axes(svg, ep, "overlap efficiency", xlabel, xticks, !use_bps);
+    if (use_bps && own_k > 0)
+      svg.text(ep.px(own_k), ep.y + ep.h + 30, "(as launched)", 10, "middle", "#555");
+    // Efficiency 0 and 1 marks.
+    for (double v : {0.0, 1.0})
+      if (v >= ep.y0 && v <= ep.y1)
+        svg.line(ep.x, ep.py(v), ep.x + ep.w, ep.py(v),
+                 line_style(v == 0 ? "#555" : kIdealColour, 1, v == 0 ? "" : "1 3"));
+
+    // Horizontal references.
+    double ly = tp.y + 8;
+    auto legend = [&](const char* colour, const std::string& dash, const std::string& what,
+                      bool marker) {
+      const double lx = left + pw + 16;
+      svg.line(lx, ly, lx + 26, ly, line_style(colour, 2, dash));
+      if (marker) svg.circle(lx + 13, ly, 3.5, fill_style(colour));
+      svg.text(lx + 32, ly + 4, what, 11, "start", "#333");
+      ly += 18;
+    };
+    svg.line(tp.x, tp.py(any->t_ideal_us), tp.x + tp.w, tp.py(any->t_ideal_us),
+             line_style(kIdealColour, 1.5, "1 3"));
+    for (const auto& ref : kRefs) {
+      for (const auto* r : rows) {
+        if (r->mode != ref.mode) continue;
+        svg.line(tp.x, tp.py(r->t_us), tp.x + tp.w, tp.py(r->t_us),
+                 line_style(ref.colour, 1.5, ref.dash));
+        if (!std::isnan(r->efficiency) && std::string(ref.mode) != "seq")
+          svg.line(ep.x, ep.py(r->efficiency), ep.x + ep.w, ep.py(r->efficiency),
+                   line_style(ref.colour, 1.5, ref.dash));
+        legend(ref.colour, ref.dash, fmt::format("{} {} us", ref.mode, format_number(r->t_us, 0)),
+               false);
+        break;
+      }
+    }
+    legend(kIdealColour, "1 3",
+           fmt::format("ideal max(C, M) {} us", format_number(any->t_ideal_us, 0)), false);
+
+    // Lines over k (or pad).
+    for (const auto& ln : kLines) {
+      std::vector<const SweepRow*> pts;
+      for (const auto* r : rows)
+        if (r->mode == ln.mode) pts.push_back(r);
+      if (pts.empty()) continue;
+      std::sort(pts.begin(), pts.end(),
+                [&](const SweepRow* a, const SweepRow* b) { return xval(*a) < xval(*b); });
+      std::vector<std::pair<double, double>> tl, el;
+      for (const auto* r : pts) {
+        const double x = tp.px(xval(*r));
+        tl.push_back({x, tp.py(r->t_us)});
+        if (!std::isnan(r->t_p25_us) && !std::isnan(r->t_p75_us))
+          svg.line(x, tp.py(r->t_p25_us), x, tp.py(r->t_p75_us), line_style(ln.colour, 1.2));
+        if (!std::isnan(r->efficiency)) el.push_back({x, ep.py(r->efficiency)});
+      }
+      svg.polyline(tl, line_style(ln.colour, 2));
+      svg.polyline(el, line_style(ln.colour, 2));
+      for (std::size_t i = 0; i < pts.size(); ++i) {
+        const auto* r = pts[i];
+        const std::string tip =
+            fmt::format("{} k={} pad={} B: {} us, efficiency {}", r->mode, r->blocks_per_sm, r->pad,
+                        format_number(r->t_us, 1), format_number(r->efficiency, 2));
+        svg.circle(tl[i].first, tl[i].second, 3.5, fill_style(ln.colour), tip);
+        if (!std::isnan(r->efficiency))
+          svg.circle(tl[i].first, ep.py(r->efficiency), 3.5, fill_style(ln.colour), tip);
+      }
+      legend(ln.colour, "", ln.mode, true);
+    }
+    y += block_h;
+  }
+  return svg;
+}
+
+}  // namespace cco::report

@@ -1,0 +1,57 @@
+// A bench sweep (a `cco bench --json` file, schema "ccoverlap.bench" 1.x) read back, printed and
+// drawn: per collective size, time and overlap efficiency against blocks per SM (or padding),
+// with seq, concurrent, priority and the ideal as horizontal references and shape and
+// shape+priority as lines over k.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "report/svg.hpp"
+
+namespace cco::report {
+
+struct SweepRow {
+  int64_t bytes = 0;
+  std::string mode;       ///< seq, concurrent, priority, shape, shape+priority (others kept)
+  int target_k = 0;       ///< target blocks per SM (0: none)
+  int64_t pad = 0;        ///< padding in bytes
+  int blocks_per_sm = 0;  ///< as launched in this row (0: unknown)
+  double t_us = 0, t_p25_us = 0, t_p75_us = 0;  ///< the row's time: median and quartiles
+  double t_seq_us = 0, t_comp_us = 0, t_comm_us = 0, t_ideal_us = 0;
+  double efficiency = 0;  ///< as the bench computed it (NaN when absent)
+  double reduction = 0;   ///< as the bench computed it (NaN when absent)
+  bool shaped() const { return mode == "shape" || mode == "shape+priority"; }
+};
+
+struct BenchSweep {
+  std::string source;  ///< file name, for messages and titles
+  std::string compute, collective, datatype, date, device;
+  int nranks = 0;
+  std::vector<SweepRow> rows;
+};
+
+/// True when j looks like a bench result (an object whose "schema" is "ccoverlap.bench").
+bool is_bench_json(const nlohmann::json& j);
+/// Reads a bench result. Throws model::Error naming `source` and the field on: another schema,
+/// an unsupported major version, a missing or non-numeric field, no results.
+BenchSweep sweep_from_json(const nlohmann::json& j, const std::string& source);
+
+enum class SweepAxis { Auto, BlocksPerSm, Pad };
+
+struct SweepOptions {
+  /// Auto: blocks per SM when the shaped rows of each mode have distinct known values, else pad.
+  SweepAxis axis = SweepAxis::Auto;
+  double width = 960;
+  std::string title;
+};
+
+/// The chart (one pair of panels, time and efficiency, per collective size).
+Svg sweep_svg(const BenchSweep& s, const SweepOptions& opt = {});
+/// A plain table of the sweep: size, mode, k, pad, time, reduction, efficiency.
+std::string format_sweep(const BenchSweep& s);
+
+}  // namespace cco::report

@@ -1,0 +1,288 @@
+#include "report/timeline.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+
+#include "model/limits.hpp"
+
+namespace cco::report {
+
+std::string short_kernel_name(std::string_view n, std::size_t max_chars) {
+  if (n.substr(0, 5) == "void ") n.remove_prefix(5);
+  if (n.substr(0, 2) == "_Z" && n.size() > 2 && n[2] >= '0' && n[2] <= '9') {
+    std::size_t i = 2, len = 0;
+    while (i < n.size() && n[i] >= '0' && n[i] <= '9') len = len * 10 + (n[i++] - '0');
+    if (len > 0 && i + len <= n.size()) n = n.substr(i, len);
+  }
+  std::string out;
+  int depth = 0;
+  for (char c : n) {
+    if (c == '<') {
+      ++depth;
+      continue;
+    }
+    if (c == '>') {
+      depth = std::max(0, depth - 1);
+      continue;
+    }
+    if (depth > 0) continue;
+    if (c == '(') break;
+    out += c;
+  }
+  // "ns::kernel" keeps the last component
+  if (auto p = out.rfind("::"); p != std::string::npos && p + 2 < out.size())
+    out = out.substr(p + 2);
+  if (out.empty()) out = std::string(n.substr(0, max_chars));
+  if (out.size() > max_chars) out = out.substr(0, max_chars > 3 ? max_chars - 3 : 0) + "...";
+  return out;
+}
+
+namespace {
+
+struct TimeUnit {
+  double div;  // ns per unit
+  const char* name;
+};
+
+TimeUnit unit_for(int64_t span_ns) {
+  if (span_ns < 2'000'000) return {1e3, "us"};
+  if (span_ns < 2'000'000'000) return {1e6, "ms"};
+  return {1e9, "s"};
+}
+
+std::string kernel_tooltip(const model::KernelEvent& k, int64_t t0, const TimeUnit& u) {
+  std::string s = k.name + "\n";
+  s += fmt::format("rank {} device {} stream {}", k.rank, k.device, k.stream);
+  if (k.priority) s += fmt::format(" priority {}", *k.priority);
+  s += fmt::format("\n{}: start {} {}, {} us", to_string(k.category),
+                   format_number(static_cast<double>(k.start_ns - t0) / u.div, 3), u.name,
+                   format_number(static_cast<double>(k.duration_ns()) / 1e3, 3));
+  s += fmt::format("\ngrid [{},{},{}] block [{},{},{}]", k.grid.x, k.grid.y, k.grid.z, k.block.x,
+                   k.block.y, k.block.z);
+  if (k.registers > 0) s += fmt::format(", {} registers", k.registers);
+  s += fmt::format(", smem {} + {} B", k.static_smem, k.dynamic_smem);
+  if (k.blocks_per_sm > 0) s += fmt::format(", {} blocks/SM", k.blocks_per_sm);
+  return s;
+}
+
+const std::pair<const char*, const char*> kLegend[] = {
+    {kComputeColour, "compute kernel"},
+    {kCommColour, "communication kernel (NCCL)"},
+    {kOverlapColour, "compute and communication overlapped"},
+    {kWaitColour, "communication ready, waiting for SMs"}};
+
+}  // namespace
+
+Svg timeline_svg(const model::Trace& t, const TimelineOptions& opt) {
+  // The window.
+  int64_t lo = 0, hi = 0;
+  bool any = false;
+  for (const auto& k : t.kernels) {
+    if (opt.from_ns && k.end_ns < *opt.from_ns) continue;
+    if (opt.to_ns && k.start_ns > *opt.to_ns) continue;
+    lo = any ? std::min(lo, k.start_ns) : k.start_ns;
+    hi = any ? std::max(hi, k.end_ns) : k.end_ns;
+    any = true;
+  }
+  if (!any) throw model::Error("no kernel in the time window to draw");
+  if (opt.from_ns) lo = *opt.from_ns;
+  if (opt.to_ns) hi = *opt.to_ns;
+  if (hi <= lo) hi = lo + 1;
+  const TimeUnit unit = unit_for(hi - lo);
+
+  // Rows: per rank, its streams by priority (most urgent first), then stream id.
+  std::map<int, std::vector<const model::StreamInfo*>> rows;
+  for (const auto& s : t.streams) rows[s.rank].push_back(&s);
+  for (auto& [r, v] : rows)
+    std::stable_sort(v.begin(), v.end(), [](const auto* a, const auto* b) {
+      return std::make_tuple(a->priority.value_or(0), a->stream) <
+             std::make_tuple(b->priority.value_or(0), b->stream);
+    });
+
+  const double left = 260, right = 24, top = 66, row_h = 22, bar_h = 16, sum_h = 12, rank_head = 22,
+               rank_gap = 14;
+  const double width = std::max(opt.width, left + right + 200);
+  const double pw = width - left - right;
+  double plot_h = 0;
+  for (const auto& [r, v] : rows)
+    plot_h += rank_head + static_cast<double>(v.size()) * row_h + sum_h + 6 + rank_gap;
+  const double axis_y = top + plot_h;
+  int legend_rows = 1;
+  {
+    double lx = 8;
+    for (const auto& [colour, what] : kLegend) {
+      const double w = 40 + 6.3 * static_cast<double>(std::string_view(what).size());
+      if (lx > 8 && lx + w > width) {
+        lx = 8;
+        ++legend_rows;
+      }
+      lx += w;
+    }
+  }
+  const double height = axis_y + 62 + 18.0 * legend_rows;
+  Svg svg(width, height);
+  auto xof = [&](int64_t ns) {
+    return left + pw * static_cast<double>(ns - lo) / static_cast<double>(hi - lo);
+  };
+
+  const std::string title = opt.title.empty() ? "ccoverlap timeline" : opt.title;
+  svg.text(8, 22, title, 15, "start", "#222", "bold");
+  const auto an = model::analyze(t, {lo, hi});
+  svg.text(8, 42,
+           fmt::format("{} kernels, window {} {}; overlap efficiency {} (overlapped / min(compute "
+                       "busy, comm busy)){}",
+                       an.kernels, format_number(static_cast<double>(hi - lo) / unit.div, 3),
+                       unit.name, format_number(an.all.efficiency, 2),
+                       t.dropped_records ? fmt::format("; {} records DROPPED", t.dropped_records)
+                                         : std::string()),
+           11, "start", "#555");
+
+  // Grid lines first, under everything.
+  // Times on the axis count from the trace's first kernel, as cco report's --from/--to do.
+  int64_t origin = lo;
+  for (const auto& k : t.kernels) origin = std::min(origin, k.start_ns);
+  const auto ticks = nice_ticks(static_cast<double>(lo - origin) / unit.div,
+                                static_cast<double>(hi - origin) / unit.div, 10);
+  auto xtick = [&](double v) {
+    return left +
+           pw * (v * unit.div - static_cast<double>(lo - origin)) / static_cast<double>(hi - lo);
+  };
+  for (double v : ticks) {
+    const double x = xtick(v);
+    svg.line(x, top, x, axis_y, line_style("#e4e4e4", 1));
+  }
+
+  std::size_t total = 0;
+  for (const auto& k : t.kernels)
+    if (k.end_ns >= lo && k.start_ns <= hi) ++total;
+  const bool tips = opt.tooltips && total <= 20000;
+  svg.clip_rect("plot", left, top - 2, pw, plot_h + 4);
+
+  double y = top;
+  for (const auto& [rank, streams] : rows) {
+    std::string head = fmt::format("rank {}", rank);
+    for (const auto& r : t.ranks) {
+      if (r.rank != rank) continue;
+      head += fmt::format("  device {}", r.device);
+      if (!r.device_name.empty()) head += "  " + r.device_name;
+    }
+    svg.text(8, y + 15, head, 13, "start", "#222", "bold");
+    y += rank_head;
+    for (const auto* s : streams) {
+      std::string label = fmt::format("stream {}", s->stream);
+      label += s->priority ? fmt::format("  priority {}", *s->priority) : "  priority ?";
+      if (!s->label.empty()) label += "  (" + s->label + ")";
+      svg.text(18, y + 15, label, 11, "start", "#333");
+      svg.rect(left, y + 1, pw, row_h - 2, fill_style("#f7f7f7"));
+      svg.open_group("plot");
+      // Kernels of this row, adjacent ones closer than half a pixel merged when either is thin.
+      struct Box {
+        double x0, x1;
+        model::KernelCategory cat;
+        std::size_t count;
+        const model::KernelEvent* first;
+      };
+      std::vector<Box> boxes;
+      for (const auto& k : t.kernels) {
+        if (k.rank != rank || k.device != s->device || k.stream != s->stream) continue;
+        if (k.end_ns < lo || k.start_ns > hi) continue;
+        const double x0 = xof(std::max(k.start_ns, lo)), x1 = xof(std::min(k.end_ns, hi));
+        if (!boxes.empty()) {
+          auto& b = boxes.back();
+          const bool thin = (b.x1 - b.x0) < 3 || (x1 - x0) < 3;
+          if (b.cat == k.category && thin && x0 - b.x1 < 0.5) {
+            b.x1 = std::max(b.x1, x1);
+            ++b.count;
+            continue;
+          }
+        }
+        boxes.push_back({x0, x1, k.category, 1, &k});
+      }
+      for (const auto& b : boxes) {
+        const bool comm = b.cat == model::KernelCategory::Communication;
+        const double w = std::max(b.x1 - b.x0, 0.6);
+        std::string tip;
+        if (tips)
+          tip = b.count == 1 ? kernel_tooltip(*b.first, lo, unit)
+                             : fmt::format("{} {} kernels", b.count, to_string(b.cat));
+        svg.rect(b.x0, y + (row_h - bar_h) / 2, w, bar_h,
+                 box_style(comm ? kCommColour : kComputeColour, w > 4 ? "#ffffff" : "none", 0.5),
+                 tip);
+        if (w > 70 && b.count == 1) {
+          std::string nm = short_kernel_name(b.first->name, static_cast<std::size_t>(w / 6.5));
+          if (b.first->blocks_per_sm > 0 && w > 110)
+            nm += fmt::format(" [{}/SM]", b.first->blocks_per_sm);
+          if (static_cast<double>(nm.size()) * 6.2 > w - 6)
+            nm = short_kernel_name(b.first->name, static_cast<std::size_t>((w - 6) / 6.2));
+          svg.text(b.x0 + 3, y + row_h / 2 + 3.5, nm, 10, "start", "#ffffff");
+        }
+      }
+      svg.close_group();
+      y += row_h;
+    }
+    // The rank's summary: where compute and communication overlapped, and where communication
+    // waited for SMs.
+    svg.text(18, y + 10, "overlap / comm waiting", 10, "start", "#555");
+    svg.rect(left, y + 1, pw, sum_h - 1, fill_style("#f7f7f7"));
+    std::vector<model::Interval> comp, comm;
+    for (const auto& k : t.kernels) {
+      if (k.rank != rank) continue;
+      (k.category == model::KernelCategory::Communication ? comm : comp)
+          .push_back({std::max(k.start_ns, lo), std::min(k.end_ns, hi)});
+    }
+    svg.open_group("plot");
+    for (const auto& iv :
+         model::interval_intersection(model::interval_union(comp), model::interval_union(comm)))
+      svg.rect(xof(iv.begin), y + 1, std::max(xof(iv.end) - xof(iv.begin), 0.6), sum_h - 1,
+               fill_style(kOverlapColour));
+    for (const auto& w : model::communication_waits(t, rank, {lo, hi}))
+      svg.rect(xof(w.begin_ns), y + 1, std::max(xof(w.end_ns) - xof(w.begin_ns), 0.6), sum_h - 1,
+               fill_style(kWaitColour),
+               tips ? fmt::format("{} waited {} us for SMs ({})", w.kernel,
+                                  format_number(static_cast<double>(w.length()) / 1e3, 3), w.method)
+                    : std::string());
+    svg.close_group();
+    y += sum_h + 6 + rank_gap;
+  }
+
+  // Marks the program set (Session::mark): dashed lines over the rows, names at the top.
+  std::size_t shown = 0;
+  for (const auto& m : t.marks) {
+    if (m.ts_ns < lo || m.ts_ns > hi || ++shown > 200) continue;
+    const double x = xof(m.ts_ns);
+    svg.line(x, top - 4, x, axis_y, line_style("#777", 1, "3 3"));
+    svg.text(x + 2, top - 6, m.rank >= 0 ? fmt::format("{} (rank {})", m.name, m.rank) : m.name, 9,
+             "start", "#555");
+  }
+
+  // Time axis.
+  svg.line(left, axis_y, left + pw, axis_y, line_style("#444", 1));
+  for (double v : ticks) {
+    const double x = xtick(v);
+    svg.line(x, axis_y, x, axis_y + 5, line_style("#444", 1));
+    svg.text(x, axis_y + 18, format_number(v, 3), 11, "middle", "#333");
+  }
+  svg.text(left + pw / 2, axis_y + 36, fmt::format("time ({}) after the first kernel", unit.name),
+           12, "middle", "#333");
+
+  // Legend, wrapped to the width.
+  double ly = axis_y + 56;
+  double lx = 8;
+  for (const auto& [colour, what] : kLegend) {
+    const double w = 40 + 6.3 * static_cast<double>(std::string_view(what).size());
+    if (lx > 8 && lx + w > width) {
+      lx = 8;
+      ly += 18;
+    }
+    svg.rect(lx, ly - 10, 14, 12, fill_style(colour));
+    svg.text(lx + 20, ly, what, 11, "start", "#333");
+    lx += w;
+  }
+  return svg;
+}
+
+}  // namespace cco::report

@@ -1,0 +1,100 @@
+// CUPTI kernel tracing (docs/TRACE.md): every kernel that runs on any device of this process,
+// with its stream, the stream's priority and the launch (grid, block, registers, shared
+// memory), written as Chrome/Perfetto JSON through the model (model/trace.hpp).
+//
+// Cost: a Session that is never started makes no CUPTI call and loads nothing. libcupti is
+// loaded with dlopen at start(), so binaries run where CUPTI is missing (tracing then reports
+// why and stays off). Started, CUPTI timestamps every kernel (docs/TRACE.md has the measured
+// overhead).
+//
+// Process-wide: CUPTI allows one client per process, so at most one Session is active at a time.
+// A second start(), or a process already under a CUPTI tool (Nsight Systems, Nsight Compute,
+// cuda-gdb, another profiler), gets a clear warning and tracing stays off; the program runs on.
+//
+// Thread safety: all members may be called from any thread; records arrive on CUPTI's thread.
+// Error contract: start(), stop(), name_stream() and set_rank() never throw (safe inside the
+// preload library); trace() and write() throw (model::Error on a failed write).
+#pragma once
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "model/trace.hpp"
+
+namespace cco::trace {
+
+struct Options {
+  /// Bytes per CUPTI activity buffer (each holds ~30000 kernel records at 8 MiB).
+  std::size_t buffer_bytes = 8u << 20;
+  /// Buffers CUPTI may hold at once before records are dropped (0: no limit). A test hook for the
+  /// dropped-record path, and a memory cap for very long runs.
+  std::size_t max_buffers = 0;
+  /// CUPTI's launch timestamps (queued / submitted) on every kernel: they let the analysis time
+  /// how long a communication kernel waited for SMs exactly (else it falls back to stream gaps).
+  bool launch_timestamps = true;
+  /// Path of libcupti; empty: $CCO_CUPTI_LIB, then the search of docs/TRACE.md.
+  std::string library;
+  /// Print warnings to stderr (once each) as well as keeping them in warning().
+  bool print_warnings = true;
+};
+
+class Session {
+ public:
+  explicit Session(Options o = {});
+  /// Stops if active; never throws.
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  /// Starts tracing every kernel of the process from now on. Returns false, with warning() set
+  /// (and printed), when it cannot: libcupti not found or too old, CUPTI already in use by
+  /// another tool or Session, or a CUPTI call failed. Streams that exist already are recorded
+  /// with their priorities (CUPTI dumps them). Starting an active session is a no-op (true).
+  bool start() noexcept;
+  /// Flushes every record CUPTI holds and stops. Does not synchronize the devices: call it after
+  /// the traced work is complete (cudaDeviceSynchronize / cudaStreamSynchronize), else kernels
+  /// still running are missing. Idempotent.
+  void stop() noexcept;
+  bool active() const noexcept;
+  /// Why tracing is off or incomplete ("" when all is well).
+  std::string warning() const;
+
+  /// Labels a stream ("compute", "comm") and records its id and priority (cuStreamGetPriority),
+  /// so the trace shows it even if CUPTI did not report the stream. Only while active.
+  void name_stream(CUstream stream, const std::string& label) noexcept;
+  /// Records a named point in time ("concurrent, iteration 3"), on the kernels' clock
+  /// (cuptiGetTimestamp); rank -1: the whole process. Shown in the file, in the timeline and by
+  /// cco report, so a trace of many runs can be cut with --from/--to. Only while active.
+  void mark(const std::string& name, int rank = -1) noexcept;
+  /// Kernels of `device` belong to `rank` (default: rank = device). For ranks as threads of one
+  /// process (cco bench), call once per rank.
+  void set_rank(int device, int rank) noexcept;
+
+  /// Records CUPTI reported dropped (buffers full), so far. Non-zero: the trace is partial, and
+  /// the files, cco report and the bench say so.
+  uint64_t dropped_records() const noexcept;
+  std::size_t kernel_count() const noexcept;
+  /// Forgets the kernels and marks collected so far (e.g. the warm-up); keeps streams and ranks.
+  /// Flushes CUPTI first: synchronize the devices before, as for stop().
+  void clear() noexcept;
+
+  /// The trace of every device (rank < 0) or of one rank's devices. Kernel names demangled,
+  /// blocks per SM from the occupancy model where the architecture is known.
+  model::Trace trace(int rank = -1) const;
+  /// Writes trace(rank) as Chrome/Perfetto JSON; throws model::Error when it cannot write.
+  void write(const std::string& path, int rank = -1) const;
+
+  struct State;  // implementation (public so the CUPTI callbacks can reach it)
+
+ private:
+  std::unique_ptr<State> s_;
+};
+
+/// Where start() found libcupti, or why it did not ("" before any start()).
+std::string cupti_library();
+
+}  // namespace cco::trace

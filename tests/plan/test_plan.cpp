@@ -1,0 +1,378 @@
+// Run plans: parsing, validation (one clear line per mistake), named policies, round trips,
+// kernel-name patterns.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "plan/plan.hpp"
+
+namespace {
+
+using namespace cco::plan;
+
+std::string doc(const std::string& body) {
+  return R"({"schema": "ccoverlap.plan", "schema_version": "1.0.0")" +
+         (body.empty() ? std::string() : ", " + body) + "}";
+}
+
+// The error of parsing `text`, or "" when it parses.
+std::string error_of(const std::string& text) {
+  try {
+    parse(text);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(PlanParse, MinimalPlanDoesNothing) {
+  const Plan p = parse(doc(""));
+  EXPECT_EQ(p.policy, "plan");
+  EXPECT_EQ(p.shaping.target.kind, TargetKind::Off);
+  EXPECT_FALSE(p.shaping.active());
+  EXPECT_FALSE(p.priority.active());
+  EXPECT_TRUE(p.environment.empty());
+  ASSERT_EQ(p.priority.nccl_kernels.size(), 1u);
+  EXPECT_EQ(p.priority.nccl_kernels[0], "*nccl*");
+}
+
+TEST(PlanParse, FullPlan) {
+  const Plan p = parse(doc(R"(
+    "policy": "tuned-4096", "description": "from cco tune",
+    "shaping": {"default": 2, "model_fraction": 0.25,
+                "rules": [{"kernel": "*gemv*", "blocks_per_sm": 1},
+                          {"kernel": "*softmax*", "pad": "16K"},
+                          {"kernel": "*elementwise*", "skip": true},
+                          {"kernel": "*layernorm*", "blocks_per_sm": "model"},
+                          {"kernel": "*bias*", "pad": 4096}],
+                "denylist": ["*persistent*", "*splitK*"]},
+    "priority": {"nccl": "high", "method": "stream", "nccl_kernels": ["*nccl*", "*Nccl*"]},
+    "environment": {"NCCL_MIN_CTAS": "32", "NCCL_MAX_CTAS": 32, "TORCH_NCCL_HIGH_PRIORITY": true},
+    "generated_by": {"tool": "cco tune"})"));
+  EXPECT_EQ(p.policy, "tuned-4096");
+  EXPECT_EQ(p.description, "from cco tune");
+  EXPECT_EQ(p.shaping.target.kind, TargetKind::Fixed);
+  EXPECT_EQ(p.shaping.target.blocks_per_sm, 2);
+  EXPECT_DOUBLE_EQ(p.shaping.model_fraction, 0.25);
+  ASSERT_EQ(p.shaping.rules.size(), 5u);
+  EXPECT_EQ(p.shaping.rules[0].action, RuleAction::Target);
+  EXPECT_EQ(p.shaping.rules[0].target.blocks_per_sm, 1);
+  EXPECT_EQ(p.shaping.rules[1].action, RuleAction::Pad);
+  EXPECT_EQ(p.shaping.rules[1].pad, 16 * 1024);
+  EXPECT_EQ(p.shaping.rules[2].action, RuleAction::Skip);
+  EXPECT_EQ(p.shaping.rules[3].target.kind, TargetKind::Model);
+  EXPECT_EQ(p.shaping.rules[4].pad, 4096);
+  ASSERT_EQ(p.shaping.denylist.size(), 2u);
+  EXPECT_TRUE(p.priority.active());
+  EXPECT_EQ(p.priority.method, PriorityMethod::Stream);
+  EXPECT_TRUE(p.priority.uses_stream());
+  EXPECT_FALSE(p.priority.uses_launch_attr());
+  ASSERT_EQ(p.environment.size(), 3u);
+  // nlohmann keeps object keys sorted: NCCL_MAX_CTAS, NCCL_MIN_CTAS, TORCH_...
+  EXPECT_EQ(p.environment[0].first, "NCCL_MAX_CTAS");
+  EXPECT_EQ(p.environment[0].second, "32");
+  EXPECT_EQ(p.environment[2].second, "1");
+}
+
+TEST(PlanParse, DefaultSpellings) {
+  EXPECT_EQ(parse(doc(R"("shaping": {"default": "model"})")).shaping.target.kind,
+            TargetKind::Model);
+  EXPECT_EQ(parse(doc(R"("shaping": {"default": "OFF"})")).shaping.target.kind, TargetKind::Off);
+  EXPECT_EQ(parse(doc(R"("priority": {"nccl": "default"})")).priority.nccl, NcclPriority::Default);
+  EXPECT_EQ(parse(doc(R"("priority": {"nccl": "high", "method": "both"})")).priority.method,
+            PriorityMethod::Both);
+  // Comments are allowed (the file is written by people too).
+  EXPECT_NO_THROW(parse("// a tuned plan\n" + doc(R"("policy": "x" /* inline */)")));
+}
+
+TEST(PlanParse, SchemaErrors) {
+  EXPECT_EQ(error_of("{}"), "not a ccoverlap plan: no \"schema\": \"ccoverlap.plan\" field");
+  EXPECT_EQ(error_of(R"({"shaping": {}})"),
+            "schema: missing (a plan starts with \"schema\": \"ccoverlap.plan\", "
+            "\"schema_version\": \"1.0.0\")");
+  EXPECT_EQ(error_of(R"({"schema": "nvbench", "schema_version": "1.0.0"})"),
+            "schema: must be \"ccoverlap.plan\", got \"nvbench\"");
+  EXPECT_EQ(error_of(R"({"schema": "ccoverlap.plan"})"),
+            "schema_version: missing (expected \"1.0.0\")");
+  EXPECT_EQ(error_of(R"({"schema": "ccoverlap.plan", "schema_version": "2.0.0"})"),
+            "schema_version: \"2.0.0\" is not supported by this ccoverlap (understands 1.x)");
+  EXPECT_EQ(error_of(R"({"schema": "ccoverlap.plan", "schema_version": "one"})"),
+            "schema_version: must look like \"1.0.0\", got \"one\"");
+  EXPECT_EQ(error_of(R"({"schema": "ccoverlap.plan", "schema_version": 1})"),
+            "schema_version: must be a string, got number");
+  EXPECT_NO_THROW(parse(R"({"schema": "ccoverlap.plan", "schema_version": "1.3.0"})"));
+  // `cco plan --json` writes the same schema name for a footprint report: say what it is.
+  EXPECT_EQ(
+      error_of(doc(R"("arch": "sm_90", "footprint": {}, "plans": [])")),
+      "this is a footprint report from `cco plan --json`, not a run plan (see docs/PRELOAD.md)");
+}
+
+TEST(PlanParse, JsonErrorsAreOneLine) {
+  const std::string e = error_of("{\"schema\": ");
+  EXPECT_EQ(e.rfind("invalid JSON: parse error at line 1", 0), 0u) << e;
+  EXPECT_EQ(e.find('\n'), std::string::npos);
+  EXPECT_EQ(error_of("[1, 2]"), "a plan must be a JSON object, got array");
+}
+
+TEST(PlanParse, FieldErrors) {
+  struct Case {
+    const char* body;
+    const char* error;
+  } cases[] = {
+      {R"("shapping": {})",
+       "shapping: unknown field (known: schema, schema_version, policy, description, comment, "
+       "shaping, priority, environment, generated_by, tuning, made_for)"},
+      {R"("shaping": 3)", "shaping: must be an object, got number"},
+      {R"("shaping": {"defualt": 2})",
+       "shaping.defualt: unknown field (known: default, model_fraction, rules, denylist, comment)"},
+      {R"("shaping": {"default": 0})", "shaping.default: must be >= 1 (blocks per SM), got 0"},
+      {R"("shaping": {"default": -3})", "shaping.default: must be >= 1 (blocks per SM), got -3"},
+      {R"("shaping": {"default": 1.5})",
+       "shaping.default: must be an integer >= 1 or \"model\", got 1.5"},
+      {R"("shaping": {"default": "lots"})",
+       "shaping.default: must be an integer >= 1, \"model\" or \"off\", got \"lots\""},
+      {R"("shaping": {"model_fraction": 0})", "shaping.model_fraction: must be in (0, 1], got 0"},
+      {R"("shaping": {"model_fraction": 1.5})",
+       "shaping.model_fraction: must be in (0, 1], got 1.5"},
+      {R"("shaping": {"model_fraction": "half"})",
+       "shaping.model_fraction: must be a number in (0, 1]"},
+      {R"("shaping": {"rules": {}})", "shaping.rules: must be an array, got object"},
+      {R"("shaping": {"rules": [{"blocks_per_sm": 1}]})",
+       "shaping.rules[0]: missing \"kernel\" (a kernel-name pattern)"},
+      {R"("shaping": {"rules": [{"kernel": ""  , "skip": true}]})",
+       "shaping.rules[0].kernel: must not be empty"},
+      {R"("shaping": {"rules": [{"kernel": "*", "skip": true}, {"kernel": "x"}]})",
+       "shaping.rules[1]: needs exactly one of \"blocks_per_sm\", \"pad\" or \"skip\": true (got "
+       "0)"},
+      {R"("shaping": {"rules": [{"kernel": "x", "blocks_per_sm": 1, "pad": 4}]})",
+       "shaping.rules[0]: needs exactly one of \"blocks_per_sm\", \"pad\" or \"skip\": true (got "
+       "2)"},
+      {R"("shaping": {"rules": [{"kernel": "x", "blocks_per_sm": "off"}]})",
+       "shaping.rules[0].blocks_per_sm: must be an integer >= 1 or \"model\", got \"off\""},
+      {R"("shaping": {"rules": [{"kernel": "x", "pad": 0}]})",
+       "shaping.rules[0].pad: must be > 0 bytes, got 0"},
+      {R"("shaping": {"rules": [{"kernel": "x", "pad": "lots"}]})",
+       "shaping.rules[0].pad: invalid size 'lots' (expected an integer with optional K, M or G)"},
+      {R"("shaping": {"rules": [{"kernel": "x", "pad": "2G"}]})",
+       "shaping.rules[0].pad: is larger than any GPU's shared memory"},
+      {R"("shaping": {"rules": [{"kernel": "x", "skip": "yes"}]})",
+       "shaping.rules[0].skip: must be true or false"},
+      {R"("shaping": {"rules": [{"kernel": "x", "skip": true, "why": 1}]})",
+       "shaping.rules[0].why: unknown field (known: kernel, blocks_per_sm, pad, skip, comment)"},
+      {R"("shaping": {"denylist": "gemm"})",
+       "shaping.denylist: must be an array of kernel-name patterns, got string"},
+      {R"("shaping": {"denylist": ["a", ""]})",
+       "shaping.denylist[1]: an empty pattern matches nothing; use \"*\" for every kernel"},
+      {R"("shaping": {"denylist": [3]})", "shaping.denylist[0]: must be a string, got number"},
+      {R"("priority": {"nccl": "highest"})",
+       "priority.nccl: must be \"high\" or \"default\", got \"highest\""},
+      {R"("priority": {"method": "magic"})",
+       "priority.method: unknown priority method 'magic' (known: launch-attr, stream, both)"},
+      {R"("priority": {"nccl_kernels": []})",
+       "priority.nccl_kernels: must name at least one pattern (NCCL kernels are never padded)"},
+      {R"("priority": {"level": 1})",
+       "priority.level: unknown field (known: nccl, method, nccl_kernels, comment)"},
+      {R"("environment": {"LD_PRELOAD": "x.so"})",
+       "environment.LD_PRELOAD: not a variable a plan may set (letters, digits, _; not LD_PRELOAD "
+       "or CCO_*)"},
+      {R"("environment": {"CCO_POLICY": "off"})",
+       "environment.CCO_POLICY: not a variable a plan may set (letters, digits, _; not LD_PRELOAD "
+       "or CCO_*)"},
+      {R"("environment": {"A-B": "1"})",
+       "environment.A-B: not a variable a plan may set (letters, digits, _; not LD_PRELOAD or "
+       "CCO_*)"},
+      {R"("environment": {"NCCL_MIN_CTAS": [32]})",
+       "environment.NCCL_MIN_CTAS: must be a string or an integer, got array"},
+      {R"("environment": ["NCCL_MIN_CTAS=32"])", "environment: must be an object, got array"},
+      {R"("policy": 3)", "policy: must be a string, got number"},
+  };
+  for (const auto& c : cases) EXPECT_EQ(error_of(doc(c.body)), c.error) << c.body;
+}
+
+TEST(PlanLoad, FilesAndErrorsNameTheFile) {
+  const std::string path = ::testing::TempDir() + "cco_plan_test.json";
+  {
+    std::ofstream f(path);
+    f << doc(R"("shaping": {"default": 3})");
+  }
+  EXPECT_EQ(load(path).shaping.target.blocks_per_sm, 3);
+  {
+    std::ofstream f(path);
+    f << doc(R"("shaping": {"default": 0})");
+  }
+  try {
+    load(path);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "plan " + path + ": shaping.default: must be >= 1 (blocks per SM), got 0");
+  }
+  std::remove(path.c_str());
+  try {
+    load("/nonexistent/plan.json");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "plan /nonexistent/plan.json: cannot be read");
+  }
+}
+
+TEST(Policies, Names) {
+  Plan p = from_policy("off");
+  EXPECT_FALSE(p.shaping.active());
+  EXPECT_FALSE(p.priority.active());
+  EXPECT_TRUE(p.environment.empty());
+  EXPECT_EQ(p.policy, "off");
+
+  p = from_policy("priority");
+  EXPECT_FALSE(p.shaping.active());
+  EXPECT_TRUE(p.priority.active());
+  EXPECT_EQ(p.priority.method, PriorityMethod::LaunchAttr);
+
+  p = from_policy("shape:3");
+  EXPECT_EQ(p.shaping.target.kind, TargetKind::Fixed);
+  EXPECT_EQ(p.shaping.target.blocks_per_sm, 3);
+  EXPECT_FALSE(p.priority.active());
+
+  p = from_policy("Shape+Priority:1");
+  EXPECT_EQ(p.shaping.target.blocks_per_sm, 1);
+  EXPECT_TRUE(p.priority.active());
+  EXPECT_EQ(p.policy, "shape+priority:1");
+
+  EXPECT_EQ(from_policy("shape").shaping.target.kind, TargetKind::Model);
+  EXPECT_EQ(from_policy("shape:model").shaping.target.kind, TargetKind::Model);
+  EXPECT_EQ(from_policy("shape+priority").shaping.target.kind, TargetKind::Model);
+  EXPECT_EQ(from_policy("priority+shape:2").shaping.target.blocks_per_sm, 2);
+  EXPECT_EQ(from_policy(kDefaultPolicy).shaping.target.kind, TargetKind::Model);
+  EXPECT_TRUE(from_policy(kDefaultPolicy).priority.active());
+
+  p = from_policy("torch-priority");
+  EXPECT_FALSE(p.shaping.active());
+  EXPECT_FALSE(p.priority.active());
+  ASSERT_EQ(p.environment.size(), 1u);
+  EXPECT_EQ(p.environment[0].first, "TORCH_NCCL_HIGH_PRIORITY");
+  EXPECT_EQ(p.environment[0].second, "1");
+
+  EXPECT_EQ(from_policy("priority@stream").priority.method, PriorityMethod::Stream);
+  EXPECT_EQ(from_policy("shape+priority:2@both").priority.method, PriorityMethod::Both);
+  EXPECT_EQ(from_policy("priority@launch-attr").priority.method, PriorityMethod::LaunchAttr);
+}
+
+TEST(Policies, Errors) {
+  auto err = [](const char* n) {
+    try {
+      from_policy(n);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string known =
+      "(known: off, priority, shape:K, shape:model, shape+priority:K, shape+priority:model, "
+      "torch-priority; a priority policy may end in @launch-attr, @stream or @both)";
+  EXPECT_EQ(err("fast"), "unknown policy 'fast' " + known);
+  EXPECT_EQ(err(""), "unknown policy '' " + known);
+  EXPECT_EQ(err("off:2"), "unknown policy 'off:2' " + known);
+  EXPECT_EQ(err("shape:"), "unknown policy 'shape:' " + known);
+  EXPECT_EQ(err("shape:0"), "policy 'shape:0': K must be >= 1 (blocks per SM)");
+  EXPECT_EQ(err("shape:-1"), "policy 'shape:-1': K must be an integer >= 1 or \"model\"");
+  EXPECT_EQ(err("shape:x"), "policy 'shape:x': K must be an integer >= 1 or \"model\"");
+  EXPECT_EQ(err("shape:2@stream"),
+            "policy 'shape:2@stream': @stream only applies to policies that prioritise NCCL");
+  EXPECT_EQ(
+      err("priority@fast"),
+      "policy 'priority@fast': unknown priority method 'fast' (known: launch-attr, stream, both)");
+}
+
+TEST(Plans, JsonRoundTrip) {
+  for (const char* name :
+       {"off", "priority", "shape:2", "shape+priority:model@stream", "torch-priority"}) {
+    const Plan a = from_policy(name);
+    const Plan b = parse(to_json(a));
+    EXPECT_EQ(b.policy, a.policy) << name;
+    EXPECT_EQ(b.shaping.target.kind, a.shaping.target.kind) << name;
+    EXPECT_EQ(b.shaping.target.blocks_per_sm, a.shaping.target.blocks_per_sm) << name;
+    EXPECT_EQ(b.priority.nccl, a.priority.nccl) << name;
+    EXPECT_EQ(b.priority.method, a.priority.method) << name;
+    EXPECT_EQ(b.environment, a.environment) << name;
+    EXPECT_EQ(to_json(b), to_json(a)) << name;
+  }
+  Plan full = parse(doc(R"("shaping": {"default": 2, "rules": [{"kernel": "a*", "pad": 512},
+      {"kernel": "b", "skip": true}, {"kernel": "c", "blocks_per_sm": "model"}], "denylist": ["d"]})"));
+  EXPECT_EQ(to_json(parse(to_json(full))), to_json(full));
+}
+
+TEST(Patterns, Glob) {
+  EXPECT_TRUE(glob_match("*", ""));
+  EXPECT_TRUE(glob_match("*", "anything"));
+  EXPECT_TRUE(
+      glob_match("*nccl*", "_Z38ncclDevKernel_AllReduce_Sum_f32_RING_LL17ncclDevKernelArgs4K"));
+  EXPECT_TRUE(glob_match("nccl*", "ncclDevKernel_x"));
+  EXPECT_FALSE(glob_match("nccl*", "_Zncclx"));
+  EXPECT_TRUE(glob_match("*gemm*", "sm90_xmma_gemm_bf16bf16_bf16f32"));
+  EXPECT_TRUE(glob_match("a?c", "abc"));
+  EXPECT_FALSE(glob_match("a?c", "ac"));
+  EXPECT_TRUE(glob_match("a*b*c", "aXXbYYc"));
+  EXPECT_FALSE(glob_match("a*b*c", "aXXbYY"));
+  EXPECT_TRUE(glob_match("*a*a*a*", "aaa"));
+  EXPECT_FALSE(glob_match("*a*a*a*a", "aaa"));
+  EXPECT_FALSE(glob_match("abc", "abcd"));
+  EXPECT_TRUE(glob_match("abc", "abc"));
+  EXPECT_FALSE(glob_match("", "x"));
+  EXPECT_TRUE(glob_match("", ""));
+}
+
+TEST(Patterns, RulesFirstMatchAndDemangled) {
+  const Plan p = parse(doc(R"("shaping": {"default": 2,
+      "rules": [{"kernel": "*softmax*", "skip": true}, {"kernel": "*", "blocks_per_sm": 1},
+                {"kernel": "*never*", "pad": 4}], "denylist": ["void add<*"]})"));
+  const Rule* r = match_rule(p.shaping, "_Z7softmaxPf");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->action, RuleAction::Skip);
+  r = match_rule(p.shaping, "gemm");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->action, RuleAction::Target);
+  // A pattern matches either spelling of the name.
+  EXPECT_TRUE(matches_any(p.shaping.denylist, "_Z3addIfEvPT_", "void add<float>(float*)"));
+  EXPECT_FALSE(matches_any(p.shaping.denylist, "_Z3addIfEvPT_"));
+  EXPECT_EQ(match_rule(parse(doc("")).shaping, "x"), nullptr);
+}
+
+TEST(Plans, EnvironmentNames) {
+  EXPECT_TRUE(valid_environment_name("NCCL_MIN_CTAS"));
+  EXPECT_TRUE(valid_environment_name("_X1"));
+  EXPECT_FALSE(valid_environment_name("1X"));
+  EXPECT_FALSE(valid_environment_name(""));
+  EXPECT_FALSE(valid_environment_name("A=B"));
+  EXPECT_FALSE(valid_environment_name("LD_PRELOAD"));
+  EXPECT_FALSE(valid_environment_name("CCO_STATS"));
+  EXPECT_TRUE(valid_environment_name("CCOX"));
+}
+
+}  // namespace
+
+TEST(PlanMadeFor, ParsedCheckedAndRoundTripped) {
+  const auto p = cco::plan::parse(R"({"schema": "ccoverlap.plan", "schema_version": "1.0.0",
+    "made_for": {"device": "NVIDIA H200", "sms": 132, "nranks": 2,
+                 "versions": {"nccl": "2.28.9", "cuda_driver": "13.0"}}})");
+  ASSERT_TRUE(p.made_for.set);
+  EXPECT_EQ(p.made_for.device, "NVIDIA H200");
+  EXPECT_EQ(p.made_for.sms, 132);
+  EXPECT_EQ(p.made_for.nranks, 2);
+  EXPECT_EQ(cco::plan::parse(cco::plan::to_json(p)).made_for.versions, p.made_for.versions);
+  using V = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_TRUE(cco::plan::made_for_mismatch(p.made_for, "NVIDIA H200", 132,
+                                           V{{"nccl", "2.28.9"}, {"cuda_driver", "13.0"}})
+                  .empty());
+  const auto diff = cco::plan::made_for_mismatch(p.made_for, "NVIDIA H100 80GB HBM3", 132,
+                                                 V{{"nccl", "2.29.1"}, {"cuda_driver", "13.0"}});
+  ASSERT_EQ(diff.size(), 2u);
+  EXPECT_EQ(diff[0], "device: NVIDIA H100 80GB HBM3 (plan: NVIDIA H200)");
+  EXPECT_EQ(diff[1], "nccl: 2.29.1 (plan: 2.28.9)");
+  EXPECT_TRUE(cco::plan::made_for_mismatch({}, "anything", 1, {}).empty());
+  EXPECT_THROW(cco::plan::parse(R"({"schema": "ccoverlap.plan", "schema_version": "1.0.0",
+    "made_for": {"device": "x", "gpu": 1}})"), cco::plan::Error);
+  EXPECT_THROW(cco::plan::parse(R"({"schema": "ccoverlap.plan", "schema_version": "1.0.0",
+    "made_for": {"sms": -3}})"), cco::plan::Error);
+}

@@ -1,0 +1,3 @@
+extern "C" int cco_probe() {
+  return 2;
+}

@@ -1,0 +1,49 @@
+# The preload library (src/preload). GPU-free: the hook, the decision, the slot table, the NCCL
+# companion streams and the configuration against a fake driver; the built library in real
+# processes (exports, no-GPU loading, dlsym's RTLD_NEXT, a fake libcuda end to end); `cco run`.
+# GPU: graph capture, threads, residency and priority probes (tests/preload/gpu/).
+if(TARGET cco.preload)
+  foreach(_t hook decide resolve config nccl_streams)
+    cco_add_test(preload_${_t} SOURCES preload/test_${_t}.cpp LIBS cco.preload_core LABELS preload)
+  endforeach()
+
+  # A fake libcuda.so.1 (in its own folder) and a program that reaches it as cudart does.
+  add_library(cco.test.fake_cuda SHARED preload/fake_cuda.cpp)
+  target_link_libraries(cco.test.fake_cuda PRIVATE cco.preload_core)
+  set_target_properties(cco.test.fake_cuda PROPERTIES OUTPUT_NAME cuda SOVERSION 1
+    LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fakecuda)
+  add_executable(cco.test.fake_app preload/fake_app.cpp)
+  target_link_libraries(cco.test.fake_app PRIVATE cco.preload_core ${CMAKE_DL_LIBS})
+  # dlsym's RTLD_NEXT from a library loaded after the preload library.
+  add_library(cco.test.probe_a SHARED preload/probe_a.cpp)
+  add_library(cco.test.probe_b SHARED preload/probe_b.cpp)
+  target_link_libraries(cco.test.probe_a PRIVATE ${CMAKE_DL_LIBS})
+  add_executable(cco.test.probe_main preload/probe_main.cpp)
+  target_link_libraries(cco.test.probe_main PRIVATE -Wl,--no-as-needed cco.test.probe_a cco.test.probe_b ${CMAKE_DL_LIBS})
+
+  add_test(NAME cco.test.preload_process
+    COMMAND ${CMAKE_COMMAND} -E env
+      CCO_PRELOAD_LIB=$<TARGET_FILE:cco.preload>
+      CCO_FAKE_CUDA_DIR=$<TARGET_FILE_DIR:cco.test.fake_cuda>
+      CCO_FAKE_APP=$<TARGET_FILE:cco.test.fake_app>
+      CCO_PROBE_MAIN=$<TARGET_FILE:cco.test.probe_main>
+      bash ${CMAKE_CURRENT_SOURCE_DIR}/preload/test_preload_process.sh)
+  set_tests_properties(cco.test.preload_process PROPERTIES LABELS preload TIMEOUT 120)
+
+  # `cco run` through its own driver (the command is wired into cco separately).
+  add_executable(cco.test.run_driver preload/run_driver.cpp ${PROJECT_SOURCE_DIR}/src/cli/run_cmd.cpp)
+  target_link_libraries(cco.test.run_driver PRIVATE cco.plan cco.warnings ${CMAKE_DL_LIBS})
+  add_test(NAME cco.test.preload_run
+    COMMAND ${CMAKE_COMMAND} -E env
+      CCO_RUN=$<TARGET_FILE:cco.test.run_driver>
+      CCO_PRELOAD_LIB=$<TARGET_FILE:cco.preload>
+      CCO_FAKE_CUDA_DIR=$<TARGET_FILE_DIR:cco.test.fake_cuda>
+      CCO_FAKE_APP=$<TARGET_FILE:cco.test.fake_app>
+      bash ${CMAKE_CURRENT_SOURCE_DIR}/preload/test_run.sh)
+  set_tests_properties(cco.test.preload_run PROPERTIES LABELS "preload;cli" TIMEOUT 120)
+
+  # GPU: run plainly these check results only; scripts/gpu_preload.sh runs them under the
+  # library with CCO_TEST_EXPECT_* set to check shaping and priority too.
+  cco_add_test(gpu_preload GPU SOURCES preload/gpu/test_preload_gpu.cu LIBS cco.runtime LABELS "gpu;preload")
+  target_include_directories(cco.test.gpu_preload PRIVATE ${NCCL_INCLUDE_DIR})
+endif()

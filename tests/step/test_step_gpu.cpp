@@ -1,0 +1,215 @@
+// Training steps on GPUs: every shipped workload measured with -c on 2 GPUs (and, smaller, on 1),
+// the built-in GEMM with shape modes, the executor's verification catching an op that ran before
+// its input was ready, and memory refusal before anything runs.
+#include <gtest/gtest.h>
+
+#include <nccl.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench/step_bench.hpp"
+#include "runtime/check.hpp"
+#include "runtime/comm.hpp"
+#include "runtime/device.hpp"
+#include "workloads/step_exec.hpp"
+
+namespace {
+
+using namespace cco;
+
+std::string workload(const std::string& name) {
+  return std::string(CCO_WORKLOADS_DIR) + "/" + name;
+}
+
+bench::StepReport run(std::vector<std::string> args) {
+  args.insert(args.begin(), "bench");
+  const auto o = bench::parse_step_options(args);
+  std::ostringstream progress;
+  return bench::run_step(o, progress);
+}
+
+/// Every row verified with no wrong element, every figure present and consistent.
+void expect_ok(const bench::StepReport& r, std::size_t min_rows, int iters) {
+  ASSERT_GE(r.rows.size(), min_rows);
+  EXPECT_TRUE(r.checked);
+  for (const auto& row : r.rows) {
+    EXPECT_EQ(row.wrong, 0u) << r.step.name << " " << row.spec.label();
+    EXPECT_EQ(row.t.samples.size(), static_cast<std::size_t>(iters)) << row.spec.label();
+    EXPECT_GT(row.t.median(), 0.0);
+  }
+  for (const auto& op : r.ops) {
+    EXPECT_EQ(op.wrong, 0u) << r.step.name << " op " << op.id;
+    EXPECT_EQ(op.alone.samples.size(), static_cast<std::size_t>(iters));
+  }
+  ASSERT_EQ(r.t_ideal.samples.size(), static_cast<std::size_t>(iters));
+  for (std::size_t j = 0; j < r.t_ideal.samples.size(); ++j) {
+    // The ideal schedule runs each stream serially: at least each stream's sum, at most both.
+    EXPECT_GE(r.t_ideal.samples[j] + 1e-6, std::max(r.t_comp.samples[j], r.t_comm.samples[j]));
+    EXPECT_LE(r.t_ideal.samples[j], r.t_comp.samples[j] + r.t_comm.samples[j] + 1e-6);
+  }
+  EXPECT_GT(r.t_seq.median(), 0.0);
+  const std::string table = bench::format_step_report(r);
+  EXPECT_NE(table.find("Out of bounds values : 0 OK"), std::string::npos) << table;
+}
+
+class Shipped : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Shipped, VerifiedOnTwoGpus) {
+  if (rt::device_count() < 2) GTEST_SKIP() << "needs 2 GPUs";
+  // Default sizes; shape modes on the memory-bound ops with two targets to bound the run time.
+  const auto r = run({"--workload", workload(GetParam()), "-g", "2", "-n", "3", "-w", "1", "-c",
+                      "1", "--blocks-per-sm", "1,4", "-q"});
+  expect_ok(r, 3 + 4, 3);  // seq, concurrent, priority, shape k=1,4, shape+priority k=1,4
+  std::printf("%s\n", bench::format_step_report(r).c_str());
+}
+
+TEST_P(Shipped, VerifiedOnOneGpuSmall) {
+  const auto r = run({"--workload", workload(GetParam()), "-g", "1", "-n", "2", "-w", "0", "-c",
+                      "1", "--param", "layers=1", "--modes", "seq,concurrent,priority", "-q"});
+  expect_ok(r, 3, 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Step, Shipped,
+                         ::testing::Values("ddp_llama7b.json", "ddp_llama13b.json",
+                                           "fsdp_llama7b.json", "tp_llama7b.json",
+                                           "moe_mixtral.json"),
+                         [](const auto& param_info) {
+                           std::string n = param_info.param;
+                           n = n.substr(0, n.find('.'));
+                           return n;
+                         });
+
+TEST(StepBench, BuiltinGemmShapedOnTwoGpus) {
+  const int n = std::min(2, rt::device_count());
+  const auto r = run({"--workload", workload("tp_llama7b.json"), "-g", std::to_string(n), "-n", "2",
+                      "-w", "1", "--param", "gemm=builtin", "--param", "layers=1", "--param",
+                      "seq_len=1024", "--blocks-per-sm", "1,2", "-q"});
+  expect_ok(r, 3 + 4, 2);
+  bool gemm_shaped = false;
+  for (const auto& row : r.rows)
+    gemm_shaped = gemm_shaped || row.shaping.find("builtin gemm") != std::string::npos;
+  EXPECT_TRUE(gemm_shaped);
+}
+
+TEST(StepBench, RefusedBeforeRunningWhenOverMemory) {
+  // 13B with 400 layers and snapshots: terabytes.
+  try {
+    run({"--workload", workload("ddp_llama13b.json"), "-g", "1", "--param", "layers=400", "-q"});
+    ADD_FAILURE() << "not refused";
+  } catch (const model::StepError& e) {
+    EXPECT_NE(std::string(e.what()).find("the step needs"), std::string::npos) << e.what();
+    EXPECT_GT(e.pos().line, 0);
+  }
+}
+
+TEST(StepBench, UncheckableReductionRefusedWithMinusC) {
+  // A file with prod written to the build tree's temp directory.
+  const std::string path = testing::TempDir() + "/prod.json";
+  FILE* f = std::fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs(R"({"schema": "ccoverlap.workload", "schema_version": "1.0.0", "name": "p",
+  "ops": [{"id": "ar", "kind": "allreduce", "bytes": 1024, "op": "prod"}]})",
+             f);
+  std::fclose(f);
+  EXPECT_THROW(run({"--workload", path, "-g", "1", "-n", "1", "-w", "0", "-q"}), model::StepError);
+  EXPECT_NO_THROW(run({"--workload", path, "-g", "1", "-n", "1", "-w", "0", "-c", "0", "-q"}));
+}
+
+// ---- the executor on its own -----------------------------------------------------------------
+
+const char* kFlow = R"({
+  "schema": "ccoverlap.workload", "schema_version": "1.0.0", "name": "flow",
+  "buffers": [{"name": "x", "dtype": "bfloat16", "elements": 65536}],
+  "ops": [
+    {"id": "ag", "kind": "allgather", "elements": 65536, "recv": "x"},
+    {"id": "g", "kind": "gemm", "m": 256, "n": 128, "k": 256, "a": "x", "after": ["ag"]},
+    {"id": "h", "kind": "gemm", "m": 128, "n": 128, "k": 128, "engine": "builtin"},
+    {"id": "n", "kind": "elementwise", "bytes": 1048576},
+    {"id": "ar", "kind": "allreduce", "elements": 4096, "after": ["h"]}
+  ]
+})";
+
+class OneRank : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    CCO_CUDA_CHECK(cudaSetDevice(0));
+    model::StepLoadOptions lo;
+    lo.nranks = 1;
+    step_ = model::parse_step(kFlow, "flow.json", lo);
+    const auto id = rt::make_unique_id();
+    comm_ = std::make_unique<rt::Comm>(id, 1, 0, rt::CommConfig{});
+    ex_ = std::make_unique<wl::StepExec>(step_, *comm_);
+    CCO_CUDA_CHECK(cudaStreamCreateWithFlags(&a_, cudaStreamNonBlocking));
+    CCO_CUDA_CHECK(cudaStreamCreateWithFlags(&b_, cudaStreamNonBlocking));
+    ex_->enqueue_seq(a_);
+    CCO_CUDA_CHECK(cudaStreamSynchronize(a_));
+    ex_->snapshot(a_);
+  }
+  void TearDown() override {
+    ex_.reset();
+    comm_.reset();
+    cudaStreamDestroy(a_);
+    cudaStreamDestroy(b_);
+  }
+  unsigned long long total(const std::vector<unsigned long long>& w) {
+    unsigned long long t = 0;
+    for (auto x : w) t += x;
+    return t;
+  }
+  model::Step step_;
+  std::unique_ptr<rt::Comm> comm_;
+  std::unique_ptr<wl::StepExec> ex_;
+  cudaStream_t a_ = nullptr, b_ = nullptr;
+};
+
+TEST_F(OneRank, SeqAndStreamsReproduceTheSnapshot) {
+  EXPECT_EQ(total(ex_->verify(true, a_)), 0u);  // also the naive reference, once per shape
+  for (int rep = 0; rep < 3; ++rep) {
+    ex_->poison(a_);
+    ex_->enqueue_streams(a_, b_);
+    EXPECT_EQ(total(ex_->verify(false, a_)), 0u);
+  }
+  ex_->set_extra_smem_for_kernel(ex_->kernel(static_cast<std::size_t>(step_.find_op("n"))),
+                                 64 << 10);
+  ex_->set_extra_smem(static_cast<std::size_t>(step_.find_op("h")), 32 << 10);
+  ex_->poison(a_);
+  ex_->enqueue_streams(a_, b_);
+  EXPECT_EQ(total(ex_->verify(false, a_)), 0u);  // shaping never changes an answer
+}
+
+TEST_F(OneRank, CatchesAnOpThatDidNotWaitForItsInput) {
+  ex_->poison(a_);
+  // g alone, without its all-gather: it reads the poisoned x and must differ from the snapshot.
+  ex_->enqueue_op(static_cast<std::size_t>(step_.find_op("g")), a_);
+  const auto w = ex_->verify(false, a_);
+  EXPECT_GT(w[static_cast<std::size_t>(step_.find_op("g"))], 0u);
+  EXPECT_GT(w[static_cast<std::size_t>(step_.find_op("ag"))], 0u);  // never ran: still poisoned
+  EXPECT_GT(w[static_cast<std::size_t>(step_.find_op("n"))], 0u);
+  EXPECT_GT(w[static_cast<std::size_t>(step_.find_op("ar"))], 0u);
+}
+
+TEST_F(OneRank, PaddingOnlyForOurKernels) {
+  EXPECT_TRUE(ex_->shapeable(static_cast<std::size_t>(step_.find_op("h"))));
+  EXPECT_TRUE(ex_->shapeable(static_cast<std::size_t>(step_.find_op("n"))));
+  EXPECT_FALSE(ex_->shapeable(static_cast<std::size_t>(step_.find_op("g"))));  // cuBLASLt
+  EXPECT_THROW(ex_->set_extra_smem(static_cast<std::size_t>(step_.find_op("g")), 1024),
+               model::Error);
+  EXPECT_NO_THROW(ex_->set_extra_smem(static_cast<std::size_t>(step_.find_op("g")), 0));
+  EXPECT_EQ(ex_->arena_bytes(), model::layout_step(step_, true).total);
+}
+
+TEST(StepExecTest, RanksMustMatch) {
+  CCO_CUDA_CHECK(cudaSetDevice(0));
+  model::StepLoadOptions lo;
+  lo.nranks = 2;
+  const auto step = model::parse_step(kFlow, "flow.json", lo);
+  rt::Comm comm(rt::make_unique_id(), 1, 0, rt::CommConfig{});
+  EXPECT_THROW(wl::StepExec(step, comm), model::Error);
+}
+
+}  // namespace

@@ -1,0 +1,407 @@
+// The SVG writer, the timeline picture and the bench sweep chart: every file parses back as
+// well-formed XML with the expected elements; bench JSON errors are one clear line.
+// CCO_TEST_SVG_DIR=<dir> keeps the pictures for looking at them.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <typeinfo>
+
+#include "model/limits.hpp"
+#include "model/trace.hpp"
+#include "report/svg.hpp"
+#include "report/sweep.hpp"
+#include "report/timeline.hpp"
+#include "xml_check.hpp"
+
+namespace {
+
+using cco::model::KernelCategory;
+using cco::model::KernelEvent;
+using cco::model::Trace;
+using cco::test::check_xml;
+namespace rp = cco::report;
+
+void keep(const std::string& name, const std::string& svg) {
+  if (const char* d = std::getenv("CCO_TEST_SVG_DIR"))
+    std::ofstream(std::string(d) + "/" + name) << svg;
+}
+
+std::size_t count(const std::string& s, const std::string& what) {
+  std::size_t n = 0;
+  for (auto p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
+}
+
+// Two ranks of a GEMM || all-reduce step, like `cco bench` runs it: compute on a priority-0
+// stream, the collective on a priority -5 stream launched with the GEMMs but starting only when
+// SMs free up.
+Trace bench_like(int iterations = 3) {
+  Trace t;
+  for (int r = 0; r < 2; ++r) {
+    cco::model::RankInfo ri;
+    ri.rank = r;
+    ri.device = r;
+    ri.device_name = "NVIDIA H200";
+    ri.arch = "sm_90";
+    ri.sm_count = 132;
+    t.ranks.push_back(ri);
+    t.streams.push_back({r, r, 13, -5, "comm"});
+    t.streams.push_back({r, r, 14, 0, "compute"});
+  }
+  const int64_t base = 1'000'000'000;
+  for (int it = 0; it < iterations; ++it) {
+    for (int r = 0; r < 2; ++r) {
+      const int64_t t0 = base + it * 2'000'000 + r * 3'000;
+      for (int g = 0; g < 2; ++g) {
+        KernelEvent k;
+        k.name =
+            "void cco::workloads::gemm_tiled<__nv_bfloat16, 128, 128>(int, int, int, const "
+            "__nv_bfloat16*, const __nv_bfloat16*, __nv_bfloat16*)";
+        k.category = KernelCategory::Compute;
+        k.rank = r;
+        k.device = r;
+        k.stream = 14;
+        k.start_ns = t0 + g * 600'000;
+        k.end_ns = k.start_ns + 590'000;
+        k.submitted_ns = t0 - 2'000;
+        k.grid = {16, 16, 1};
+        k.block = {256, 1, 1};
+        k.registers = 63;
+        k.static_smem = 16896;
+        k.dynamic_smem = 40449;
+        k.blocks_per_sm = 3;
+        t.kernels.push_back(k);
+      }
+      KernelEvent c;
+      c.name = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+      c.category = KernelCategory::Communication;
+      c.rank = r;
+      c.device = r;
+      c.stream = 13;
+      c.start_ns = t0 + 250'000 + r * 20'000;
+      c.end_ns = t0 + 1'400'000;
+      c.submitted_ns = t0 - 1'000;
+      c.grid = {32, 1, 1};
+      c.block = {640, 1, 1};
+      c.registers = 96;
+      t.kernels.push_back(c);
+    }
+  }
+  t.marks = {{base - 5'000, -1, "iteration 0"}, {base + 2'000'000 - 5'000, -1, "iteration 1"}};
+  t.normalize();
+  return t;
+}
+
+std::string read_file(const std::string& p) {
+  std::ifstream f(p);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// ------------------------------------------------------------------------------------------
+// The writer
+// ------------------------------------------------------------------------------------------
+
+TEST(Svg, EscapesText) {
+  EXPECT_EQ(rp::xml_escape("a<b>&\"c'"), "a&lt;b&gt;&amp;&quot;c&apos;");
+  EXPECT_EQ(rp::xml_escape(std::string("x\x01y", 3)), "xy");  // control characters dropped
+}
+
+TEST(Svg, NiceTicks) {
+  EXPECT_EQ(rp::nice_ticks(0, 10, 5), (std::vector<double>{0, 2, 4, 6, 8, 10}));
+  EXPECT_EQ(rp::nice_ticks(0, 1, 4), (std::vector<double>{0, 0.5, 1}));
+  const auto t = rp::nice_ticks(1555.7, 2558.2, 6);
+  ASSERT_FALSE(t.empty());
+  EXPECT_GE(t.front(), 1555.7);
+  EXPECT_LE(t.back(), 2558.2);
+  EXPECT_EQ(rp::nice_ticks(3, 3), (std::vector<double>{3}));
+  EXPECT_TRUE(rp::nice_ticks(0, std::nan(""), 5).empty());
+  EXPECT_EQ(rp::format_number(2.50, 3), "2.5");
+  EXPECT_EQ(rp::format_number(-0.0001, 2), "0");
+  EXPECT_EQ(rp::format_number(std::nan(""), 2), "n/a");
+}
+
+TEST(Svg, DocumentIsWellFormed) {
+  rp::Svg s(200, 100);
+  s.clip_rect("c", 0, 0, 100, 100);
+  s.open_group("c");
+  s.rect(1, 2, 3, 4, rp::fill_style("#f00"), "tip <&> \"here\"");
+  s.close_group();
+  s.line(0, 0, 10, 10, rp::line_style("#000", 1, "2 2"));
+  s.polyline({{0, 0}, {1, 1}, {2, 0}}, rp::line_style("#00f", 2));
+  s.circle(5, 5, 2, rp::fill_style("#0f0"));
+  s.text(10, 20, "a < b & c", 12, "middle", "#222", "bold", -90);
+  const auto x = check_xml(s.str());
+  ASSERT_EQ(x.error, "");
+  EXPECT_EQ(x.root, "svg");
+  EXPECT_EQ(x.count.at("rect"), 3);  // background, clip, ours
+  EXPECT_EQ(x.count.at("line"), 1);
+  EXPECT_EQ(x.count.at("polyline"), 1);
+  EXPECT_EQ(x.count.at("circle"), 1);
+  EXPECT_EQ(x.count.at("text"), 1);
+  EXPECT_EQ(x.count.at("title"), 1);
+  EXPECT_EQ(x.count.at("clipPath"), 1);
+  bool found = false;
+  for (const auto& t : x.texts) found = found || t == "a < b & c";
+  EXPECT_TRUE(found);
+  EXPECT_EQ(s.elements(), 5u);
+}
+
+TEST(Svg, OpenGroupIsAnError) {
+  rp::Svg s(10, 10);
+  s.open_group();
+  EXPECT_THROW((void)s.str(), std::logic_error);
+  s.close_group();
+  EXPECT_THROW(s.close_group(), std::logic_error);
+}
+
+TEST(Svg, CheckerCatchesBrokenXml) {
+  EXPECT_NE(check_xml("<svg><g></svg>").error, "");
+  EXPECT_NE(check_xml("<svg a=b></svg>").error, "");
+  EXPECT_NE(check_xml("<svg>a & b</svg>").error, "");
+  EXPECT_NE(check_xml("<svg></svg><svg></svg>").error, "");
+  EXPECT_NE(check_xml("<svg><rect x=\"1\"").error, "");
+  EXPECT_EQ(check_xml("<svg><rect x=\"1\"/>&amp;</svg>").error, "");
+}
+
+TEST(Svg, WriteFailsClearly) {
+  rp::Svg s(10, 10);
+  EXPECT_THROW(s.write("/nonexistent/dir/x.svg"), std::runtime_error);
+}
+
+// ------------------------------------------------------------------------------------------
+// Timeline
+// ------------------------------------------------------------------------------------------
+
+TEST(Timeline, ShortKernelNames) {
+  EXPECT_EQ(rp::short_kernel_name("void cco::workloads::gemm_tiled<__nv_bfloat16, 128>(int, int)"),
+            "gemm_tiled");
+  EXPECT_EQ(rp::short_kernel_name(
+                "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"),
+            "ncclDevKernel_AllReduce_Sum_bf16_RING_LL");
+  EXPECT_EQ(rp::short_kernel_name("_Z11gemm_kernelv"), "gemm_kernel");
+  EXPECT_EQ(rp::short_kernel_name("abcdefghijklmnop", 8), "abcde...");
+  EXPECT_EQ(rp::short_kernel_name("<lambda>"), "<lambda>");
+}
+
+TEST(Timeline, TwoRanksTwoStreams) {
+  const Trace t = bench_like();
+  rp::TimelineOptions o;
+  o.title = "GEMM || all-reduce <synthetic>";
+  const std::string svg = rp::timeline_svg(t, o).str();
+  keep("timeline.svg", svg);
+  const auto x = check_xml(svg);
+  ASSERT_EQ(x.error, "");
+  EXPECT_EQ(x.root, "svg");
+  // 12 kernels, each a rect with a tooltip, in the two colours.
+  EXPECT_EQ(count(svg, std::string("fill=\"") + rp::kComputeColour + "\""), 12u + 1u);  // + legend
+  EXPECT_EQ(count(svg, std::string("fill=\"") + rp::kCommColour + "\""), 6u + 1u);
+  EXPECT_GE(count(svg, std::string("fill=\"") + rp::kOverlapColour + "\""), 6u + 1u);
+  EXPECT_GE(count(svg, std::string("fill=\"") + rp::kWaitColour + "\""), 6u + 1u);
+  EXPECT_EQ(x.count.at("title"), 18u + 6u);  // kernels + waits
+  std::string all;
+  for (const auto& s : x.texts) all += s + "\n";
+  EXPECT_NE(all.find("rank 0"), std::string::npos);
+  EXPECT_NE(all.find("rank 1"), std::string::npos);
+  EXPECT_NE(all.find("stream 13  priority -5  (comm)"), std::string::npos);
+  EXPECT_NE(all.find("stream 14  priority 0  (compute)"), std::string::npos);
+  EXPECT_NE(all.find("GEMM || all-reduce <synthetic>"), std::string::npos);
+  EXPECT_NE(all.find("communication kernel (NCCL)"), std::string::npos);
+  EXPECT_NE(all.find("time (ms)"), std::string::npos);
+  EXPECT_NE(all.find("iteration 1"), std::string::npos);  // marks are drawn
+  // The urgent stream is drawn first within a rank.
+  EXPECT_LT(svg.find("stream 13"), svg.find("stream 14"));
+}
+
+TEST(Timeline, WindowAndErrors) {
+  const Trace t = bench_like();
+  rp::TimelineOptions o;
+  o.from_ns = t.kernels.front().start_ns;
+  o.to_ns = *o.from_ns + 500'000;
+  const std::string svg = rp::timeline_svg(t, o).str();
+  keep("timeline_window.svg", svg);
+  EXPECT_EQ(check_xml(svg).error, "");
+  EXPECT_NE(svg.find("time (us)"), std::string::npos);
+  o.from_ns = 1;
+  o.to_ns = 2;
+  EXPECT_THROW(rp::timeline_svg(t, o), cco::model::Error);
+  EXPECT_THROW(rp::timeline_svg(Trace{}), cco::model::Error);
+}
+
+TEST(Timeline, ManyTinyKernelsAreMergedAndTooltipsDropped) {
+  Trace t;
+  for (int i = 0; i < 30000; ++i) {
+    KernelEvent k;
+    k.name = "tiny";
+    k.stream = 1 + i % 2;
+    k.start_ns = i * 100;
+    k.end_ns = k.start_ns + 90;
+    t.kernels.push_back(k);
+  }
+  t.normalize();
+  const std::string svg = rp::timeline_svg(t).str();
+  const auto x = check_xml(svg);
+  ASSERT_EQ(x.error, "");
+  EXPECT_LT(x.count.at("rect"), 2000);  // 30000 kernels, a few rectangles
+  EXPECT_EQ(x.count.count("title"), 0u);
+}
+
+// ------------------------------------------------------------------------------------------
+// Sweep chart
+// ------------------------------------------------------------------------------------------
+
+nlohmann::json example() {
+  return nlohmann::json::parse(read_file(CCO_BENCH_EXAMPLE));
+}
+
+TEST(Sweep, ReadsTheRecordedExample) {
+  const auto s = rp::sweep_from_json(example(), "ex.json");
+  ASSERT_EQ(s.rows.size(), 9u);
+  EXPECT_EQ(s.nranks, 2);
+  EXPECT_EQ(s.device, "NVIDIA H200");
+  EXPECT_EQ(s.rows[0].mode, "seq");
+  EXPECT_EQ(s.rows[6].mode, "shape+priority");
+  EXPECT_EQ(s.rows[6].blocks_per_sm, 3);
+  EXPECT_EQ(s.rows[6].pad, 40449);
+  EXPECT_NEAR(s.rows[6].t_us, 1555.728, 1e-3);
+  EXPECT_NEAR(s.rows[6].efficiency, 0.6064, 1e-4);
+  const std::string table = rp::format_sweep(s);
+  EXPECT_NE(table.find("shape+priority"), std::string::npos);
+  EXPECT_NE(table.find("1555.7"), std::string::npos);
+}
+
+TEST(Sweep, ChartAgainstBlocksPerSm) {
+  const auto s = rp::sweep_from_json(example(), "builtin2048x2_ar256M.json");
+  const std::string svg = rp::sweep_svg(s).str();
+  keep("sweep.svg", svg);
+  const auto x = check_xml(svg);
+  ASSERT_EQ(x.error, "");
+  EXPECT_EQ(x.count.at("polyline"), 4);        // shape, shape+priority x (time, efficiency)
+  EXPECT_EQ(x.count.at("circle"), 2 * 6 + 2);  // 6 shaped rows in two panels + legend markers
+  std::string all;
+  for (const auto& t : x.texts) all += t + "\n";
+  for (const char* want : {"compute blocks per SM (k)", "time (us)", "overlap efficiency",
+                           "seq 2107 us", "concurrent 1637 us", "priority 1724 us",
+                           "ideal max(C, M) 1173 us", "shape\n", "shape+priority\n", "256M"})
+    EXPECT_NE(all.find(want), std::string::npos) << want;
+}
+
+TEST(Sweep, ChartAgainstPadding) {
+  const auto s = rp::sweep_from_json(example(), "ex.json");
+  rp::SweepOptions o;
+  o.axis = rp::SweepAxis::Pad;
+  const std::string svg = rp::sweep_svg(s, o).str();
+  keep("sweep_pad.svg", svg);
+  EXPECT_EQ(check_xml(svg).error, "");
+  EXPECT_NE(svg.find("padding per block (KiB; 0 = as launched)"), std::string::npos);
+}
+
+TEST(Sweep, SeveralSizesStack) {
+  auto j = example();
+  auto extra = j["results"];
+  for (auto& r : extra) r["size_bytes"] = 67108864;
+  for (auto& r : extra) j["results"].push_back(r);
+  const std::string svg = rp::sweep_svg(rp::sweep_from_json(j, "x")).str();
+  const auto x = check_xml(svg);
+  ASSERT_EQ(x.error, "");
+  EXPECT_EQ(x.count.at("polyline"), 8);
+  EXPECT_NE(svg.find("64M"), std::string::npos);
+}
+
+TEST(Sweep, Errors) {
+  auto expect = [](nlohmann::json j, const char* part) {
+    try {
+      (void)rp::sweep_from_json(j, "b.json");
+      ADD_FAILURE() << "no error for " << part;
+    } catch (const cco::model::Error& e) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).rfind("b.json: ", 0), 0u) << e.what();
+    }
+  };
+  auto j = example();
+  expect(nlohmann::json::array(), "expected a JSON object");
+  auto k = j;
+  k["schema"] = "ccoverlap.trace";
+  expect(k, "schema is \"ccoverlap.trace\"");
+  k = j;
+  k["schema_version"] = "2.0.0";
+  expect(k, "not supported");
+  k = j;
+  k.erase("results");
+  expect(k, "missing \"results\"");
+  k = j;
+  k["results"] = nlohmann::json::array();
+  expect(k, "empty");
+  k = j;
+  k["results"][2].erase("t");
+  expect(k, "results[2]: missing \"t\"");
+  k = j;
+  k["results"][1]["t"]["median_us"] = "fast";
+  expect(k, "\"median_us\" is not a number");
+  k = j;
+  k["results"][1]["size_bytes"] = 1.5;
+  expect(k, "\"size_bytes\" is not an integer");
+  k = j;
+  k["results"][0]["t"]["median_us"] = nullptr;
+  expect(k, "has no time");
+  EXPECT_TRUE(rp::is_bench_json(j));
+  EXPECT_FALSE(rp::is_bench_json(nlohmann::json::object()));
+}
+
+}  // namespace
+
+namespace {
+
+// Bench files with values swapped for other types or extremes: only model::Error, and every
+// chart that is drawn is well formed.
+TEST(Sweep, MutatedInputsGiveOnlyModelErrorsOrValidCharts) {
+  const std::string good = read_file(CCO_BENCH_EXAMPLE);
+  uint64_t seed = 99;
+  auto next = [&] {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    return seed >> 33;
+  };
+  const char* junk[] = {"-1", "\"x\"", "null", "[]", "{}", "1e300", "0", "-1e300", "7"};
+  int drawn = 0, errors = 0;
+  for (int i = 0; i < 300; ++i) {
+    std::string s = good;
+    for (int m = 0; m < 1; ++m) {
+      auto p = s.find(':', next() % s.size());
+      if (p == std::string::npos) continue;
+      auto e = s.find_first_of(",}\n", p + 1);
+      if (e == std::string::npos) continue;
+      s = s.substr(0, p + 1) + junk[next() % std::size(junk)] + s.substr(e);
+    }
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(s);
+    } catch (const nlohmann::json::exception&) {
+      continue;  // not JSON any more: cco report's reader says so (tested elsewhere)
+    }
+    try {
+      const auto sw = rp::sweep_from_json(j, "m.json");
+      const std::string svg = rp::sweep_svg(sw).str();
+      const auto x = check_xml(svg);
+      ASSERT_EQ(x.error, "") << s;
+      EXPECT_EQ(svg.find("nan"), std::string::npos);
+      EXPECT_EQ(svg.find("inf"), std::string::npos);
+      (void)rp::format_sweep(sw);
+      ++drawn;
+    } catch (const cco::model::Error&) {
+      ++errors;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "escaped as " << typeid(e).name() << ": " << e.what();
+      return;
+    }
+  }
+  EXPECT_GT(drawn, 10);
+  EXPECT_GT(errors, 10);
+}
+
+}  // namespace

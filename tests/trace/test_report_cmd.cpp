@@ -1,0 +1,190 @@
+// `cco report` as the CLI calls it (report_main): traces merged and analysed, --json, --svg,
+// the bench chart, and every input error as one exception of the right kind.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/commands.hpp"
+#include "cli/report_cmd.hpp"
+#include "model/limits.hpp"
+#include "model/trace.hpp"
+#include "xml_check.hpp"
+
+namespace {
+
+using cco::model::KernelCategory;
+using cco::model::KernelEvent;
+
+std::string dir() {
+  return ::testing::TempDir();
+}
+
+std::string write(const std::string& name, const std::string& text) {
+  const std::string p = dir() + name;
+  std::ofstream(p, std::ios::binary) << text;
+  return p;
+}
+
+std::string read(const std::string& p) {
+  std::ifstream f(p);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+KernelEvent K(int rank, int64_t stream, KernelCategory cat, int64_t start, int64_t end) {
+  KernelEvent k;
+  k.name =
+      cat == KernelCategory::Communication ? "ncclDevKernel_AllReduce_Sum_f32_RING_LL" : "gemm";
+  k.category = cat;
+  k.rank = rank;
+  k.device = rank;
+  k.stream = stream;
+  k.start_ns = start;
+  k.end_ns = end;
+  return k;
+}
+
+// Rank r: compute [0, 100 us), communication [20, 60 us) (rank 0) or [100, 150 us) (rank 1).
+std::string rank_file(int r) {
+  cco::model::Trace t;
+  t.kernels = {K(r, 1, KernelCategory::Compute, 0, 100'000),
+               r == 0 ? K(r, 2, KernelCategory::Communication, 20'000, 60'000)
+                      : K(r, 2, KernelCategory::Communication, 100'000, 150'000)};
+  t.marks = {{50'000, -1, "half way"}};
+  t.normalize();
+  const std::string p = dir() + "cco_rank" + std::to_string(r) + ".json";
+  cco::model::write_trace_file(t, p);
+  return p;
+}
+
+int run(std::vector<std::string> args, std::string* out = nullptr) {
+  args.insert(args.begin(), "report");
+  ::testing::internal::CaptureStdout();
+  int rc = -1;
+  try {
+    rc = cco::cli::report_main(args);
+  } catch (...) {
+    const std::string o = ::testing::internal::GetCapturedStdout();
+    if (out) *out = o;
+    throw;
+  }
+  const std::string o = ::testing::internal::GetCapturedStdout();
+  if (out) *out = o;
+  return rc;
+}
+
+TEST(ReportCmd, OneTrace) {
+  std::string out;
+  ASSERT_EQ(run({rank_file(0)}, &out), 0);
+  EXPECT_NE(out.find("# ccoverlap report"), std::string::npos) << out;
+  EXPECT_NE(out.find("# dropped records: 0"), std::string::npos) << out;
+  // rank 0: span 100, compute 100, comm 40, overlapped 40, exposed 0, eff 1.00
+  EXPECT_NE(out.find("100.0"), std::string::npos) << out;
+  EXPECT_NE(out.find("40.0"), std::string::npos) << out;
+  EXPECT_NE(out.find(" 1.00\n"), std::string::npos) << out;
+  EXPECT_EQ(out.find("\n   all "), std::string::npos) << "no merged row for one rank\n" << out;
+  EXPECT_NE(out.find("# mark at 50.0 us: half way"), std::string::npos) << out;
+}
+
+TEST(ReportCmd, RankFilesMerge) {
+  std::string out;
+  ASSERT_EQ(run({rank_file(0), rank_file(1)}, &out), 0);
+  EXPECT_NE(out.find("  all "), std::string::npos) << out;
+  EXPECT_NE(out.find(" 0.44\n"), std::string::npos) << out;  // 40 / (40 + 50)
+}
+
+TEST(ReportCmd, JsonToStdoutAndFile) {
+  std::string out;
+  const std::string jf = dir() + "cco_report_out.json";
+  ASSERT_EQ(run({rank_file(0), rank_file(1), "--json"}, &out), 0);
+  const auto j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["ranks"].size(), 2u);
+  EXPECT_EQ(j["ranks"][0]["overlapped_ns"], 40'000);
+  EXPECT_EQ(j["all"]["exposed_comm_ns"], 50'000);
+  EXPECT_EQ(j["marks"].size(), 1u);  // the same process-wide mark in both files, kept once
+  ASSERT_EQ(run({rank_file(0), "--json=" + jf}, &out), 0);
+  EXPECT_NE(out.find("# ccoverlap report"), std::string::npos);  // table still printed
+  EXPECT_EQ(nlohmann::json::parse(read(jf))["inputs"].size(), 1u);
+}
+
+TEST(ReportCmd, WindowAndTimeline) {
+  std::string out;
+  const std::string svg = dir() + "cco_timeline.svg";
+  ASSERT_EQ(
+      run({rank_file(0), rank_file(1), "--from", "10", "--to", "50", "--svg", svg, "--json"}, &out),
+      0);
+  const auto j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["ranks"][0]["compute_busy_ns"], 40'000);
+  EXPECT_EQ(j["ranks"][0]["overlapped_ns"], 30'000);
+  const auto x = cco::test::check_xml(read(svg));
+  EXPECT_EQ(x.error, "");
+  EXPECT_EQ(x.root, "svg");
+}
+
+TEST(ReportCmd, BenchJsonTableAndChart) {
+  std::string out;
+  const std::string svg = dir() + "cco_sweep.svg";
+  ASSERT_EQ(run({CCO_BENCH_EXAMPLE, "--svg", svg}, &out), 0);
+  EXPECT_NE(out.find("shape+priority"), std::string::npos) << out;
+  EXPECT_NE(out.find("# chart written to"), std::string::npos) << out;
+  EXPECT_EQ(cco::test::check_xml(read(svg)).error, "");
+  ASSERT_EQ(run({CCO_BENCH_EXAMPLE, "--json", "--x", "pad"}, &out), 0);
+  EXPECT_EQ(nlohmann::json::parse(out)["rows"].size(), 9u);
+}
+
+template <class E>
+void expect_throw(std::vector<std::string> args, const char* part) {
+  try {
+    run(std::move(args));
+    ADD_FAILURE() << "no error for " << part;
+  } catch (const E& e) {
+    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "wrong kind of error: " << e.what();
+  }
+}
+
+TEST(ReportCmd, UsageErrors) {
+  using cco::cli::Usage;
+  expect_throw<Usage>({}, "no input");
+  expect_throw<Usage>({rank_file(0), "--bogus"}, "unknown option '--bogus'");
+  expect_throw<Usage>({rank_file(0), "--svg"}, "--svg needs a value");
+  expect_throw<Usage>({rank_file(0), "--from", "abc"}, "expected a number");
+  expect_throw<Usage>({rank_file(0), "--from", "5", "--to", "5"}, "--to must be after --from");
+  expect_throw<Usage>({rank_file(0), "--x", "pad"}, "--x applies to a bench result");
+  expect_throw<Usage>({rank_file(0), CCO_BENCH_EXAMPLE}, "is a bench result");
+  expect_throw<Usage>({CCO_BENCH_EXAMPLE, "--from", "1"}, "apply to traces");
+  expect_throw<Usage>({rank_file(0), "--width", "5"}, "--width");
+}
+
+TEST(ReportCmd, InputErrors) {
+  using cco::model::Error;
+  expect_throw<Error>({dir() + "does_not_exist.json"}, "cannot read");
+  expect_throw<Error>({write("cco_trunc.json", read(rank_file(0)).substr(0, 50))},
+                      "not valid JSON");
+  expect_throw<Error>({write("cco_empty.json", "")}, "the file is empty");
+  expect_throw<Error>({write("cco_obj.json", "{\"a\": 1}")}, "no \"traceEvents\"");
+  expect_throw<Error>({write("cco_nokernels.json", "{\"traceEvents\": []}")},
+                      "no GPU kernel events");
+  expect_throw<Error>({rank_file(0), rank_file(0)}, "a file given twice");
+  auto bad = nlohmann::json::parse(read(CCO_BENCH_EXAMPLE));
+  bad["results"] = "none";
+  expect_throw<Error>({write("cco_badbench.json", bad.dump())}, "\"results\" is not an array");
+}
+
+TEST(ReportCmd, UnwritableOutput) {
+  try {
+    run({rank_file(0), "--svg", "/nonexistent/dir/x.svg"});
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot write"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace

@@ -1,0 +1,629 @@
+// The trace model: kernel classification, interval arithmetic, the overlap analysis on
+// synthetic traces with hand-computed answers, the Chrome/Perfetto JSON round trip, and every
+// error path of the reader.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <iterator>
+#include <string>
+#include <typeinfo>
+
+#include "model/limits.hpp"
+#include "model/trace.hpp"
+
+namespace {
+
+using cco::model::Error;
+using cco::model::Interval;
+using cco::model::KernelCategory;
+using cco::model::KernelEvent;
+using cco::model::Trace;
+
+constexpr auto kComp = KernelCategory::Compute;
+constexpr auto kComm = KernelCategory::Communication;
+
+KernelEvent K(int rank, int64_t stream, KernelCategory cat, int64_t start, int64_t end,
+              int64_t launch = 0) {
+  KernelEvent k;
+  k.name = cat == kComm
+               ? "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
+               : "void gemm_kernel<__nv_bfloat16, 128>(int, int)";
+  k.category = cat;
+  k.rank = rank;
+  k.device = rank;
+  k.stream = stream;
+  k.start_ns = start;
+  k.end_ns = end;
+  k.submitted_ns = launch;
+  return k;
+}
+
+Trace make(std::vector<KernelEvent> ks) {
+  Trace t;
+  t.kernels = std::move(ks);
+  t.normalize();
+  return t;
+}
+
+// Expects `f` to throw model::Error whose message contains every part.
+template <class F>
+void expect_error(F f, std::initializer_list<const char*> parts) {
+  try {
+    f();
+    ADD_FAILURE() << "no error thrown";
+  } catch (const Error& e) {
+    const std::string w = e.what();
+    for (const char* p : parts)
+      EXPECT_NE(w.find(p), std::string::npos) << "'" << p << "' not in: " << w;
+  }
+}
+
+// ------------------------------------------------------------------------------------------
+// Classification
+// ------------------------------------------------------------------------------------------
+
+TEST(Classify, NcclKernelsInEverySpelling) {
+  using cco::model::is_communication_kernel;
+  EXPECT_TRUE(is_communication_kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL"));
+  EXPECT_TRUE(is_communication_kernel(
+      "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"));
+  EXPECT_TRUE(
+      is_communication_kernel("void ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)"));
+  EXPECT_TRUE(is_communication_kernel(
+      "_Z38ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE"));
+  EXPECT_TRUE(is_communication_kernel("ncclKernel_AllReduce_RING_LL_Sum_float"));
+  EXPECT_FALSE(is_communication_kernel("gemm_kernel"));
+  EXPECT_FALSE(is_communication_kernel("_Z11gemm_kernelv"));
+  EXPECT_FALSE(is_communication_kernel("my_ncclDevKernel_lookalike"));
+  EXPECT_FALSE(is_communication_kernel(""));
+  EXPECT_EQ(cco::model::classify_kernel("ncclKernel_x"), kComm);
+  EXPECT_STREQ(cco::model::to_string(kComm), "communication");
+  EXPECT_STREQ(cco::model::to_string(kComp), "compute");
+}
+
+// ------------------------------------------------------------------------------------------
+// Intervals
+// ------------------------------------------------------------------------------------------
+
+TEST(Intervals, UnionMergesOverlappingAndTouching) {
+  const auto u = cco::model::interval_union({{5, 10}, {0, 3}, {3, 4}, {8, 12}, {20, 20}, {15, 14}});
+  ASSERT_EQ(u.size(), 2u);
+  EXPECT_EQ(u[0], (Interval{0, 4}));
+  EXPECT_EQ(u[1], (Interval{5, 12}));
+  EXPECT_EQ(cco::model::total_length(u), 11);
+}
+
+TEST(Intervals, Intersection) {
+  const auto a = cco::model::interval_union({{0, 10}, {20, 30}});
+  const auto b = cco::model::interval_union({{5, 25}, {28, 40}});
+  const auto i = cco::model::interval_intersection(a, b);
+  ASSERT_EQ(i.size(), 3u);
+  EXPECT_EQ(i[0], (Interval{5, 10}));
+  EXPECT_EQ(i[1], (Interval{20, 25}));
+  EXPECT_EQ(i[2], (Interval{28, 30}));
+  EXPECT_TRUE(cco::model::interval_intersection(a, {}).empty());
+}
+
+// ------------------------------------------------------------------------------------------
+// Analysis: known answers
+// ------------------------------------------------------------------------------------------
+
+TEST(Analysis, FullOverlap) {
+  // compute [0, 100) on stream 1, communication [20, 60) on stream 2: all of comm is hidden.
+  const auto a = cco::model::analyze(make({K(0, 1, kComp, 0, 100), K(0, 2, kComm, 20, 60)}));
+  ASSERT_EQ(a.ranks.size(), 1u);
+  const auto& r = a.ranks[0];
+  EXPECT_EQ(r.compute_busy_ns, 100);
+  EXPECT_EQ(r.comm_busy_ns, 40);
+  EXPECT_EQ(r.overlapped_ns, 40);
+  EXPECT_EQ(r.exposed_comm_ns, 0);
+  EXPECT_EQ(r.span_ns, 100);
+  EXPECT_EQ(r.busy_ns, 100);
+  EXPECT_DOUBLE_EQ(r.efficiency, 1.0);
+  EXPECT_EQ(r.compute_kernels, 1u);
+  EXPECT_EQ(r.comm_kernels, 1u);
+  EXPECT_EQ(r.streams, 2u);
+}
+
+TEST(Analysis, NoOverlap) {
+  const auto a = cco::model::analyze(make({K(0, 1, kComp, 0, 100), K(0, 2, kComm, 100, 150)}));
+  const auto& r = a.ranks[0];
+  EXPECT_EQ(r.overlapped_ns, 0);
+  EXPECT_EQ(r.exposed_comm_ns, 50);
+  EXPECT_EQ(r.span_ns, 150);
+  EXPECT_EQ(r.busy_ns, 150);
+  EXPECT_DOUBLE_EQ(r.efficiency, 0.0);
+}
+
+TEST(Analysis, PartialOverlap) {
+  // compute [0, 100), comm [80, 180): 20 overlapped of the shorter part's 100.
+  const auto a = cco::model::analyze(make({K(0, 1, kComp, 0, 100), K(0, 2, kComm, 80, 180)}));
+  const auto& r = a.ranks[0];
+  EXPECT_EQ(r.overlapped_ns, 20);
+  EXPECT_EQ(r.exposed_comm_ns, 80);
+  EXPECT_EQ(r.span_ns, 180);
+  EXPECT_DOUBLE_EQ(r.efficiency, 0.2);
+}
+
+TEST(Analysis, SameCategoryOverlappingAcrossStreamsCountsOnce) {
+  // Two compute streams overlap each other in [50, 100): compute busy is the union, 150.
+  const auto a = cco::model::analyze(make({K(0, 1, kComp, 0, 100), K(0, 3, kComp, 50, 150),
+                                           K(0, 2, kComm, 140, 200), K(0, 4, kComm, 150, 170)}));
+  const auto& r = a.ranks[0];
+  EXPECT_EQ(r.compute_busy_ns, 150);
+  EXPECT_EQ(r.comm_busy_ns, 60);
+  EXPECT_EQ(r.overlapped_ns, 10);
+  EXPECT_EQ(r.exposed_comm_ns, 50);
+  EXPECT_DOUBLE_EQ(r.efficiency, 10.0 / 60.0);
+  EXPECT_EQ(r.streams, 4u);
+}
+
+TEST(Analysis, OnlyOneCategoryGivesNaNEfficiency) {
+  const auto a = cco::model::analyze(make({K(0, 1, kComp, 0, 100)}));
+  EXPECT_TRUE(std::isnan(a.ranks[0].efficiency));
+  EXPECT_EQ(a.ranks[0].exposed_comm_ns, 0);
+}
+
+TEST(Analysis, MultipleRanksMerge) {
+  // rank 0: full overlap (40 of 40); rank 1: none (0 of 50), later on the common clock.
+  const auto a = cco::model::analyze(make({K(0, 1, kComp, 0, 100), K(0, 2, kComm, 20, 60),
+                                           K(1, 1, kComp, 10, 110), K(1, 2, kComm, 110, 160)}));
+  ASSERT_EQ(a.ranks.size(), 2u);
+  EXPECT_DOUBLE_EQ(a.ranks[0].efficiency, 1.0);
+  EXPECT_DOUBLE_EQ(a.ranks[1].efficiency, 0.0);
+  EXPECT_EQ(a.all.rank, -1);
+  EXPECT_EQ(a.all.compute_busy_ns, 200);
+  EXPECT_EQ(a.all.comm_busy_ns, 90);
+  EXPECT_EQ(a.all.overlapped_ns, 40);
+  EXPECT_EQ(a.all.exposed_comm_ns, 50);
+  EXPECT_EQ(a.all.begin_ns, 0);
+  EXPECT_EQ(a.all.end_ns, 160);
+  EXPECT_EQ(a.all.span_ns, 160);
+  EXPECT_DOUBLE_EQ(a.all.efficiency, 40.0 / 90.0);  // sum(overlapped) / sum(min)
+  EXPECT_EQ(a.kernels, 4u);
+}
+
+TEST(Analysis, WindowClipsKernels) {
+  cco::model::AnalysisOptions w;
+  w.from_ns = 50;
+  w.to_ns = 90;
+  const auto a = cco::model::analyze(make({K(0, 1, kComp, 0, 100), K(0, 2, kComm, 80, 180)}), w);
+  EXPECT_EQ(a.ranks[0].compute_busy_ns, 40);
+  EXPECT_EQ(a.ranks[0].comm_busy_ns, 10);
+  EXPECT_EQ(a.ranks[0].overlapped_ns, 10);
+  EXPECT_EQ(a.ranks[0].span_ns, 40);
+  w.to_ns = 50;
+  EXPECT_THROW(cco::model::analyze(make({K(0, 1, kComp, 0, 100)}), w), Error);
+}
+
+TEST(Analysis, CommWaitFromLaunchTimestamps) {
+  // The collective is launched at 10 while compute holds the SMs until 100: it waits 90.
+  // The second one, launched at 110, is ready when its predecessor ends (150) and starts at
+  // 160; compute ran [140, 170), so it waited 10 for SMs.
+  const auto t = make({K(0, 1, kComp, 0, 100), K(0, 1, kComp, 140, 170),
+                       K(0, 2, kComm, 100, 150, 10), K(0, 2, kComm, 160, 200, 110)});
+  const auto a = cco::model::analyze(t);
+  const auto& w = a.ranks[0].longest_comm_wait;
+  EXPECT_EQ(w.begin_ns, 10);
+  EXPECT_EQ(w.end_ns, 100);
+  EXPECT_EQ(w.length(), 90);
+  EXPECT_EQ(w.stream, 2);
+  EXPECT_EQ(w.method, "launch");
+  EXPECT_EQ(a.ranks[0].comm_wait_ns, 100);
+  const auto all = cco::model::communication_waits(t, 0);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[1].begin_ns, 150);
+  EXPECT_EQ(all[1].end_ns, 160);
+}
+
+TEST(Analysis, CommWaitOnlyCountsWhileComputeRuns) {
+  // Launched at 0, starts at 100, but compute ran only in [30, 60): the wait is that part.
+  const auto a = cco::model::analyze(make({K(0, 1, kComp, 30, 60), K(0, 2, kComm, 100, 120, 1)}));
+  EXPECT_EQ(a.ranks[0].longest_comm_wait.length(), 30);
+}
+
+TEST(Analysis, CommWaitFallsBackToStreamGaps) {
+  // No launch times: the gap [10, 50) between the two collectives on stream 2, where compute
+  // ran [5, 40), gives 30; the first collective has no lower bound.
+  const auto a = cco::model::analyze(
+      make({K(0, 2, kComm, 0, 10), K(0, 2, kComm, 50, 60), K(0, 1, kComp, 5, 40)}));
+  const auto& w = a.ranks[0].longest_comm_wait;
+  EXPECT_EQ(w.begin_ns, 10);
+  EXPECT_EQ(w.end_ns, 40);
+  EXPECT_EQ(w.method, "stream-gap");
+}
+
+TEST(Analysis, NoWaitWhenCommStartsAtOnce) {
+  const auto a = cco::model::analyze(make({K(0, 1, kComp, 0, 100), K(0, 2, kComm, 5, 50, 5)}));
+  EXPECT_EQ(a.ranks[0].longest_comm_wait.length(), 0);
+  EXPECT_TRUE(cco::model::analysis_to_json(a)["ranks"][0]["longest_comm_wait"].is_null());
+}
+
+TEST(Analysis, JsonHasEveryFigure) {
+  const auto j = cco::model::analysis_to_json(
+      cco::model::analyze(make({K(0, 1, kComp, 0, 100), K(0, 2, kComm, 80, 180, 1)})));
+  EXPECT_EQ(j["schema"], "ccoverlap.trace_analysis");
+  for (const char* k : {"compute_busy_ns", "comm_busy_ns", "overlapped_ns", "exposed_comm_ns",
+                        "span_ns", "efficiency", "longest_comm_wait", "comm_wait_ns"})
+    EXPECT_TRUE(j["ranks"][0].contains(k)) << k;
+  EXPECT_EQ(j["all"]["rank"], "all");
+  EXPECT_EQ(j["ranks"][0]["longest_comm_wait"]["length_ns"], 79);  // launched at 1, starts at 80
+}
+
+// ------------------------------------------------------------------------------------------
+// JSON round trip and Perfetto structure
+// ------------------------------------------------------------------------------------------
+
+Trace rich() {
+  Trace t;
+  cco::model::RankInfo r0;
+  r0.rank = 0;
+  r0.device = 0;
+  r0.device_name = "NVIDIA H200";
+  r0.arch = "sm_90";
+  r0.sm_count = 132;
+  r0.host = "vm";
+  r0.pid = 4242;
+  auto r1 = r0;
+  r1.rank = 1;
+  r1.device = 1;
+  t.ranks = {r0, r1};
+  t.streams = {{0, 0, 13, -5, "comm"}, {0, 0, 14, 0, "compute"}};
+  const int64_t base = 1'763'780'000'123'456'789;  // CUPTI-like absolute ns
+  auto k = K(0, 14, kComp, base, base + 1'173'201, base - 5000);
+  k.grid = {16, 16, 1};
+  k.block = {256, 1, 1};
+  k.registers = 63;
+  k.static_smem = 16896;
+  k.dynamic_smem = 40449;
+  k.blocks_per_sm = 3;
+  k.queued_ns = base - 9000;
+  k.correlation_id = 77;
+  k.name = "void gemm<\"q\" & 'x'>(int)";  // characters JSON and XML must escape
+  auto c = K(0, 13, kComm, base + 300'000, base + 1'209'503, base - 4000);
+  c.grid = {24, 1, 1};
+  c.block = {640, 1, 1};
+  c.registers = 96;
+  auto c1 = K(1, 7, kComm, base + 1000, base + 2001);
+  t.kernels = {k, c, c1};
+  t.marks = {{base - 100, -1, "concurrent, iteration 0"}, {base + 50, 1, "rank 1 <mark>"}};
+  t.dropped_records = 3;
+  t.notes = {"launch timestamps on"};
+  t.normalize();
+  return t;
+}
+
+TEST(TraceJson, RoundTripIsExact) {
+  const Trace t = rich();
+  const std::string text = cco::model::trace_to_json(t).dump();
+  const Trace u = cco::model::parse_trace(text, "mem");
+  ASSERT_EQ(u.kernels.size(), t.kernels.size());
+  for (std::size_t i = 0; i < t.kernels.size(); ++i) {
+    const auto& a = t.kernels[i];
+    const auto& b = u.kernels[i];
+    EXPECT_EQ(a.name, b.name);
+    EXPECT_EQ(a.category, b.category);
+    EXPECT_EQ(a.rank, b.rank);
+    EXPECT_EQ(a.device, b.device);
+    EXPECT_EQ(a.stream, b.stream);
+    EXPECT_EQ(a.priority, b.priority);
+    EXPECT_EQ(a.start_ns, b.start_ns);
+    EXPECT_EQ(a.end_ns, b.end_ns);
+    EXPECT_EQ(a.queued_ns, b.queued_ns);
+    EXPECT_EQ(a.submitted_ns, b.submitted_ns);
+    EXPECT_EQ(a.grid, b.grid);
+    EXPECT_EQ(a.block, b.block);
+    EXPECT_EQ(a.registers, b.registers);
+    EXPECT_EQ(a.static_smem, b.static_smem);
+    EXPECT_EQ(a.dynamic_smem, b.dynamic_smem);
+    EXPECT_EQ(a.blocks_per_sm, b.blocks_per_sm);
+    EXPECT_EQ(a.correlation_id, b.correlation_id);
+  }
+  ASSERT_EQ(u.ranks.size(), 2u);
+  EXPECT_EQ(u.ranks[0].device_name, "NVIDIA H200");
+  EXPECT_EQ(u.ranks[0].arch, "sm_90");
+  EXPECT_EQ(u.ranks[0].sm_count, 132);
+  EXPECT_EQ(u.ranks[0].pid, 4242);
+  ASSERT_NE(u.find_stream(0, 0, 13), nullptr);
+  EXPECT_EQ(u.find_stream(0, 0, 13)->priority, -5);
+  EXPECT_EQ(u.find_stream(0, 0, 13)->label, "comm");
+  EXPECT_EQ(u.find_stream(1, 1, 7)->priority, std::nullopt);
+  EXPECT_EQ(u.dropped_records, 3u);
+  ASSERT_EQ(u.notes.size(), 1u);
+  ASSERT_EQ(u.marks.size(), 2u);
+  EXPECT_EQ(u.marks[0].ts_ns, t.marks[0].ts_ns);
+  EXPECT_EQ(u.marks[0].rank, -1);
+  EXPECT_EQ(u.marks[0].name, "concurrent, iteration 0");
+  EXPECT_EQ(u.marks[1].rank, 1);
+  // Writing what was read gives the same file.
+  EXPECT_EQ(cco::model::trace_to_json(u).dump(), text);
+}
+
+TEST(TraceJson, TimesFromTsAndDurWhenNsArgsAreAbsent) {
+  auto j = cco::model::trace_to_json(rich());
+  for (auto& e : j["traceEvents"])
+    if (e["ph"] == "X") {
+      e["args"].erase("start_ns");
+      e["args"].erase("end_ns");
+    }
+  const Trace u = cco::model::trace_from_json(j);
+  const Trace t = rich();
+  for (std::size_t i = 0; i < t.kernels.size(); ++i) {
+    EXPECT_EQ(u.kernels[i].start_ns, t.kernels[i].start_ns);
+    EXPECT_EQ(u.kernels[i].end_ns, t.kernels[i].end_ns);
+  }
+}
+
+TEST(TraceJson, PerfettoRowsAndCategories) {
+  const auto j = cco::model::trace_to_json(rich());
+  int procs = 0, threads = 0, kernels = 0;
+  bool prio_named = false;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "process_name") {
+      ++procs;
+      EXPECT_NE(e["args"]["name"].get<std::string>().find("rank"), std::string::npos);
+    }
+    if (e["ph"] == "M" && e["name"] == "thread_name") {
+      ++threads;
+      if (e["args"]["name"] == "stream 13 priority -5 (comm)") prio_named = true;
+    }
+    if (e["ph"] == "X") {
+      ++kernels;
+      const std::string cat = e["cat"];
+      EXPECT_TRUE(cat == "compute" || cat == "communication");
+      EXPECT_TRUE(e["args"].contains("grid"));
+      EXPECT_TRUE(e["args"].contains("block"));
+      EXPECT_TRUE(e["args"].contains("registers"));
+      EXPECT_TRUE(e["args"].contains("static_smem"));
+      EXPECT_TRUE(e["args"].contains("dynamic_smem"));
+      EXPECT_GE(e["ts"].get<double>(), 0.0);  // relative to the first kernel
+    }
+  }
+  EXPECT_EQ(procs, 2);
+  EXPECT_EQ(threads, 3);
+  EXPECT_EQ(kernels, 3);
+  EXPECT_TRUE(prio_named);
+  int marks = 0;
+  for (const auto& e : j["traceEvents"])
+    if (e["ph"] == "i") {
+      ++marks;
+      EXPECT_EQ(e["cat"], "mark");
+    }
+  EXPECT_EQ(marks, 2);
+  EXPECT_EQ(j["otherData"]["ccoverlap"]["schema"], "ccoverlap.trace");
+  EXPECT_EQ(j["displayTimeUnit"], "ns");
+}
+
+TEST(TraceJson, ForeignChromeTraceOfKernels) {
+  // The shape PyTorch's profiler writes: kernels with cat "kernel", CPU ops to be ignored.
+  const char* text = R"({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 123, "tid": 5, "ts": 0, "dur": 9},
+    {"ph": "X", "cat": "kernel", "name": "sm90_xmma_gemm", "pid": 0, "tid": 7, "ts": 10.5, "dur": 100,
+     "args": {"device": 0, "stream": 7, "grid": [132, 1, 1], "block": [384, 1, 1],
+              "registers per thread": 168, "shared memory": 200000}},
+    {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", "pid": 0,
+     "tid": 20, "ts": 50.5, "dur": 100, "args": {"device": 0, "stream": 20}},
+    {"ph": "i", "name": "marker", "pid": 0, "tid": 0, "ts": 1}]})";
+  const Trace t = cco::model::parse_trace(text, "torch.json");
+  ASSERT_EQ(t.kernels.size(), 2u);
+  EXPECT_EQ(t.kernels[0].category, kComp);
+  EXPECT_EQ(t.kernels[0].registers, 168);
+  EXPECT_EQ(t.kernels[0].static_smem, 200000);
+  EXPECT_EQ(t.kernels[0].start_ns, 10500);
+  EXPECT_EQ(t.kernels[1].category, kComm);
+  const auto a = cco::model::analyze(t);
+  EXPECT_EQ(a.ranks[0].overlapped_ns, 60000);
+}
+
+TEST(TraceJson, WriteAndReadFile) {
+  const std::string path = ::testing::TempDir() + "cco_trace_rt.json";
+  cco::model::write_trace_file(rich(), path);
+  const Trace u = cco::model::read_trace_file(path);
+  EXPECT_EQ(u.kernels.size(), 3u);
+  EXPECT_EQ(u.source, path);
+  expect_error([] { cco::model::read_trace_file("/nonexistent/dir/x.json"); },
+               {"cannot read", "/nonexistent/dir/x.json"});
+  expect_error([] { cco::model::write_trace_file(rich(), "/nonexistent/dir/x.json"); },
+               {"cannot write"});
+}
+
+// ------------------------------------------------------------------------------------------
+// Errors: one clear line naming the file, never a crash
+// ------------------------------------------------------------------------------------------
+
+TEST(TraceErrors, MalformedTruncatedEmpty) {
+  expect_error([] { cco::model::parse_trace("{", "a.json"); }, {"a.json", "not valid JSON"});
+  expect_error([] { cco::model::parse_trace("", "e.json"); }, {"e.json", "empty"});
+  expect_error([] { cco::model::parse_trace("  \n", "e.json"); }, {"e.json", "empty"});
+  const std::string full = cco::model::trace_to_json(rich()).dump();
+  for (std::size_t cut : {std::size_t{1}, full.size() / 3, full.size() / 2, full.size() - 2})
+    expect_error([&] { cco::model::parse_trace(full.substr(0, cut), "t.json"); },
+                 {"t.json", "not valid JSON"});
+}
+
+TEST(TraceErrors, WrongShapeOrSchema) {
+  using cco::model::parse_trace;
+  expect_error([] { parse_trace("[1, 2]", "x"); }, {"x: not a trace"});
+  expect_error([] { parse_trace("{}", "x"); }, {"no \"traceEvents\""});
+  expect_error([] { parse_trace(R"({"traceEvents": 5})", "x"); }, {"not an array"});
+  expect_error([] { parse_trace(R"({"schema": "ccoverlap.bench", "results": []})", "b.json"); },
+               {"b.json", "ccoverlap.bench"});
+  expect_error(
+      [] {
+        parse_trace(R"({"traceEvents": [], "otherData": {"ccoverlap": {"schema": "other"}}})", "x");
+      },
+      {"wrong schema"});
+  expect_error(
+      [] {
+        parse_trace(R"({"traceEvents": [], "otherData": {"ccoverlap":
+                       {"schema": "ccoverlap.trace", "schema_version": "2.0.0"}}})",
+                    "x");
+      },
+      {"2.0.0", "not supported"});
+}
+
+TEST(TraceErrors, BadEvents) {
+  using cco::model::parse_trace;
+  auto ev = [](const std::string& e) { return R"({"traceEvents": [)" + e + "]}"; };
+  expect_error(
+      [&] {
+        parse_trace(ev(R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":1,"dur":5})"), "f");
+      },
+      {"f: traceEvents[0] (k)", "missing \"ts\""});
+  expect_error(
+      [&] {
+        parse_trace(ev(R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":1,"ts":1,"dur":-5})"),
+                    "f");
+      },
+      {"negative duration"});
+  expect_error(
+      [&] {
+        parse_trace(ev(R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":1,"ts":"1","dur":5})"),
+                    "f");
+      },
+      {"\"ts\" is not a number"});
+  expect_error(
+      [&] {
+        parse_trace(
+            ev(R"({"ph":"X","cat":"kernel","name":"k","pid":"gpu","tid":1,"ts":1,"dur":5})"), "f");
+      },
+      {"\"pid\" is not an integer"});
+  expect_error(
+      [&] {
+        parse_trace(ev(R"({"ph":"X","cat":"compute","name":"k","pid":0,"tid":1,"ts":1,"dur":5,
+                                       "args":{"start_ns":100,"end_ns":50}})"),
+                    "f");
+      },
+      {"ends before it starts"});
+  expect_error(
+      [&] {
+        parse_trace(ev(R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":1,"ts":1,"dur":5,
+                                       "args":{"grid":"big"}})"),
+                    "f");
+      },
+      {"\"grid\" is not [x, y, z]"});
+  expect_error(
+      [&] {
+        parse_trace(ev(R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":1,"ts":1,"dur":5,
+                                       "args":[1]})"),
+                    "f");
+      },
+      {"\"args\" is not an object"});
+  expect_error([&] { parse_trace(ev("7"), "f"); }, {"traceEvents[0]: not an object"});
+  // An empty trace is valid (no kernels), and so is one with only metadata.
+  EXPECT_TRUE(parse_trace(ev(""), "f").kernels.empty());
+  EXPECT_TRUE(
+      parse_trace(ev(R"({"ph":"M","name":"process_name","pid":0,"args":{"name":"x"}})"), "f")
+          .kernels.empty());
+}
+
+// ------------------------------------------------------------------------------------------
+// Merging rank files and blocks per SM
+// ------------------------------------------------------------------------------------------
+
+TEST(TraceMerge, RankFilesMergeAndDuplicatesAreRefused) {
+  Trace a = make({K(0, 1, kComp, 0, 100), K(0, 2, kComm, 20, 60)});
+  a.source = "r0.json";
+  a.dropped_records = 1;
+  Trace b = make({K(1, 1, kComp, 0, 100), K(1, 2, kComm, 100, 150)});
+  b.source = "r1.json";
+  b.dropped_records = 2;
+  const Trace m = cco::model::merge_traces({a, b});
+  EXPECT_EQ(m.kernels.size(), 4u);
+  EXPECT_EQ(m.ranks.size(), 2u);
+  EXPECT_EQ(m.dropped_records, 3u);
+  EXPECT_EQ(m.source, "r0.json, r1.json");
+  EXPECT_EQ(cco::model::analyze(m).ranks.size(), 2u);
+  expect_error([&] { cco::model::merge_traces({a, a}); }, {"rank 0", "r0.json", "twice"});
+  // A process-wide mark appears in each rank file of that process: kept once.
+  a.marks = {{5, -1, "step"}};
+  b.marks = {{5, -1, "step"}, {7, 1, "mine"}};
+  EXPECT_EQ(cco::model::merge_traces({a, b}).marks.size(), 2u);
+}
+
+TEST(TraceOccupancy, BlocksPerSmFromTheModel) {
+  // The built-in GEMM of the reference run: 256 threads, 63 registers, 16896 B static shared
+  // memory: 4 blocks per SM on sm_90 as launched, 3 with 40449 B padding (docs/results).
+  Trace t = make({K(0, 1, kComp, 0, 10), K(0, 1, kComp, 10, 20), K(0, 2, kComm, 0, 5)});
+  t.ranks[0].arch = "sm_90";
+  t.ranks[0].sm_count = 132;
+  for (auto& k : t.kernels) {
+    k.block = {256, 1, 1};
+    k.registers = 63;
+    k.static_smem = 16896;
+  }
+  t.kernels[1].dynamic_smem = 40449;
+  cco::model::fill_blocks_per_sm(t);
+  int found4 = 0, found3 = 0;
+  for (const auto& k : t.kernels) {
+    found4 += k.blocks_per_sm == 4;
+    found3 += k.blocks_per_sm == 3;
+  }
+  EXPECT_EQ(found4, 2);
+  EXPECT_EQ(found3, 1);
+  // Unknown architecture: left at 0, no error.
+  Trace u = make({K(0, 1, kComp, 0, 10)});
+  u.ranks[0].arch = "sm_999";
+  cco::model::fill_blocks_per_sm(u);
+  EXPECT_EQ(u.kernels[0].blocks_per_sm, 0);
+}
+
+TEST(TraceNormalize, StreamsAndPrioritiesFilledFromKernels) {
+  Trace t;
+  auto k1 = K(0, 5, kComp, 0, 10);
+  auto k2 = K(0, 5, kComp, 20, 30);
+  k2.priority = -2;
+  t.kernels = {k1, k2};
+  t.normalize();
+  ASSERT_EQ(t.streams.size(), 1u);
+  EXPECT_EQ(t.streams[0].priority, -2);
+  EXPECT_EQ(t.kernels[0].priority, -2);
+  ASSERT_EQ(t.ranks.size(), 1u);
+}
+
+}  // namespace
+
+namespace {
+
+// Mutated files (bytes flipped, cut, fields swapped for other types) never crash the reader and
+// never escape as anything but model::Error.
+TEST(TraceErrors, MutatedInputsGiveOnlyModelErrors) {
+  const std::string good = cco::model::trace_to_json(rich()).dump();
+  uint64_t seed = 12345;
+  auto next = [&] {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    return seed >> 33;
+  };
+  const char* junk[] = {"-1", "\"x\"", "null", "[]", "{}", "1e400", "true", "[1,2]", "-9e18"};
+  int ok = 0, errors = 0;
+  for (int i = 0; i < 3000; ++i) {
+    std::string s = good;
+    const int kind = static_cast<int>(next() % 3);
+    if (kind == 0) {
+      s[next() % s.size()] = static_cast<char>(next() % 128);
+    } else if (kind == 1) {
+      s = s.substr(0, next() % s.size());
+    } else {
+      // Replace one value (after a ':') by junk of another type.
+      auto p = s.find(':', next() % s.size());
+      if (p == std::string::npos) continue;
+      auto e = s.find_first_of(",}", p + 1);
+      if (e == std::string::npos) continue;
+      s = s.substr(0, p + 1) + junk[next() % std::size(junk)] + s.substr(e);
+    }
+    try {
+      (void)cco::model::parse_trace(s, "m.json");
+      ++ok;
+    } catch (const Error& e) {
+      ++errors;
+      EXPECT_EQ(std::string(e.what()).rfind("m.json: ", 0), 0u) << e.what();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "escaped as " << typeid(e).name() << ": " << e.what() << "\ninput: " << s;
+      return;
+    }
+  }
+  EXPECT_GT(errors, 1000);
+  EXPECT_GT(ok, 0);
+}
+
+}  // namespace

@@ -1,0 +1,14 @@
+# Traces, their analysis, the SVG pictures and `cco report` (GPU-free), and CUPTI tracing of
+# real kernels (label gpu).
+cco_add_test(trace_model SOURCES trace/test_trace_model.cpp LIBS cco.model LABELS trace)
+cco_add_test(trace_report SOURCES trace/test_report.cpp LIBS cco.report LABELS trace)
+target_compile_definitions(cco.test.trace_report PRIVATE
+  CCO_BENCH_EXAMPLE="${PROJECT_SOURCE_DIR}/docs/results/2026-11-22-h200x2/builtin2048x2_ar256M.json")
+# report_main, compiled into its own test (the cco binary wires it in src/cli).
+cco_add_test(trace_report_cmd SOURCES trace/test_report_cmd.cpp ${PROJECT_SOURCE_DIR}/src/cli/report_cmd.cpp
+             LIBS cco.report LABELS trace)
+target_compile_definitions(cco.test.trace_report_cmd PRIVATE
+  CCO_BENCH_EXAMPLE="${PROJECT_SOURCE_DIR}/docs/results/2026-11-22-h200x2/builtin2048x2_ar256M.json")
+if(CCO_ENABLE_CUDA AND TARGET cco.trace)
+  cco_add_test(gpu_trace GPU SOURCES trace/test_trace_gpu.cpp trace/trace_kernels.cu LIBS cco.trace LABELS gpu)
+endif()
