@@ -77,12 +77,30 @@ tune() {  # tune NAME ARGS...: one tuning run, its table and plan
   [ $rc = 0 ] || { echo "exit $rc: $(tail -2 "$R/$name.err")"; status=1; }
 }
 
-if [ "$stage" = tune ]; then
-  for t in "$B"/tests/cco.test.gpu_green "$B"/tests/cco.test.gpu_tune; do
-    n=$(basename "$t")
-    timeout 300 "$t" >"$R/$n.log" 2>&1 || status=1
-    echo "$n: $(grep -E '^\[  (PASSED|FAILED)|green partition' "$R/$n.log" | tr '\n' ' ')"
+if [ "$stage" = steps ] || [ "$stage" = suite ]; then
+  for w in workloads/*.json; do
+    n=$(basename "$w" .json)
+    echo "== step $n: cco bench --workload $w -g 2 -n $iters"
+    timeout 300 "$cco" bench --workload "$w" -g 2 -n "$iters" -w 3 --blocks-per-sm 2,4,6 \
+      --json "$R/step_$n.json" >"$R/step_$n.txt" 2>"$R/step_$n.err"
+    rc=$?
+    cut -c1-180 "$R/step_$n.txt" | grep -vE '^# (argv|date|cuda|nccl|cublas|ccoverlap|  ?rank)'
+    [ $rc = 0 ] || { echo "exit $rc: $(tail -3 "$R/step_$n.err")"; status=1; }
   done
+fi
+
+if [ "$stage" = suite ]; then
+  for t in "$B"/tests/cco.test.gpu_*; do
+    n=$(basename "$t")
+    timeout 300 "$t" >"$R/$n.log" 2>&1
+    rc=$?
+    echo "$n: exit $rc ($(grep -E '^\[  (PASSED|FAILED)' "$R/$n.log" | tr '\n' ' '))"
+    grep -E "FAILED|Failure|occupancy: .* footprints" "$R/$n.log" | head -8
+    [ $rc = 0 ] || [ $rc = 77 ] || status=1
+  done
+fi
+
+if [ "$stage" = tune ] || [ "$stage" = suite ]; then
   tune tune_lt4096x4_ar256M -g 2 --gemm 4096 --count 4 -b 256M -d bfloat16 -n "$iters" --green-sms 96,112
   tune tune_lt2048x8_ar64M -g 2 --gemm 2048 --count 8 -b 64M -d bfloat16 -n "$iters"
   tune tune_lt8192x1_ar1G -g 2 --gemm 8192 --count 1 -b 1G -d bfloat16 -n "$iters"

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Copies what the GPU machines run (cco, the preload library, the GPU test binaries) from a build
+# into build-gpu/ (git-ignored), small enough to carry: `run` with carry ["build-gpu"] and
+# BUILD=build-gpu. Usage: scripts/stage_gpu.sh [BUILD_DIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+src=${1:-build}
+rm -rf build-gpu
+mkdir -p build-gpu/src/cli build-gpu/src/preload build-gpu/tests
+cp "$src/src/cli/cco" build-gpu/src/cli/
+cp "$src/src/preload/libcco_preload.so" build-gpu/src/preload/ 2>/dev/null || true
+cp "$src"/tests/cco.test.gpu_* build-gpu/tests/
+cp "$src/tests/cco.test.run_driver" build-gpu/tests/ 2>/dev/null || true
+du -sh build-gpu
