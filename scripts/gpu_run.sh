@@ -31,7 +31,7 @@ cat "$R/machine.txt" | head -30
 if [ "$stage" = tests ] || [ "$stage" = all ]; then
   for t in "$B"/tests/cco.test.gpu_*; do
     n=$(basename "$t")
-    timeout 300 "$t" >"$R/$n.log" 2>&1
+    timeout 150 "$t" >"$R/$n.log" 2>&1
     rc=$?
     echo "$n: exit $rc ($(grep -E '^\[  (PASSED|FAILED)' "$R/$n.log" | tr '\n' ' '))"
     grep -E "occupancy: .* footprints|FAILED|Failure" "$R/$n.log" | head -20
@@ -70,7 +70,7 @@ tune() {  # tune NAME ARGS...: one tuning run, its table and plan
   shift
   echo "== $name: cco tune $*"
   local t0=$(date +%s)
-  timeout 300 "$cco" tune "$@" --no-cache --plan "$R/$name.plan.json" >"$R/$name.txt" 2>"$R/$name.err"
+  timeout 120 "$cco" tune "$@" --no-cache --plan "$R/$name.plan.json" >"$R/$name.txt" 2>"$R/$name.err"
   local rc=$?
   cat "$R/$name.txt"
   echo "# wall time $(( $(date +%s) - t0 )) s"
@@ -81,7 +81,7 @@ if [ "$stage" = steps ] || [ "$stage" = suite ]; then
   for w in workloads/*.json; do
     n=$(basename "$w" .json)
     echo "== step $n: cco bench --workload $w -g 2 -n $iters"
-    timeout 300 "$cco" bench --workload "$w" -g 2 -n "$iters" -w 3 --blocks-per-sm 2,4,6 \
+    timeout 90 "$cco" bench --workload "$w" -g 2 -n "$iters" -w 3 --blocks-per-sm 2,4,6 \
       --json "$R/step_$n.json" >"$R/step_$n.txt" 2>"$R/step_$n.err"
     rc=$?
     cut -c1-180 "$R/step_$n.txt" | grep -vE '^# (argv|date|cuda|nccl|cublas|ccoverlap|  ?rank)'
@@ -92,7 +92,7 @@ fi
 if [ "$stage" = suite ]; then
   for t in "$B"/tests/cco.test.gpu_*; do
     n=$(basename "$t")
-    timeout 300 "$t" >"$R/$n.log" 2>&1
+    timeout 150 "$t" >"$R/$n.log" 2>&1
     rc=$?
     echo "$n: exit $rc ($(grep -E '^\[  (PASSED|FAILED)' "$R/$n.log" | tr '\n' ' '))"
     grep -E "FAILED|Failure|occupancy: .* footprints" "$R/$n.log" | head -8
