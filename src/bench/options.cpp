@@ -131,6 +131,7 @@ Options parse_options(const std::vector<std::string>& args) {
   app.add_option("--nccl-cga-cluster-size", o.nccl_cga_cluster);
   app.add_option("--json", o.json_path);
   app.add_option("--csv", o.csv_path);
+  app.add_option("--trace", o.trace_path);
   app.add_flag("-q,--quiet", o.quiet);
 
   std::vector<std::string> rest(args.begin() + (args.empty() ? 0 : 1), args.end());
@@ -226,9 +227,21 @@ Options parse_options(const std::vector<std::string>& args) {
     throw UsageError("--nccl-cga-cluster-size: must be 0..8");
   if (!o.json_path.empty() && o.json_path == o.csv_path && o.json_path != "-")
     throw UsageError("--json and --csv name the same file");
+  if (!o.trace_path.empty() && (o.trace_path == o.json_path || o.trace_path == o.csv_path))
+    throw UsageError("--trace names the same file as --json or --csv");
+  if (o.trace_path == "-") throw UsageError("--trace needs a file name");
   if (o.json_path == "-" && o.csv_path == "-")
     throw UsageError("--json - and --csv - both want standard output: give one a file");
   return o;
+}
+
+std::string rank_path(const std::string& path, int rank) {
+  const std::string r = std::to_string(rank);
+  if (const auto p = path.find("%r"); p != std::string::npos) return path.substr(0, p) + r + path.substr(p + 2);
+  const auto dot = path.rfind('.');
+  const auto slash = path.rfind('/');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return path + ".rank" + r;
+  return path.substr(0, dot) + ".rank" + r + path.substr(dot);
 }
 
 std::vector<int64_t> sizes(const Options& o) {

@@ -52,6 +52,7 @@ struct Options {
   int green_sms = 0;                       ///< compute in a green-context SM partition (0: none)
   int nccl_min_ctas = -1, nccl_max_ctas = -1, nccl_cta_policy = -1, nccl_cga_cluster = -1;
   std::string json_path, csv_path;         ///< "-" = stdout
+  std::string trace_path;                  ///< --trace: CUPTI kernel trace (Chrome/Perfetto JSON)
   std::string bootstrap = "auto";          ///< auto | threads | env | mpi (src/bootstrap)
   double bootstrap_timeout = 0;            ///< seconds (0: CCO_BOOTSTRAP_TIMEOUT or 120)
   bool quiet = false;
@@ -86,6 +87,10 @@ struct RowSpec {
 /// cannot apply.
 std::vector<RowSpec> expand_rows(const Options& o, bool shapeable, int natural_bps,
                                  std::vector<std::string>* notes = nullptr);
+
+/// A per-rank file name for one process per rank: "%r" replaced by the rank, else ".rankN"
+/// inserted before the extension ("trace.json" -> "trace.rank3.json").
+std::string rank_path(const std::string& path, int rank);
 
 /// Parses "1,2,4" style lists of positive integers; throws UsageError naming `what`.
 std::vector<int> parse_int_list(const std::string& s, const std::string& what);

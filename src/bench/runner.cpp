@@ -14,6 +14,7 @@
 #include "runtime/comm.hpp"
 #include "runtime/device.hpp"
 #include "runtime/green.hpp"
+#include "trace/session.hpp"
 #include "workloads/workload.hpp"
 
 namespace cco::bench {
@@ -115,6 +116,13 @@ class RankBench {
     CCO_CUDA_CHECK(cudaStreamSynchronize(plain_.get()));
     return wrong;
   }
+  /// Labels the streams in a kernel trace (with their priorities).
+  void name_streams(trace::Session& tr) {
+    tr.name_stream(plain_.get(), "compute (default priority)");
+    tr.name_stream(side_.get(), "comm (default priority)");
+    tr.name_stream(low_.get(), "compute (least priority)");
+    tr.name_stream(high_.get(), "comm (greatest priority)");
+  }
   void snapshot(wl::ComputeOp& c) {
     c.snapshot(plain_.get());
     CCO_CUDA_CHECK(cudaStreamSynchronize(plain_.get()));
@@ -180,6 +188,13 @@ Report run(const Options& o, const SizeDone& on_size_done, std::ostream& progres
 
 Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on_size_done,
            std::ostream& progress) {
+  // Tracing starts before the first CUDA call, so CUPTI records launch timestamps too; off, it
+  // costs nothing (no session exists).
+  std::unique_ptr<trace::Session> tr;
+  if (!o.trace_path.empty()) {
+    tr = std::make_unique<trace::Session>();
+    if (!tr->start()) tr.reset();  // the session printed why; the run goes on untraced
+  }
   std::string why;
   const int ndev = rt::device_count(&why);
   if (ndev == 0) throw NoGpu("cco bench needs a CUDA GPU and none is usable here (" + why + ")");
@@ -245,15 +260,15 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
   rep.bootstrap = launcher->mode();
   rep.writer = launcher->first_rank() == 0;
   const auto all_sizes = sizes(o);
-  const auto aggregate = [&](boot::Group& g, std::vector<double>& v) {
+  const auto aggregate = [&](boot::Group& g, std::vector<double>& samples) {
     switch (o.average) {
-      case 0: g.broadcast(v.data(), v.size() * sizeof(double), 0); break;
+      case 0: g.broadcast(samples.data(), samples.size() * sizeof(double), 0); break;
       case 1:
-        g.allreduce(v, boot::Group::Op::Sum);
-        for (auto& x : v) x /= g.size();
+        g.allreduce(samples, boot::Group::Op::Sum);
+        for (auto& x : samples) x /= g.size();
         break;
-      case 2: g.allreduce(v, boot::Group::Op::Min); break;
-      default: g.allreduce(v, boot::Group::Op::Max);
+      case 2: g.allreduce(samples, boot::Group::Op::Min); break;
+      default: g.allreduce(samples, boot::Group::Op::Max);
     }
   };
 
@@ -263,6 +278,7 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
     const int device = threads_mode ? g.device() : g.device() % ndev;
     CCO_CUDA_CHECK(cudaSetDevice(device));
     const auto info = rt::device_info(device);
+    if (tr) tr->set_rank(device, g.rank());
     const auto& lim = info.limits;
     {
       nlohmann::json d = {{"rank", g.rank()},       {"device", device},
@@ -376,6 +392,7 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
       rep.notes = notes;
     }
     RankBench rb;
+    if (tr) rb.name_streams(*tr);
 
     for (std::size_t si = 0; si < all_sizes.size(); ++si) {
       wl::CommSpec ms;
@@ -426,6 +443,9 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
           const bool verify = o.check && last && (slot.kind == Slot::Overlap || slot.kind == Slot::Seq);
           if (verify) rb.poison(comp, mop);
           g.barrier();
+          if (tr && last && lead)
+            tr->mark(p ? p->spec.label() : slot.kind == Slot::Comp ? "compute alone" :
+                                             slot.kind == Slot::Comm ? "collective alone" : "seq");
           Sample s;
           switch (slot.kind) {
             case Slot::Comp:
@@ -514,6 +534,17 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
       on_size_done(rep, first);
     }
   });
+  if (tr) {
+    CCO_CUDA_CHECK(cudaDeviceSynchronize());
+    tr->stop();
+    const bool one_file = threads_mode;
+    const std::string path = one_file ? o.trace_path : rank_path(o.trace_path, launcher->first_rank());
+    tr->write(path);
+    if (tr->dropped_records() > 0)
+      rep.notes.push_back("trace: CUPTI dropped " + std::to_string(tr->dropped_records()) +
+                          " records; the trace is partial");
+    rep.notes.push_back("trace: " + std::to_string(tr->kernel_count()) + " kernels in " + path);
+  }
   return rep;
 }
 

@@ -192,3 +192,13 @@ TEST(Sizes, GeometricSweepIncludesTheEnds) {
   o.max_bytes = (1 << 24) + 5;  // the end need not be on the grid
   EXPECT_EQ(sizes(o).back(), 1 << 24);
 }
+
+TEST(Options, TracePathAndPerRankNames) {
+  EXPECT_EQ(parse({"--trace", "t.json"}).trace_path, "t.json");
+  expect_usage({"--trace", "x.json", "--json", "x.json"}, "same file");
+  expect_usage({"--trace", "-"}, "needs a file name");
+  EXPECT_EQ(rank_path("trace.json", 3), "trace.rank3.json");
+  EXPECT_EQ(rank_path("out/t_%r.json", 1), "out/t_1.json");
+  EXPECT_EQ(rank_path("dir.v2/trace", 0), "dir.v2/trace.rank0");
+  EXPECT_EQ(rank_path("trace", 2), "trace.rank2");
+}

@@ -122,7 +122,10 @@ TEST(GpuTrace, KernelsStreamsAndPriorities) {
       EXPECT_EQ(k.category, cco::model::KernelCategory::Compute);
       EXPECT_EQ(k.name.rfind("cco_trace_test_compute(long long, int*)", 0), 0u)
           << "demangled: " << k.name;
-      EXPECT_EQ(k.registers, fa.numRegs);
+      // CUPTI reports the registers allocated per thread, not the compiled count: measured on
+      // H200 (CUPTI 13.0) 16 for a kernel compiled to 8. Never fewer than compiled.
+      EXPECT_GE(k.registers, fa.numRegs);
+      EXPECT_LE(k.registers, std::max(16, fa.numRegs + 8));
       EXPECT_EQ(k.static_smem, static_cast<int64_t>(fa.sharedSizeBytes));
       if (k.block.x == 256) {
         ++compute;
