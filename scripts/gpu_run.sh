@@ -109,6 +109,41 @@ if [ "$stage" = tune ] || [ "$stage" = suite ]; then
   bench green_lt4096x4_ar256M -g 2 --gemm 4096 --count 4 -b 256M -d bfloat16 --green-sms 104
 fi
 
+if [ "$stage" = trace ]; then
+  # Tracing overhead: the same bench with and without --trace, alternating, twice each.
+  timeout 150 "$B"/tests/cco.test.gpu_trace >"$R/cco.test.gpu_trace.log" 2>&1 || status=1
+  echo "cco.test.gpu_trace: $(grep -E '^\[  (PASSED|FAILED)' "$R/cco.test.gpu_trace.log" | tr '\n' ' ')"
+  for pair in "lt:--gemm 4096 --count 4" "builtin:--compute builtin --gemm 2048 --count 2 --blocks-per-sm 3"; do
+    name=${pair%%:*}
+    args=${pair#*:}
+    for rep in 1 2; do
+      bench "trace_${name}_off_$rep" -g 2 -b 256M -d bfloat16 $args
+      bench "trace_${name}_on_$rep" -g 2 -b 256M -d bfloat16 $args --trace "$R/trace_${name}_$rep.json"
+    done
+    "$cco" report "$R/trace_${name}_1.json" >"$R/report_${name}.txt" 2>&1 || status=1
+    head -30 "$R/report_${name}.txt"
+    # A picture of one marked run: the last iteration of each row is marked in the trace.
+    for row in concurrent priority "shape+priority k=3"; do
+      win=$(python3 - "$R/trace_${name}_1.json" "$row" <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+marks = sorted((e["ts"], e["name"]) for e in ev if e.get("ph") == "i" and e.get("cat") == "mark")
+for i, (ts, n) in enumerate(marks):
+    if n == sys.argv[2]:
+        end = marks[i + 1][0] if i + 1 < len(marks) else ts + 5000
+        print(f"{ts:.1f} {end:.1f}")
+        break
+PY
+)
+      [ -n "$win" ] || continue
+      tag=$(echo "$row" | tr ' +=' '__-')
+      "$cco" report "$R/trace_${name}_1.json" --from ${win% *} --to ${win#* } --title "$name: $row" \
+        --svg "$R/timeline_${name}_$tag.svg" >"$R/report_${name}_$tag.txt" 2>&1 || status=1
+      echo "-- $row (window ${win} us):"; grep -E "^ *(all|rank|0|1) " "$R/report_${name}_$tag.txt" | head -4
+    done
+  done
+fi
+
 tar czf "$O/results.tgz" -C "$O" run
 echo "overall status $status"
 exit $status
