@@ -443,9 +443,15 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
           const bool verify = o.check && last && (slot.kind == Slot::Overlap || slot.kind == Slot::Seq);
           if (verify) rb.poison(comp, mop);
           g.barrier();
-          if (tr && last && lead)
-            tr->mark(p ? p->spec.label() : slot.kind == Slot::Comp ? "compute alone" :
-                                             slot.kind == Slot::Comm ? "collective alone" : "seq");
+          if (tr && last && lead) {
+            std::string what = slot.kind == Slot::Comp   ? "compute alone"
+                               : slot.kind == Slot::Comm ? "collective alone"
+                               : slot.kind == Slot::Seq  ? "seq"
+                                                         : p->spec.label();
+            if (slot.kind == Slot::CompAlone) what += " (compute alone)";
+            if (slot.kind == Slot::CommAlone) what += " (collective alone)";
+            tr->mark(what);
+          }
           Sample s;
           switch (slot.kind) {
             case Slot::Comp:
