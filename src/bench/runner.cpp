@@ -444,12 +444,14 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
           if (verify) rb.poison(comp, mop);
           g.barrier();
           if (tr && last && lead) {
-            std::string what = slot.kind == Slot::Comp   ? "compute alone"
-                               : slot.kind == Slot::Comm ? "collective alone"
-                               : slot.kind == Slot::Seq  ? "seq"
-                                                         : p->spec.label();
-            if (slot.kind == Slot::CompAlone) what += " (compute alone)";
-            if (slot.kind == Slot::CommAlone) what += " (collective alone)";
+            const char* alone = slot.kind == Slot::Comp      ? "compute alone"
+                                : slot.kind == Slot::Comm      ? "collective alone"
+                                : slot.kind == Slot::Seq       ? "seq"
+                                : slot.kind == Slot::CompAlone ? " (compute alone)"
+                                : slot.kind == Slot::CommAlone ? " (collective alone)"
+                                                               : "";
+            std::string what = p ? p->spec.label() : std::string();
+            what.append(alone);
             tr->mark(what);
           }
           Sample s;
