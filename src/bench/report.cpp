@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <ctime>
 #include <map>
 #include <sstream>
 
@@ -135,6 +138,19 @@ std::string format_footer(const Report& r) {
       << num(model::overlap_efficiency(t), 2) << "\n";
   }
   return o.str();
+}
+
+std::string iso_now() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+std::string host_name() {
+  char buf[256] = {0};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
 }
 
 nlohmann::json options_json(const Options& o) {

@@ -75,6 +75,10 @@ std::string to_csv(const Report& r);
 /// Column names of to_csv, in order.
 std::vector<std::string> csv_columns();
 
+/// Now as ISO 8601 UTC ("2026-11-22T03:49:42Z") and this machine's host name, for the record.
+std::string iso_now();
+std::string host_name();
+
 /// The options as a JSON object (recorded in every file).
 nlohmann::json options_json(const Options& o);
 

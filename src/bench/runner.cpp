@@ -22,18 +22,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string iso_now() {
-  const std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-
-std::string hostname() {
-  char buf[256] = {0};
-  gethostname(buf, sizeof buf - 1);
-  return buf;
-}
 
 /// Times of one measured run on one rank, in microseconds.
 struct Sample {
@@ -224,7 +212,7 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
   Report rep;
   rep.argv = o.argv;
   rep.date = iso_now();
-  rep.host = hostname();
+  rep.host = host_name();
   rep.nranks = ngpus;
   rep.config = options_json(o);
   rep.collective = model::to_string(o.coll);
