@@ -3,7 +3,7 @@
 # (build/ carried along). Writes every log under $OUT/preload and a summary to
 # $OUT/preload/summary.txt (also printed), packs them into $OUT/preload.tgz.
 #
-#   scripts/gpu_preload.sh [all|tests|bench|ddp]      (default all; 5-6 minutes, at most ~7)
+#   scripts/gpu_preload.sh [all|tests|trace|bench|ddp]      (default all; 5-6 minutes, at most ~7)
 #
 # What it shows:
 #  (a) `cco run --stats -- cco bench` with cuBLASLt GEMMs || all-reduce: launches seen, shaped,
@@ -18,6 +18,8 @@
 #      identical; step times; compute-only and communication-only times for overlap efficiency.
 #  (d) CUDA graph capture + replay, threads, and residency under the library
 #      (build/tests/cco.test.gpu_preload).
+#  (d2) `cco run --trace` (CCO_TRACE: the library's CUPTI session) of a 2-GPU cco bench, read back
+#      by `cco report`: NCCL and cuBLASLt (nvjet/cutlass) kernels on both devices (~15 s).
 # Exit status: 0 when every check passed.
 set -u
 stage=${1:-all}
@@ -133,6 +135,54 @@ if [ "$stage" = all ] || [ "$stage" = tests ]; then
     # Cost per launch: the same empty launches with no library, with it doing nothing, shaping.
     have_time 30 && gpu rate_off 60 "${RUN[@]}" --policy off --stats -- "$gt" --gtest_filter='PreloadGpu.LaunchRate'
     have_time 30 && gpu rate_shape 60 "${RUN[@]}" --policy shape+priority:model --stats -- "$gt" --gtest_filter='PreloadGpu.LaunchRate'
+  fi
+fi
+
+# ---- (d2): cco run --trace, read back by cco report ------------------------------------------------
+if [ "$stage" = all ] || [ "$stage" = trace ]; then
+  say ""
+  say "== (d2) cco run --trace $R/trace_%r.json --policy shape+priority:model -- cco bench -g 2 --gemm 2048 --count 2 -b 64M -n 5"
+  if have_time 30; then
+    rm -f "$R"/trace_*.json
+    timeout "$(tmo 30)" "${RUN[@]}" --trace "$R/trace_%r.json" --policy shape+priority:model -- \
+      "$cco" bench -g 2 --gemm 2048 --count 2 -b 64M -n 5 >"$R/trace_bench.txt" 2>"$R/trace_bench.err"
+    rc=$?
+    grep -h '^cco-preload: \(trace\|warning\)' "$R/trace_bench.err" | head -5 | sed 's/^cco-preload: /    /' | tee -a "$S"
+    [ $rc = 0 ] || bad "traced bench exited $rc: $(tail -2 "$R/trace_bench.err" | tr '\n' ' ')"
+    traces=("$R"/trace_*.json)
+    if [ ! -e "${traces[0]}" ]; then
+      bad "cco run --trace wrote no $R/trace_*.json"
+    else
+      say "  files: ${traces[*]##*/}"
+      "$cco" report "${traces[@]}" >"$R/trace_report.txt" 2>&1 || bad "cco report of the traces exited $?: $(tail -2 "$R/trace_report.txt" | tr '\n' ' ')"
+      say "  cco report:"
+      head -24 "$R/trace_report.txt" | sed 's/^/    /' | tee -a "$S"
+      # Kernels per device: NCCL's and cuBLASLt's (nvjet_* / cutlass*) must be on 2 devices.
+      python3 - "${traces[@]}" >"$R/trace_check.txt" 2>&1 <<'PY'
+import collections, json, sys
+nccl, gemm, other = collections.Counter(), collections.Counter(), collections.Counter()
+for f in sys.argv[1:]:
+    for e in json.load(open(f))["traceEvents"]:
+        if e.get("ph") != "X":
+            continue
+        d, n = e["args"]["device"], e["name"]
+        if "ncclDevKernel" in n:
+            nccl[d] += 1
+        elif "nvjet" in n or "cutlass" in n.lower():
+            gemm[d] += 1
+        else:
+            other[n.split("(")[0][:60]] += 1
+print("nccl kernels per device:", dict(sorted(nccl.items())))
+print("nvjet/cutlass kernels per device:", dict(sorted(gemm.items())))
+print("other kernels:", other.most_common(4))
+ok = len(nccl) >= 2 and len(gemm) >= 2
+print("TRACE OK" if ok else "TRACE MISSING KERNELS")
+sys.exit(0 if ok else 1)
+PY
+      trc=$?
+      sed 's/^/    /' "$R/trace_check.txt" | tee -a "$S"
+      [ $trc = 0 ] || bad "the trace lacks ncclDevKernel or nvjet/cutlass kernels on 2 devices"
+    fi
   fi
 fi
 

@@ -14,6 +14,7 @@
 
 #include "cli/commands.hpp"
 #include "model/limits.hpp"
+#include "preload/trace_path.hpp"
 #ifdef CCO_HAVE_CUDA
 #include "runtime/device.hpp"
 #endif
@@ -104,6 +105,10 @@ RunOptions parse_run_args(const std::vector<std::string>& args) {
       o.dry_run = true;
     } else if (a == "--force") {
       o.force = true;
+    } else if (is(a, "--trace")) {
+      o.trace = value("--trace", i);
+      if (const std::string bad = preload::check_trace_pattern(o.trace); !bad.empty())
+        throw Usage("--trace '" + o.trace + "' " + bad);
     } else {
       throw Usage("unknown option '" + a + "'");
     }
@@ -146,9 +151,14 @@ std::vector<EnvChange> run_environment(const RunOptions& opts, const plan::Plan&
   }
   if (opts.stats) out.push_back({"CCO_STATS", "1"});
   if (opts.verbose) out.push_back({"CCO_VERBOSE", "1"});
+  if (!opts.trace.empty()) {
+    out.push_back({"CCO_TRACE", opts.trace});
+    out.push_back({"CCO_TRACE_PID", std::to_string(::getpid())});
+  }
   if (warnings && truthy(getenv("CCO_DISABLE")))
     warnings->push_back(std::string("CCO_DISABLE=") + getenv("CCO_DISABLE") +
-                        " is set: the library will change nothing");
+                        " is set: the library will change nothing" +
+                        (opts.trace.empty() ? "" : " and trace nothing"));
   for (const auto& [name, value] : plan.environment) {
     const char* have = getenv(name.c_str());
     if (have && value != have) {
@@ -160,6 +170,24 @@ std::vector<EnvChange> run_environment(const RunOptions& opts, const plan::Plan&
     if (!have) out.push_back({name, value});
   }
   return out;
+}
+
+std::string trace_pattern_path(const std::string& pattern) {
+  std::string path = pattern;
+  if (path.empty() || path[0] != '/') {
+    char cwd[PATH_MAX];
+    if (!::getcwd(cwd, sizeof cwd)) throw Usage("--trace: cannot read the current folder");
+    path = std::string(cwd) + "/" + path;
+  }
+  const std::string dir = path.rfind('/') == 0 ? std::string(1, '/') : dir_of(path);
+  if (dir.find('%') == std::string::npos) {
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+      throw Usage("--trace " + pattern + ": folder " + dir + " does not exist");
+    if (::access(dir.c_str(), W_OK | X_OK) != 0)
+      throw Usage("--trace " + pattern + ": folder " + dir + " is not writable");
+  }
+  return path;
 }
 
 std::string find_preload_library(const std::string& exe, const std::string& explicit_lib,
@@ -208,12 +236,14 @@ void check_made_for(const plan::Plan& plan, const RunOptions& o) {
   if (diff.empty()) return;
   std::string list;
   for (const auto& d : diff) list += (list.empty() ? "" : "; ") + d;
-  throw Usage("plan " + o.plan_file + " was made for " + plan.made_for.device + ", not this machine (" +
-              list + "): re-tune with `cco tune`, or pass --force to apply it anyway");
+  throw Usage("plan " + o.plan_file + " was made for " + plan.made_for.device +
+              ", not this machine (" + list +
+              "): re-tune with `cco tune`, or pass --force to apply it anyway");
 }
 
 int run_main(const std::vector<std::string>& args) {
-  const RunOptions o = parse_run_args(args);
+  RunOptions o = parse_run_args(args);
+  if (!o.trace.empty()) o.trace = trace_pattern_path(o.trace);
 
   plan::Plan plan;
   std::string plan_path;

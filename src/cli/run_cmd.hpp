@@ -26,11 +26,15 @@ struct RunOptions {
   bool verbose = false;   ///< -v, --verbose
   bool dry_run = false;   ///< --dry-run: print the environment and the command, run nothing
   bool force = false;     ///< --force: apply a plan made for another device or other versions
+  /// --trace FILE: CCO_TRACE, a path pattern (%p pid, %r rank, %% a %; preload/trace_path.hpp).
+  /// run_main makes it absolute before run_environment sees it.
+  std::string trace;
   std::vector<std::string> command;  ///< CMD ARGS...
 };
 
 /// Parses args[1..]: options up to "--" or the first word that is not an option, then the
-/// command. Throws Usage for unknown options, missing values, --policy with --plan, no command.
+/// command. Throws Usage for unknown options, missing values, --policy with --plan, no command,
+/// a --trace pattern that check_trace_pattern() refuses.
 RunOptions parse_run_args(const std::vector<std::string>& args);
 
 /// One change to the environment of the command.
@@ -41,13 +45,19 @@ struct EnvChange {
 
 /// What `cco run` changes in the environment, in order: LD_PRELOAD (the library appended to an
 /// existing list unless already there), CCO_POLICY or CCO_PLAN (the other one unset), CCO_STATS
-/// and CCO_VERBOSE when asked, then the plan's variables, except those the user already set to
-/// another value (kept; one warning line each in `warnings`). `plan_path` is the absolute path
-/// of --plan (empty with a policy).
+/// and CCO_VERBOSE when asked, CCO_TRACE (opts.trace as given) and CCO_TRACE_PID (this
+/// process's id, which the command keeps: cco run execs it) with --trace, then the plan's
+/// variables, except those the user already set to another value (kept; one warning line each
+/// in `warnings`). `plan_path` is the absolute path of --plan (empty with a policy).
 std::vector<EnvChange> run_environment(const RunOptions& opts, const plan::Plan& plan,
                                        const std::string& plan_path, const std::string& lib_path,
                                        const std::function<const char*(const char*)>& getenv,
                                        std::vector<std::string>* warnings);
+
+/// --trace's pattern as an absolute path (relative ones are taken from the current folder, as
+/// the command may change folders). Where the folder holds no placeholder it must exist and be
+/// writable: else Usage, before anything runs (a long run must not lose its trace at the end).
+std::string trace_pattern_path(const std::string& pattern);
 
 /// The library to preload: --lib, else $CCO_PRELOAD_LIB, else libcco_preload.so next to the cco
 /// binary `exe` (same folder, ../preload, ../lib, ../lib64). Absolute. Throws std::runtime_error

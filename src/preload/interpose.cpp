@@ -15,7 +15,8 @@
 //                      companion streams when the plan's priority method is "stream"; otherwise
 //                      they only forward to NCCL's pnccl* entry points.
 // Nothing calls CUDA before the first launch (no constructor does), libcuda is never linked,
-// and CCO_DISABLE=1 hands out the real pointers untouched.
+// and CCO_DISABLE=1 hands out the real pointers untouched. CCO_TRACE starts a CUPTI trace at
+// the first lookup of a wrapped driver entry point, or else at the first launch (trace_hook.cpp).
 #include <cuda.h>
 #include <dlfcn.h>
 #include <link.h>
@@ -38,6 +39,7 @@
 #include "preload/log.hpp"
 #include "preload/nccl_streams.hpp"
 #include "preload/resolve.hpp"
+#include "preload/trace_hook.hpp"
 
 #define CCO_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -106,6 +108,7 @@ CUresult launch_ex_slot(const CUlaunchConfig* c, CUfunction f, void** params, vo
 CUresult gpa_v2_impl(GetProcAddressV2Fn real, const char* sym, void** pfn, int ver,
                      cuuint64_t flags, CUdriverProcAddressQueryResult* st) {
   if (!real) return CUDA_ERROR_NOT_INITIALIZED;
+  if (!disabled()) trace_start_once();  // a runtime's first lookup comes before its cuInit
   const CUresult r = real(sym, pfn, ver, flags, st);
   if (r == CUDA_SUCCESS && pfn && *pfn && (!st || *st == CU_GET_PROC_ADDRESS_SUCCESS) &&
       !disabled())
@@ -116,6 +119,7 @@ CUresult gpa_v2_impl(GetProcAddressV2Fn real, const char* sym, void** pfn, int v
 CUresult gpa_v1_impl(GetProcAddressV1Fn real, const char* sym, void** pfn, int ver,
                      cuuint64_t flags) {
   if (!real) return CUDA_ERROR_NOT_INITIALIZED;
+  if (!disabled()) trace_start_once();
   const CUresult r = real(sym, pfn, ver, flags);
   if (r == CUDA_SUCCESS && pfn && *pfn && !disabled())
     *pfn = substitute_proc(table(), sym, *pfn, ver);
@@ -233,6 +237,7 @@ void init_hook() {
     g_init_final.store(true, std::memory_order_release);
     return;
   }
+  trace_start_once();  // a program linked against libcuda: its first launch
   const GetProcAddressV2Fn gpa = real_get_proc_v2();
   if (!gpa) return;
   std::vector<std::string> warns;
@@ -251,6 +256,8 @@ void init_hook() {
     g_streams.store(new NcclStreams(api, h->stats(), [h] { return h->greatest_priority(); }));
   }
   g_hook.store(h, std::memory_order_release);
+  // Registered after the CUDA runtime's own exit handler, so the trace is written before it.
+  trace_register_late_exit();
 }
 
 Hook* hook() {
@@ -432,14 +439,20 @@ void report_at_exit() {
 CCO_EXPORT void* dlsym(void* handle, const char* name) {
   const DlsymFn real = real_dlsym();
   if (handle == RTLD_NEXT) {
-    if (name[0] == 'c' && name[1] == 'u' && sym_for_dlsym(name) && !disabled())
-      return substitute_dlsym(table(), name, dlsym_next_after(__builtin_return_address(0), name));
+    if (name[0] == 'c' && name[1] == 'u' && sym_for_dlsym(name) && !disabled()) {
+      void* const caller = __builtin_return_address(0);
+      trace_start_once();
+      return substitute_dlsym(table(), name, dlsym_next_after(caller, name));
+    }
     // A sibling call: the real dlsym sees our caller's return address, so RTLD_NEXT keeps its
     // meaning for every other name (checked by tests/preload/test_preload_process.sh).
     return real(handle, name);
   }
   void* p = real(handle, name);
   if (!p || name[0] != 'c' || name[1] != 'u' || disabled()) return p;
+  // A CUDA runtime's dlsym("cuGetProcAddress_v2"): the earliest point, before its cuInit, to
+  // start CCO_TRACE's CUPTI session (whose own dlsym calls come back here and pass through).
+  if (sym_for_dlsym(name)) trace_start_once();
   return substitute_dlsym(table(), name, p);
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # libcco_preload.so in real processes, GPU-free: what it exports and links, that it does no harm
 # where there is no GPU, dlsym's RTLD_NEXT, and the whole path cudart takes (dlopen libcuda,
-# dlsym cuGetProcAddress_v2, cuGetProcAddress, launch) against a fake libcuda.so.1.
+# dlsym cuGetProcAddress_v2, cuGetProcAddress, launch) against a fake libcuda.so.1, and
+# CCO_TRACE against a fake libcupti.so.13 (CCO_FAKE_CUPTI; those checks are skipped without it).
 set -u
 lib=${CCO_PRELOAD_LIB:?}
 fakedir=${CCO_FAKE_CUDA_DIR:?}
@@ -11,7 +12,10 @@ fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-unset CCO_DISABLE CCO_POLICY CCO_PLAN CCO_STATS CCO_VERBOSE CCO_PRIORITY_METHOD
+unset CCO_DISABLE CCO_POLICY CCO_PLAN CCO_STATS CCO_VERBOSE CCO_PRIORITY_METHOD CCO_TRACE CCO_TRACE_PID CCO_CUPTI_LIB
+unset RANK OMPI_COMM_WORLD_RANK SLURM_PROCID LOCAL_RANK FAKE_CUPTI FAKE_CUPTI_DEVICES FAKE_CUPTI_DROPPED
+fakecupti=${CCO_FAKE_CUPTI:-}
+cco=${CCO_BIN:-}
 
 # --- exports and dependencies ---------------------------------------------------------------
 want="cuGetProcAddress cuGetProcAddress_v2 cuLaunchKernel cuLaunchKernelEx cuLaunchKernelEx_ptsz cuLaunchKernel_ptsz dlsym ncclAllGather ncclAllReduce ncclAlltoAll ncclBcast ncclBroadcast ncclGather ncclGroupEnd ncclGroupSimulateEnd ncclGroupStart ncclRecv ncclReduce ncclReduceScatter ncclScatter ncclSend"
@@ -30,6 +34,8 @@ for cmd in "true" "sh -c 'echo hello >/dev/null'" "python3 -c 'import ctypes, ct
   [ $rc = 0 ] || fail "'$cmd' under the library exited $rc: $out"
   [ -z "$out" ] || fail "'$cmd' under the library printed: $out"
 done
+out=$(env LD_PRELOAD="$lib" CCO_TRACE="$tmp/never.json" sh -c 'echo hello >/dev/null' 2>&1)
+[ -z "$out" ] && [ ! -e "$tmp/never.json" ] || fail "CCO_TRACE in a process without CUDA: '$out'"
 out=$(env LD_PRELOAD="$lib" CCO_STATS=2 true 2>&1)
 echo "$out" | grep -q '^cco-preload: stats pid=[0-9]* seen=0 (no kernel launch reached the library)$' \
   || fail "CCO_STATS=2 with no launch: '$out'"
@@ -126,6 +132,83 @@ expect_line "$out" "plan rules" "nccl-ex variant=2 shmem=0 attrs=0 priority=1 .*
 out=$(run_app LD_PRELOAD="$lib" CCO_POLICY=shape:1 CCO_STATS=maybe)
 expect_line "$out" "bad CCO_STATS" "gemm-legacy variant=0 shmem=$pad .*"
 grep -q "warning: CCO_STATS='maybe' is not 0, 1 or 2; statistics are off" "$tmp/err" || fail "bad CCO_STATS: $(cat "$tmp/err")"
+
+# --- CCO_TRACE ---------------------------------------------------------------------------------
+# CUPTI that cannot be loaded: one warning, the program runs (shaped) and exits as it would.
+out=$(run_app LD_PRELOAD="$lib" CCO_POLICY=shape+priority:1 CCO_TRACE="$tmp/t.json" CCO_CUPTI_LIB=/nonexistent/libcupti.so.13 FAKE_APP_EXIT=7)
+rc=$?
+[ $rc = 7 ] || fail "no CUPTI: the program's exit status changed to $rc"
+expect_line "$out" "trace, no CUPTI" "gemm-legacy variant=0 shmem=$pad attrs=0 priority=1 launches=1"
+expect_line "$out" "trace, no CUPTI" "nccl-ex variant=2 shmem=0 attrs=1 priority=-5 .*"
+[ "$(grep -c . "$tmp/err")" = 1 ] && grep -q "^cco-preload: warning: CCO_TRACE: tracing disabled: cannot load CUPTI from '/nonexistent/libcupti.so.13': .*; the program runs untraced$" "$tmp/err" \
+  || fail "no CUPTI must give exactly one warning: $(cat "$tmp/err")"
+[ ! -e "$tmp/t.json" ] || fail "no CUPTI: a trace file was written"
+# A bad pattern set by hand: one warning, untraced.
+out=$(run_app LD_PRELOAD="$lib" CCO_TRACE="$tmp/t_%d.json" CCO_CUPTI_LIB=/nonexistent/libcupti.so.13)
+[ $? = 0 ] && [ "$(grep -c . "$tmp/err")" = 1 ] && grep -q "^cco-preload: warning: CCO_TRACE='$tmp/t_%d.json' has an unknown placeholder %d (known: %p pid, %r rank, %% a %); not tracing$" "$tmp/err" \
+  || fail "bad CCO_TRACE pattern: $(cat "$tmp/err")"
+
+if [ -z "$fakecupti" ] || [ ! -e "$fakecupti" ]; then
+  echo "note: no fake libcupti (CCO_FAKE_CUPTI); the CCO_TRACE checks with CUPTI are skipped"
+else
+  export CCO_CUPTI_LIB=$fakecupti
+  # In use by a profiler, or too old: one warning each, untraced, exit status kept.
+  out=$(run_app LD_PRELOAD="$lib" CCO_TRACE="$tmp/t.json" FAKE_CUPTI=busy FAKE_APP_EXIT=3)
+  rc=$?
+  [ $rc = 3 ] && [ "$(grep -c . "$tmp/err")" = 1 ] && grep -q "^cco-preload: warning: CCO_TRACE: CUPTI is already in use by 'Nsight Systems' (a profiler such as Nsight Systems or Nsight Compute?); tracing disabled, the program runs on untraced$" "$tmp/err" \
+    || fail "CUPTI in use (exit $rc): $(cat "$tmp/err")"
+  expect_line "$out" "CUPTI in use" "gemm-direct variant=0 shmem=45569 .*"  # the default policy, shape:model
+  out=$(run_app LD_PRELOAD="$lib" CCO_TRACE="$tmp/t.json" FAKE_CUPTI=old)
+  [ $? = 0 ] && [ "$(grep -c . "$tmp/err")" = 1 ] && grep -q "^cco-preload: warning: CCO_TRACE: tracing disabled: CUPTI at '.*' has API version 120000; .*; the program runs untraced$" "$tmp/err" \
+    || fail "old CUPTI: $(cat "$tmp/err")"
+  [ ! -e "$tmp/t.json" ] || fail "CUPTI refused, but a trace file was written"
+
+  # Traced (the fake CUPTI's cuptiSubscribe reaches the driver through the library's dlsym and
+  # cuGetProcAddress while the session starts): one file per process, the rank from RANK.
+  out=$(run_app LD_PRELOAD="$lib" CCO_POLICY=shape+priority:1 CCO_TRACE="$tmp/tr_%r.json" RANK=3 FAKE_APP_EXIT=5)
+  rc=$?
+  [ $rc = 5 ] || fail "traced: the program's exit status changed to $rc"
+  expect_line "$out" "traced" "gemm-legacy variant=0 shmem=$pad attrs=0 priority=1 launches=1"
+  [ "$(grep -c . "$tmp/err")" = 1 ] && grep -qE "^cco-preload: trace pid=[0-9]+ ranks=3 devices=0 kernels=2 -> $tmp/tr_3.json$" "$tmp/err" \
+    || fail "traced, RANK=3: $(cat "$tmp/err")"
+  grep -q '"ncclDevKernel_AllReduce_Sum_f32_RING_LL"' "$tmp/tr_3.json" && grep -q '"my_gemm_k(float\*, float\*, int)"' "$tmp/tr_3.json" \
+    || fail "traced: kernels missing from $tmp/tr_3.json: $(head -c 600 "$tmp/tr_3.json")"
+  grep -q '"rank":3' "$tmp/tr_3.json" && ! grep -q '"rank":0' "$tmp/tr_3.json" || fail "traced: not rank 3: $(head -c 600 "$tmp/tr_3.json")"
+  if [ -n "$cco" ]; then
+    rep=$("$cco" report "$tmp/tr_3.json" 2>&1) || fail "cco report of the trace: $rep"
+  fi
+  # Two devices in one process and no rank variable: %r is the pid, ranks are the devices.
+  out=$(run_app LD_PRELOAD="$lib" CCO_TRACE="$tmp/two_%r.json" FAKE_CUPTI_DEVICES=0,1)
+  pid=$(sed -n 's/^cco-preload: trace pid=\([0-9]*\) ranks=0,1 devices=0,1 kernels=4 -> .*/\1/p' "$tmp/err")
+  [ -n "$pid" ] && [ -s "$tmp/two_$pid.json" ] || fail "two devices: $(cat "$tmp/err"); $(ls "$tmp")"
+  if [ -n "$cco" ] && [ -n "$pid" ]; then
+    rep=$("$cco" report "$tmp/two_$pid.json" --json 2>&1) || fail "cco report of the 2-device trace: $rep"
+  fi
+  # No placeholder: the command itself (CCO_TRACE_PID unset, or its pid) writes the file as
+  # named; any other process appends .<pid>.
+  out=$(run_app LD_PRELOAD="$lib" CCO_TRACE="$tmp/plain.json")
+  [ -s "$tmp/plain.json" ] || fail "no placeholder, set by hand: $(cat "$tmp/err")"
+  out=$(run_app LD_PRELOAD="$lib" CCO_TRACE="$tmp/other.json" CCO_TRACE_PID=1)
+  pid=$(sed -n 's/^cco-preload: trace pid=\([0-9]*\) .*/\1/p' "$tmp/err")
+  [ -n "$pid" ] && [ -s "$tmp/other.json.$pid" ] && [ ! -e "$tmp/other.json" ] || fail "no placeholder, another process: $(cat "$tmp/err")"
+  # Dropped records: one warning, the file still written (and says so).
+  out=$(run_app LD_PRELOAD="$lib" CCO_TRACE="$tmp/drop.json" FAKE_CUPTI_DROPPED=3)
+  grep -q "^cco-preload: warning: CCO_TRACE: 3 kernel records were dropped (CUPTI buffers full): the trace is incomplete$" "$tmp/err" \
+    && grep -qE "^cco-preload: trace pid=[0-9]+ ranks=0 devices=0 kernels=2 dropped=3 -> $tmp/drop.json$" "$tmp/err" \
+    && grep -q '"dropped_records":3' "$tmp/drop.json" || fail "dropped records: $(cat "$tmp/err")"
+  # A file that cannot be written: one warning, exit status kept.
+  out=$(run_app LD_PRELOAD="$lib" CCO_TRACE=/nonexistent/dir/t.json FAKE_APP_EXIT=4)
+  rc=$?
+  [ $rc = 4 ] && [ "$(grep -c . "$tmp/err")" = 1 ] && grep -q "^cco-preload: warning: CCO_TRACE: no trace written: cannot write trace file '/nonexistent/dir/t.json'$" "$tmp/err" \
+    || fail "unwritable trace (exit $rc): $(cat "$tmp/err")"
+  # CCO_DISABLE=1 turns tracing off too; CCO_VERBOSE says where CUPTI came from.
+  out=$(run_app LD_PRELOAD="$lib" CCO_DISABLE=1 CCO_TRACE="$tmp/disabled.json")
+  [ ! -s "$tmp/err" ] && [ ! -e "$tmp/disabled.json" ] || fail "CCO_DISABLE=1 with CCO_TRACE: $(cat "$tmp/err")"
+  out=$(run_app LD_PRELOAD="$lib" CCO_POLICY=off CCO_VERBOSE=1 CCO_TRACE="$tmp/verbose.json")
+  grep -qE "^cco-preload: trace pid=[0-9]+: tracing with CUPTI from .*libcupti.so.13$" "$tmp/err" && [ -s "$tmp/verbose.json" ] \
+    || fail "CCO_VERBOSE with CCO_TRACE: $(cat "$tmp/err")"
+  unset CCO_CUPTI_LIB
+fi
 
 [ $fails = 0 ] && echo "preload process tests: all passed" || echo "preload process tests: $fails failed"
 [ $fails = 0 ]

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `cco run` (through tests' run driver, the same code cco links): options, one-line errors and
 # exit codes, finding the library, the environment it sets, exec (exit codes and signals are the
-# command's own), and a fake-driver program under it.
+# command's own), a fake-driver program under it, and --trace (CCO_TRACE; with a fake libcupti
+# when CCO_FAKE_CUPTI names one).
 set -u
 run=${CCO_RUN:?}
 lib=${CCO_PRELOAD_LIB:?}
@@ -12,6 +13,9 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 unset CCO_DISABLE CCO_POLICY CCO_PLAN CCO_STATS CCO_VERBOSE CCO_PRIORITY_METHOD LD_PRELOAD NCCL_MIN_CTAS TORCH_NCCL_HIGH_PRIORITY
+unset CCO_TRACE CCO_TRACE_PID CCO_CUPTI_LIB RANK OMPI_COMM_WORLD_RANK SLURM_PROCID LOCAL_RANK FAKE_CUPTI FAKE_CUPTI_DEVICES FAKE_CUPTI_DROPPED
+fakecupti=${CCO_FAKE_CUPTI:-}
+cco=${CCO_BIN:-}
 libabs=$(readlink -f "$lib")
 
 # expect CODE PATTERN -- ARGS: exit code CODE, and (CODE != 0) one stderr line matching PATTERN
@@ -49,6 +53,10 @@ echo "not a library" >"$tmp/fake.so"
 expect 1 "^cco run: error: cannot load $tmp/fake.so: " -- --lib "$tmp/fake.so" -- true
 expect 127 "^cco run: error: cannot run 'no-such-command-cco': No such file or directory$" -- --policy off -- no-such-command-cco
 expect 126 "^cco run: error: cannot run '$tmp/good.json': Permission denied$" -- --policy off -- "$tmp/good.json"
+expect 2 "^cco run: error: --trace needs a value" -- --trace
+expect 2 "^cco run: error: --trace 'x_%d.json' has an unknown placeholder %d \(known: %p pid, %r rank, %% a %\) \(see cco run --help\)$" -- --trace x_%d.json -- true
+expect 2 "^cco run: error: --trace 'x%' ends in a lone % " -- --trace x% -- true
+expect 2 "^cco run: error: --trace /nonexistent/t_%r.json: folder /nonexistent does not exist" -- --trace /nonexistent/t_%r.json -- true
 
 # Finding the library next to the binary (same folder, ../preload, ../lib) when nothing says where.
 unset CCO_PRELOAD_LIB
@@ -96,6 +104,30 @@ grep -qx "cco run: warning: keeping NCCL_MIN_CTAS=16 from the environment (the p
 cd - >/dev/null
 out=$(CCO_DISABLE=1 "$run" --policy off --dry-run -- true 2>&1 >/dev/null)
 [ "$out" = "cco run: warning: CCO_DISABLE=1 is set: the library will change nothing" ] || fail "CCO_DISABLE warning: $out"
+out=$(CCO_DISABLE=1 "$run" --trace "$tmp/t.json" --dry-run -- true 2>&1 >/dev/null)
+[ "$out" = "cco run: warning: CCO_DISABLE=1 is set: the library will change nothing and trace nothing" ] || fail "CCO_DISABLE warning with --trace: $out"
+
+# --trace: CCO_TRACE (absolute, placeholders kept) and CCO_TRACE_PID (cco run's pid, kept by exec).
+out=$("$run" --trace "$tmp/tr_%r_%p.json" --stats --dry-run -- true)
+printf '%s\n' "$out" | sed 's/^CCO_TRACE_PID=[0-9][0-9]*$/CCO_TRACE_PID=N/' >"$tmp/dry"
+[ "$(cat "$tmp/dry")" = "LD_PRELOAD=$libabs
+CCO_POLICY=shape+priority:model
+unset CCO_PLAN
+CCO_STATS=1
+CCO_TRACE=$tmp/tr_%r_%p.json
+CCO_TRACE_PID=N
+true" ] || fail "--trace dry run: $out"
+mkdir -p "$tmp/rel"
+out=$(cd "$tmp/rel" && "$run" --trace=t.json --dry-run -- true | grep '^CCO_TRACE=')
+[ "$out" = "CCO_TRACE=$tmp/rel/t.json" ] || fail "--trace relative path: $out"
+(cd "$tmp/rel" && "$run" --trace sub/t.json -- true) >"$tmp/out" 2>"$tmp/err"
+[ $? = 2 ] && grep -qx "cco run: error: --trace sub/t.json: folder $tmp/rel/sub does not exist (see cco run --help)" "$tmp/err" \
+  || fail "--trace into a missing folder: $(cat "$tmp/err")"
+out=$("$run" --trace "$tmp/rank%r/t.json" --dry-run -- true | grep '^CCO_TRACE=')
+[ "$out" = "CCO_TRACE=$tmp/rank%r/t.json" ] || fail "--trace with a placeholder in the folder is not checked: $out"
+out=$("$run" --policy off --trace "$tmp/t.json" -- sh -c 'echo "$CCO_TRACE $CCO_TRACE_PID $$"')
+set -- $out
+[ "$1" = "$tmp/t.json" ] && [ "$2" = "$3" ] || fail "CCO_TRACE_PID must be the command's own pid: $out"
 out=$("$run" --policy=shape:2 --dry-run echo hi)
 echo "$out" | grep -qx "CCO_POLICY=shape:2" || fail "--policy=VALUE and a command without --: $out"
 echo "$out" | tail -1 | grep -qx "echo hi" || fail "command without --: $out"
@@ -116,6 +148,35 @@ echo "$out" | grep -q "^gemm-legacy variant=0 shmem=115713 " || fail "fake app u
 echo "$out" | grep -q "^nccl-ex variant=2 shmem=0 attrs=1 priority=-5 " || fail "fake app NCCL priority: $out"
 grep -q "^cco-preload: stats pid=[0-9]* policy=shape+priority:1 method=launch-attr seen=9 shaped=6" "$tmp/err" \
   || fail "stats under cco run: $(cat "$tmp/err")"
+
+# --trace end to end (fake libcuda): CUPTI missing is one warning and the command's exit status;
+# with the fake libcupti, the files: %r from RANK, and the command itself vs. its children.
+out=$(LD_LIBRARY_PATH="$fakedir" CCO_CUPTI_LIB=/nonexistent/libcupti.so.13 FAKE_APP_EXIT=6 "$run" --policy shape+priority:1 --trace "$tmp/nocupti.json" -- "$app" 2>"$tmp/err")
+rc=$?
+[ $rc = 6 ] || fail "--trace without CUPTI: exit $rc, expected the command's 6"
+echo "$out" | grep -q "^gemm-legacy variant=0 shmem=115713 " || fail "--trace without CUPTI: not shaped: $out"
+[ "$(grep -c . "$tmp/err")" = 1 ] && grep -q "^cco-preload: warning: CCO_TRACE: tracing disabled: cannot load CUPTI from '/nonexistent/libcupti.so.13'" "$tmp/err" \
+  || fail "--trace without CUPTI: $(cat "$tmp/err")"
+[ ! -e "$tmp/nocupti.json" ] || fail "--trace without CUPTI wrote a file"
+if [ -n "$fakecupti" ] && [ -e "$fakecupti" ]; then
+  export CCO_CUPTI_LIB=$fakecupti
+  LD_LIBRARY_PATH="$fakedir" "$run" --policy shape+priority:1 --trace "$tmp/run_%r.json" -- env RANK=1 "$app" >/dev/null 2>"$tmp/err" \
+    || fail "--trace with RANK=1: $(cat "$tmp/err")"
+  grep -qE "^cco-preload: trace pid=[0-9]+ ranks=1 devices=0 kernels=2 -> $tmp/run_1.json$" "$tmp/err" && [ -s "$tmp/run_1.json" ] \
+    || fail "--trace with RANK=1: $(cat "$tmp/err")"
+  if [ -n "$cco" ]; then
+    "$cco" report "$tmp/run_1.json" >"$tmp/rep" 2>&1 || fail "cco report of a cco run trace: $(cat "$tmp/rep")"
+  fi
+  # No placeholder: the command (exec'd, same pid) writes top.json; a child of a shell top.json.<pid>.
+  LD_LIBRARY_PATH="$fakedir" "$run" --trace "$tmp/top.json" -- "$app" >/dev/null 2>"$tmp/err"
+  [ -s "$tmp/top.json" ] || fail "--trace FILE, the command itself: $(cat "$tmp/err"); $(ls "$tmp")"
+  LD_LIBRARY_PATH="$fakedir" "$run" --trace "$tmp/child.json" -- sh -c '"$0"; true' "$app" >/dev/null 2>"$tmp/err"
+  pid=$(sed -n 's/^cco-preload: trace pid=\([0-9]*\) .*/\1/p' "$tmp/err")
+  [ -n "$pid" ] && [ -s "$tmp/child.json.$pid" ] && [ ! -e "$tmp/child.json" ] || fail "--trace FILE, a child process: $(cat "$tmp/err"); $(ls "$tmp")"
+  unset CCO_CUPTI_LIB
+else
+  echo "note: no fake libcupti (CCO_FAKE_CUPTI); the --trace checks with CUPTI are skipped"
+fi
 
 [ $fails = 0 ] && echo "cco run tests: all passed" || echo "cco run tests: $fails failed"
 [ $fails = 0 ]

@@ -1,9 +1,10 @@
 # The preload library (src/preload). GPU-free: the hook, the decision, the slot table, the NCCL
 # companion streams and the configuration against a fake driver; the built library in real
-# processes (exports, no-GPU loading, dlsym's RTLD_NEXT, a fake libcuda end to end); `cco run`.
+# processes (exports, no-GPU loading, dlsym's RTLD_NEXT, a fake libcuda end to end, CCO_TRACE with
+# a fake libcupti); `cco run`.
 # GPU: graph capture, threads, residency and priority probes (tests/preload/gpu/).
 if(TARGET cco.preload)
-  foreach(_t hook decide resolve config nccl_streams)
+  foreach(_t hook decide resolve config nccl_streams trace_path)
     cco_add_test(preload_${_t} SOURCES preload/test_${_t}.cpp LIBS cco.preload_core LABELS preload)
   endforeach()
 
@@ -14,6 +15,16 @@ if(TARGET cco.preload)
     LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fakecuda)
   add_executable(cco.test.fake_app preload/fake_app.cpp)
   target_link_libraries(cco.test.fake_app PRIVATE cco.preload_core ${CMAKE_DL_LIBS})
+  # A fake libcupti.so.13 (its own folder) for CCO_TRACE: loads, refuses (busy, old), records.
+  set(_fake_cupti_env "")
+  if(CCO_CUPTI_INCLUDE_DIR)
+    add_library(cco.test.fake_cupti SHARED preload/fake_cupti.cpp)
+    target_include_directories(cco.test.fake_cupti SYSTEM PRIVATE ${CCO_CUPTI_INCLUDE_DIR} ${CUDAToolkit_INCLUDE_DIRS})
+    target_link_libraries(cco.test.fake_cupti PRIVATE ${CMAKE_DL_LIBS})
+    set_target_properties(cco.test.fake_cupti PROPERTIES OUTPUT_NAME cupti SOVERSION 13
+      LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fakecupti)
+    set(_fake_cupti_env CCO_FAKE_CUPTI=$<TARGET_FILE_DIR:cco.test.fake_cupti>/libcupti.so.13)
+  endif()
   # dlsym's RTLD_NEXT from a library loaded after the preload library.
   add_library(cco.test.probe_a SHARED preload/probe_a.cpp)
   add_library(cco.test.probe_b SHARED preload/probe_b.cpp)
@@ -27,6 +38,7 @@ if(TARGET cco.preload)
       CCO_FAKE_CUDA_DIR=$<TARGET_FILE_DIR:cco.test.fake_cuda>
       CCO_FAKE_APP=$<TARGET_FILE:cco.test.fake_app>
       CCO_PROBE_MAIN=$<TARGET_FILE:cco.test.probe_main>
+      CCO_BIN=$<TARGET_FILE:cco> ${_fake_cupti_env}
       bash ${CMAKE_CURRENT_SOURCE_DIR}/preload/test_preload_process.sh)
   set_tests_properties(cco.test.preload_process PROPERTIES LABELS preload TIMEOUT 120)
 
@@ -39,6 +51,7 @@ if(TARGET cco.preload)
       CCO_PRELOAD_LIB=$<TARGET_FILE:cco.preload>
       CCO_FAKE_CUDA_DIR=$<TARGET_FILE_DIR:cco.test.fake_cuda>
       CCO_FAKE_APP=$<TARGET_FILE:cco.test.fake_app>
+      CCO_BIN=$<TARGET_FILE:cco> ${_fake_cupti_env}
       bash ${CMAKE_CURRENT_SOURCE_DIR}/preload/test_run.sh)
   set_tests_properties(cco.test.preload_run PROPERTIES LABELS "preload;cli" TIMEOUT 120)
 

@@ -1,0 +1,181 @@
+// CCO_TRACE: a CUPTI trace of every kernel of the process, written at exit. See trace_hook.hpp.
+//
+// Started from the library's lazy initialisation -- the first lookup of a wrapped driver entry
+// point (a CUDA runtime's dlsym("cuGetProcAddress_v2"), before it calls cuInit, so CUPTI's launch
+// timestamps work), else the first launch or collective -- never from a constructor. CUPTI is
+// loaded by cco::trace::Session with dlopen/dlsym; its dlsym calls reach this library's dlsym
+// export, which answers every name but the wrapped driver entry points through the real dlsym
+// (dlvsym), and a re-entrant trace_start_once() returns at once: no recursion.
+#include "preload/trace_hook.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <exception>
+#include <set>
+#include <string>
+
+#include "preload/config.hpp"
+#include "preload/log.hpp"
+#include "preload/trace_path.hpp"
+
+#ifdef CCO_PRELOAD_TRACE
+#include "model/trace.hpp"
+#include "trace/session.hpp"
+#endif
+
+namespace cco::preload {
+namespace {
+
+std::atomic<bool> g_claimed{false};  // the first trace_start_once() call decides
+
+const char* env(const char* name) {
+  return std::getenv(name);
+}
+
+#ifdef CCO_PRELOAD_TRACE
+std::atomic<bool> g_running{false};          // a session was started in this process
+std::atomic<bool> g_written{false};          // the exit writer ran (it runs once)
+std::atomic<bool> g_late_registered{false};  // trace_register_late_exit() registered it
+// Heap objects, never freed: the exit writer needs them after static destructors may have run.
+trace::Session* g_session = nullptr;
+const std::string* g_pattern = nullptr;
+const std::string* g_trace_pid = nullptr;  // CCO_TRACE_PID at start
+const std::string* g_start_warning = nullptr;
+int64_t g_pid = 0;
+bool g_verbose = false;
+
+std::string join_devices(const std::set<int>& devs) {
+  std::string s;
+  for (int d : devs) {
+    if (!s.empty()) s += ',';
+    s += std::to_string(d);
+  }
+  return s;
+}
+
+void write_trace() noexcept {
+  if (!g_running.load(std::memory_order_acquire)) return;
+  if (static_cast<int64_t>(::getpid()) != g_pid) return;  // a forked child: not its trace
+  if (g_written.exchange(true)) return;
+  std::string path;
+  try {
+    g_session->stop();  // flushes every CUPTI buffer; never throws
+    model::Trace t = g_session->trace();
+    // Warnings that arose while tracing (dropped records, unreadable buffers): one line.
+    std::string w = g_session->warning();
+    const std::string& w0 = *g_start_warning;
+    if (!w0.empty() && w.rfind(w0, 0) == 0)
+      w = w.size() > w0.size() + 2 ? w.substr(w0.size() + 2) : "";
+    if (!w.empty()) warn_once("trace-stop", "CCO_TRACE: " + w);
+    if (t.kernels.empty()) {
+      if (g_verbose)
+        log_line("trace pid=" + std::to_string(g_pid) + ": no kernel ran, no file written");
+      return;
+    }
+    const std::optional<int> rank = rank_from_env(env);
+    std::set<int> devices;
+    for (const auto& k : t.kernels) devices.insert(k.device);
+    if (rank && devices.size() == 1) {
+      // One process per rank (torchrun, MPI): its kernels, streams and row are that rank's.
+      for (auto& k : t.kernels) k.rank = *rank;
+      for (auto& s : t.streams) s.rank = *rank;
+      for (auto& r : t.ranks) r.rank = *rank;
+      for (auto& m : t.marks)
+        if (m.rank >= 0) m.rank = *rank;
+    } else if (rank) {
+      t.notes.push_back("the process's rank variable says " + std::to_string(*rank) +
+                        ", but it ran kernels on " + std::to_string(devices.size()) +
+                        " devices: ranks are the device ordinals");
+    }
+    path =
+        expand_trace_path(*g_pattern, g_pid, rank, trace_top_process(g_trace_pid->c_str(), g_pid));
+    model::write_trace_file(t, path);
+    std::string ranks;
+    for (const auto& r : t.ranks) {
+      if (!ranks.empty()) ranks += ',';
+      ranks += std::to_string(r.rank);
+    }
+    log_line("trace pid=" + std::to_string(g_pid) + " ranks=" + ranks +
+             " devices=" + join_devices(devices) + " kernels=" + std::to_string(t.kernels.size()) +
+             (t.dropped_records ? " dropped=" + std::to_string(t.dropped_records) : "") + " -> " +
+             path);
+  } catch (const std::exception& e) {
+    warn_once("trace-write", std::string("CCO_TRACE: no trace written: ") + e.what());
+  } catch (...) {
+    warn_once("trace-write", "CCO_TRACE: no trace written (unknown error)");
+  }
+}
+
+void at_exit() {
+  write_trace();
+}
+
+void start() noexcept {
+  try {
+    const char* pattern = env("CCO_TRACE");
+    if (!pattern || !*pattern) return;
+    if (const auto d = parse_flag(env("CCO_DISABLE")); !d || *d) return;
+    if (const std::string bad = check_trace_pattern(pattern); !bad.empty()) {
+      warn_once("trace", std::string("CCO_TRACE='") + pattern + "' " + bad + "; not tracing");
+      return;
+    }
+    const auto v = parse_flag(env("CCO_VERBOSE"));
+    g_verbose = v && *v;
+    trace::Options o;
+    o.print_warnings = false;  // ours go through warn_once, prefixed cco-preload
+    auto* s = new trace::Session(o);
+    if (!s->start()) {
+      const std::string why = s->warning();
+      std::string msg = "CCO_TRACE: " + (why.empty() ? std::string("tracing disabled") : why);
+      if (msg.find("untraced") == std::string::npos) msg += "; the program runs untraced";
+      warn_once("trace", msg);
+      delete s;  // never started: nothing of CUPTI is held
+      return;
+    }
+    g_start_warning = new std::string(s->warning());
+    if (!g_start_warning->empty()) warn_once("trace-start", "CCO_TRACE: " + *g_start_warning);
+    g_pattern = new std::string(pattern);
+    const char* tp = env("CCO_TRACE_PID");
+    g_trace_pid = new std::string(tp ? tp : "");
+    g_pid = static_cast<int64_t>(::getpid());
+    g_session = s;
+    g_running.store(true, std::memory_order_release);
+    if (std::atexit(at_exit) != 0)
+      warn_once("trace", "CCO_TRACE: cannot register the exit handler; no trace will be written");
+    if (g_verbose)
+      log_line("trace pid=" + std::to_string(g_pid) + ": tracing with CUPTI from " +
+               trace::cupti_library());
+  } catch (...) {
+    // Out of memory and the like: no tracing, the program goes on.
+  }
+}
+#endif  // CCO_PRELOAD_TRACE
+
+}  // namespace
+
+void trace_start_once() noexcept {
+  if (g_claimed.load(std::memory_order_acquire)) return;
+  if (g_claimed.exchange(true, std::memory_order_acq_rel)) return;
+#ifdef CCO_PRELOAD_TRACE
+  start();
+#else
+  const char* pattern = env("CCO_TRACE");
+  const auto d = parse_flag(env("CCO_DISABLE"));
+  if (pattern && *pattern && d && !*d)
+    warn_once("trace",
+              "CCO_TRACE is set, but this libcco_preload.so was built without CUPTI headers; the "
+              "program runs untraced");
+#endif
+}
+
+void trace_register_late_exit() noexcept {
+#ifdef CCO_PRELOAD_TRACE
+  if (!g_running.load(std::memory_order_acquire)) return;
+  if (g_late_registered.exchange(true)) return;
+  std::atexit(at_exit);
+#endif
+}
+
+}  // namespace cco::preload

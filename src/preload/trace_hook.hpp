@@ -1,0 +1,22 @@
+// Kernel tracing of whole programs (CCO_TRACE, set by `cco run --trace FILE`; docs/PRELOAD.md):
+// the preload library starts a cco::trace::Session at its first lazy initialisation and writes
+// the trace from an exit handler, one file per process (trace_path.hpp names it).
+//
+// Never from a constructor, never throwing, fail-open: CUPTI missing, too old or in use by a
+// profiler, a bad pattern, a file that cannot be written -- each is one warning on stderr, and
+// the program runs and exits as it would have.
+#pragma once
+
+namespace cco::preload {
+
+/// Starts tracing once per process when CCO_TRACE is set and CCO_DISABLE is not: the first call
+/// decides, every later call (also a re-entrant one, from CUPTI's own driver lookups) returns at
+/// once. Registers the exit writer.
+void trace_start_once() noexcept;
+
+/// Registers the exit writer once more, if tracing runs (the writer runs only once). Called at
+/// the first kernel launch: exit handlers run last-registered first, so the trace is written
+/// before the CUDA runtime's own exit handler (registered during its initialisation) tears down.
+void trace_register_late_exit() noexcept;
+
+}  // namespace cco::preload

@@ -1,0 +1,108 @@
+// Where a process traced under the preload library writes its trace (CCO_TRACE, docs/PRELOAD.md).
+// Header-only and pure, so `cco run` checks a pattern with exactly the rules the library expands.
+//
+//   %p  the process id
+//   %r  the rank: RANK, else OMPI_COMM_WORLD_RANK, else SLURM_PROCID, else LOCAL_RANK (the first
+//       that is set to a non-negative integer); the process id when none is
+//   %%  a literal %
+//
+// A pattern without %p or %r names one file: the command `cco run` started (its process id is
+// CCO_TRACE_PID) writes it as given; every other process appends ".<pid>", so torchrun workers,
+// MPI ranks and other children never overwrite each other.
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace cco::preload {
+
+/// The variables a rank is read from, in order.
+inline constexpr const char* kRankVariables[] = {"RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID",
+                                                 "LOCAL_RANK"};
+
+/// The rank of this process from the first of kRankVariables holding a non-negative integer
+/// (others are skipped), or nullopt.
+inline std::optional<int> rank_from_env(const std::function<const char*(const char*)>& get) {
+  for (const char* name : kRankVariables) {
+    const char* v = get(name);
+    if (!v || !*v) continue;
+    char* end = nullptr;
+    const long r = std::strtol(v, &end, 10);
+    if (*end != '\0' || r < 0 || r > 1000000000L || v[0] == '-' || v[0] == '+' || v[0] == ' ')
+      continue;
+    return static_cast<int>(r);
+  }
+  return std::nullopt;
+}
+
+/// "" when `pattern` is a valid CCO_TRACE value, else what is wrong with it (one phrase).
+inline std::string check_trace_pattern(std::string_view pattern) {
+  if (pattern.empty()) return "is empty";
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '%') continue;
+    if (i + 1 >= pattern.size()) return "ends in a lone % (write %% for a literal %)";
+    const char c = pattern[i + 1];
+    if (c != 'p' && c != 'r' && c != '%')
+      return std::string("has an unknown placeholder %") + c + " (known: %p pid, %r rank, %% a %)";
+    ++i;
+  }
+  if (pattern.back() == '/') return "names a folder, not a file";
+  return "";
+}
+
+/// True when `pattern` holds %p or %r (so processes get distinct names by themselves).
+inline bool trace_pattern_has_placeholder(std::string_view pattern) {
+  for (std::size_t i = 0; i + 1 < pattern.size(); ++i) {
+    if (pattern[i] != '%') continue;
+    if (pattern[i + 1] == 'p' || pattern[i + 1] == 'r') return true;
+    ++i;  // %%
+  }
+  return false;
+}
+
+/// The file a process writes: %p -> pid, %r -> rank (pid when nullopt), %% -> %. Without a
+/// placeholder, `top_process` keeps the pattern as is and every other process appends ".<pid>".
+/// Assumes check_trace_pattern(pattern) is "" (an unknown placeholder is copied as is).
+inline std::string expand_trace_path(std::string_view pattern, int64_t pid, std::optional<int> rank,
+                                     bool top_process) {
+  std::string out;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    const char c = pattern[i];
+    if (c != '%' || i + 1 >= pattern.size()) {
+      out.push_back(c);
+      continue;
+    }
+    const char n = pattern[++i];
+    if (n == 'p')
+      out += std::to_string(pid);
+    else if (n == 'r')
+      out += rank ? std::to_string(*rank) : std::to_string(pid);
+    else if (n == '%')
+      out.push_back('%');
+    else {
+      out.push_back('%');
+      out.push_back(n);
+    }
+  }
+  if (!trace_pattern_has_placeholder(pattern) && !top_process) {
+    out.push_back('.');
+    out += std::to_string(pid);
+  }
+  return out;
+}
+
+/// Whether this process is the command `cco run` started: CCO_TRACE_PID (cco run's own pid,
+/// which the command keeps since cco run execs it) equals `pid`. Unset or empty (CCO_TRACE set
+/// by hand): every process counts as the command.
+inline bool trace_top_process(const char* trace_pid, int64_t pid) {
+  if (!trace_pid || !*trace_pid) return true;
+  char* end = nullptr;
+  const long long v = std::strtoll(trace_pid, &end, 10);
+  return *end == '\0' && v == pid;
+}
+
+}  // namespace cco::preload
