@@ -14,6 +14,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 unset CCO_DISABLE CCO_POLICY CCO_PLAN CCO_STATS CCO_VERBOSE CCO_PRIORITY_METHOD CCO_TRACE CCO_TRACE_PID CCO_CUPTI_LIB
 unset RANK OMPI_COMM_WORLD_RANK SLURM_PROCID LOCAL_RANK FAKE_CUPTI FAKE_CUPTI_DEVICES FAKE_CUPTI_DROPPED
+# The tracing mechanism is tested here; cco run and the library refuse it without this.
+export CCO_EXPERIMENTAL_TRACE=1
 fakecupti=${CCO_FAKE_CUPTI:-}
 cco=${CCO_BIN:-}
 
@@ -135,6 +137,11 @@ grep -q "warning: CCO_STATS='maybe' is not 0, 1 or 2; statistics are off" "$tmp/
 
 # --- CCO_TRACE ---------------------------------------------------------------------------------
 # CUPTI that cannot be loaded: one warning, the program runs (shaped) and exits as it would.
+# Without the opt-in the library ignores CCO_TRACE with one warning; the exit status is kept.
+out=$(run_app LD_PRELOAD="$lib" CCO_EXPERIMENTAL_TRACE=0 CCO_TRACE="$tmp/t.json" FAKE_APP_EXIT=6)
+rc=$?
+[ $rc = 6 ] && [ ! -e "$tmp/t.json" ] && [ "$(grep -c . "$tmp/err")" = 1 ] && grep -q "CCO_TRACE ignored: tracing under the library is experimental" "$tmp/err" \
+  || fail "CCO_TRACE without the opt-in: rc=$rc $(cat "$tmp/err")"
 out=$(run_app LD_PRELOAD="$lib" CCO_POLICY=shape+priority:1 CCO_TRACE="$tmp/t.json" CCO_CUPTI_LIB=/nonexistent/libcupti.so.13 FAKE_APP_EXIT=7)
 rc=$?
 [ $rc = 7 ] || fail "no CUPTI: the program's exit status changed to $rc"
