@@ -140,6 +140,10 @@ std::string format_footer(const Report& r) {
   return o.str();
 }
 
+std::string json_text(const nlohmann::json& j, int indent) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 std::string iso_now() {
   const std::time_t t = std::time(nullptr);
   char buf[32];

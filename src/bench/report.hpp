@@ -79,6 +79,10 @@ std::vector<std::string> csv_columns();
 std::string iso_now();
 std::string host_name();
 
+/// JSON text of a report or plan. Text from the user (argv, paths) may not be UTF-8: such bytes
+/// are replaced (U+FFFD) instead of failing the write after a whole run.
+std::string json_text(const nlohmann::json& j, int indent = 1);
+
 /// The options as a JSON object (recorded in every file).
 nlohmann::json options_json(const Options& o);
 

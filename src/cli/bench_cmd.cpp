@@ -47,7 +47,7 @@ int workload_main(const std::vector<std::string>& args, const model::StepArgs& s
   const auto& c = so.common;
   FILE* table = (c.json_path == "-" || c.csv_path == "-") ? stderr : stdout;
   std::fputs(bench::format_step_report(rep).c_str(), table);
-  write_file(c.json_path, bench::step_report_json(rep).dump(1) + "\n");
+  write_file(c.json_path, bench::json_text(bench::step_report_json(rep)) + "\n");
   write_file(c.csv_path, bench::step_report_csv(rep));
   if (rep.wrong() > 0) {
     std::fprintf(stderr, "cco bench: error: %llu wrong elements under overlap (see #wrong)\n", rep.wrong());
@@ -81,7 +81,7 @@ int bench_main(const std::vector<std::string>& args) {
       std::cerr);
   if (!rep.writer) return 0;  // another process (rank 0) prints and writes the report
   std::fputs(bench::format_footer(rep).c_str(), table);
-  write_file(opt.json_path, bench::to_json(rep).dump(1) + "\n");
+  write_file(opt.json_path, bench::json_text(bench::to_json(rep)) + "\n");
   write_file(opt.csv_path, bench::to_csv(rep));
   unsigned long long wrong = 0;
   for (const auto& r : rep.rows) wrong += r.wrong;

@@ -6,6 +6,7 @@
 
 #include "bench/options.hpp"
 #include "cli/commands.hpp"
+#include "bench/report.hpp"
 #include "tune/tune.hpp"
 
 namespace cco::cli {
@@ -100,13 +101,13 @@ int tune_main(const std::vector<std::string>& args) {
   if (!t.plan_path.empty()) {
     std::ofstream f(t.plan_path);
     if (!f) throw std::runtime_error("cannot write plan '" + t.plan_path + "'");
-    f << res.plan.dump(2) << "\n";
+    f << bench::json_text(res.plan, 2) << "\n";
     std::printf("# plan written to %s\n", t.plan_path.c_str());
   }
   if (!json_path.empty()) {
     std::ofstream f(json_path);
     if (!f) throw std::runtime_error("cannot write '" + json_path + "'");
-    f << res.plan.dump(1) << "\n";
+    f << bench::json_text(res.plan) << "\n";
   }
   return 0;
 #endif

@@ -22,6 +22,28 @@ namespace cco::model {
 
 namespace {
 
+/// Length of the valid UTF-8 sequence at the start of `s` (lead byte >= 0x80), 0 if invalid:
+/// bad lead or continuation bytes, overlong forms, surrogates, code points above U+10FFFF.
+std::size_t utf8_length(std::string_view s) {
+  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = b(0);
+  std::size_t n = 0;
+  uint32_t cp = 0;
+  if (c >= 0xC2 && c <= 0xDF) n = 2, cp = c & 0x1F;
+  else if (c >= 0xE0 && c <= 0xEF) n = 3, cp = c & 0x0F;
+  else if (c >= 0xF0 && c <= 0xF4) n = 4, cp = c & 0x07;
+  else return 0;
+  if (s.size() < n) return 0;
+  for (std::size_t k = 1; k < n; ++k) {
+    if ((b(k) & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (b(k) & 0x3F);
+  }
+  if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+      (cp >= 0xD800 && cp < 0xE000))
+    return 0;
+  return n;
+}
+
 std::string format_pos(const std::string& file, SourcePos p) {
   if (p.line <= 0) return file;
   return file + ":" + std::to_string(p.line) + ":" + std::to_string(p.column);
@@ -377,6 +399,15 @@ class JsonReader {
         return out;
       }
       if (static_cast<unsigned char>(c) < 0x20) fail("control character in a string (escape it)");
+      if (static_cast<unsigned char>(c) >= 0x80) {  // a UTF-8 sequence: reports are UTF-8 JSON
+        const std::size_t n = utf8_length(t_.substr(i_));
+        if (n == 0) fail("invalid UTF-8 in a string (files must be UTF-8)");
+        for (std::size_t k = 0; k < n; ++k) {
+          out += peek();
+          advance();
+        }
+        continue;
+      }
       if (c != '\\') {
         out += c;
         advance();

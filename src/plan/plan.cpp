@@ -295,7 +295,7 @@ Plan parse(std::string_view json_text) {
   json doc;
   try {
     doc = json::parse(json_text.begin(), json_text.end(), nullptr, true, /*ignore_comments=*/true);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse errors and numbers out of range alike
     std::string what = e.what();
     // "[json.exception.parse_error.101] parse error at ..." -> "parse error at ..."
     if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);

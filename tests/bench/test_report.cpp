@@ -159,3 +159,15 @@ TEST(Report, EmptySamplesAreNotANumberNotACrash) {
   const auto j = to_json(r);
   EXPECT_TRUE(j.at("results")[0].at("reduction").is_null());
 }
+
+// Found by fuzz_bench_options (tests/fuzz/regressions/bench_options/latin1_json_path): argv in
+// Latin-1 made the report unwritable after the whole run. json_text replaces such bytes.
+TEST(Report, NonUtf8ArgvStillWrites) {
+  auto r = sample_report();
+  r.argv.push_back("--json");
+  r.argv.push_back("r\xE9sultat.json");
+  EXPECT_THROW((void)to_json(r).dump(1), nlohmann::json::type_error);
+  const auto text = json_text(to_json(r));
+  EXPECT_NE(text.find("r\xEF\xBF\xBDsultat.json"), std::string::npos);  // U+FFFD
+  EXPECT_EQ(nlohmann::json::parse(text).at("argv").size(), r.argv.size());
+}

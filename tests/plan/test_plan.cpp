@@ -376,3 +376,11 @@ TEST(PlanMadeFor, ParsedCheckedAndRoundTripped) {
   EXPECT_THROW(cco::plan::parse(R"({"schema": "ccoverlap.plan", "schema_version": "1.0.0",
     "made_for": {"sms": -3}})"), cco::plan::Error);
 }
+
+// Found by fuzz_plan (tests/fuzz/regressions/plan/number_overflow_1e999.json): a number too large
+// for a double escaped as the JSON library's own exception instead of a plan::Error.
+TEST(PlanRegression, NumberOutOfRangeIsAPlanError) {
+  EXPECT_THROW(cco::plan::parse(R"({"schema": "ccoverlap.plan", "schema_version": "1.0.0",
+    "shaping": {"default": "model", "model_fraction": 1e999}})"),
+               cco::plan::Error);
+}

@@ -751,3 +751,30 @@ TEST(Shipped, OverridesAndMemoryRefusal) {
 }
 
 }  // namespace
+
+// Found by fuzz_workload (tests/fuzz/regressions/workload/latin1_*.json): a Latin-1 byte in a
+// string was accepted, and the report could then not be written as JSON after the whole run.
+TEST(StepRegression, NonUtf8StringsAreRefusedAtTheirLine) {
+  const std::string dir = std::string(CCO_SOURCE_DIR) + "/tests/fuzz/regressions/workload/";
+  for (const char* f : {"latin1_name.json", "latin1_description.json"}) {
+    std::ifstream in(dir + f, std::ios::binary);
+    ASSERT_TRUE(in) << dir + f;
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    try {
+      parse_step(text, f, {});
+      FAIL() << f << " was accepted";
+    } catch (const StepError& e) {
+      EXPECT_NE(std::string(e.what()).find("invalid UTF-8"), std::string::npos) << e.what();
+    }
+  }
+  // Valid UTF-8 stays accepted and round-trips: "é" as two bytes in the name.
+  const std::string ok = R"({"schema": "ccoverlap.workload", "schema_version": "1.0.0", "name": "caf)"
+                         "\xC3\xA9" R"(", "ops": [{"id": "g", "gemm": {"m": 8, "n": 8, "k": 8}}]})";
+  try {
+    const auto step = parse_step(ok, "ok.json", {});
+    EXPECT_NO_THROW((void)to_json(step).dump());
+  } catch (const StepError& e) {
+    // Some other rule of the format may refuse this minimal file; it must not be the UTF-8 check.
+    EXPECT_EQ(std::string(e.what()).find("UTF-8"), std::string::npos) << e.what();
+  }
+}
