@@ -201,6 +201,8 @@ TuneResult run_tune(const TuneOptions& o, std::ostream& progress) {
       final_opts,
       [&](const bench::DeviceContext&, std::vector<std::string>&) { return finalists; },
       [](const bench::Report&, std::size_t) {}, progress);
+  // Under a launcher only rank 0's report holds the rows: the others are done.
+  if (!res.writer) return res;
   unsigned long long wrong = 0;
   for (const auto& r : fin.rows) wrong += r.wrong;
   if (wrong > 0)
