@@ -92,6 +92,51 @@ std::vector<int> parse_int_list(const std::string& s, const std::string& what) {
   return out;
 }
 
+void check_counts(Options& o, int check) {
+  if (o.ngpus < 0) throw UsageError("-g: number of GPUs must be positive");
+  if (o.iters < 1 || o.iters > 100000) throw UsageError("-n: iterations must be 1..100000");
+  if (o.warmup < 0 || o.warmup > 100000) throw UsageError("-w: warm-up iterations must be 0..100000");
+  if (check != 0 && check != 1) throw UsageError("-c: expected 0 or 1");
+  o.check = check == 1;
+}
+
+void parse_shape_options(Options& o, const std::string& modes, const std::string& bps,
+                         const std::string& pads) {
+  if (!modes.empty()) {
+    o.modes_given = true;
+    for (const auto& m : split(modes, ',')) {
+      const Mode md = parse_mode(m);
+      if (std::find(o.modes.begin(), o.modes.end(), md) == o.modes.end()) o.modes.push_back(md);
+    }
+  }
+  if (!bps.empty() && !pads.empty())
+    throw UsageError("--blocks-per-sm and --pad conflict: give one of them");
+  if (!bps.empty()) o.blocks_per_sm = parse_int_list(bps, "--blocks-per-sm");
+  if (!pads.empty())
+    for (const auto& p : split(pads, ',')) o.pads.push_back(bytes_arg(p, "--pad"));
+  const bool any_shape = std::any_of(o.modes.begin(), o.modes.end(), is_shape);
+  if ((!o.blocks_per_sm.empty() || !o.pads.empty()) && o.modes_given && !any_shape)
+    throw UsageError("--blocks-per-sm/--pad need a shape mode in --modes (shape or shape+priority)");
+}
+
+void check_nccl_and_outputs(const Options& o) {
+  for (const int* v : {&o.nccl_min_ctas, &o.nccl_max_ctas})
+    if (*v == 0 || *v < -1 || *v > 64) throw UsageError("--nccl-min-ctas/--nccl-max-ctas: must be 1..64");
+  if (o.nccl_min_ctas > 0 && o.nccl_max_ctas > 0 && o.nccl_min_ctas > o.nccl_max_ctas)
+    throw UsageError("--nccl-min-ctas must not exceed --nccl-max-ctas");
+  if (o.nccl_cta_policy < -1 || o.nccl_cta_policy > 2)
+    throw UsageError("--nccl-cta-policy: CTAPolicy must be 0 (default), 1 (efficiency) or 2 (zero)");
+  if (o.nccl_cga_cluster < -1 || o.nccl_cga_cluster > 8)
+    throw UsageError("--nccl-cga-cluster-size: must be 0..8");
+  if (!o.json_path.empty() && o.json_path == o.csv_path && o.json_path != "-")
+    throw UsageError("--json and --csv name the same file");
+  if (!o.trace_path.empty() && (o.trace_path == o.json_path || o.trace_path == o.csv_path))
+    throw UsageError("--trace names the same file as --json or --csv");
+  if (o.trace_path == "-") throw UsageError("--trace needs a file name");
+  if (o.json_path == "-" && o.csv_path == "-")
+    throw UsageError("--json - and --csv - both want standard output: give one a file");
+}
+
 Options parse_options(const std::vector<std::string>& args) {
   Options o;
   o.argv = args;
@@ -150,11 +195,7 @@ Options parse_options(const std::vector<std::string>& args) {
   if (o.max_bytes < o.min_bytes) throw UsageError("-e must not be below -b");
   if (o.max_bytes > o.min_bytes && !(o.step_factor > 1))
     throw UsageError("-f: step factor must be greater than 1 when -e is above -b");
-  if (o.ngpus < 0) throw UsageError("-g: number of GPUs must be positive");
-  if (o.iters < 1 || o.iters > 100000) throw UsageError("-n: iterations must be 1..100000");
-  if (o.warmup < 0 || o.warmup > 100000) throw UsageError("-w: warm-up iterations must be 0..100000");
-  if (check != 0 && check != 1) throw UsageError("-c: expected 0 or 1");
-  o.check = check == 1;
+  check_counts(o, check);
   if (o.average < 0 || o.average > 3) throw UsageError("-a: expected 0 (rank 0), 1 (mean), 2 (min) or 3 (max)");
   if (o.bootstrap != "auto" && o.bootstrap != "threads" && o.bootstrap != "env" && o.bootstrap != "mpi")
     throw UsageError("--bootstrap: expected auto, threads, env or mpi, got '" + o.bootstrap + "'");
@@ -192,21 +233,8 @@ Options parse_options(const std::vector<std::string>& args) {
     o.k = v.size() == 3 ? v[2] : v[0];
   }
 
-  if (!modes.empty()) {
-    o.modes_given = true;
-    for (const auto& m : split(modes, ',')) {
-      const Mode md = parse_mode(m);
-      if (std::find(o.modes.begin(), o.modes.end(), md) == o.modes.end()) o.modes.push_back(md);
-    }
-  }
-  if (!bps.empty() && !pads.empty())
-    throw UsageError("--blocks-per-sm and --pad conflict: give one of them");
-  if (!bps.empty()) o.blocks_per_sm = parse_int_list(bps, "--blocks-per-sm");
-  if (!pads.empty())
-    for (const auto& p : split(pads, ',')) o.pads.push_back(bytes_arg(p, "--pad"));
+  parse_shape_options(o, modes, bps, pads);
   const bool any_shape = std::any_of(o.modes.begin(), o.modes.end(), is_shape);
-  if ((!o.blocks_per_sm.empty() || !o.pads.empty()) && o.modes_given && !any_shape)
-    throw UsageError("--blocks-per-sm/--pad need a shape mode in --modes (shape or shape+priority)");
   if (o.compute == model::ComputeKind::CublasLt) {
     if (any_shape || !o.blocks_per_sm.empty() || !o.pads.empty())
       throw UsageError(
@@ -217,21 +245,7 @@ Options parse_options(const std::vector<std::string>& args) {
   }
   if (o.gemm_sms < 0) throw UsageError("--gemm-sms: must be positive");
   if (o.green_sms < 0 || o.green_sms > 100000) throw UsageError("--green-sms: must be positive");
-  for (int* v : {&o.nccl_min_ctas, &o.nccl_max_ctas})
-    if (*v == 0 || *v < -1 || *v > 64) throw UsageError("--nccl-min-ctas/--nccl-max-ctas: must be 1..64");
-  if (o.nccl_min_ctas > 0 && o.nccl_max_ctas > 0 && o.nccl_min_ctas > o.nccl_max_ctas)
-    throw UsageError("--nccl-min-ctas must not exceed --nccl-max-ctas");
-  if (o.nccl_cta_policy < -1 || o.nccl_cta_policy > 2)
-    throw UsageError("--nccl-cta-policy: CTAPolicy must be 0 (default), 1 (efficiency) or 2 (zero)");
-  if (o.nccl_cga_cluster < -1 || o.nccl_cga_cluster > 8)
-    throw UsageError("--nccl-cga-cluster-size: must be 0..8");
-  if (!o.json_path.empty() && o.json_path == o.csv_path && o.json_path != "-")
-    throw UsageError("--json and --csv name the same file");
-  if (!o.trace_path.empty() && (o.trace_path == o.json_path || o.trace_path == o.csv_path))
-    throw UsageError("--trace names the same file as --json or --csv");
-  if (o.trace_path == "-") throw UsageError("--trace needs a file name");
-  if (o.json_path == "-" && o.csv_path == "-")
-    throw UsageError("--json - and --csv - both want standard output: give one a file");
+  check_nccl_and_outputs(o);
   return o;
 }
 

@@ -63,6 +63,15 @@ struct Options {
 /// or conflicting input. Does not look at any GPU.
 Options parse_options(const std::vector<std::string>& args);
 
+/// Checks shared by every parser of bench options (cco bench, cco bench --workload), each
+/// throwing UsageError with one line: -g/-n/-w/-c (sets o.check from `check`); --modes,
+/// --blocks-per-sm and --pad (fills o.modes, o.blocks_per_sm, o.pads); NCCL settings and the
+/// output files (--json, --csv, --trace).
+void check_counts(Options& o, int check);
+void parse_shape_options(Options& o, const std::string& modes, const std::string& bps,
+                         const std::string& pads);
+void check_nccl_and_outputs(const Options& o);
+
 /// The collective sizes to run: min, min*f, ... up to max (nccl-tests -b -e -f).
 std::vector<int64_t> sizes(const Options& o);
 

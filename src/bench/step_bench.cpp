@@ -26,16 +26,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, sep)) out.push_back(item);
-  if (!s.empty() && s.back() == sep) out.emplace_back();
-  return out;
-}
-
 std::string fmt(const char* f, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, f, v);
@@ -144,47 +134,9 @@ StepOptions parse_step_options(const std::vector<std::string>& args) {
   } catch (const CLI::ParseError& err) {
     throw UsageError(err.what());
   }
-  if (o.ngpus < 0) throw UsageError("-g: number of GPUs must be positive");
-  if (o.iters < 1 || o.iters > 100000) throw UsageError("-n: iterations must be 1..100000");
-  if (o.warmup < 0 || o.warmup > 100000)
-    throw UsageError("-w: warm-up iterations must be 0..100000");
-  if (check != 0 && check != 1) throw UsageError("-c: expected 0 or 1");
-  o.check = check == 1;
-  if (!modes.empty()) {
-    o.modes_given = true;
-    for (const auto& m : split(modes, ',')) {
-      const Mode md = parse_mode(m);
-      if (std::find(o.modes.begin(), o.modes.end(), md) == o.modes.end()) o.modes.push_back(md);
-    }
-  }
-  if (!bps.empty() && !pads.empty())
-    throw UsageError("--blocks-per-sm and --pad conflict: give one of them");
-  if (!bps.empty()) o.blocks_per_sm = parse_int_list(bps, "--blocks-per-sm");
-  for (const auto& p : pads.empty() ? std::vector<std::string>{} : split(pads, ',')) {
-    try {
-      o.pads.push_back(model::parse_bytes(p));
-    } catch (const model::Error& e) {
-      throw UsageError("--pad: " + std::string(e.what()));
-    }
-  }
-  const bool any_shape = std::any_of(o.modes.begin(), o.modes.end(), is_shape);
-  if ((!o.blocks_per_sm.empty() || !o.pads.empty()) && o.modes_given && !any_shape)
-    throw UsageError(
-        "--blocks-per-sm/--pad need a shape mode in --modes (shape or shape+priority)");
-  for (int* v : {&o.nccl_min_ctas, &o.nccl_max_ctas})
-    if (*v == 0 || *v < -1 || *v > 64)
-      throw UsageError("--nccl-min-ctas/--nccl-max-ctas: must be 1..64");
-  if (o.nccl_min_ctas > 0 && o.nccl_max_ctas > 0 && o.nccl_min_ctas > o.nccl_max_ctas)
-    throw UsageError("--nccl-min-ctas must not exceed --nccl-max-ctas");
-  if (o.nccl_cta_policy < -1 || o.nccl_cta_policy > 2)
-    throw UsageError(
-        "--nccl-cta-policy: CTAPolicy must be 0 (default), 1 (efficiency) or 2 (zero)");
-  if (o.nccl_cga_cluster < -1 || o.nccl_cga_cluster > 8)
-    throw UsageError("--nccl-cga-cluster-size: must be 0..8");
-  if (!o.json_path.empty() && o.json_path == o.csv_path && o.json_path != "-")
-    throw UsageError("--json and --csv name the same file");
-  if (o.json_path == "-" && o.csv_path == "-")
-    throw UsageError("--json - and --csv - both want standard output: give one a file");
+  check_counts(o, check);
+  parse_shape_options(o, modes, bps, pads);
+  check_nccl_and_outputs(o);
   return so;
 }
 
