@@ -27,11 +27,7 @@ B=${BUILD:-build}
 O=${OUT:-out}
 R=$O/preload
 mkdir -p "$R"
-for d in /opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib \
-         /opt/torch/.venv/lib/python3.12/site-packages/nvidia/cu13/lib; do
-  [ -d "$d" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-done
-export NCCL_NVLS_ENABLE=0   # never NVLink multicast on the shared machines
+. "$(dirname "$0")/gpu_env.sh"
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-4}
 [ -d /opt/torch/.venv/bin ] && export PATH="/opt/torch/.venv/bin:$PATH"
 unset CCO_DISABLE CCO_POLICY CCO_PLAN CCO_STATS CCO_VERBOSE CCO_PRIORITY_METHOD TORCH_NCCL_HIGH_PRIORITY

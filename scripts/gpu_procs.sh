@@ -6,11 +6,7 @@ iters=${1:-30}
 B=${BUILD:-build}
 O=${OUT:-out}/procs
 mkdir -p "$O"
-for d in /opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib \
-         /opt/torch/.venv/lib/python3.12/site-packages/nvidia/cu13/lib; do
-  [ -d "$d" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-done
-export NCCL_NVLS_ENABLE=0
+. "$(dirname "$0")/gpu_env.sh"
 cco=$(pwd)/$B/src/cli/cco
 status=0
 for pair in "lt:--gemm 4096 --count 4" "builtin:--compute builtin --gemm 2048 --count 2 --blocks-per-sm 3"; do

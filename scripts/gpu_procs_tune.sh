@@ -2,11 +2,7 @@
 # cco tune with one process per GPU (torchrun) next to threads mode, on a small pair.
 set -u
 B=${BUILD:-build}
-for d in /opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib \
-         /opt/torch/.venv/lib/python3.12/site-packages/nvidia/cu13/lib; do
-  [ -d "$d" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-done
-export NCCL_NVLS_ENABLE=0
+. "$(dirname "$0")/gpu_env.sh"
 cco=$(pwd)/$B/src/cli/cco
 O=${OUT:-out}
 args="-b 256M -d bfloat16 --compute builtin --gemm 2048 --count 2 -n 20 --no-cache"

@@ -9,12 +9,7 @@ B=${BUILD:-build}
 O=${OUT:-out}
 R=$O/run
 mkdir -p "$R"
-# The GPU machines keep NCCL and cuBLAS inside PyTorch's environment.
-for d in /opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib \
-         /opt/torch/.venv/lib/python3.12/site-packages/nvidia/cu13/lib; do
-  [ -d "$d" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-done
-export NCCL_NVLS_ENABLE=0   # never NVLink multicast on the shared machines
+. "$(dirname "$0")/gpu_env.sh"
 cco=$B/src/cli/cco
 status=0
 
