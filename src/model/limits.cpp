@@ -109,8 +109,10 @@ constexpr Alias kAliases[] = {{"sm_80", "sm_80"}, {"a100", "sm_80"},  {"sm_86", 
 }  // namespace
 
 const std::vector<DeviceLimits>& builtin_architectures() {
-  static const std::vector<DeviceLimits> table = make_table();
-  return table;
+  // Never destroyed: the preload library's exit-time trace writer computes blocks per SM after
+  // static destructors of objects made later than its exit handler have run.
+  static const auto* table = new std::vector<DeviceLimits>(make_table());
+  return *table;
 }
 
 std::vector<std::string> architecture_names() {

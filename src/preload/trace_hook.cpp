@@ -62,6 +62,7 @@ void write_trace() noexcept {
   std::string path;
   try {
     g_session->stop();  // flushes every CUPTI buffer; never throws
+    if (g_verbose) log_line("trace pid=" + std::to_string(g_pid) + ": CUPTI stopped");
     model::Trace t = g_session->trace();
     // Warnings that arose while tracing (dropped records, unreadable buffers): one line.
     std::string w = g_session->warning();
@@ -108,7 +109,16 @@ void write_trace() noexcept {
   }
 }
 
+// CCO_TRACE_DEBUG (docs/PRELOAD.md, for locating exit-time faults): "late" starts the session at
+// the first kernel launch instead of the first driver lookup; "no-exit" registers no exit writer.
+bool debug_has(const char* what) {
+  const char* d = env("CCO_TRACE_DEBUG");
+  return d && std::string(d).find(what) != std::string::npos;
+}
+
 void at_exit() {
+  if (g_verbose && g_running.load())
+    log_line("trace pid=" + std::to_string(::getpid()) + ": exit handler: flushing CUPTI");
   write_trace();
 }
 
@@ -152,7 +162,7 @@ void start() noexcept {
     g_pid = static_cast<int64_t>(::getpid());
     g_session = s;
     g_running.store(true, std::memory_order_release);
-    if (std::atexit(at_exit) != 0)
+    if (!debug_has("no-exit") && std::atexit(at_exit) != 0)
       warn_once("trace", "CCO_TRACE: cannot register the exit handler; no trace will be written");
     if (g_verbose)
       log_line("trace pid=" + std::to_string(g_pid) + ": tracing with CUPTI from " +
@@ -167,6 +177,9 @@ void start() noexcept {
 
 void trace_start_once() noexcept {
   if (g_claimed.load(std::memory_order_acquire)) return;
+#ifdef CCO_PRELOAD_TRACE
+  if (debug_has("late")) return;  // trace_register_late_exit() starts it
+#endif
   if (g_claimed.exchange(true, std::memory_order_acq_rel)) return;
 #ifdef CCO_PRELOAD_TRACE
   start();
@@ -182,9 +195,10 @@ void trace_start_once() noexcept {
 
 void trace_register_late_exit() noexcept {
 #ifdef CCO_PRELOAD_TRACE
+  if (debug_has("late") && !g_claimed.exchange(true)) start();
   if (!g_running.load(std::memory_order_acquire)) return;
   if (g_late_registered.exchange(true)) return;
-  std::atexit(at_exit);
+  if (!debug_has("no-exit")) std::atexit(at_exit);
 #endif
 }
 
