@@ -1,8 +1,10 @@
 #include "bench/runner.hpp"
 
+#include <nvtx3/nvToolsExt.h>  // header-only; NVTX loads a tool only when one is attached
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <ctime>
 #include <mutex>
 #include <ostream>
@@ -22,6 +24,15 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+/// An NVTX range (push/pop) for the object's lifetime: shown by Nsight Systems and recorded by
+/// `--trace`. Without a tool attached each call is a test of a null function pointer.
+class NvtxScope {
+ public:
+  explicit NvtxScope(const char* name) { nvtxRangePushA(name); }
+  ~NvtxScope() { nvtxRangePop(); }
+  NvtxScope(const NvtxScope&) = delete;
+  NvtxScope& operator=(const NvtxScope&) = delete;
+};
 
 /// Times of one measured run on one rank, in microseconds.
 struct Sample {
@@ -129,6 +140,7 @@ struct Slot {
   Kind kind;
   std::size_t row;  // for Overlap / CompAlone / CommAlone: index into the planned rows
   std::vector<double> total, comp, comm;
+  std::string name;  // in traces: the mark and the NVTX ranges ("concurrent", "seq", ...)
 };
 
 /// A row as planned on a device: the spec, the padding that realises it and its parts.
@@ -416,6 +428,20 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
           slots.push_back({Slot::CompAlone, r});
         if (planned[r].comm != 0) slots.push_back({Slot::CommAlone, r});
       }
+      // Names in traces, built once: each run is an NVTX range "<name>, iteration <i>" (i from 0,
+      // warm-up included; the size too when there are several), the last one also a mark.
+      const std::string size_part =
+          all_sizes.size() > 1 ? ", " + model::format_bytes(ms.bytes) : std::string();
+      for (auto& slot : slots) {
+        const char* alone = slot.kind == Slot::Comp        ? "compute alone"
+                            : slot.kind == Slot::Comm      ? "collective alone"
+                            : slot.kind == Slot::Seq       ? "seq"
+                            : slot.kind == Slot::CompAlone ? " (compute alone)"
+                            : slot.kind == Slot::CommAlone ? " (collective alone)"
+                                                           : "";
+        slot.name = slot.kind >= Slot::Overlap ? planned[slot.row].spec.label() : std::string();
+        slot.name.append(alone);
+      }
       std::vector<unsigned long long> wrong(planned.size(), 0), wrong_seq(1, 0);
       const int total_iters = o.warmup + o.iters;
       auto last_print = Clock::now();
@@ -431,27 +457,23 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
           const bool verify = o.check && last && (slot.kind == Slot::Overlap || slot.kind == Slot::Seq);
           if (verify) rb.poison(comp, mop);
           g.barrier();
-          if (tr && last && lead) {
-            const char* alone = slot.kind == Slot::Comp      ? "compute alone"
-                                : slot.kind == Slot::Comm      ? "collective alone"
-                                : slot.kind == Slot::Seq       ? "seq"
-                                : slot.kind == Slot::CompAlone ? " (compute alone)"
-                                : slot.kind == Slot::CommAlone ? " (collective alone)"
-                                                               : "";
-            std::string what = p ? p->spec.label() : std::string();
-            what.append(alone);
-            tr->mark(what);
-          }
+          if (tr && last && lead) tr->mark(slot.name);
           Sample s;
-          switch (slot.kind) {
-            case Slot::Comp:
-            case Slot::CompAlone: s = rb.compute_alone(comp, p ? parts[p->green].get() : nullptr); break;
-            case Slot::Comm:
-            case Slot::CommAlone: s = rb.comm_alone(mop); break;
-            case Slot::Seq: s = rb.sequential(comp, mop); break;
-            case Slot::Overlap:
-              s = rb.overlapped(comp, mop, is_priority(p->spec.mode), parts[p->green].get());
-              break;
+          {
+            char range[256];
+            std::snprintf(range, sizeof range, "%s%s, iteration %d", slot.name.c_str(),
+                          size_part.c_str(), it);
+            const NvtxScope nvtx(range);
+            switch (slot.kind) {
+              case Slot::Comp:
+              case Slot::CompAlone: s = rb.compute_alone(comp, p ? parts[p->green].get() : nullptr); break;
+              case Slot::Comm:
+              case Slot::CommAlone: s = rb.comm_alone(mop); break;
+              case Slot::Seq: s = rb.sequential(comp, mop); break;
+              case Slot::Overlap:
+                s = rb.overlapped(comp, mop, is_priority(p->spec.mode), parts[p->green].get());
+                break;
+            }
           }
           if (comp.shapeable()) comp.set_extra_smem(0);
           if (verify) (slot.kind == Slot::Seq ? wrong_seq[0] : wrong[slot.row]) += rb.verify(comp, mop, false);
@@ -539,7 +561,8 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
     if (tr->dropped_records() > 0)
       rep.notes.push_back("trace: CUPTI dropped " + std::to_string(tr->dropped_records()) +
                           " records; the trace is partial");
-    rep.notes.push_back("trace: " + std::to_string(tr->kernel_count()) + " kernels in " + path);
+    rep.notes.push_back("trace: " + std::to_string(tr->kernel_count()) + " kernels, " +
+                        std::to_string(tr->range_count()) + " NVTX ranges in " + path);
   }
   return rep;
 }

@@ -8,8 +8,10 @@
 #include <cstdio>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -31,6 +33,7 @@ struct Args {
   std::string json_file;
   std::string svg;
   std::optional<double> from_us, to_us;
+  std::string range;  ///< --range: the window is this NVTX range (per rank, unique)
   report::SweepAxis axis = report::SweepAxis::Auto;
   double width = 0;
   std::string title;
@@ -77,6 +80,12 @@ Args parse(const std::vector<std::string>& args) {
       a.from_us = number_arg(s, value(s));
     } else if (s == "--to") {
       a.to_us = number_arg(s, value(s));
+    } else if (s == "--range") {
+      a.range = value(s);
+      if (a.range.empty()) throw Usage("--range: empty range name");
+    } else if (s.rfind("--range=", 0) == 0) {
+      a.range = s.substr(8);
+      if (a.range.empty()) throw Usage("--range=NAME: empty range name");
     } else if (s == "--x") {
       const std::string v = value(s);
       if (v == "bps" || v == "blocks-per-sm")
@@ -100,6 +109,8 @@ Args parse(const std::vector<std::string>& args) {
   if (a.svg == "-") throw Usage("--svg needs a file name (not stdout)");
   if (a.from_us && *a.from_us < 0) throw Usage("--from: must be >= 0");
   if (a.from_us && a.to_us && *a.to_us <= *a.from_us) throw Usage("--to must be after --from");
+  if (!a.range.empty() && (a.from_us || a.to_us))
+    throw Usage("--range and --from/--to both choose the window: give one or the other");
   return a;
 }
 
@@ -131,6 +142,12 @@ std::string us(int64_t ns) {
   return fmt::format("{:.1f}", static_cast<double>(ns) / 1e3);
 }
 
+std::map<int, std::size_t> ranges_per_rank(const model::Trace& t) {
+  std::map<int, std::size_t> n;
+  for (const auto& r : t.ranges) ++n[r.rank];
+  return n;
+}
+
 std::string analysis_row(const model::OverlapAnalysis& a) {
   const std::string rank = a.rank >= 0 ? std::to_string(a.rank) : "all";
   const std::string dev = a.device >= 0 ? std::to_string(a.device) : "-";
@@ -143,7 +160,7 @@ std::string analysis_row(const model::OverlapAnalysis& a) {
 }
 
 std::string format_analysis(const model::Trace& t, const model::TraceAnalysis& an, int64_t origin,
-                            const Args& a) {
+                            const Args& a, const model::AnalysisOptions& window) {
   std::string o = "# ccoverlap report (trace analysis, docs/TRACE.md)\n# input: " + t.source + "\n";
   std::size_t comm = 0;
   for (const auto& k : t.kernels) comm += k.category == model::KernelCategory::Communication;
@@ -164,7 +181,10 @@ std::string format_analysis(const model::Trace& t, const model::TraceAnalysis& a
                        s.label.empty() ? "" : " (" + s.label + ")");
     }
   }
-  if (a.from_us || a.to_us)
+  if (!a.range.empty())
+    o += fmt::format("# window: NVTX range '{}': {} .. {} us after the first kernel (at {} ns)\n",
+                     a.range, us(*window.from_ns - origin), us(*window.to_ns - origin), origin);
+  else if (a.from_us || a.to_us)
     o += fmt::format("# window: {} .. {} us after the first kernel (at {} ns)\n",
                      a.from_us ? fmt::format("{}", *a.from_us) : "start",
                      a.to_us ? fmt::format("{}", *a.to_us) : "end", origin);
@@ -202,8 +222,52 @@ std::string format_analysis(const model::Trace& t, const model::TraceAnalysis& a
     o += fmt::format("# mark at {} us: {}{}\n", us(m.ts_ns - origin), m.name,
                      m.rank >= 0 ? fmt::format(" (rank {})", m.rank) : std::string());
   }
+  if (!t.ranges.empty()) {
+    std::string per_rank;
+    for (const auto& [rank, n] : ranges_per_rank(t))
+      per_rank += fmt::format("{}rank {}: {}", per_rank.empty() ? "" : ", ", rank, n);
+    o += fmt::format("# NVTX ranges: {} ({})\n", t.ranges.size(), per_rank);
+  }
   for (const auto& n : t.notes) o += "# note: " + n + "\n";
   return o;
+}
+
+// The window of --range NAME: from the earliest start to the latest end of the ranges so named,
+// one per rank (ranks of one run share the clock).
+model::AnalysisOptions range_window(const model::Trace& t, const std::string& name) {
+  std::map<int, std::size_t> per_rank;
+  model::AnalysisOptions w;
+  for (const auto& r : t.ranges) {
+    if (r.name != name) continue;
+    ++per_rank[r.rank];
+    w.from_ns = w.from_ns ? std::min(*w.from_ns, r.start_ns) : r.start_ns;
+    w.to_ns = w.to_ns ? std::max(*w.to_ns, r.end_ns) : r.end_ns;
+  }
+  if (per_rank.empty()) {
+    std::set<std::string> names;
+    for (const auto& r : t.ranges) names.insert(r.name);
+    std::string some;
+    std::size_t shown = 0;
+    for (const auto& n : names) {
+      if (++shown > 8) {
+        some += ", ...";
+        break;
+      }
+      some += (some.empty() ? "'" : ", '") + n + "'";
+    }
+    throw model::Error(t.source + ": no NVTX range named '" + name + "'" +
+                       (t.ranges.empty() ? std::string(" (the trace has no NVTX ranges)")
+                                         : fmt::format(" (the trace has {} ranges named {})",
+                                                       t.ranges.size(), some)));
+  }
+  for (const auto& [rank, n] : per_rank)
+    if (n > 1)
+      throw model::Error(t.source + ": " + std::to_string(n) + " NVTX ranges on rank " +
+                         std::to_string(rank) + " are named '" + name +
+                         "'; --range needs a name used once per rank (cut with --from/--to)");
+  if (*w.to_ns <= *w.from_ns)
+    throw model::Error(t.source + ": the NVTX range '" + name + "' has zero length");
+  return w;
 }
 
 int report_trace(const Args& a, const std::vector<json>& docs) {
@@ -220,6 +284,7 @@ int report_trace(const Args& a, const std::vector<json>& docs) {
   int64_t origin = t.kernels.front().start_ns;
   for (const auto& k : t.kernels) origin = std::min(origin, k.start_ns);
   model::AnalysisOptions opt;
+  if (!a.range.empty()) opt = range_window(t, a.range);
   if (a.from_us) opt.from_ns = origin + std::llround(*a.from_us * 1e3);
   if (a.to_us) opt.to_ns = origin + std::llround(*a.to_us * 1e3);
   const auto an = model::analyze(t, opt);
@@ -240,7 +305,11 @@ int report_trace(const Args& a, const std::vector<json>& docs) {
   j["marks"] = marks;
   j["time_origin_ns"] = origin;
   j["window_ns"] = {{"from", opt.from_ns ? json(*opt.from_ns) : json(nullptr)},
-                    {"to", opt.to_ns ? json(*opt.to_ns) : json(nullptr)}};
+                    {"to", opt.to_ns ? json(*opt.to_ns) : json(nullptr)},
+                    {"range", a.range.empty() ? json(nullptr) : json(a.range)}};
+  json nvtx = json::array();
+  for (const auto& [rank, n] : ranges_per_rank(t)) nvtx.push_back({{"rank", rank}, {"count", n}});
+  j["nvtx_ranges"] = nvtx;
   if (!a.svg.empty()) {
     report::TimelineOptions to;
     to.from_ns = opt.from_ns;
@@ -253,13 +322,14 @@ int report_trace(const Args& a, const std::vector<json>& docs) {
   if (a.json_stdout)
     std::fputs((j.dump(2) + "\n").c_str(), stdout);
   else
-    std::fputs(format_analysis(t, an, origin, a).c_str(), stdout);
+    std::fputs(format_analysis(t, an, origin, a, opt).c_str(), stdout);
   if (!a.svg.empty() && !a.json_stdout) std::printf("# timeline written to %s\n", a.svg.c_str());
   return 0;
 }
 
 int report_bench(const Args& a, const json& j) {
   if (a.from_us || a.to_us) throw Usage("--from/--to apply to traces, not to a bench result");
+  if (!a.range.empty()) throw Usage("--range applies to traces, not to a bench result");
   const auto s = report::sweep_from_json(j, a.files.front());
   json out;
   out["schema"] = "ccoverlap.sweep_report";

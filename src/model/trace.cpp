@@ -85,6 +85,14 @@ void Trace::normalize() {
       ranks.push_back(r);
     }
   }
+  for (const auto& r : ranges) {
+    if (known_ranks.insert(r.rank).second) {
+      RankInfo ri;
+      ri.rank = r.rank;
+      ri.device = r.rank;
+      ranks.push_back(ri);
+    }
+  }
   // A stream whose priority became known only from a later kernel: pass it to every kernel.
   for (auto& k : kernels)
     if (!k.priority) k.priority = streams[idx[{k.rank, k.device, k.stream}]].priority;
@@ -97,6 +105,11 @@ void Trace::normalize() {
                    [](const Mark& a, const Mark& b) { return a.ts_ns < b.ts_ns; });
   std::stable_sort(kernels.begin(), kernels.end(), [](const KernelEvent& a, const KernelEvent& b) {
     return std::tie(a.rank, a.start_ns) < std::tie(b.rank, b.start_ns);
+  });
+  // Outer ranges before the ranges they enclose (Chrome nests complete events in file order).
+  std::stable_sort(ranges.begin(), ranges.end(), [](const NvtxRange& a, const NvtxRange& b) {
+    return std::make_tuple(a.rank, a.start_ns, -a.end_ns, a.thread) <
+           std::make_tuple(b.rank, b.start_ns, -b.end_ns, b.thread);
   });
 }
 
@@ -138,6 +151,9 @@ json trace_to_json(const Trace& in) {
   if (!t.kernels.empty()) {
     origin = t.kernels.front().start_ns;
     for (const auto& k : t.kernels) origin = std::min(origin, k.start_ns);
+  } else if (!t.ranges.empty()) {
+    origin = t.ranges.front().start_ns;
+    for (const auto& r : t.ranges) origin = std::min(origin, r.start_ns);
   } else if (!t.marks.empty()) {
     origin = t.marks.front().ts_ns;
   }
@@ -161,19 +177,34 @@ json trace_to_json(const Trace& in) {
     const int pa = a->priority.value_or(0), pb = b->priority.value_or(0);
     return std::tie(a->rank, pa, a->stream) < std::tie(b->rank, pb, b->stream);
   });
-  for (std::size_t i = 0; i < order.size(); ++i) {
-    const auto& s = *order[i];
+  // NVTX rows of a rank come before (above) its streams.
+  std::map<int, std::set<uint64_t>> nvtx_threads;
+  for (const auto& r : t.ranges) nvtx_threads[r.rank].insert(r.thread);
+  int64_t sort_index = 0;
+  auto thread_row = [&](int pid, int64_t tid, const std::string& title) {
     events.push_back({{"ph", "M"},
                       {"name", "thread_name"},
-                      {"pid", s.rank},
-                      {"tid", s.stream},
-                      {"args", {{"name", stream_title(s)}}}});
+                      {"pid", pid},
+                      {"tid", tid},
+                      {"args", {{"name", title}}}});
     events.push_back({{"ph", "M"},
                       {"name", "thread_sort_index"},
-                      {"pid", s.rank},
-                      {"tid", s.stream},
-                      {"args", {{"sort_index", static_cast<int64_t>(i)}}}});
+                      {"pid", pid},
+                      {"tid", tid},
+                      {"args", {{"sort_index", sort_index++}}}});
+  };
+  std::size_t next = 0;
+  for (const auto& [rank, threads] : nvtx_threads) {
+    while (next < order.size() && order[next]->rank < rank) {
+      thread_row(order[next]->rank, order[next]->stream, stream_title(*order[next]));
+      ++next;
+    }
+    for (uint64_t th : threads)
+      thread_row(rank, kNvtxTidBase + static_cast<int64_t>(th),
+                 "NVTX (thread " + std::to_string(th) + ")");
   }
+  for (; next < order.size(); ++next)
+    thread_row(order[next]->rank, order[next]->stream, stream_title(*order[next]));
   for (const auto& k : t.kernels) {
     json args = {{"device", k.device},
                  {"stream", k.stream},
@@ -196,6 +227,18 @@ json trace_to_json(const Trace& in) {
                       {"tid", k.stream},
                       {"ts", static_cast<double>(k.start_ns - origin) / 1000.0},
                       {"dur", static_cast<double>(k.end_ns - k.start_ns) / 1000.0},
+                      {"args", args}});
+  }
+  for (const auto& r : t.ranges) {
+    json args = {{"start_ns", r.start_ns}, {"end_ns", r.end_ns}, {"thread", r.thread}};
+    if (!r.domain.empty()) args["domain"] = r.domain;
+    events.push_back({{"ph", "X"},
+                      {"name", r.name},
+                      {"cat", "nvtx"},
+                      {"pid", r.rank},
+                      {"tid", kNvtxTidBase + static_cast<int64_t>(r.thread)},
+                      {"ts", static_cast<double>(r.start_ns - origin) / 1000.0},
+                      {"dur", static_cast<double>(r.end_ns - r.start_ns) / 1000.0},
                       {"args", args}});
   }
   for (const auto& m : t.marks) {
@@ -335,6 +378,36 @@ std::optional<KernelCategory> category_of(const std::string& cat, const std::str
   return std::nullopt;
 }
 
+// An NVTX range event (ph "X", cat "nvtx"): the same checks as a kernel's times.
+NvtxRange read_nvtx_range(const Reader& rd, const json& e, const json& args,
+                          const std::string& name, int64_t origin, const std::string& where) {
+  NvtxRange r;
+  r.name = name;
+  r.rank = rd.small_int(rd.need(e, "pid", where), where, "pid");
+  const int64_t tid = rd.integer(rd.need(e, "tid", where), where, "tid");
+  const double ts = rd.number(rd.need(e, "ts", where), where, "ts");
+  const double dur = rd.number(rd.need(e, "dur", where), where, "dur");
+  if (dur < 0) rd.fail(where + ": negative duration " + fmt::format("{}", dur) + " us");
+  auto start = rd.opt_integer(args, "start_ns", where);
+  auto end = rd.opt_integer(args, "end_ns", where);
+  if (start && end) {
+    r.start_ns = *start;
+    r.end_ns = *end;
+  } else {
+    r.start_ns = origin + std::llround(ts * 1000.0);
+    r.end_ns = r.start_ns + std::llround(dur * 1000.0);
+  }
+  if (r.end_ns < r.start_ns)
+    rd.fail(where + ": ends before it starts (negative duration " +
+            std::to_string(r.end_ns - r.start_ns) + " ns)");
+  const int64_t thread = rd.opt_integer(args, "thread", where)
+                             .value_or(tid >= kNvtxTidBase ? tid - kNvtxTidBase : tid);
+  if (thread < 0) rd.fail(where + ": \"thread\" is negative");
+  r.thread = static_cast<uint64_t>(thread);
+  r.domain = rd.opt_string(args, "domain", where);
+  return r;
+}
+
 }  // namespace
 
 Trace trace_from_json(const json& j, const std::string& source) {
@@ -438,13 +511,22 @@ Trace trace_from_json(const json& j, const std::string& source) {
     if (ph != "X") continue;  // metadata, other instants, counters, flows: not kernels
     const std::string name = rd.opt_string(e, "name", where);
     where += " (" + (name.size() > 60 ? name.substr(0, 57) + "..." : name) + ")";
-    const auto cat = category_of(rd.opt_string(e, "cat", where), name, meta != nullptr);
+    const std::string cat_name = rd.opt_string(e, "cat", where);
+    const json empty = json::object();
+    const json* args = &empty;
+    if (cat_name == "nvtx") {
+      if (auto a = e.find("args"); a != e.end() && !a->is_null()) {
+        if (!a->is_object()) rd.fail(where + ": \"args\" is not an object");
+        args = &*a;
+      }
+      t.ranges.push_back(read_nvtx_range(rd, e, *args, name, origin, where));
+      continue;
+    }
+    const auto cat = category_of(cat_name, name, meta != nullptr);
     if (!cat) continue;  // CPU ops and the like in foreign traces
     KernelEvent k;
     k.name = name;
     k.category = *cat;
-    const json empty = json::object();
-    const json* args = &empty;
     if (auto a = e.find("args"); a != e.end() && !a->is_null()) {
       if (!a->is_object()) rd.fail(where + ": \"args\" is not an object");
       args = &*a;
@@ -521,6 +603,7 @@ Trace merge_traces(const std::vector<Trace>& parts) {
     std::set<int> mine;
     for (const auto& r : p.ranks) mine.insert(r.rank);
     for (const auto& k : p.kernels) mine.insert(k.rank);
+    for (const auto& r : p.ranges) mine.insert(r.rank);
     for (int r : mine) {
       auto [it, fresh] = owner.emplace(r, p.source);
       if (!fresh)
@@ -530,6 +613,7 @@ Trace merge_traces(const std::vector<Trace>& parts) {
     out.ranks.insert(out.ranks.end(), p.ranks.begin(), p.ranks.end());
     out.streams.insert(out.streams.end(), p.streams.begin(), p.streams.end());
     out.kernels.insert(out.kernels.end(), p.kernels.begin(), p.kernels.end());
+    out.ranges.insert(out.ranges.end(), p.ranges.begin(), p.ranges.end());
     for (const auto& m : p.marks)  // a process-wide mark is in every rank file of its process
       if (seen_marks.insert({m.ts_ns, m.rank, m.name}).second) out.marks.push_back(m);
     out.dropped_records += p.dropped_records;

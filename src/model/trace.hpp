@@ -6,8 +6,10 @@
 // opened as is by ui.perfetto.dev and chrome://tracing. One process row per rank (pid = rank),
 // one thread row per stream (tid = stream id) named with its priority, cat = "compute" or
 // "communication", args holding the launch (grid, block, registers, shared memory, blocks per
-// SM). What Perfetto does not show (exact nanoseconds, devices, stream priorities, dropped
-// records) is kept under "otherData"."ccoverlap" (schema "ccoverlap.trace", kTraceSchemaVersion).
+// SM). NVTX ranges are complete events with cat "nvtx" on one row per (rank, thread), named
+// "NVTX (thread N)", above the rank's streams. What Perfetto does not show (exact nanoseconds,
+// devices, stream priorities, dropped records) is kept under "otherData"."ccoverlap" (schema
+// "ccoverlap.trace", kTraceSchemaVersion).
 //
 // All times are integer nanoseconds on the tracer's clock (CUPTI's: one clock for every device
 // of a process; processes of one host share it, so rank files of one run merge on one axis).
@@ -99,11 +101,30 @@ struct Mark {
   std::string name;
 };
 
+/// An NVTX range the traced program opened and closed (nvtxRangePush/Pop or nvtxRangeStart/End,
+/// any domain), on the trace clock: host-side times, like marks and launch timestamps.
+/// Written as a Chrome complete event (ph "X", cat "nvtx") on the row "NVTX (thread N)" of its
+/// rank (tid = kNvtxTidBase + thread, clear of every stream id).
+struct NvtxRange {
+  std::string name;
+  std::string domain;  ///< "" for NVTX's default domain
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;  ///< >= start_ns
+  int rank = 0;
+  uint64_t thread = 0;  ///< OS thread that opened it (CUPTI's id: gettid on Linux); 0 if unknown
+  int64_t duration_ns() const { return end_ns - start_ns; }
+};
+
+/// Chrome "tid" of the NVTX row of OS thread t: kNvtxTidBase + t. CUPTI stream ids (the tids of
+/// the kernel rows) are 32-bit, so the two never collide.
+inline constexpr int64_t kNvtxTidBase = int64_t{1} << 32;
+
 struct Trace {
   std::vector<RankInfo> ranks;
   std::vector<StreamInfo> streams;
   std::vector<KernelEvent> kernels;
   std::vector<Mark> marks;         ///< sorted by time after normalize()
+  std::vector<NvtxRange> ranges;   ///< by rank, then start (outer before inner) after normalize()
   uint64_t dropped_records = 0;    ///< records CUPTI dropped (buffers full): the trace is partial
   std::vector<std::string> notes;  ///< warnings and facts from the tracer, kept in the file
   std::string source;              ///< the file(s) it came from, for messages
@@ -111,7 +132,8 @@ struct Trace {
   /// The stream entry for (rank, device, stream), or nullptr.
   const StreamInfo* find_stream(int rank, int device, int64_t stream) const;
   /// Fills gaps from what the trace already holds: streams seen only in kernels get a StreamInfo,
-  /// kernels without a priority take their stream's, ranks seen only in kernels get a RankInfo.
+  /// kernels without a priority take their stream's, ranks seen only in kernels or NVTX ranges
+  /// get a RankInfo.
   void normalize();
 };
 
@@ -123,7 +145,8 @@ nlohmann::json trace_to_json(const Trace& t);
 /// kernels (events with cat "kernel", args "device" and "stream", as PyTorch's profiler writes).
 /// Throws Error with one clear line naming `source` on anything else: not an object, no
 /// "traceEvents" array, a wrong schema or major version, an event missing ts/dur/pid/tid or with
-/// a negative duration, a non-numeric field.
+/// a negative duration, a non-numeric field. NVTX ranges (cat "nvtx") are read back with the
+/// same checks.
 Trace trace_from_json(const nlohmann::json& j, const std::string& source = "trace");
 /// Parses text (malformed or truncated JSON -> Error "<source>: not valid JSON (...)").
 Trace parse_trace(std::string_view text, const std::string& source = "trace");
@@ -133,7 +156,8 @@ Trace read_trace_file(const std::string& path);
 void write_trace_file(const Trace& t, const std::string& path);
 
 /// Merges rank files into one trace. Two files holding the same rank throw Error (a file given
-/// twice, or ranks that were not told apart); dropped records add up; notes are kept.
+/// twice, or ranks that were not told apart); dropped records add up; notes are kept; NVTX
+/// ranges follow their ranks.
 Trace merge_traces(const std::vector<Trace>& parts);
 
 /// Fills blocks_per_sm of kernels that lack it from the model's occupancy calculator, using the

@@ -73,7 +73,57 @@ const std::pair<const char*, const char*> kLegend[] = {
     {kComputeColour, "compute kernel"},
     {kCommColour, "communication kernel (NCCL)"},
     {kOverlapColour, "compute and communication overlapped"},
-    {kWaitColour, "communication ready, waiting for SMs"}};
+    {kWaitColour, "communication ready, waiting for SMs"},
+    {kNvtxColour, "NVTX range"}};
+
+// At most n bytes of s, never cutting a UTF-8 sequence (NVTX names are the program's text).
+std::string utf8_prefix(const std::string& s, std::size_t n) {
+  if (s.size() <= n) return s;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  return s.substr(0, n);
+}
+
+std::string range_tooltip(const model::NvtxRange& r, int64_t t0, const TimeUnit& u) {
+  std::string s = r.name + "\n";
+  s += fmt::format("NVTX range, rank {} thread {}", r.rank, r.thread);
+  if (!r.domain.empty()) s += ", domain " + r.domain;
+  s += fmt::format("\nstart {} {}, {} us",
+                   format_number(static_cast<double>(r.start_ns - t0) / u.div, 3), u.name,
+                   format_number(static_cast<double>(r.duration_ns()) / 1e3, 3));
+  return s;
+}
+
+// A rank's NVTX ranges in [lo, hi], each with its lane: the first lane free at its start (outer
+// ranges come first, so nested ones go one lane down), the last lane when all are taken.
+struct LanedRange {
+  const model::NvtxRange* range;
+  int lane;
+};
+std::vector<LanedRange> lay_out_ranges(const model::Trace& t, int rank, int64_t lo, int64_t hi,
+                                       int* lanes) {
+  std::vector<const model::NvtxRange*> v;
+  for (const auto& r : t.ranges)
+    if (r.rank == rank && r.end_ns >= lo && r.start_ns <= hi) v.push_back(&r);
+  std::stable_sort(v.begin(), v.end(), [](const auto* a, const auto* b) {
+    return std::make_tuple(a->start_ns, -a->end_ns) < std::make_tuple(b->start_ns, -b->end_ns);
+  });
+  std::vector<int64_t> lane_end;
+  std::vector<LanedRange> out;
+  for (const auto* r : v) {
+    std::size_t lane = 0;
+    while (lane < lane_end.size() && lane_end[lane] > r->start_ns) ++lane;
+    if (lane == lane_end.size()) {
+      if (lane_end.size() < static_cast<std::size_t>(kNvtxLanes))
+        lane_end.push_back(r->end_ns);
+      else
+        lane = lane_end.size() - 1;
+    }
+    lane_end[lane] = std::max(lane_end[lane], r->end_ns);
+    out.push_back({r, static_cast<int>(lane)});
+  }
+  *lanes = static_cast<int>(lane_end.size());
+  return out;
+}
 
 }  // namespace
 
@@ -104,17 +154,29 @@ Svg timeline_svg(const model::Trace& t, const TimelineOptions& opt) {
     });
 
   const double left = 260, right = 24, top = 66, row_h = 22, bar_h = 16, sum_h = 12, rank_head = 22,
-               rank_gap = 14;
+               rank_gap = 14, lane_h = 10;
   const double width = std::max(opt.width, left + right + 200);
   const double pw = width - left - right;
+  // NVTX rows: lanes per rank (0: no range of that rank in the window, no row).
+  std::map<int, std::vector<LanedRange>> laned;
+  std::map<int, int> lanes;
+  for (const auto& [r, v] : rows) laned[r] = lay_out_ranges(t, r, lo, hi, &lanes[r]);
+  auto nvtx_row_h = [&](int r) { return lanes[r] > 0 ? lanes[r] * lane_h + 4 : 0.0; };
   double plot_h = 0;
   for (const auto& [r, v] : rows)
-    plot_h += rank_head + static_cast<double>(v.size()) * row_h + sum_h + 6 + rank_gap;
+    plot_h +=
+        rank_head + nvtx_row_h(r) + static_cast<double>(v.size()) * row_h + sum_h + 6 + rank_gap;
   const double axis_y = top + plot_h;
+  // The legend names NVTX ranges only when the picture shows some.
+  std::vector<std::pair<const char*, const char*>> legend;
+  bool any_ranges = false;
+  for (const auto& [r, n] : lanes) any_ranges = any_ranges || n > 0;
+  for (const auto& e : kLegend)
+    if (std::string_view(e.first) != kNvtxColour || any_ranges) legend.push_back(e);
   int legend_rows = 1;
   {
     double lx = 8;
-    for (const auto& [colour, what] : kLegend) {
+    for (const auto& [colour, what] : legend) {
       const double w = 40 + 6.3 * static_cast<double>(std::string_view(what).size());
       if (lx > 8 && lx + w > width) {
         lx = 8;
@@ -159,6 +221,7 @@ Svg timeline_svg(const model::Trace& t, const TimelineOptions& opt) {
   std::size_t total = 0;
   for (const auto& k : t.kernels)
     if (k.end_ns >= lo && k.start_ns <= hi) ++total;
+  for (const auto& [r, v] : laned) total += v.size();
   const bool tips = opt.tooltips && total <= 20000;
   svg.clip_rect("plot", left, top - 2, pw, plot_h + 4);
 
@@ -172,6 +235,55 @@ Svg timeline_svg(const model::Trace& t, const TimelineOptions& opt) {
     }
     svg.text(8, y + 15, head, 13, "start", "#222", "bold");
     y += rank_head;
+    // The rank's NVTX ranges, a thin row above its streams; thin neighbours in a lane merged
+    // like kernels.
+    if (lanes[rank] > 0) {
+      const double rh = nvtx_row_h(rank);
+      svg.text(18, y + std::min(rh, 14.0) - 3, "NVTX ranges", 10, "start", "#555");
+      svg.rect(left, y + 1, pw, rh - 2, fill_style("#f7f7f7"));
+      svg.open_group("plot");
+      struct RBox {
+        double x0, x1;
+        std::size_t count;
+        const model::NvtxRange* first;
+      };
+      std::vector<std::vector<RBox>> per_lane(static_cast<std::size_t>(lanes[rank]));
+      for (const auto& lr : laned[rank]) {
+        const auto& r = *lr.range;
+        const double x0 = xof(std::max(r.start_ns, lo)), x1 = xof(std::min(r.end_ns, hi));
+        auto& boxes = per_lane[static_cast<std::size_t>(lr.lane)];
+        if (!boxes.empty()) {
+          auto& b = boxes.back();
+          const bool thin = (b.x1 - b.x0) < 3 || (x1 - x0) < 3;
+          if (thin && x0 - b.x1 < 0.5 && x0 >= b.x0) {
+            b.x1 = std::max(b.x1, x1);
+            ++b.count;
+            continue;
+          }
+        }
+        boxes.push_back({x0, x1, 1, &r});
+      }
+      for (std::size_t lane = 0; lane < per_lane.size(); ++lane) {
+        const double by = y + 2 + static_cast<double>(lane) * lane_h;
+        for (const auto& b : per_lane[lane]) {
+          const double w = std::max(b.x1 - b.x0, 0.6);
+          std::string tip;
+          if (tips)
+            tip = b.count == 1 ? range_tooltip(*b.first, lo, unit)
+                               : fmt::format("{} NVTX ranges", b.count);
+          svg.rect(b.x0, by, w, lane_h - 2, box_style(kNvtxColour, w > 4 ? "#ffffff" : "none", 0.5),
+                   tip);
+          if (w > 40 && b.count == 1) {
+            std::string nm = b.first->name;
+            const auto fit = static_cast<std::size_t>((w - 4) / 4.9);
+            if (nm.size() > fit) nm = fit > 3 ? utf8_prefix(nm, fit - 3) + "..." : std::string();
+            if (!nm.empty()) svg.text(b.x0 + 2, by + lane_h - 4, nm, 7.5, "start", "#ffffff");
+          }
+        }
+      }
+      svg.close_group();
+      y += rh;
+    }
     for (const auto* s : streams) {
       std::string label = fmt::format("stream {}", s->stream);
       label += s->priority ? fmt::format("  priority {}", *s->priority) : "  priority ?";
@@ -272,7 +384,7 @@ Svg timeline_svg(const model::Trace& t, const TimelineOptions& opt) {
   // Legend, wrapped to the width.
   double ly = axis_y + 56;
   double lx = 8;
-  for (const auto& [colour, what] : kLegend) {
+  for (const auto& [colour, what] : legend) {
     const double w = 40 + 6.3 * static_cast<double>(std::string_view(what).size());
     if (lx > 8 && lx + w > width) {
       lx = 8;

@@ -1,6 +1,16 @@
 // CUPTI kernel tracing (docs/TRACE.md): every kernel that runs on any device of this process,
 // with its stream, the stream's priority and the launch (grid, block, registers, shared
-// memory), written as Chrome/Perfetto JSON through the model (model/trace.hpp).
+// memory), and the program's NVTX ranges, written as Chrome/Perfetto JSON through the model
+// (model/trace.hpp).
+//
+// NVTX ranges: CUPTI sees NVTX calls only as NVTX's injection library, which NVTX looks up
+// once, at the process's first NVTX call, from $NVTX_INJECTION64_PATH. start() sets that
+// variable to the libcupti it loaded (never overwriting a value already set), so ranges pushed
+// after start() are recorded. If the process made any NVTX call before start() (it, or a library
+// such as NCCL), NVTX has settled on "no tool" for good and no range is seen; a range opened
+// before start() and closed after it is reported as unmatched. Set NVTX_INJECTION64_PATH to
+// libcupti before the program starts to be sure. (Not yet inside libcco_preload.so, whose copy of
+// this tracer records no ranges: docs/TRACE.md.)
 //
 // Cost: a Session that is never started makes no CUPTI call and loads nothing. libcupti is
 // loaded with dlopen at start(), so binaries run where CUPTI is missing (tracing then reports
@@ -40,6 +50,8 @@ struct Options {
   std::string library;
   /// Print warnings to stderr (once each) as well as keeping them in warning().
   bool print_warnings = true;
+  /// Record NVTX ranges (CUPTI_ACTIVITY_KIND_MARKER; sets NVTX_INJECTION64_PATH, see above).
+  bool nvtx_ranges = true;
 };
 
 class Session {
@@ -54,6 +66,8 @@ class Session {
   /// (and printed), when it cannot: libcupti not found or too old, CUPTI already in use by
   /// another tool or Session, or a CUPTI call failed. Streams that exist already are recorded
   /// with their priorities (CUPTI dumps them). Starting an active session is a no-op (true).
+  /// NVTX ranges that cannot be recorded (CUPTI refuses the marker kind, or a CUPTI known to
+  /// crash as NVTX injection) leave kernel tracing on, with a warning that ranges are off.
   bool start() noexcept;
   /// Flushes every record CUPTI holds and stops. Does not synchronize the devices: call it after
   /// the traced work is complete (cudaDeviceSynchronize / cudaStreamSynchronize), else kernels
@@ -70,20 +84,25 @@ class Session {
   /// (cuptiGetTimestamp); rank -1: the whole process. Shown in the file, in the timeline and by
   /// cco report, so a trace of many runs can be cut with --from/--to. Only while active.
   void mark(const std::string& name, int rank = -1) noexcept;
-  /// Kernels of `device` belong to `rank` (default: rank = device). For ranks as threads of one
-  /// process (cco bench), call once per rank.
+  /// Kernels of `device` belong to `rank` (default: rank = device), and so do the NVTX ranges
+  /// of the calling thread. For ranks as threads of one process (cco bench), call once per rank
+  /// from the rank's own thread. Ranges of other threads belong to the process's lowest rank.
   void set_rank(int device, int rank) noexcept;
 
   /// Records CUPTI reported dropped (buffers full), so far. Non-zero: the trace is partial, and
   /// the files, cco report and the bench say so.
   uint64_t dropped_records() const noexcept;
   std::size_t kernel_count() const noexcept;
-  /// Forgets the kernels and marks collected so far (e.g. the warm-up); keeps streams and ranks.
-  /// Flushes CUPTI first: synchronize the devices before, as for stop().
+  /// NVTX ranges closed so far (open ones are counted once closed).
+  std::size_t range_count() const noexcept;
+  /// Forgets the kernels, marks and closed NVTX ranges collected so far (e.g. the warm-up); keeps
+  /// streams, ranks and the ranges still open. Flushes CUPTI first: synchronize the devices
+  /// before, as for stop().
   void clear() noexcept;
 
   /// The trace of every device (rank < 0) or of one rank's devices. Kernel names demangled,
-  /// blocks per SM from the occupancy model where the architecture is known.
+  /// blocks per SM from the occupancy model where the architecture is known. NVTX ranges not
+  /// closed (yet) are left out and named in the notes.
   model::Trace trace(int rank = -1) const;
   /// Writes trace(rank) as Chrome/Perfetto JSON; throws model::Error when it cannot write.
   void write(const std::string& path, int rank = -1) const;

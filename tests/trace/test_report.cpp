@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <typeinfo>
@@ -170,6 +171,14 @@ TEST(Svg, CheckerCatchesBrokenXml) {
   EXPECT_EQ(check_xml("<svg><rect x=\"1\"/>&amp;</svg>").error, "");
 }
 
+TEST(Svg, CheckerCatchesInvalidUtf8) {
+  EXPECT_EQ(check_xml("<svg>caf\xc3\xa9 \xe2\x80\x96 \xf0\x9f\x99\x82</svg>").error, "");
+  EXPECT_NE(check_xml("<svg>caf\xc3</svg>").error, "");       // cut sequence
+  EXPECT_NE(check_xml("<svg>\xc0\xaf</svg>").error, "");      // overlong
+  EXPECT_NE(check_xml("<svg>\xed\xa0\x80</svg>").error, "");  // surrogate
+  EXPECT_NE(check_xml("<svg a=\"\xff\"></svg>").error, "");   // never valid
+}
+
 TEST(Svg, WriteFailsClearly) {
   rp::Svg s(10, 10);
   EXPECT_THROW(s.write("/nonexistent/dir/x.svg"), std::runtime_error);
@@ -217,6 +226,104 @@ TEST(Timeline, TwoRanksTwoStreams) {
   EXPECT_NE(all.find("iteration 1"), std::string::npos);  // marks are drawn
   // The urgent stream is drawn first within a rank.
   EXPECT_LT(svg.find("stream 13"), svg.find("stream 14"));
+}
+
+// bench_like() with NVTX ranges as `cco bench` pushes them: per rank and iteration an outer range
+// around the run and a nested one, plus a long-named one and one outside the window.
+Trace with_ranges(int iterations = 3) {
+  Trace t = bench_like(iterations);
+  const int64_t base = 1'000'000'000;
+  for (int it = 0; it < iterations; ++it)
+    for (int r = 0; r < 2; ++r) {
+      const int64_t t0 = base + it * 2'000'000 + r * 3'000;
+      cco::model::NvtxRange outer;
+      outer.name = "concurrent, iteration " + std::to_string(it);
+      outer.rank = r;
+      outer.thread = 1000 + static_cast<uint64_t>(r);
+      outer.start_ns = t0 - 10'000;
+      outer.end_ns = t0 + 1'500'000;
+      auto inner = outer;
+      inner.name = "enqueue <gemm> & \"all-reduce\"";
+      inner.domain = "ccoverlap";
+      inner.start_ns = t0 - 5'000;
+      inner.end_ns = t0 + 200'000;
+      t.ranges.push_back(outer);
+      t.ranges.push_back(inner);
+    }
+  cco::model::NvtxRange utf8;
+  utf8.name =
+      "\xc3\xa9tape \xe2\x80\x94 " + std::string(200, 'x') + " \xc3\xa9";  // cut in the picture
+  utf8.rank = 0;
+  utf8.thread = 1000;
+  utf8.start_ns = base + 1'600'000;
+  utf8.end_ns = base + 1'990'000;
+  t.ranges.push_back(utf8);
+  t.normalize();
+  return t;
+}
+
+TEST(Timeline, NvtxRangesOnAThinRowAboveEachRanksStreams) {
+  const Trace t = with_ranges();
+  const std::string svg = rp::timeline_svg(t).str();
+  keep("timeline_nvtx.svg", svg);
+  const auto x = check_xml(svg);
+  ASSERT_EQ(x.error, "");
+  // 13 ranges, each a rect, + the legend's.
+  EXPECT_EQ(count(svg, std::string("fill=\"") + rp::kNvtxColour + "\""), 13u + 1u);
+  // Kernels and their tooltips are all still there, and every range has one.
+  EXPECT_EQ(count(svg, std::string("fill=\"") + rp::kComputeColour + "\""), 12u + 1u);
+  EXPECT_EQ(x.count.at("title"), 18u + 6u + 13u);
+  std::string all;
+  for (const auto& s : x.texts) all += s + "\n";
+  EXPECT_EQ(count(all, "NVTX ranges\n"), 2u) << "one row label per rank";
+  EXPECT_NE(all.find("NVTX range\n"), std::string::npos) << "legend";
+  EXPECT_NE(all.find("concurrent, iteration 1\nNVTX range, rank 1 thread 1001"), std::string::npos)
+      << "tooltip";
+  EXPECT_NE(all.find("enqueue <gemm> & \"all-reduce\"\nNVTX range, rank 0 thread 1000, domain "
+                     "ccoverlap"),
+            std::string::npos);
+  // The row is above the rank's streams, below the rank's heading.
+  const auto rank0 = svg.find(">rank 0"), row0 = svg.find(">NVTX ranges<"),
+             streams0 = svg.find(">stream 13");
+  EXPECT_LT(rank0, row0);
+  EXPECT_LT(row0, streams0);
+  // Nested ranges go one lane down: two distinct y for the NVTX boxes of a rank.
+  std::set<std::string> ys;
+  for (auto p = svg.find(std::string("fill=\"") + rp::kNvtxColour); p != std::string::npos;
+       p = svg.find(std::string("fill=\"") + rp::kNvtxColour, p + 1)) {
+    const auto open = svg.rfind("<rect", p);
+    const auto y = svg.find(" y=\"", open);
+    ys.insert(svg.substr(y, svg.find('"', y + 4) - y));
+  }
+  EXPECT_GE(ys.size(), 4u + 1u) << "2 lanes x 2 ranks + the legend";
+  // Without ranges: no row, no legend entry; and the picture is shorter.
+  const std::string plain = rp::timeline_svg(bench_like()).str();
+  EXPECT_EQ(plain.find("NVTX"), std::string::npos);
+  EXPECT_LT(rp::timeline_svg(bench_like()).height(), rp::timeline_svg(t).height());
+}
+
+TEST(Timeline, NvtxLanesAreCappedAndWindowed) {
+  Trace t = bench_like(1);
+  // 8 nested ranges on rank 0: 4 lanes, the deeper ones share the last.
+  for (int d = 0; d < 8; ++d) {
+    cco::model::NvtxRange r;
+    r.name = "depth " + std::to_string(d);
+    r.rank = 0;
+    r.thread = 5;
+    r.start_ns = 1'000'000'000 + d * 1000;
+    r.end_ns = 1'001'000'000 - d * 1000;
+    t.ranges.push_back(r);
+  }
+  t.normalize();
+  const Trace plain = bench_like(1);
+  const double h = rp::timeline_svg(t).height() - rp::timeline_svg(plain).height();
+  EXPECT_DOUBLE_EQ(h, rp::kNvtxLanes * 10.0 + 4.0);
+  EXPECT_EQ(check_xml(rp::timeline_svg(t).str()).error, "");
+  // A window that holds none of the ranges: no row.
+  rp::TimelineOptions o;
+  o.from_ns = 1'001'100'000;  // only the all-reduces run here
+  o.to_ns = 1'001'300'000;
+  EXPECT_EQ(rp::timeline_svg(t, o).str().find("NVTX ranges"), std::string::npos);
 }
 
 TEST(Timeline, WindowAndErrors) {

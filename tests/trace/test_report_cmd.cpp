@@ -63,6 +63,33 @@ std::string rank_file(int r) {
   return p;
 }
 
+// rank_file(r) with NVTX ranges: "step 0" [10, 50 us) and "step 1" [60, 90 us) on every rank,
+// "warm-up" twice on rank 0, and a truncated range named in the notes (as Session writes it).
+std::string ranges_file(int r) {
+  cco::model::Trace t = cco::model::read_trace_file(rank_file(r));
+  auto add = [&](const std::string& name, int64_t a, int64_t b) {
+    cco::model::NvtxRange x;
+    x.name = name;
+    x.rank = r;
+    x.thread = 100 + static_cast<uint64_t>(r);
+    x.start_ns = a;
+    x.end_ns = b;
+    t.ranges.push_back(x);
+  };
+  add("step 0", 10'000, 50'000);
+  add("step 1", 60'000, 90'000);
+  if (r == 0) {
+    add("warm-up", 0, 1'000);
+    add("warm-up", 2'000, 3'000);
+  }
+  t.notes.push_back(
+      "NVTX range 'late' opened on thread 100 at 95000 ns was not closed while "
+      "tracing: truncated, left out of the trace");
+  const std::string p = dir() + "cco_ranges" + std::to_string(r) + ".json";
+  cco::model::write_trace_file(t, p);
+  return p;
+}
+
 int run(std::vector<std::string> args, std::string* out = nullptr) {
   args.insert(args.begin(), "report");
   ::testing::internal::CaptureStdout();
@@ -127,6 +154,46 @@ TEST(ReportCmd, WindowAndTimeline) {
   EXPECT_EQ(x.root, "svg");
 }
 
+TEST(ReportCmd, NvtxRangesCountedPerRankAndTruncatedOnesNoted) {
+  std::string out;
+  ASSERT_EQ(run({ranges_file(0), ranges_file(1)}, &out), 0);
+  EXPECT_NE(out.find("# NVTX ranges: 6 (rank 0: 4, rank 1: 2)"), std::string::npos) << out;
+  EXPECT_NE(out.find("# note: NVTX range 'late' opened on thread 100"), std::string::npos) << out;
+  ASSERT_EQ(run({ranges_file(0), ranges_file(1), "--json"}, &out), 0);
+  const auto j = nlohmann::json::parse(out);
+  ASSERT_EQ(j["nvtx_ranges"].size(), 2u);
+  EXPECT_EQ(j["nvtx_ranges"][0]["rank"], 0);
+  EXPECT_EQ(j["nvtx_ranges"][0]["count"], 4);
+  EXPECT_EQ(j["nvtx_ranges"][1]["count"], 2);
+  EXPECT_TRUE(j["window_ns"]["range"].is_null());
+  // A trace without ranges says nothing about them.
+  ASSERT_EQ(run({rank_file(0)}, &out), 0);
+  EXPECT_EQ(out.find("NVTX"), std::string::npos) << out;
+}
+
+TEST(ReportCmd, RangeCutsLikeFromTo) {
+  std::string by_range, by_time;
+  const std::string svg = dir() + "cco_range_timeline.svg";
+  ASSERT_EQ(
+      run({ranges_file(0), ranges_file(1), "--range", "step 0", "--json", "--svg", svg}, &by_range),
+      0);
+  ASSERT_EQ(run({ranges_file(0), ranges_file(1), "--from", "10", "--to", "50", "--json"}, &by_time),
+            0);
+  auto a = nlohmann::json::parse(by_range), b = nlohmann::json::parse(by_time);
+  EXPECT_EQ(a["window_ns"]["range"], "step 0");
+  EXPECT_EQ(a["window_ns"]["from"], b["window_ns"]["from"]);
+  EXPECT_EQ(a["window_ns"]["to"], b["window_ns"]["to"]);
+  EXPECT_EQ(a["ranks"], b["ranks"]);
+  EXPECT_EQ(a["ranks"][0]["compute_busy_ns"], 40'000);
+  EXPECT_EQ(cco::test::check_xml(read(svg)).error, "");
+  EXPECT_NE(read(svg).find("NVTX ranges"), std::string::npos);
+  std::string out;
+  ASSERT_EQ(run({ranges_file(0), "--range=step 1"}, &out), 0);
+  EXPECT_NE(out.find("# window: NVTX range 'step 1': 60.0 .. 90.0 us after the first kernel"),
+            std::string::npos)
+      << out;
+}
+
 TEST(ReportCmd, BenchJsonTableAndChart) {
   std::string out;
   const std::string svg = dir() + "cco_sweep.svg";
@@ -148,6 +215,22 @@ void expect_throw(std::vector<std::string> args, const char* part) {
   } catch (const std::exception& e) {
     ADD_FAILURE() << "wrong kind of error: " << e.what();
   }
+}
+
+TEST(ReportCmd, RangeErrors) {
+  using cco::cli::Usage;
+  using cco::model::Error;
+  expect_throw<Error>({ranges_file(0), "--range", "step 7"},
+                      "no NVTX range named 'step 7' (the trace has 4 ranges named 'step 0', "
+                      "'step 1', 'warm-up')");
+  expect_throw<Error>({rank_file(0), "--range", "step 0"}, "the trace has no NVTX ranges");
+  expect_throw<Error>({ranges_file(0), "--range", "warm-up"},
+                      "2 NVTX ranges on rank 0 are named 'warm-up'");
+  expect_throw<Usage>({ranges_file(0), "--range", "step 0", "--from", "1"},
+                      "--range and --from/--to");
+  expect_throw<Usage>({ranges_file(0), "--range"}, "--range needs a value");
+  expect_throw<Usage>({ranges_file(0), "--range="}, "empty range name");
+  expect_throw<Usage>({CCO_BENCH_EXAMPLE, "--range", "x"}, "--range applies to traces");
 }
 
 TEST(ReportCmd, UsageErrors) {

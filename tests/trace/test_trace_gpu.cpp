@@ -1,13 +1,19 @@
 // CUPTI tracing of real kernels (label gpu): kernels on two streams of different priority (and
 // the NULL stream) come back with the right names, categories, streams, priorities and launch
 // details; a second session is refused while one is active; dropped records are never silently
-// lost; a session never started loads nothing.
+// lost; a session never started loads nothing; NVTX ranges pushed after start() are recorded
+// (the last test: the process's first NVTX call must come after a start()).
 #include <gtest/gtest.h>
 
 #include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <string>
@@ -19,6 +25,12 @@
 namespace {
 
 #define CHECK_CUDA(x) ASSERT_EQ((x), cudaSuccess) << #x << ": " << cudaGetErrorString(x)
+
+// NVTX_INJECTION64_PATH as the user set it, read before any Session could set it.
+const std::string g_user_nvtx_injection = [] {
+  const char* e = std::getenv("NVTX_INJECTION64_PATH");
+  return std::string(e ? e : "");
+}();
 
 double us(int64_t ns) {
   return static_cast<double>(ns) / 1e3;
@@ -207,6 +219,102 @@ TEST(GpuTrace, DroppedRecordsAreCountedNeverSilentlyLost) {
     EXPECT_NE(s.warning().find("dropped"), std::string::npos);
     EXPECT_EQ(s.trace().dropped_records, s.dropped_records());
   }
+}
+
+// Runs last: this process's first NVTX call happens here, after start() named libcupti as NVTX's
+// injection library (earlier tests started sessions too; none made an NVTX call).
+TEST(GpuTrace, NvtxRangesAroundAKernel) {
+  CHECK_CUDA(cudaSetDevice(0));
+  int* counter = nullptr;
+  CHECK_CUDA(cudaMalloc(&counter, sizeof(int)));
+  cco::trace::Session s;
+  ASSERT_TRUE(s.start()) << s.warning();
+  {
+    std::string why = s.warning();
+    for (const auto& n : s.trace().notes)
+      if (n.find("NVTX ranges not recorded") != std::string::npos) why = n;
+    if (why.find("NVTX ranges are off") != std::string::npos ||
+        why.find("NVTX ranges not recorded") != std::string::npos)
+      GTEST_SKIP() << "this CUPTI records no NVTX ranges: " << why;
+  }
+  const char* inj = std::getenv("NVTX_INJECTION64_PATH");
+  ASSERT_NE(inj, nullptr);
+  if (g_user_nvtx_injection.empty())
+    EXPECT_EQ(std::string(inj), cco::trace::cupti_library()) << "start() names its libcupti";
+  else
+    EXPECT_EQ(std::string(inj), g_user_nvtx_injection) << "a value the user set is kept";
+  s.set_rank(0, 7);  // this thread is rank 7's: its ranges and device 0's kernels are rank 7's
+  const uint64_t tid = static_cast<uint64_t>(::syscall(SYS_gettid));
+  const uint64_t pt = static_cast<uint32_t>(pthread_self());
+
+  nvtxRangePushA("cco outer");
+  nvtxRangePushA("cco inner");
+  CHECK_CUDA(cco::test::launch_compute(nullptr, 4, 128, 0, kCycles, counter));
+  nvtxRangePop();
+  nvtxRangePop();
+  const nvtxRangeId_t id = nvtxRangeStartA("cco start/end");
+  CHECK_CUDA(cco::test::launch_compute(nullptr, 2, 96, 0, kCycles / 10, counter));
+  CHECK_CUDA(cudaDeviceSynchronize());
+  nvtxRangeEnd(id);
+  nvtxRangePushA("cco left open");  // still open at stop(): a note, not a range
+  s.stop();
+  nvtxRangePop();
+
+  const cco::model::Trace t = s.trace();
+  std::printf("trace: %zu kernels, %zu NVTX ranges; notes:", t.kernels.size(), t.ranges.size());
+  for (const auto& n : t.notes) std::printf(" [%s]", n.c_str());
+  std::printf("\n");
+  std::map<std::string, const cco::model::NvtxRange*> by_name;
+  for (const auto& r : t.ranges) {
+    std::printf("  range '%s' domain '%s' rank %d thread %llu: %lld .. %lld ns (%.1f us)\n",
+                r.name.c_str(), r.domain.c_str(), r.rank, static_cast<unsigned long long>(r.thread),
+                static_cast<long long>(r.start_ns), static_cast<long long>(r.end_ns),
+                us(r.duration_ns()));
+    EXPECT_EQ(by_name.count(r.name), 0u) << "twice: " << r.name;
+    by_name[r.name] = &r;
+  }
+  for (const char* n : {"cco outer", "cco inner", "cco start/end"}) {
+    ASSERT_EQ(by_name.count(n), 1u) << n;
+    const auto& r = *by_name[n];
+    EXPECT_LT(r.start_ns, r.end_ns) << n;
+    EXPECT_EQ(r.domain, "") << n;
+    EXPECT_EQ(r.rank, 7) << n;
+    EXPECT_TRUE(r.thread == tid || r.thread == pt) << n << ": thread " << r.thread;
+  }
+  EXPECT_EQ(by_name.count("cco left open"), 0u);
+  const auto& outer = *by_name["cco outer"];
+  const auto& inner = *by_name["cco inner"];
+  EXPECT_LE(outer.start_ns, inner.start_ns);
+  EXPECT_GE(outer.end_ns, inner.end_ns);
+  EXPECT_EQ(s.range_count(), t.ranges.size());
+  std::string notes;
+  for (const auto& n : t.notes) notes += n + "\n";
+  EXPECT_NE(notes.find("'cco left open'"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("NVTX ranges on"), std::string::npos) << notes;
+
+  // The kernels are still traced, on the same clock (printed: launch inside the inner range).
+  int launched = 0;
+  for (const auto& k : t.kernels) {
+    if (k.name.find("cco_trace_test_compute") == std::string::npos) continue;
+    EXPECT_EQ(k.rank, 7);
+    if (k.block.x == 128) {
+      ++launched;
+      std::printf("  kernel launched at %lld ns (inner range %lld .. %lld), ran %lld .. %lld\n",
+                  static_cast<long long>(k.launch_ns()), static_cast<long long>(inner.start_ns),
+                  static_cast<long long>(inner.end_ns), static_cast<long long>(k.start_ns),
+                  static_cast<long long>(k.end_ns));
+    }
+    if (k.block.x == 96) ++launched;
+  }
+  EXPECT_EQ(launched, 2);
+
+  // The file keeps them.
+  const std::string file = ::testing::TempDir() + "cco_gpu_trace_nvtx.json";
+  s.write(file);
+  const auto back = cco::model::read_trace_file(file);
+  EXPECT_EQ(back.ranges.size(), t.ranges.size());
+  EXPECT_EQ(back.kernels.size(), t.kernels.size());
+  CHECK_CUDA(cudaFree(counter));
 }
 
 }  // namespace

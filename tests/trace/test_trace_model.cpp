@@ -10,6 +10,7 @@
 
 #include "model/limits.hpp"
 #include "model/trace.hpp"
+#include "model/trace_nvtx.hpp"
 
 namespace {
 
@@ -624,6 +625,378 @@ TEST(TraceErrors, MutatedInputsGiveOnlyModelErrors) {
   }
   EXPECT_GT(errors, 1000);
   EXPECT_GT(ok, 0);
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------------------------
+// NVTX ranges: pairing CUPTI's START/END records, the JSON round trip, reader errors, merging
+// ------------------------------------------------------------------------------------------
+
+namespace {
+
+using cco::model::NvtxPairing;
+using cco::model::NvtxRange;
+using cco::model::NvtxRecord;
+
+NvtxRecord Start(uint64_t id, int64_t ts, uint64_t thread, std::string name,
+                 std::string domain = {}) {
+  NvtxRecord r;
+  r.kind = NvtxRecord::Kind::Start;
+  r.id = id;
+  r.ts_ns = ts;
+  r.thread = thread;
+  r.name = std::move(name);
+  r.domain = std::move(domain);
+  return r;
+}
+
+NvtxRecord End(uint64_t id, int64_t ts, uint64_t thread = 0) {
+  NvtxRecord r;
+  r.kind = NvtxRecord::Kind::End;
+  r.id = id;
+  r.ts_ns = ts;
+  r.thread = thread;
+  return r;
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += x + "\n";
+  return s;
+}
+
+TEST(NvtxPairing, StartAndEndOfOneIdMakeOneRange) {
+  NvtxPairing p;
+  p.add(Start(7, 1000, 4242, "concurrent, iteration 3", "ccoverlap"));
+  EXPECT_TRUE(p.ranges().empty());
+  ASSERT_EQ(p.open().size(), 1u);
+  p.add(End(7, 2500, 4242));
+  ASSERT_EQ(p.ranges().size(), 1u);
+  const NvtxRange& r = p.ranges()[0];
+  EXPECT_EQ(r.name, "concurrent, iteration 3");
+  EXPECT_EQ(r.domain, "ccoverlap");
+  EXPECT_EQ(r.start_ns, 1000);
+  EXPECT_EQ(r.end_ns, 2500);
+  EXPECT_EQ(r.duration_ns(), 1500);
+  EXPECT_EQ(r.thread, 4242u);
+  EXPECT_EQ(r.rank, -1);  // for the tracer to set
+  EXPECT_TRUE(p.open().empty());
+  EXPECT_EQ(p.unmatched_ends(), 0u);
+  EXPECT_TRUE(p.notes().empty());
+}
+
+TEST(NvtxPairing, NestedPushPopPairsByIdNotByOrder) {
+  // push A, push B, pop B, pop A on one thread; a start/end range C opened on thread 1 and
+  // ended on thread 2 while the others run; records of different ranges interleaved.
+  NvtxPairing p;
+  p.add(Start(1, 10, 1, "A"));
+  p.add(Start(3, 15, 1, "C"));
+  p.add(Start(2, 20, 1, "B"));
+  p.add(End(2, 30, 1));
+  p.add(End(1, 40, 1));
+  p.add(End(3, 45, 2));
+  ASSERT_EQ(p.ranges().size(), 3u);
+  std::map<std::string, NvtxRange> by;
+  for (const auto& r : p.ranges()) by[r.name] = r;
+  EXPECT_EQ(by["A"].start_ns, 10);
+  EXPECT_EQ(by["A"].end_ns, 40);
+  EXPECT_EQ(by["B"].start_ns, 20);
+  EXPECT_EQ(by["B"].end_ns, 30);
+  EXPECT_EQ(by["C"].start_ns, 15);
+  EXPECT_EQ(by["C"].end_ns, 45);
+  EXPECT_EQ(by["C"].thread, 1u) << "a range belongs to the thread that opened it";
+  // B is nested in A.
+  EXPECT_GE(by["B"].start_ns, by["A"].start_ns);
+  EXPECT_LE(by["B"].end_ns, by["A"].end_ns);
+  // Closed in END order: B, A, C.
+  EXPECT_EQ(p.ranges()[0].name, "B");
+  EXPECT_EQ(p.ranges()[1].name, "A");
+  EXPECT_EQ(p.ranges()[2].name, "C");
+  EXPECT_TRUE(p.notes().empty());
+}
+
+TEST(NvtxPairing, UnmatchedRecordsAreNotesNeverSilentlyLost) {
+  NvtxPairing p;
+  p.add(End(99, 5));                             // opened before tracing began
+  p.add(Start(4, 100, 9, "still open", "dom"));  // never closed
+  p.add(Start(5, 200, 9, "closed"));
+  p.add(End(5, 300, 9));
+  EXPECT_EQ(p.ranges().size(), 1u);
+  EXPECT_EQ(p.unmatched_ends(), 1u);
+  ASSERT_EQ(p.open().size(), 1u);
+  const auto notes = p.notes();
+  const std::string all = joined(notes);
+  ASSERT_EQ(notes.size(), 2u) << all;
+  EXPECT_NE(all.find("'still open' (domain 'dom') opened on thread 9 at 100 ns"), std::string::npos)
+      << all;
+  EXPECT_NE(all.find("truncated"), std::string::npos) << all;
+  EXPECT_NE(all.find("1 NVTX ranges ended without a recorded start"), std::string::npos) << all;
+  // The open range closes later (tracing resumed): it pairs, and its note goes away.
+  p.add(End(4, 400, 9));
+  EXPECT_EQ(p.ranges().size(), 2u);
+  EXPECT_EQ(p.ranges()[1].name, "still open");
+  EXPECT_EQ(p.ranges()[1].end_ns, 400);
+  EXPECT_EQ(joined(p.notes()).find("still open"), std::string::npos);
+}
+
+TEST(NvtxPairing, ReplacedStartsEndsBeforeStartsAndClearing) {
+  NvtxPairing p;
+  p.add(Start(1, 100, 1, "first"));
+  p.add(Start(1, 150, 1, "second"));  // the same id again before an END: the first is lost
+  EXPECT_EQ(p.replaced_starts(), 1u);
+  p.add(End(1, 120, 1));  // an END stamped before its START: a zero-length range, never negative
+  ASSERT_EQ(p.ranges().size(), 1u);
+  EXPECT_EQ(p.ranges()[0].name, "second");
+  EXPECT_EQ(p.ranges()[0].duration_ns(), 0);
+  EXPECT_NE(joined(p.notes()).find("1 NVTX range starts were replaced"), std::string::npos);
+  // clear_closed forgets closed ranges and counts, keeps what is open.
+  p.add(Start(2, 500, 1, "open across clear"));
+  p.clear_closed();
+  EXPECT_TRUE(p.ranges().empty());
+  EXPECT_EQ(p.replaced_starts(), 0u);
+  EXPECT_EQ(p.open().size(), 1u);
+  p.add(End(2, 600, 1));
+  ASSERT_EQ(p.ranges().size(), 1u);
+  EXPECT_EQ(p.ranges()[0].name, "open across clear");
+}
+
+TEST(NvtxPairing, ManyOpenRangesAreListedUpToALimitThenCounted) {
+  NvtxPairing p;
+  for (int i = 0; i < 12; ++i) {
+    std::string name = "r";
+    name += std::to_string(i);  // (not "r" + ...: GCC 12 warns falsely, -Wrestrict)
+    p.add(Start(static_cast<uint64_t>(i), 1000 - i, 1, name));
+  }
+  const auto notes = p.notes(10);
+  ASSERT_EQ(notes.size(), 11u);
+  EXPECT_NE(notes[0].find("'r11'"), std::string::npos) << "oldest first: " << notes[0];
+  EXPECT_NE(notes[10].find("2 more NVTX ranges were not closed"), std::string::npos) << notes[10];
+}
+
+TEST(NvtxPairing, RanksFromTheThreadThatOpenedTheRange) {
+  std::vector<NvtxRange> v(3);
+  v[0].thread = 100;
+  v[1].thread = 200;
+  v[2].thread = 300;
+  cco::model::assign_nvtx_ranks(v, {{100, 0}, {200, 1}}, 5);
+  EXPECT_EQ(v[0].rank, 0);
+  EXPECT_EQ(v[1].rank, 1);
+  EXPECT_EQ(v[2].rank, 5);  // a thread that is no rank's: the fallback
+}
+
+NvtxRange R(int rank, uint64_t thread, int64_t start, int64_t end, std::string name,
+            std::string domain = {}) {
+  NvtxRange r;
+  r.rank = rank;
+  r.thread = thread;
+  r.start_ns = start;
+  r.end_ns = end;
+  r.name = std::move(name);
+  r.domain = std::move(domain);
+  return r;
+}
+
+Trace with_ranges() {
+  Trace t = rich();
+  const int64_t base = 1'763'780'000'123'456'789;
+  t.ranges = {R(0, 4242, base - 20'000, base + 1'300'000, "concurrent, iteration 0"),
+              R(0, 4242, base + 10, base + 1'200'000, "inner \"q\" <&>", "ccoverlap"),
+              R(1, 4243, base - 5, base + 3000, "concurrent, iteration 0"),
+              R(0, 77, base + 5, base + 5, "zero length on another thread")};
+  t.normalize();
+  return t;
+}
+
+TEST(NvtxJson, RoundTripIsExactAndRowsSitAboveTheStreams) {
+  const Trace t = with_ranges();
+  // normalize: by rank, then start, outer before inner.
+  ASSERT_EQ(t.ranges.size(), 4u);
+  EXPECT_EQ(t.ranges[0].name, "concurrent, iteration 0");
+  EXPECT_EQ(t.ranges[1].name, "zero length on another thread");
+  EXPECT_EQ(t.ranges[2].name, "inner \"q\" <&>");
+  EXPECT_EQ(t.ranges[3].rank, 1);
+  const auto j = cco::model::trace_to_json(t);
+  const std::string text = j.dump();
+  const Trace u = cco::model::parse_trace(text, "mem");
+  ASSERT_EQ(u.ranges.size(), t.ranges.size());
+  for (std::size_t i = 0; i < t.ranges.size(); ++i) {
+    EXPECT_EQ(u.ranges[i].name, t.ranges[i].name);
+    EXPECT_EQ(u.ranges[i].domain, t.ranges[i].domain);
+    EXPECT_EQ(u.ranges[i].start_ns, t.ranges[i].start_ns);  // exact to the ns
+    EXPECT_EQ(u.ranges[i].end_ns, t.ranges[i].end_ns);
+    EXPECT_EQ(u.ranges[i].rank, t.ranges[i].rank);
+    EXPECT_EQ(u.ranges[i].thread, t.ranges[i].thread);
+  }
+  EXPECT_EQ(u.kernels.size(), t.kernels.size()) << "ranges are not kernels";
+  EXPECT_EQ(cco::model::analyze(u).kernels, cco::model::analyze(t).kernels);
+  EXPECT_EQ(cco::model::trace_to_json(u).dump(), text);
+
+  // Perfetto: complete events, cat "nvtx", tid = 2^32 + thread, rows named and sorted first.
+  std::map<std::pair<int, int64_t>, std::string> row_name;
+  std::map<std::pair<int, int64_t>, int64_t> row_sort;
+  int ranges = 0;
+  for (const auto& e : j["traceEvents"]) {
+    const auto key = std::make_pair(e.value("pid", -1), e.value("tid", int64_t{-1}));
+    if (e["ph"] == "M" && e["name"] == "thread_name") row_name[key] = e["args"]["name"];
+    if (e["ph"] == "M" && e["name"] == "thread_sort_index") row_sort[key] = e["args"]["sort_index"];
+    if (e["ph"] == "X" && e["cat"] == "nvtx") {
+      ++ranges;
+      EXPECT_GE(e["tid"].get<int64_t>(), cco::model::kNvtxTidBase);
+      EXPECT_GE(e["dur"].get<double>(), 0.0);
+    }
+  }
+  EXPECT_EQ(ranges, 4);
+  const int64_t nv = cco::model::kNvtxTidBase;
+  auto name = [&](int pid, int64_t tid) { return row_name[std::make_pair(pid, tid)]; };
+  auto sort = [&](int pid, int64_t tid) {
+    const auto it = row_sort.find(std::make_pair(pid, tid));
+    return it == row_sort.end() ? int64_t{-1} : it->second;
+  };
+  EXPECT_EQ(name(0, nv + 4242), "NVTX (thread 4242)");
+  EXPECT_EQ(name(0, nv + 77), "NVTX (thread 77)");
+  EXPECT_EQ(name(1, nv + 4243), "NVTX (thread 4243)");
+  EXPECT_EQ(row_sort.size(), 6u);  // 3 NVTX rows, 3 streams
+  // Within a rank the NVTX rows come before the streams; rank 0's rows before rank 1's.
+  EXPECT_EQ(sort(0, nv + 77), 0);
+  EXPECT_EQ(sort(0, nv + 4242), 1);
+  EXPECT_EQ(sort(0, 13), 2);
+  EXPECT_EQ(sort(0, 14), 3);
+  EXPECT_EQ(sort(1, nv + 4243), 4);
+  EXPECT_EQ(sort(1, 7), 5);
+  // A trace without ranges keeps the stream rows' indices it always had.
+  int64_t expect = 0;
+  const auto plain = cco::model::trace_to_json(rich());
+  for (const auto& e : plain["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "thread_sort_index") {
+      EXPECT_EQ(e["args"]["sort_index"], expect);
+      ++expect;
+    }
+  }
+  EXPECT_EQ(expect, 3);
+}
+
+TEST(NvtxJson, TimesFromTsAndDurAndThreadFromTid) {
+  const Trace t = with_ranges();
+  auto j = cco::model::trace_to_json(t);
+  for (auto& e : j["traceEvents"])
+    if (e["ph"] == "X" && e["cat"] == "nvtx") {
+      e["args"].erase("start_ns");
+      e["args"].erase("end_ns");
+      e["args"].erase("thread");
+    }
+  const Trace u = cco::model::trace_from_json(j);
+  ASSERT_EQ(u.ranges.size(), t.ranges.size());
+  for (std::size_t i = 0; i < t.ranges.size(); ++i) {
+    EXPECT_EQ(u.ranges[i].start_ns, t.ranges[i].start_ns);
+    EXPECT_EQ(u.ranges[i].end_ns, t.ranges[i].end_ns);
+    EXPECT_EQ(u.ranges[i].thread, t.ranges[i].thread);
+  }
+  // A trace of ranges alone: the ranks come from the ranges, times from the first range.
+  Trace only;
+  only.ranges = {R(3, 1, 500, 900, "step")};
+  only.normalize();
+  ASSERT_EQ(only.ranks.size(), 1u);
+  EXPECT_EQ(only.ranks[0].rank, 3);
+  const Trace back = cco::model::parse_trace(cco::model::trace_to_json(only).dump(), "r");
+  ASSERT_EQ(back.ranges.size(), 1u);
+  EXPECT_EQ(back.ranges[0].start_ns, 500);
+  EXPECT_EQ(back.ranges[0].end_ns, 900);
+}
+
+TEST(NvtxJson, BadRangeEventsAreOneClearError) {
+  using cco::model::parse_trace;
+  auto ev = [](const std::string& e) { return R"({"traceEvents": [)" + e + "]}"; };
+  expect_error(
+      [&] {
+        parse_trace(ev(R"({"ph":"X","cat":"nvtx","name":"r","pid":0,"tid":1,"dur":5})"), "f");
+      },
+      {"f: traceEvents[0] (r)", "missing \"ts\""});
+  expect_error(
+      [&] { parse_trace(ev(R"({"ph":"X","cat":"nvtx","name":"r","tid":1,"ts":1,"dur":5})"), "f"); },
+      {"missing \"pid\""});
+  expect_error(
+      [&] {
+        parse_trace(ev(R"({"ph":"X","cat":"nvtx","name":"r","pid":0,"tid":1,"ts":1,"dur":-2})"),
+                    "f");
+      },
+      {"negative duration"});
+  expect_error(
+      [&] {
+        parse_trace(ev(R"({"ph":"X","cat":"nvtx","name":"r","pid":0,"tid":1,"ts":1,"dur":5,
+                                     "args":{"start_ns":100,"end_ns":50}})"),
+                    "f");
+      },
+      {"ends before it starts"});
+  expect_error(
+      [&] {
+        parse_trace(ev(R"({"ph":"X","cat":"nvtx","name":"r","pid":0,"tid":1,"ts":1,"dur":5,
+                                     "args":{"thread":"main"}})"),
+                    "f");
+      },
+      {"\"thread\" is not an integer"});
+  expect_error(
+      [&] {
+        parse_trace(ev(R"({"ph":"X","cat":"nvtx","name":"r","pid":0,"tid":1,"ts":1,"dur":5,
+                                     "args":{"thread":-3}})"),
+                    "f");
+      },
+      {"\"thread\" is negative"});
+  expect_error(
+      [&] {
+        parse_trace(ev(R"({"ph":"X","cat":"nvtx","name":"r","pid":0,"tid":1,"ts":1,"dur":5,
+                                     "args":{"domain":7}})"),
+                    "f");
+      },
+      {"\"domain\" is not a string"});
+  expect_error(
+      [&] {
+        parse_trace(ev(R"({"ph":"X","cat":"nvtx","name":"r","pid":0,"tid":1,"ts":1,"dur":5,
+                                     "args":"x"})"),
+                    "f");
+      },
+      {"\"args\" is not an object"});
+  // Mutated files with ranges: model::Error or a valid trace, nothing else.
+  const std::string good = cco::model::trace_to_json(with_ranges()).dump();
+  uint64_t seed = 99;
+  int errors = 0;
+  for (int i = 0; i < 1500; ++i) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    std::string s = good;
+    const std::size_t at = (seed >> 33) % s.size();
+    if (i % 2)
+      s = s.substr(0, at);
+    else
+      s[at] = static_cast<char>((seed >> 13) % 128);
+    try {
+      (void)parse_trace(s, "m.json");
+    } catch (const Error& e) {
+      ++errors;
+      EXPECT_EQ(std::string(e.what()).rfind("m.json: ", 0), 0u) << e.what();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "escaped as " << typeid(e).name() << ": " << e.what();
+      return;
+    }
+  }
+  EXPECT_GT(errors, 500);
+}
+
+TEST(NvtxJson, RangesFollowTheirRanksWhenFilesMerge) {
+  Trace a = make({K(0, 1, kComp, 0, 100)});
+  a.source = "r0.json";
+  a.ranges = {R(0, 11, 0, 50, "step 0")};
+  Trace b = make({K(1, 1, kComp, 0, 100)});
+  b.source = "r1.json";
+  b.ranges = {R(1, 12, 0, 60, "step 0")};
+  const Trace m = cco::model::merge_traces({a, b});
+  ASSERT_EQ(m.ranges.size(), 2u);
+  EXPECT_EQ(m.ranges[0].rank, 0);
+  EXPECT_EQ(m.ranges[1].rank, 1);
+  // A rank seen only in one file's ranges still belongs to that file.
+  Trace c;
+  c.source = "c.json";
+  c.ranges = {R(0, 13, 0, 10, "stray")};
+  expect_error([&] { cco::model::merge_traces({a, c}); }, {"rank 0", "r0.json", "c.json"});
 }
 
 }  // namespace

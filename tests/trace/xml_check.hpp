@@ -1,6 +1,7 @@
 // A strict little XML well-formedness checker for the SVG tests: balanced and properly nested
-// tags, quoted attributes, no raw '<' or stray '&' in text or attributes, one root element.
-// Returns "" when well formed, else what is wrong; counts elements by name.
+// tags, quoted attributes, no raw '<' or stray '&' in text or attributes, one root element, and
+// valid UTF-8 throughout (XML's default encoding). Returns "" when well formed, else what is
+// wrong; counts elements by name.
 #pragma once
 
 #include <cctype>
@@ -44,6 +45,40 @@ inline std::string unescape(const std::string& s) {
   return o;
 }
 
+// Offset of the first byte that is not part of a valid UTF-8 sequence (overlong forms,
+// surrogates and code points above U+10FFFF included), or npos.
+inline std::size_t invalid_utf8_at(const std::string& s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t n = 0;
+    unsigned cp = 0;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      n = 1, cp = c & 0x1F;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      n = 2, cp = c & 0x0F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 3, cp = c & 0x07;
+    } else {
+      return i;
+    }
+    for (std::size_t k = 1; k <= n; ++k) {
+      if (i + k >= s.size()) return i;
+      const auto d = static_cast<unsigned char>(s[i + k]);
+      if ((d & 0xC0) != 0x80) return i;
+      cp = (cp << 6) | (d & 0x3F);
+    }
+    if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10FFFF ||
+        (cp >= 0xD800 && cp <= 0xDFFF))
+      return i;
+    i += n + 1;
+  }
+  return std::string::npos;
+}
+
 inline XmlInfo check_xml(const std::string& s) {
   XmlInfo info;
   std::vector<std::string> stack;
@@ -52,6 +87,10 @@ inline XmlInfo check_xml(const std::string& s) {
     info.error = w + " at offset " + std::to_string(i);
     return info;
   };
+  if (const auto bad = invalid_utf8_at(s); bad != std::string::npos) {
+    i = bad;
+    return fail("invalid UTF-8");
+  }
   if (s.compare(0, 5, "<?xml") == 0) {
     i = s.find("?>");
     if (i == std::string::npos) return fail("unterminated XML declaration");
