@@ -11,7 +11,6 @@ O=${OUT:-out}/tracedbg
 mkdir -p "$O"
 cco=$PWD/$B/src/cli/cco
 segv=$PWD/$B/tests/libcco_segv_backtrace.so
-export CCO_EXPERIMENTAL_TRACE=1
 one() {  # one NAME ENV... -- COMMAND...
   local name=$1; shift
   local envs=()

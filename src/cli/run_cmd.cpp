@@ -243,9 +243,6 @@ void check_made_for(const plan::Plan& plan, const RunOptions& o) {
 
 int run_main(const std::vector<std::string>& args) {
   RunOptions o = parse_run_args(args);
-  if (!o.trace.empty() && !truthy(::getenv("CCO_EXPERIMENTAL_TRACE")))
-    throw Usage("--trace is experimental: on 2x H200 a traced program crashed at exit; set "
-                "CCO_EXPERIMENTAL_TRACE=1 to try it, or use cco bench --trace");
   if (!o.trace.empty()) o.trace = trace_pattern_path(o.trace);
 
   plan::Plan plan;

@@ -108,7 +108,6 @@ CUresult launch_ex_slot(const CUlaunchConfig* c, CUfunction f, void** params, vo
 CUresult gpa_v2_impl(GetProcAddressV2Fn real, const char* sym, void** pfn, int ver,
                      cuuint64_t flags, CUdriverProcAddressQueryResult* st) {
   if (!real) return CUDA_ERROR_NOT_INITIALIZED;
-  if (!disabled()) trace_start_once();  // a runtime's first lookup comes before its cuInit
   const CUresult r = real(sym, pfn, ver, flags, st);
   if (r == CUDA_SUCCESS && pfn && *pfn && (!st || *st == CU_GET_PROC_ADDRESS_SUCCESS) &&
       !disabled())
@@ -119,7 +118,6 @@ CUresult gpa_v2_impl(GetProcAddressV2Fn real, const char* sym, void** pfn, int v
 CUresult gpa_v1_impl(GetProcAddressV1Fn real, const char* sym, void** pfn, int ver,
                      cuuint64_t flags) {
   if (!real) return CUDA_ERROR_NOT_INITIALIZED;
-  if (!disabled()) trace_start_once();
   const CUresult r = real(sym, pfn, ver, flags);
   if (r == CUDA_SUCCESS && pfn && *pfn && !disabled())
     *pfn = substitute_proc(table(), sym, *pfn, ver);
@@ -237,7 +235,7 @@ void init_hook() {
     g_init_final.store(true, std::memory_order_release);
     return;
   }
-  trace_start_once();  // a program linked against libcuda: its first launch
+  trace_start_once();  // the first launch or collective (never a lookup: trace_hook.hpp)
   const GetProcAddressV2Fn gpa = real_get_proc_v2();
   if (!gpa) return;
   std::vector<std::string> warns;
@@ -441,7 +439,6 @@ CCO_EXPORT void* dlsym(void* handle, const char* name) {
   if (handle == RTLD_NEXT) {
     if (name[0] == 'c' && name[1] == 'u' && sym_for_dlsym(name) && !disabled()) {
       void* const caller = __builtin_return_address(0);
-      trace_start_once();
       return substitute_dlsym(table(), name, dlsym_next_after(caller, name));
     }
     // A sibling call: the real dlsym sees our caller's return address, so RTLD_NEXT keeps its
@@ -450,9 +447,8 @@ CCO_EXPORT void* dlsym(void* handle, const char* name) {
   }
   void* p = real(handle, name);
   if (!p || name[0] != 'c' || name[1] != 'u' || disabled()) return p;
-  // A CUDA runtime's dlsym("cuGetProcAddress_v2"): the earliest point, before its cuInit, to
-  // start CCO_TRACE's CUPTI session (whose own dlsym calls come back here and pass through).
-  if (sym_for_dlsym(name)) trace_start_once();
+  // Not the place to start CCO_TRACE's session: a library's constructor may look the driver up
+  // before this library's own constructors have run (see trace_hook.hpp).
   return substitute_dlsym(table(), name, p);
 }
 

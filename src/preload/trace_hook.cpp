@@ -1,11 +1,10 @@
 // CCO_TRACE: a CUPTI trace of every kernel of the process, written at exit. See trace_hook.hpp.
 //
-// Started from the library's lazy initialisation -- the first lookup of a wrapped driver entry
-// point (a CUDA runtime's dlsym("cuGetProcAddress_v2"), before it calls cuInit, so CUPTI's launch
-// timestamps work), else the first launch or collective -- never from a constructor. CUPTI is
-// loaded by cco::trace::Session with dlopen/dlsym; its dlsym calls reach this library's dlsym
-// export, which answers every name but the wrapped driver entry points through the real dlsym
-// (dlvsym), and a re-entrant trace_start_once() returns at once: no recursion.
+// Started at the library's lazy initialisation -- the first kernel launch or collective that
+// reaches it -- never from a constructor and never from a driver lookup. CUPTI is loaded by
+// cco::trace::Session with dlopen/dlsym; its dlsym calls reach this library's dlsym export, which
+// answers every name but the wrapped driver entry points through the real dlsym (dlvsym), and a
+// re-entrant trace_start_once() returns at once: no recursion.
 #include "preload/trace_hook.hpp"
 
 #include <unistd.h>
@@ -85,6 +84,7 @@ void write_trace() noexcept {
       for (auto& r : t.ranks) r.rank = *rank;
       for (auto& m : t.marks)
         if (m.rank >= 0) m.rank = *rank;
+      for (auto& r : t.ranges) r.rank = *rank;
     } else if (rank) {
       t.notes.push_back("the process's rank variable says " + std::to_string(*rank) +
                         ", but it ran kernels on " + std::to_string(devices.size()) +
@@ -109,13 +109,6 @@ void write_trace() noexcept {
   }
 }
 
-// CCO_TRACE_DEBUG (docs/PRELOAD.md, for locating exit-time faults): "late" starts the session at
-// the first kernel launch instead of the first driver lookup; "no-exit" registers no exit writer.
-bool debug_has(const char* what) {
-  const char* d = env("CCO_TRACE_DEBUG");
-  return d && std::string(d).find(what) != std::string::npos;
-}
-
 void at_exit() {
   if (g_verbose && g_running.load())
     log_line("trace pid=" + std::to_string(::getpid()) + ": exit handler: flushing CUPTI");
@@ -127,16 +120,6 @@ void start() noexcept {
     const char* pattern = env("CCO_TRACE");
     if (!pattern || !*pattern) return;
     if (const auto d = parse_flag(env("CCO_DISABLE")); !d || *d) return;
-    // Measured on 2x H200 (2026-11-22): a traced `cco bench` finished its work and then died of a
-    // segmentation fault at exit. Until that is understood, tracing inside a host program is
-    // opt-in, so the library cannot change a program's exit status by default.
-    if (const auto x = parse_flag(env("CCO_EXPERIMENTAL_TRACE")); !x || !*x) {
-      warn_once("trace",
-                "CCO_TRACE ignored: tracing under the library is experimental (a traced program "
-                "crashed at exit on H200); set CCO_EXPERIMENTAL_TRACE=1 to try it, or use "
-                "cco bench --trace; the program runs untraced");
-      return;
-    }
     if (const std::string bad = check_trace_pattern(pattern); !bad.empty()) {
       warn_once("trace", std::string("CCO_TRACE='") + pattern + "' " + bad + "; not tracing");
       return;
@@ -145,6 +128,7 @@ void start() noexcept {
     g_verbose = v && *v;
     trace::Options o;
     o.print_warnings = false;  // ours go through warn_once, prefixed cco-preload
+    if (const auto n = parse_flag(env("CCO_NVTX")); n && !*n) o.nvtx_ranges = false;
     auto* s = new trace::Session(o);
     if (!s->start()) {
       const std::string why = s->warning();
@@ -162,7 +146,7 @@ void start() noexcept {
     g_pid = static_cast<int64_t>(::getpid());
     g_session = s;
     g_running.store(true, std::memory_order_release);
-    if (!debug_has("no-exit") && std::atexit(at_exit) != 0)
+    if (std::atexit(at_exit) != 0)
       warn_once("trace", "CCO_TRACE: cannot register the exit handler; no trace will be written");
     if (g_verbose)
       log_line("trace pid=" + std::to_string(g_pid) + ": tracing with CUPTI from " +
@@ -177,9 +161,6 @@ void start() noexcept {
 
 void trace_start_once() noexcept {
   if (g_claimed.load(std::memory_order_acquire)) return;
-#ifdef CCO_PRELOAD_TRACE
-  if (debug_has("late")) return;  // trace_register_late_exit() starts it
-#endif
   if (g_claimed.exchange(true, std::memory_order_acq_rel)) return;
 #ifdef CCO_PRELOAD_TRACE
   start();
@@ -195,10 +176,9 @@ void trace_start_once() noexcept {
 
 void trace_register_late_exit() noexcept {
 #ifdef CCO_PRELOAD_TRACE
-  if (debug_has("late") && !g_claimed.exchange(true)) start();
   if (!g_running.load(std::memory_order_acquire)) return;
   if (g_late_registered.exchange(true)) return;
-  if (!debug_has("no-exit")) std::atexit(at_exit);
+  std::atexit(at_exit);
 #endif
 }
 

@@ -7,22 +7,33 @@
 #include <cxxabi.h>
 #include <dlfcn.h>
 #include <link.h>
+#include <pthread.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
 
+#include "model/trace_nvtx.hpp"
+
 #ifndef CCO_CUPTI_BUILD_DIR
 #define CCO_CUPTI_BUILD_DIR ""
 #endif
+
+// NVTX ranges are recorded by cco.trace and inside libcco_preload.so alike (its exit writer,
+// src/preload/trace_hook.cpp, moves a one-rank process's ranges to its rank with its kernels).
+// CCO_NVTX=0 turns them off (a program whose NVTX use misbehaves under CUPTI's injection).
+constexpr bool kNvtxRangesInThisBuild = true;
 
 namespace cco::trace {
 
@@ -35,6 +46,7 @@ namespace {
 struct CuptiApi {
   bool tried = false;
   bool ok = false;
+  void* handle = nullptr;
   std::string path;   // where it was found
   std::string error;  // why not
   uint32_t version = 0;
@@ -54,7 +66,11 @@ struct CuptiApi {
   decltype(&cuptiGetStreamIdEx) GetStreamIdEx = nullptr;
   decltype(&cuptiGetContextId) GetContextId = nullptr;
   decltype(&cuptiGetDeviceId) GetDeviceId = nullptr;
-  decltype(&cuptiGetTimestamp) GetTimestamp = nullptr;  // optional (marks)
+  decltype(&cuptiGetTimestamp) GetTimestamp = nullptr;        // optional (marks)
+  decltype(&cuptiSetThreadIdType) SetThreadIdType = nullptr;  // optional (NVTX thread ids)
+  // Thread ids of CUPTI's records are gettid() (set once per process), else pthread_self().
+  bool system_thread_ids = false;
+  bool thread_id_type_tried = false;
 };
 
 struct DriverApi {
@@ -67,8 +83,20 @@ struct DriverApi {
   decltype(&cuStreamGetCtx) StreamGetCtx = nullptr;
 };
 
-CuptiApi g_cupti;
-DriverApi g_driver;
+// Never destroyed, and made at first use rather than by a static initialiser: inside
+// libcco_preload.so a session may start before the library's own static initialisers have run
+// (a library of the program can reach the driver from its constructor first), and an initialiser
+// running after start() would wipe the function table CUPTI's callbacks use (the crash at exit
+// of docs/PRELOAD.md). The library must have no dynamic initialiser of its own
+// (cco.test.preload_process checks).
+CuptiApi& cupti_api() {
+  static CuptiApi* const a = new CuptiApi();
+  return *a;
+}
+DriverApi& driver_api() {
+  static DriverApi* const d = new DriverApi();
+  return *d;
+}
 
 // Directories of the shared objects already loaded (libcudart, libcublas, libnccl, libcuda...):
 // CUPTI usually sits beside them, or in a sibling of PyTorch's nvidia/<package>/lib layout.
@@ -114,8 +142,8 @@ bool sym(void* h, const char* name, F& out) {
 
 // Loads libcupti once per process. Called under the start mutex.
 void load_cupti(const std::string& explicit_path) {
-  if (g_cupti.tried) return;
-  g_cupti.tried = true;
+  if (cupti_api().tried) return;
+  cupti_api().tried = true;
   std::vector<std::string> cands;
   std::string forced = explicit_path;
   if (forced.empty())
@@ -129,7 +157,7 @@ void load_cupti(const std::string& explicit_path) {
   for (const auto& p : cands) {
     h = dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (h) {
-      g_cupti.path = p;
+      cupti_api().path = p;
       break;
     }
     if (first_error.empty()) {
@@ -138,19 +166,20 @@ void load_cupti(const std::string& explicit_path) {
     }
   }
   if (!h) {
-    g_cupti.error = forced.empty()
+    cupti_api().error = forced.empty()
                         ? "libcupti.so.13 not found (tried LD_LIBRARY_PATH, the CUDA Toolkit and "
                           "the folders of the loaded CUDA libraries; set CCO_CUPTI_LIB=/path/to/"
                           "libcupti.so.13)"
                         : "cannot load CUPTI from '" + forced + "': " + first_error;
     return;
   }
+  cupti_api().handle = h;
   // Resolve the real path for messages.
   if (Dl_info info{}; dlsym(h, "cuptiGetVersion") &&
                       dladdr(reinterpret_cast<void*>(dlsym(h, "cuptiGetVersion")), &info) &&
                       info.dli_fname)
-    g_cupti.path = info.dli_fname;
-  auto& c = g_cupti;
+    cupti_api().path = info.dli_fname;
+  auto& c = cupti_api();
   const bool all =
       sym(h, "cuptiGetVersion", c.GetVersion) &&
       sym(h, "cuptiGetResultString", c.GetResultString) && sym(h, "cuptiSubscribe", c.Subscribe) &&
@@ -166,6 +195,7 @@ void load_cupti(const std::string& explicit_path) {
   sym(h, "cuptiActivityEnableAndDump", c.EnableAndDump);
   sym(h, "cuptiActivityEnableLatencyTimestamps", c.EnableLatency);
   sym(h, "cuptiGetTimestamp", c.GetTimestamp);
+  sym(h, "cuptiSetThreadIdType", c.SetThreadIdType);
   if (!all) {
     c.error = "CUPTI at '" + c.path + "' lacks a function ccoverlap needs (too old?)";
     return;
@@ -179,12 +209,12 @@ void load_cupti(const std::string& explicit_path) {
 }
 
 void load_driver() {
-  if (g_driver.tried) return;
-  g_driver.tried = true;
+  if (driver_api().tried) return;
+  driver_api().tried = true;
   void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
   if (!h) h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!h) return;
-  auto& d = g_driver;
+  auto& d = driver_api();
   d.ok = sym(h, "cuDeviceGet", d.DeviceGet) && sym(h, "cuDeviceGetName", d.DeviceGetName) &&
          sym(h, "cuDeviceGetAttribute", d.DeviceGetAttribute) &&
          sym(h, "cuStreamGetPriority", d.StreamGetPriority) &&
@@ -193,7 +223,7 @@ void load_driver() {
 
 std::string result_string(CUptiResult r) {
   const char* s = nullptr;
-  if (g_cupti.GetResultString && g_cupti.GetResultString(r, &s) == CUPTI_SUCCESS && s)
+  if (cupti_api().GetResultString && cupti_api().GetResultString(r, &s) == CUPTI_SUCCESS && s)
     return std::string(s) + " (" + std::to_string(static_cast<int>(r)) + ")";
   return "CUPTI error " + std::to_string(static_cast<int>(r));
 }
@@ -207,6 +237,15 @@ std::string demangle(const std::string& n) {
   std::string out = (status == 0 && d) ? std::string(d) : n;
   std::free(d);
   return out;
+}
+
+uint64_t os_thread_id() {
+  return static_cast<uint64_t>(::syscall(SYS_gettid));
+}
+
+// CUPTI's default thread id: pthread_self(), in a 32-bit field.
+uint64_t pthread_thread_id() {
+  return static_cast<uint32_t>(pthread_self());
 }
 
 struct RawKernel {
@@ -234,6 +273,7 @@ struct Session::State {
   bool active = false;
   CUpti_SubscriberHandle subscriber = nullptr;
   std::vector<std::string> warnings;
+  std::vector<std::string> facts;  // for the trace's notes only (not warnings: nothing failed)
   std::vector<CUpti_ActivityKind> enabled;
   bool latency = false;
   bool traced = false;  // started successfully at least once
@@ -247,6 +287,10 @@ struct Session::State {
   std::unordered_map<const char*, uint32_t> name_index;
   std::vector<RawKernel> kernels;
   std::vector<model::Mark> marks;
+  model::NvtxPairing nvtx;
+  bool ranges_on = false;                   // the marker kind was enabled at least once
+  std::map<uint64_t, int> rank_of_tid;      // gettid() of set_rank's caller -> rank
+  std::map<uint64_t, int> rank_of_pthread;  // the same by pthread_self() (CUPTI's default id)
   std::map<std::pair<uint32_t, uint32_t>, int> stream_priority;  // (context, stream)
   std::map<uint32_t, uint32_t> context_device;
   std::map<uint32_t, uint32_t> null_stream;  // context -> stream id
@@ -278,9 +322,9 @@ struct Session::State {
 
 namespace {
 
-std::mutex g_mu;        // guards g_active and every State reachable from it
-std::mutex g_start_mu;  // serializes start/stop (never taken by the callbacks)
-Session::State* g_active = nullptr;
+constinit std::mutex g_mu;        // guards g_active and every State reachable from it
+constinit std::mutex g_start_mu;  // serializes start/stop (never taken by the callbacks)
+constinit Session::State* g_active = nullptr;
 
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
   *buffer = nullptr;
@@ -343,6 +387,27 @@ void read_record(Session::State& s, const CUpti_Activity* rec) {
       s.null_stream[c->contextId] = c->nullStreamId;
       break;
     }
+    case CUPTI_ACTIVITY_KIND_MARKER: {
+      // NVTX: a range is a START record (name, domain) and an END record with the same id.
+      // Instantaneous and synchronization markers are not ranges.
+      const auto* m = reinterpret_cast<const CUpti_ActivityMarker2*>(rec);
+      const bool start = (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_START) != 0;
+      const bool end = (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_END) != 0;
+      if (start == end) break;
+      // No timestamp: left out here, so its partner shows up as unmatched in the notes.
+      if (m->timestamp == 0) break;
+      model::NvtxRecord x;
+      x.kind = start ? model::NvtxRecord::Kind::Start : model::NvtxRecord::Kind::End;
+      x.id = m->id;
+      x.ts_ns = static_cast<int64_t>(m->timestamp);
+      if (m->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD) x.thread = m->objectId.pt.threadId;
+      if (start) {
+        x.name = m->name ? m->name : "";
+        x.domain = m->domain ? m->domain : "";
+      }
+      s.nvtx.add(x);
+      break;
+    }
     default:
       break;
   }
@@ -356,7 +421,7 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, 
       if (s->outstanding > 0) --s->outstanding;
       CUpti_Activity* rec = nullptr;
       while (buffer && valid > 0) {
-        const CUptiResult r = g_cupti.GetNextRecord(buffer, valid, &rec);
+        const CUptiResult r = cupti_api().GetNextRecord(buffer, valid, &rec);
         if (r == CUPTI_ERROR_MAX_LIMIT_REACHED) break;
         if (r != CUPTI_SUCCESS) {
           ++s->bad_buffers;
@@ -365,7 +430,7 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, 
         read_record(*s, rec);
       }
       size_t dropped = 0;
-      if (g_cupti.GetNumDropped(ctx, stream, &dropped) == CUPTI_SUCCESS) s->dropped += dropped;
+      if (cupti_api().GetNumDropped(ctx, stream, &dropped) == CUPTI_SUCCESS) s->dropped += dropped;
     }
   }
   std::free(buffer);
@@ -374,18 +439,75 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, 
 DeviceInfo query_device(int ordinal) {
   DeviceInfo d;
   load_driver();
-  if (!g_driver.ok) return d;
+  if (!driver_api().ok) return d;
   CUdevice dev = 0;
-  if (g_driver.DeviceGet(&dev, ordinal) != CUDA_SUCCESS) return d;
+  if (driver_api().DeviceGet(&dev, ordinal) != CUDA_SUCCESS) return d;
   char name[256] = {};
-  if (g_driver.DeviceGetName(name, sizeof name, dev) == CUDA_SUCCESS) d.name = name;
+  if (driver_api().DeviceGetName(name, sizeof name, dev) == CUDA_SUCCESS) d.name = name;
   int major = 0, minor = 0, sms = 0;
-  g_driver.DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
-  g_driver.DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
-  g_driver.DeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
+  driver_api().DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+  driver_api().DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+  driver_api().DeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
   if (major > 0) d.arch = "sm_" + std::to_string(major) + std::to_string(minor);
   d.sm_count = sms;
   return d;
+}
+
+// Whether NVTX would load the libcupti already loaded here from `path` (a path or a soname).
+bool is_our_cupti(const std::string& path) {
+  void* h = dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+  if (!h) return false;
+  const bool same = h == cupti_api().handle;
+  dlclose(h);  // drops only the reference RTLD_NOLOAD took
+  return same;
+}
+
+// NVTX ranges through CUPTI (docs/TRACE.md, "NVTX ranges"). Called by start() under the start
+// mutex, after the kernel kinds are on: nothing here can turn kernel tracing off.
+void enable_nvtx_ranges(Session::State& s) {
+  auto warn = [&](const std::string& w) {
+    std::lock_guard lk(g_mu);
+    s.warn(w);
+  };
+  const char* env = std::getenv("NVTX_INJECTION64_PATH");
+  const std::string preset = env ? env : "";
+  // CUPTI 13.0.0 as NVTX injection crashes in nvtxNameOsThreadA (NVIDIA/NVTX#125), which NCCL
+  // calls for its proxy threads: never make it the injection ourselves. A choice, not a failure:
+  // said in the trace's notes (cco report prints them), not as a warning.
+  if (preset.empty() && cupti_api().version == 130000) {
+    std::lock_guard lk(g_mu);
+    const std::string f =
+        "NVTX ranges not recorded: CUPTI API version 130000 (CUDA 13.0.0) can crash when it "
+        "handles NVTX calls (NVIDIA/NVTX#125); use a newer CUPTI (CCO_CUPTI_LIB), or set "
+        "NVTX_INJECTION64_PATH to it yourself";
+    if (std::find(s.facts.begin(), s.facts.end(), f) == s.facts.end()) s.facts.push_back(f);
+    return;
+  }
+  // Thread ids as the OS shows them (gettid), once per process; else CUPTI's pthread_self().
+  if (!cupti_api().thread_id_type_tried) {
+    cupti_api().thread_id_type_tried = true;
+    cupti_api().system_thread_ids =
+        cupti_api().SetThreadIdType &&
+        cupti_api().SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM) == CUPTI_SUCCESS;
+  }
+  const CUptiResult r = cupti_api().Enable(CUPTI_ACTIVITY_KIND_MARKER);
+  if (r != CUPTI_SUCCESS) {
+    warn("NVTX ranges are off: cuptiActivityEnable(MARKER) failed: " + result_string(r) +
+         "; kernels are traced");
+    return;
+  }
+  s.enabled.push_back(CUPTI_ACTIVITY_KIND_MARKER);
+  {
+    std::lock_guard lk(g_mu);
+    s.ranges_on = true;
+  }
+  if (preset.empty()) {
+    // NVTX reads it at the process's first NVTX call; overwrite = 0 keeps a value set meanwhile.
+    ::setenv("NVTX_INJECTION64_PATH", cupti_api().path.c_str(), 0);
+  } else if (!is_our_cupti(preset)) {
+    warn("NVTX_INJECTION64_PATH is '" + preset + "', not the libcupti this trace uses ('" +
+         cupti_api().path + "'): NVTX ranges go to that library, not into this trace");
+  }
 }
 
 }  // namespace
@@ -396,8 +518,8 @@ DeviceInfo query_device(int ordinal) {
 
 std::string cupti_library() {
   std::lock_guard lk(g_start_mu);
-  if (!g_cupti.tried) return "";
-  return g_cupti.ok ? g_cupti.path : g_cupti.error;
+  if (!cupti_api().tried) return "";
+  return cupti_api().ok ? cupti_api().path : cupti_api().error;
 }
 
 Session::Session(Options o) : s_(std::make_unique<State>()) {
@@ -422,23 +544,23 @@ bool Session::start() noexcept {
       }
     }
     load_cupti(s_->opt.library);
-    if (!g_cupti.ok) {
+    if (!cupti_api().ok) {
       std::lock_guard lk(g_mu);
-      s_->warn("tracing disabled: " + g_cupti.error);
+      s_->warn("tracing disabled: " + cupti_api().error);
       return false;
     }
     // Claim CUPTI: fails when a profiler (Nsight Systems / Compute, cuda-gdb, ...) already has it.
     CUptiResult r;
     char other[128] = {};
-    if (g_cupti.Subscribe_v2) {
+    if (cupti_api().Subscribe_v2) {
       CUpti_SubscriberParams p{};
       p.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
       p.subscriberName = "ccoverlap trace";
       p.oldSubscriberName = other;
       p.oldSubscriberSize = sizeof other;
-      r = g_cupti.Subscribe_v2(&s_->subscriber, no_callback, nullptr, &p);
+      r = cupti_api().Subscribe_v2(&s_->subscriber, no_callback, nullptr, &p);
     } else {
-      r = g_cupti.Subscribe(&s_->subscriber, no_callback, nullptr);
+      r = cupti_api().Subscribe(&s_->subscriber, no_callback, nullptr);
     }
     if (r != CUPTI_SUCCESS) {
       std::lock_guard lk(g_mu);
@@ -458,10 +580,10 @@ bool Session::start() noexcept {
       s_->active = true;
     }
     auto fail = [&](const std::string& what, CUptiResult rr) {
-      for (auto k : s_->enabled) g_cupti.Disable(k);
+      for (auto k : s_->enabled) cupti_api().Disable(k);
       s_->enabled.clear();
-      g_cupti.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-      g_cupti.Unsubscribe(s_->subscriber);
+      cupti_api().FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+      cupti_api().Unsubscribe(s_->subscriber);
       s_->subscriber = nullptr;
       std::lock_guard lk(g_mu);
       g_active = nullptr;
@@ -472,12 +594,12 @@ bool Session::start() noexcept {
     // The callbacks reach the active session through g_active: registered once per process.
     static bool registered = false;
     if (!registered) {
-      if ((r = g_cupti.RegisterCallbacks(buffer_requested, buffer_completed)) != CUPTI_SUCCESS)
+      if ((r = cupti_api().RegisterCallbacks(buffer_requested, buffer_completed)) != CUPTI_SUCCESS)
         return fail("cuptiActivityRegisterCallbacks", r);
       registered = true;
     }
     if (s_->opt.launch_timestamps) {
-      if (g_cupti.EnableLatency && g_cupti.EnableLatency(1) == CUPTI_SUCCESS) {
+      if (cupti_api().EnableLatency && cupti_api().EnableLatency(1) == CUPTI_SUCCESS) {
         s_->latency = true;
       } else {
         std::lock_guard lk(g_mu);
@@ -488,7 +610,7 @@ bool Session::start() noexcept {
     }
     // Contexts and streams that exist already are dumped (their priorities with them).
     for (auto kind : {CUPTI_ACTIVITY_KIND_CONTEXT, CUPTI_ACTIVITY_KIND_STREAM}) {
-      r = g_cupti.EnableAndDump ? g_cupti.EnableAndDump(kind) : g_cupti.Enable(kind);
+      r = cupti_api().EnableAndDump ? cupti_api().EnableAndDump(kind) : cupti_api().Enable(kind);
       if (r == CUPTI_SUCCESS) {
         s_->enabled.push_back(kind);
       } else {
@@ -499,9 +621,10 @@ bool Session::start() noexcept {
                  "): stream priorities only for streams named with name_stream()");
       }
     }
-    if ((r = g_cupti.Enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) != CUPTI_SUCCESS)
+    if ((r = cupti_api().Enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) != CUPTI_SUCCESS)
       return fail("cuptiActivityEnable(CONCURRENT_KERNEL)", r);
     s_->enabled.push_back(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    if (s_->opt.nvtx_ranges && kNvtxRangesInThisBuild) enable_nvtx_ranges(*s_);
     std::lock_guard lk(g_mu);
     s_->traced = true;
     return true;
@@ -518,14 +641,14 @@ void Session::stop() noexcept {
       std::lock_guard lk(g_mu);
       if (!s_->active) return;
     }
-    for (auto k : s_->enabled) g_cupti.Disable(k);
+    for (auto k : s_->enabled) cupti_api().Disable(k);
     s_->enabled.clear();
     // Delivers every buffer through buffer_completed (on this thread); g_mu must not be held.
-    g_cupti.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    cupti_api().FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     // Launch timestamps stay on: CUPTI asks that the setting not change within a process.
     size_t dropped = 0;
-    const bool got = g_cupti.GetNumDropped(nullptr, 0, &dropped) == CUPTI_SUCCESS;
-    g_cupti.Unsubscribe(s_->subscriber);
+    const bool got = cupti_api().GetNumDropped(nullptr, 0, &dropped) == CUPTI_SUCCESS;
+    cupti_api().Unsubscribe(s_->subscriber);
     s_->subscriber = nullptr;
     std::set<int> devs;
     {
@@ -572,12 +695,12 @@ void Session::name_stream(CUstream stream, const std::string& label) noexcept {
     l.label = label;
     CUcontext ctx = nullptr;
     uint32_t id = 0, ctx_id = 0, dev = 0;
-    if (!g_driver.ok || g_driver.StreamGetCtx(stream, &ctx) != CUDA_SUCCESS) return;
-    if (g_cupti.GetStreamIdEx(ctx, stream, 0, &id) != CUPTI_SUCCESS) return;
-    if (g_cupti.GetContextId(ctx, &ctx_id) != CUPTI_SUCCESS) return;
-    if (g_cupti.GetDeviceId(ctx, &dev) != CUPTI_SUCCESS) return;
+    if (!driver_api().ok || driver_api().StreamGetCtx(stream, &ctx) != CUDA_SUCCESS) return;
+    if (cupti_api().GetStreamIdEx(ctx, stream, 0, &id) != CUPTI_SUCCESS) return;
+    if (cupti_api().GetContextId(ctx, &ctx_id) != CUPTI_SUCCESS) return;
+    if (cupti_api().GetDeviceId(ctx, &dev) != CUPTI_SUCCESS) return;
     int prio = 0;
-    if (g_driver.StreamGetPriority(stream, &prio) == CUDA_SUCCESS) l.priority = prio;
+    if (driver_api().StreamGetPriority(stream, &prio) == CUDA_SUCCESS) l.priority = prio;
     l.device = dev;
     l.context = ctx_id;
     l.stream = id;
@@ -591,8 +714,11 @@ void Session::name_stream(CUstream stream, const std::string& label) noexcept {
 
 void Session::set_rank(int device, int rank) noexcept {
   try {
+    const uint64_t tid = os_thread_id(), pt = pthread_thread_id();
     std::lock_guard lk(g_mu);
     s_->rank_of_device[device] = rank;
+    s_->rank_of_tid[tid] = rank;
+    s_->rank_of_pthread[pt] = rank;
   } catch (...) {
   }
 }
@@ -607,26 +733,32 @@ std::size_t Session::kernel_count() const noexcept {
   return s_->kernels.size();
 }
 
+std::size_t Session::range_count() const noexcept {
+  std::lock_guard lk(g_mu);
+  return s_->nvtx.ranges().size();
+}
+
 void Session::clear() noexcept {
   bool active = false;
   {
     std::lock_guard lk(g_mu);
     active = s_->active;
   }
-  if (active) g_cupti.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);  // g_mu must not be held
+  if (active) cupti_api().FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);  // g_mu must not be held
   std::lock_guard lk(g_mu);
   s_->kernels.clear();
   s_->marks.clear();
+  s_->nvtx.clear_closed();
 }
 
 void Session::mark(const std::string& name, int rank) noexcept {
   try {
     {
       std::lock_guard lk(g_mu);
-      if (!s_->active || !g_cupti.GetTimestamp) return;
+      if (!s_->active || !cupti_api().GetTimestamp) return;
     }
     uint64_t ts = 0;
-    if (g_cupti.GetTimestamp(&ts) != CUPTI_SUCCESS) return;
+    if (cupti_api().GetTimestamp(&ts) != CUPTI_SUCCESS) return;
     std::lock_guard lk(g_mu);
     s_->marks.push_back({static_cast<int64_t>(ts), rank, name});
   } catch (...) {
@@ -676,6 +808,21 @@ model::Trace Session::trace(int rank) const {
   }
   for (const auto& m : s.marks)
     if (rank < 0 || m.rank < 0 || m.rank == rank) t.marks.push_back(m);
+  // NVTX ranges: a rank's own thread (set_rank) gives its rank; other threads the lowest rank
+  // of the process (its only one, when a process drives one device).
+  {
+    std::optional<int> lowest;
+    auto low = [&](int r) { lowest = lowest ? std::min(*lowest, r) : r; };
+    for (const auto& r : s.kernels) low(rank_of(r.device));
+    for (const auto& l : s.labels) low(rank_of(l.device));
+    if (!lowest)
+      for (const auto& [d, r] : s.rank_of_device) low(r);
+    std::vector<model::NvtxRange> ranges = s.nvtx.ranges();
+    model::assign_nvtx_ranks(ranges, cupti_api().system_thread_ids ? s.rank_of_tid : s.rank_of_pthread,
+                             lowest.value_or(0));
+    for (auto& r : ranges)
+      if (rank < 0 || r.rank == rank) t.ranges.push_back(std::move(r));
+  }
   std::set<std::tuple<int, int, int64_t>> labelled;
   for (const auto& l : s.labels) {
     const int rk = rank_of(l.device);
@@ -708,10 +855,13 @@ model::Trace Session::trace(int rank) const {
   }
   t.dropped_records = s.dropped;
   t.notes = s.warnings;
+  t.notes.insert(t.notes.end(), s.facts.begin(), s.facts.end());
+  for (auto& n : s.nvtx.notes()) t.notes.push_back(std::move(n));
   if (s.traced)
-    t.notes.push_back("traced with CUPTI API " + std::to_string(g_cupti.version) + " from " +
-                      g_cupti.path +
-                      (s.latency ? "; launch timestamps on" : "; launch timestamps off"));
+    t.notes.push_back("traced with CUPTI API " + std::to_string(cupti_api().version) + " from " +
+                      cupti_api().path +
+                      (s.latency ? "; launch timestamps on" : "; launch timestamps off") +
+                      (s.ranges_on ? "; NVTX ranges on" : "; NVTX ranges off"));
   t.source = "cupti";
   t.normalize();
   model::fill_blocks_per_sm(t);

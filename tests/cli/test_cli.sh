@@ -99,9 +99,11 @@ if [ -f "$(dirname "$cco")/../preload/libcco_preload.so" ]; then
   "$cco" run --plan "$tmp/tuned.json" --force --dry-run -- true >/dev/null 2>&1 || fail "run --force --dry-run with a made_for plan"
 fi
 expect 2 "conflict" -- run --policy off --plan "$tmp/tuned.json" -- true
-# tracing under the library is opt-in until the crash at exit seen on H200 is understood
-( unset CCO_EXPERIMENTAL_TRACE; "$cco" run --trace "$tmp/t.json" --policy off -- true >/dev/null 2>"$tmp/err"; echo $? >"$tmp/rc" )
-[ "$(cat "$tmp/rc")" = 2 ] && grep -q "trace is experimental" "$tmp/err" || fail "cco run --trace without CCO_EXPERIMENTAL_TRACE must be refused: $(cat "$tmp/err")"
+# --trace: a bad placeholder or a folder that does not exist is refused before anything runs
+"$cco" run --trace "$tmp/t_%d.json" --policy off -- true >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc = 2 ] && [ "$(grep -c . "$tmp/err")" = 1 ] && grep -q "unknown placeholder %d" "$tmp/err" || fail "cco run --trace with %d: rc=$rc $(cat "$tmp/err")"
+"$cco" run --trace "$tmp/no/such/t.json" --policy off -- true >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc = 2 ] && grep -q "does not exist" "$tmp/err" || fail "cco run --trace into a missing folder: rc=$rc $(cat "$tmp/err")"
 
 if nvidia-smi -L >/dev/null 2>&1; then
   "$cco" info >"$tmp/info" || fail "cco info failed on a GPU machine"

@@ -14,8 +14,6 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 unset CCO_DISABLE CCO_POLICY CCO_PLAN CCO_STATS CCO_VERBOSE CCO_PRIORITY_METHOD LD_PRELOAD NCCL_MIN_CTAS TORCH_NCCL_HIGH_PRIORITY
 unset CCO_TRACE CCO_TRACE_PID CCO_CUPTI_LIB RANK OMPI_COMM_WORLD_RANK SLURM_PROCID LOCAL_RANK FAKE_CUPTI FAKE_CUPTI_DEVICES FAKE_CUPTI_DROPPED
-# The tracing mechanism is tested here; cco run and the library refuse it without this.
-export CCO_EXPERIMENTAL_TRACE=1
 fakecupti=${CCO_FAKE_CUPTI:-}
 cco=${CCO_BIN:-}
 libabs=$(readlink -f "$lib")

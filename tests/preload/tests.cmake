@@ -15,6 +15,13 @@ if(TARGET cco.preload)
     LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fakecuda)
   add_executable(cco.test.fake_app preload/fake_app.cpp)
   target_link_libraries(cco.test.fake_app PRIVATE cco.preload_core ${CMAKE_DL_LIBS})
+  # The same program with a library that looks the driver up from its constructor, before the
+  # preload library's own constructors run.
+  add_library(cco.test.early_lookup SHARED preload/early_lookup.cpp)
+  target_link_libraries(cco.test.early_lookup PRIVATE ${CMAKE_DL_LIBS})
+  add_executable(cco.test.fake_app_early preload/fake_app.cpp)
+  target_link_libraries(cco.test.fake_app_early PRIVATE -Wl,--no-as-needed cco.test.early_lookup
+                        cco.preload_core ${CMAKE_DL_LIBS})
   # A fake libcupti.so.13 (its own folder) for CCO_TRACE: loads, refuses (busy, old), records.
   set(_fake_cupti_env "")
   if(CCO_CUPTI_INCLUDE_DIR)
@@ -37,6 +44,7 @@ if(TARGET cco.preload)
       CCO_PRELOAD_LIB=$<TARGET_FILE:cco.preload>
       CCO_FAKE_CUDA_DIR=$<TARGET_FILE_DIR:cco.test.fake_cuda>
       CCO_FAKE_APP=$<TARGET_FILE:cco.test.fake_app>
+      CCO_FAKE_APP_EARLY=$<TARGET_FILE:cco.test.fake_app_early>
       CCO_PROBE_MAIN=$<TARGET_FILE:cco.test.probe_main>
       CCO_BIN=$<TARGET_FILE:cco> ${_fake_cupti_env}
       bash ${CMAKE_CURRENT_SOURCE_DIR}/preload/test_preload_process.sh)
