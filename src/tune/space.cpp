@@ -84,7 +84,7 @@ std::vector<RowSpec> build_space(const SpaceInput& in, const SpaceOptions& opt,
 
   std::vector<int> sms = {-1};
   if (in.vendor_gemm) sms = opt.sm_budgets.empty() ? default_sm_budgets(in) : opt.sm_budgets;
-  std::vector<int> ctas = opt.ctas.empty() ? std::vector<int>{-1, 16, 32} : opt.ctas;
+  std::vector<int> ctas = opt.ctas.empty() ? std::vector<int>{-1, 16, 32, 48} : opt.ctas;
 
   std::vector<RowSpec> out;
   // Green partitions are a compute SM budget of their own: crossed with CTAs and priority only.
@@ -108,6 +108,94 @@ std::vector<RowSpec> build_space(const SpaceInput& in, const SpaceOptions& opt,
           }
           out.push_back(r);
         }
+  return out;
+}
+
+const std::vector<int>& cta_ladder() {
+  static const std::vector<int> ladder = {4, 8, 12, 16, 24, 32, 48, 64};
+  return ladder;
+}
+
+std::vector<RowSpec> neighbours(const SpaceInput& in, const RowSpec& r) {
+  const int sms = in.limits.sm_count;
+  std::vector<RowSpec> out;
+  auto add = [&](RowSpec n) {
+    for (const auto& x : out)
+      if (x.mode == n.mode && x.blocks_per_sm == n.blocks_per_sm && x.gemm_sms == n.gemm_sms &&
+          x.nccl_ctas == n.nccl_ctas && x.green_sms == n.green_sms)
+        return;
+    out.push_back(n);
+  };
+  const bool shape = bench::is_shape(r.mode);
+  const bool prio = bench::is_priority(r.mode);
+
+  // Priority flipped.
+  {
+    RowSpec n = r;
+    n.mode = shape ? (prio ? Mode::Shape : Mode::ShapePriority)
+                   : (prio ? Mode::Concurrent : Mode::Priority);
+    add(n);
+  }
+  // The cuBLASLt SM target, +-4 SMs (from all SMs: 4 and 8 fewer).
+  if (in.vendor_gemm && r.green_sms <= 0) {
+    const int lo = std::max(1, sms / 4);
+    std::vector<int> cand;
+    if (r.gemm_sms <= 0) cand = {sms - 4, sms - 8};
+    else cand = {r.gemm_sms - 4, r.gemm_sms + 4};
+    for (int s : cand) {
+      if (s < lo || s > sms) continue;
+      RowSpec n = r;
+      n.gemm_sms = s >= sms ? -1 : s;
+      add(n);
+    }
+  }
+  // A green partition, +-8 SMs (the driver's granularity on sm_90).
+  if (r.green_sms > 0)
+    for (int g : {r.green_sms - 8, r.green_sms + 8})
+      if (g >= 8 && g < sms) {
+        RowSpec n = r;
+        n.green_sms = g;
+        add(n);
+      }
+  // NCCL CTAs: the adjacent rungs of the ladder.
+  {
+    const auto& ladder = cta_ladder();
+    const int c = r.nccl_ctas > 0 ? r.nccl_ctas : std::max(1, in.nccl_ctas);
+    int below = -1, above = -1;
+    for (int v : ladder) {
+      if (v < c) below = v;
+      if (v > c && above < 0) above = v;
+    }
+    for (int v : {below, above})
+      if (v > 0) {
+        RowSpec n = r;
+        n.nccl_ctas = v == in.nccl_ctas && r.nccl_ctas < 0 ? -1 : v;
+        add(n);
+      }
+  }
+  // The shape target, +-1 where the model reaches a distinct blocks-per-SM.
+  if (shape && in.shapeable && in.natural_bps > 1) {
+    const auto here = model::plan_padding(in.limits, in.footprint, r.blocks_per_sm);
+    for (int k : {r.blocks_per_sm - 1, r.blocks_per_sm + 1}) {
+      if (k < 1) continue;
+      RowSpec n = r;
+      if (k >= in.natural_bps) {  // one step up from the top target: no shaping at all
+        n.mode = prio ? Mode::Priority : Mode::Concurrent;
+        n.blocks_per_sm = 0;
+        add(n);
+        continue;
+      }
+      const auto p = model::plan_padding(in.limits, in.footprint, k);
+      if (!p.reachable || (here.reachable && p.blocks_per_sm == here.blocks_per_sm)) continue;
+      n.blocks_per_sm = k;
+      add(n);
+    }
+  }
+  // Never the candidate itself.
+  std::erase_if(out, [&](const RowSpec& n) {
+    return n.mode == r.mode && n.blocks_per_sm == r.blocks_per_sm && n.gemm_sms == r.gemm_sms &&
+           n.nccl_ctas == r.nccl_ctas && n.green_sms == r.green_sms;
+  });
   return out;
 }
 

@@ -45,6 +45,17 @@ void validate(const SpaceInput& in, const SpaceOptions& opt);
 std::vector<bench::RowSpec> build_space(const SpaceInput& in, const SpaceOptions& opt,
                                         std::vector<std::string>* notes = nullptr);
 
+/// The NCCL CTA counts the refinement steps between (a ladder: 4, 8, 12, 16, 24, 32, 48, 64).
+const std::vector<int>& cta_ladder();
+
+/// The refinement round's neighbours of one screened candidate, each one step away in one
+/// control: the cuBLASLt SM target +-4 (an SM count from all SMs: SMs-4 and SMs-8), a green
+/// partition +-8 (the driver's granularity on sm_90), the adjacent CTA counts of cta_ladder()
+/// (from NCCL's default: the rungs on either side of in.nccl_ctas), the shape target +-1 where the
+/// model says it reaches a distinct blocks-per-SM, and priority flipped. Never the candidate
+/// itself; budgets stay within the device (SM targets at least a quarter of the SMs).
+std::vector<bench::RowSpec> neighbours(const SpaceInput& in, const bench::RowSpec& r);
+
 /// The model-based default, for when no tuning run is possible: an NCCL CTA needs a whole SM
 /// (DESIGN.md), so leave the collective about its CTA count in SMs.
 /// - kernels we launch: k = natural - max(1, round(2 * natural * ctas / SMs)), at least 1, with

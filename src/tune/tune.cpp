@@ -170,8 +170,51 @@ TuneResult run_tune(const TuneOptions& o, std::ostream& progress) {
   progress << "# tune: screened " << space_size << " candidates in " << fmt::format("{:.1f}", screen_s)
            << " s" << std::endl;
 
-  // Round 2: the best few, the references and the model's default, side by side.
   auto screened = tried_from(screen, predicted);
+
+  // Round 1b: the neighbours of the best few (one step in one control), screened alike. The
+  // default lists are coarse (8 SMs, CTA counts 16 apart); the optimum is often between them.
+  std::size_t refined = 0;
+  if (o.refine > 0) {
+    std::vector<std::size_t> by_time(screened.size());
+    for (std::size_t i = 0; i < by_time.size(); ++i) by_time[i] = i;
+    std::sort(by_time.begin(), by_time.end(),
+              [&](auto a, auto b) { return screened[a].t_us < screened[b].t_us; });
+    const double spent = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (spent < o.budget_s / 2) {
+      auto refine_opts = screen_opts;
+      const auto ref = bench::run(
+          refine_opts,
+          [&](const bench::DeviceContext& d, std::vector<std::string>&) {
+            const auto space_in = space_input(d, o.bench);
+            std::vector<RowSpec> tried_rows;
+            for (const auto& t : screened) tried_rows.push_back(t.spec);
+            std::vector<RowSpec> rows = {{Mode::Seq}};
+            for (std::size_t i = 0; i < by_time.size() && static_cast<int>(i) < o.refine; ++i)
+              for (const auto& n : neighbours(space_in, screened[by_time[i]].spec)) {
+                bool seen = false;
+                for (const auto& x : tried_rows) seen = seen || same_row(x, n);
+                if (!seen) add_unique(rows, n);
+              }
+            refined = rows.size() - 1;
+            if (refined == 0) rows.push_back({Mode::Concurrent});  // a run needs a row
+            return rows;
+          },
+          [](const bench::Report&, std::size_t) {}, progress);
+      if (refined > 0) {
+        // Times of two runs seconds apart: good enough to choose finalists, which the final
+        // round measures side by side again.
+        for (auto& t : tried_from(ref, predicted)) screened.push_back(t);
+        progress << "# tune: screened " << refined << " neighbours of the best " << o.refine
+                 << std::endl;
+      }
+    } else {
+      progress << "# tune: no time left for the neighbours of the best (budget " << o.budget_s
+               << " s)" << std::endl;
+    }
+  }
+
+  // Round 2: the best few, the references and the model's default, side by side.
   std::vector<std::size_t> order(screened.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](auto a, auto b) { return screened[a].t_us < screened[b].t_us; });
@@ -213,6 +256,7 @@ TuneResult run_tune(const TuneOptions& o, std::ostream& progress) {
   res.plan = plan_json(fin, tried, best, key);
   for (const auto& n : space_notes) res.plan["tuning"]["notes"].push_back(n);
   res.plan["tuning"]["search"] = {{"space_size", space_size},
+                        {"neighbours_screened", refined},
                         {"screen_iters", o.screen_iters},
                         {"final_iters", final_opts.iters},
                         {"seconds", std::chrono::duration<double>(Clock::now() - t0).count()}};

@@ -1,6 +1,7 @@
-// `cco tune`: measures the search space of tune/space.hpp on GPUs in two rounds (a short
-// screening of every candidate, then the best few side by side with seq and concurrent), picks
-// the fastest, writes the plan, and caches the result per device, versions and workload.
+// `cco tune`: measures the search space of tune/space.hpp on GPUs in rounds (a short screening of
+// every candidate, a screening of the neighbours of the best few -- one step in one control,
+// tune::neighbours -- then the best few side by side with seq and concurrent), picks the
+// fastest, writes the plan, and caches the result per device, versions and workload.
 #pragma once
 
 #include <iosfwd>
@@ -15,6 +16,7 @@ struct TuneOptions {
   bench::Options bench;          ///< the workload (one size), and -n for the final round
   SpaceOptions space;
   int screen_iters = 6;          ///< samples per candidate in the screening round
+  int refine = 3;                ///< screened candidates whose neighbours are screened too (0: none)
   int top = 6;                   ///< candidates kept for the final round (plus references)
   double budget_s = 110;         ///< wall-clock budget; the screening round shrinks to fit
   std::string plan_path;         ///< where to write the plan ("" = not written)

@@ -38,19 +38,19 @@ TEST(Space, BuiltinGemmCrossesTargetsPriorityAndCtas) {
   const auto in = builtin_input();
   ASSERT_EQ(in.natural_bps, 4);
   const auto rows = tune::build_space(in, {});
-  // (concurrent + k=3,2,1) x priority on/off x ctas {-1,16,32}
-  EXPECT_EQ(rows.size(), 4u * 2 * 3);
-  EXPECT_EQ(count(rows, Mode::Concurrent), 3);
-  EXPECT_EQ(count(rows, Mode::Priority), 3);
-  EXPECT_EQ(count(rows, Mode::Shape), 9);
-  EXPECT_EQ(count(rows, Mode::ShapePriority), 9);
+  // (concurrent + k=3,2,1) x priority on/off x ctas {-1,16,32,48}
+  EXPECT_EQ(rows.size(), 4u * 2 * 4);
+  EXPECT_EQ(count(rows, Mode::Concurrent), 4);
+  EXPECT_EQ(count(rows, Mode::Priority), 4);
+  EXPECT_EQ(count(rows, Mode::Shape), 12);
+  EXPECT_EQ(count(rows, Mode::ShapePriority), 12);
   for (const auto& r : rows) EXPECT_EQ(r.gemm_sms, -1) << "no SM budget for our own kernels";
 }
 
 TEST(Space, CublasLtSearchesSmBudgetsNotShaping) {
   const auto rows = tune::build_space(cublas_input(), {});
-  // SM budgets {all, 116, 108, 100, 92, 84, 76, 68} x ctas {-1,16,32} x priority {off,on}
-  EXPECT_EQ(rows.size(), 8u * 3 * 2);
+  // SM budgets {all, 116, 108, 100, 92, 84, 76, 68} x ctas {-1,16,32,48} x priority {off,on}
+  EXPECT_EQ(rows.size(), 8u * 4 * 2);
   EXPECT_EQ(count(rows, Mode::Shape) + count(rows, Mode::ShapePriority), 0);
   std::vector<int> sms;
   for (const auto& r : rows) sms.push_back(r.gemm_sms);
@@ -202,4 +202,78 @@ TEST(Space, GreenPartitionsAreTheirOwnComputeBudget) {
   EXPECT_EQ(green, 2);
   opt.green_sms = {132};
   EXPECT_THROW(tune::build_space(cublas_input(), opt), bench::UsageError);
+}
+
+namespace {
+
+bool has(const std::vector<RowSpec>& rows, Mode m, int k, int sms, int ctas, int green = -1) {
+  return std::any_of(rows.begin(), rows.end(), [&](const RowSpec& r) {
+    return r.mode == m && r.blocks_per_sm == k && r.gemm_sms == sms && r.nccl_ctas == ctas &&
+           r.green_sms == green;
+  });
+}
+
+}  // namespace
+
+TEST(Neighbours, CublasLtStepsOneControlAtATime) {
+  const auto in = cublas_input();  // 132 SMs, NCCL's default 24 CTAs
+  RowSpec r{Mode::Priority};
+  r.gemm_sms = 92;
+  r.nccl_ctas = 32;
+  const auto n = tune::neighbours(in, r);
+  // priority flipped; SM target 88 and 96; CTAs 24 and 48 (the ladder's rungs beside 32)
+  EXPECT_EQ(n.size(), 5u);
+  EXPECT_TRUE(has(n, Mode::Concurrent, 0, 92, 32));
+  EXPECT_TRUE(has(n, Mode::Priority, 0, 88, 32));
+  EXPECT_TRUE(has(n, Mode::Priority, 0, 96, 32));
+  EXPECT_TRUE(has(n, Mode::Priority, 0, 92, 24));
+  EXPECT_TRUE(has(n, Mode::Priority, 0, 92, 48));
+  for (const auto& x : n) EXPECT_FALSE(x.mode == r.mode && x.gemm_sms == 92 && x.nccl_ctas == 32);
+}
+
+TEST(Neighbours, FromDefaultsAndAtTheEdges) {
+  const auto in = cublas_input();
+  // All SMs and NCCL's default CTAs: SM targets 128 and 124; CTAs 16 and 32 beside the default 24.
+  const auto n = tune::neighbours(in, RowSpec{Mode::Concurrent});
+  EXPECT_TRUE(has(n, Mode::Priority, 0, -1, -1));
+  EXPECT_TRUE(has(n, Mode::Concurrent, 0, 128, -1));
+  EXPECT_TRUE(has(n, Mode::Concurrent, 0, 124, -1));
+  EXPECT_TRUE(has(n, Mode::Concurrent, 0, -1, 16));
+  EXPECT_TRUE(has(n, Mode::Concurrent, 0, -1, 32));
+  EXPECT_EQ(n.size(), 5u);
+  // The ladder's ends and the SM floor (a quarter of the SMs): 64 CTAs has no rung above; an SM
+  // target of 33 has none below.
+  RowSpec low{Mode::Concurrent};
+  low.gemm_sms = 33;
+  low.nccl_ctas = 64;
+  const auto e = tune::neighbours(in, low);
+  EXPECT_TRUE(has(e, Mode::Concurrent, 0, 37, 64));
+  EXPECT_TRUE(has(e, Mode::Concurrent, 0, 33, 48));
+  EXPECT_FALSE(has(e, Mode::Concurrent, 0, 29, 64));
+  EXPECT_EQ(e.size(), 3u);  // + priority
+}
+
+TEST(Neighbours, ShapeTargetsAndGreenPartitions) {
+  const auto in = builtin_input();  // 4 blocks per SM as launched
+  RowSpec r{Mode::ShapePriority};
+  r.blocks_per_sm = 3;
+  const auto n = tune::neighbours(in, r);
+  EXPECT_TRUE(has(n, Mode::Shape, 3, -1, -1));          // priority off
+  EXPECT_TRUE(has(n, Mode::ShapePriority, 2, -1, -1));  // k-1
+  EXPECT_TRUE(has(n, Mode::Priority, 0, -1, -1));       // k+1 = the natural 4: unshaped
+  EXPECT_TRUE(has(n, Mode::ShapePriority, 3, -1, 16));
+  EXPECT_TRUE(has(n, Mode::ShapePriority, 3, -1, 32));
+  for (const auto& x : n) EXPECT_EQ(x.gemm_sms, -1) << "no SM target for our own kernels";
+  EXPECT_EQ(n.size(), 5u);
+  // k=1 has no k-1.
+  r.blocks_per_sm = 1;
+  const auto one = tune::neighbours(in, r);
+  EXPECT_TRUE(has(one, Mode::ShapePriority, 2, -1, -1));
+  EXPECT_FALSE(has(one, Mode::ShapePriority, 0, -1, -1));
+  // A green partition steps by the driver's 8 SMs, within the device.
+  RowSpec g{Mode::Concurrent};
+  g.green_sms = 128;
+  const auto gn = tune::neighbours(in, g);
+  EXPECT_TRUE(has(gn, Mode::Concurrent, 0, -1, -1, 120));
+  EXPECT_FALSE(has(gn, Mode::Concurrent, 0, -1, -1, 136));
 }

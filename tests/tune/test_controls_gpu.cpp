@@ -1,0 +1,94 @@
+// The resource controls do what they claim, seen in a CUPTI trace of a real `cco bench` run:
+// NCCL's CTA budget (minCTAs = maxCTAs) is the grid of every NCCL kernel, and a cuBLASLt SM-count
+// target changes the GEMM launches (the grids are printed; which kernels honour a target is
+// cuBLASLt's choice, so only the NCCL count is asserted exactly).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <iostream>
+#include <filesystem>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "bench/runner.hpp"
+#include "model/trace.hpp"
+#include "runtime/device.hpp"
+
+using namespace cco;
+
+namespace {
+
+std::string temp_trace(const std::string& tag) {
+  return (std::filesystem::temp_directory_path() /
+          ("cco-controls-" + tag + "-" + std::to_string(::getpid()) + ".json"))
+      .string();
+}
+
+model::Trace traced_bench(std::vector<std::string> args, const std::string& tag) {
+  const auto path = temp_trace(tag);
+  args.insert(args.end(), {"--trace", path, "-q"});
+  auto o = bench::parse_options(args);
+  std::ostringstream progress;
+  const auto rep = bench::run(o, [](const bench::Report&, std::size_t) {}, progress);
+  unsigned long long wrong = 0;
+  for (const auto& r : rep.rows) wrong += r.wrong;
+  EXPECT_EQ(wrong, 0u) << tag;
+  auto t = model::read_trace_file(path);
+  std::filesystem::remove(path);
+  return t;
+}
+
+std::set<unsigned> nccl_grids(const model::Trace& t) {
+  std::set<unsigned> g;
+  for (const auto& k : t.kernels)
+    if (k.name.rfind("ncclDevKernel", 0) == 0 || k.name.rfind("ncclKernel", 0) == 0)
+      g.insert(k.grid.x * k.grid.y * k.grid.z);
+  return g;
+}
+
+}  // namespace
+
+TEST(Controls, NcclCtaBudgetIsTheGridOfEveryNcclKernel) {
+  const int n = std::min(2, rt::device_count());
+  if (n < 2) GTEST_SKIP() << "needs 2 GPUs (NCCL runs no kernel on one rank)";
+  for (int ctas : {4, 8, 32}) {
+    const auto t = traced_bench({"bench", "-g", "2", "--compute", "membound", "--mem-bytes", "64M",
+                                 "-b", "32M", "-n", "3", "-w", "1", "--modes", "seq,concurrent",
+                                 "-c", "--nccl-min-ctas", std::to_string(ctas), "--nccl-max-ctas",
+                                 std::to_string(ctas)},
+                                "ctas" + std::to_string(ctas));
+    const auto grids = nccl_grids(t);
+    ASSERT_FALSE(grids.empty()) << "no NCCL kernel in the trace";
+    EXPECT_EQ(grids, (std::set<unsigned>{static_cast<unsigned>(ctas)}))
+        << "NCCL kernels ran with other grids than the CTA budget " << ctas;
+  }
+}
+
+TEST(Controls, CublasLtSmTargetChangesTheGemmLaunches) {
+  const int n = std::min(2, rt::device_count());
+  if (n < 2) GTEST_SKIP() << "needs 2 GPUs";
+  auto gemm_grids = [](const model::Trace& t) {
+    std::multiset<unsigned> g;
+    for (const auto& k : t.kernels)
+      if (k.name.find("cco::") == std::string::npos &&
+          (k.name.find("nvjet") != std::string::npos || k.name.find("gemm") != std::string::npos ||
+           k.name.find("cutlass") != std::string::npos || k.name.find("xmma") != std::string::npos))
+        g.insert(k.grid.x * k.grid.y * k.grid.z);
+    return g;
+  };
+  const std::vector<std::string> base = {"bench", "-g", "2", "--gemm", "4096", "--count", "2", "-b",
+                                         "16M", "-n", "3", "-w", "1", "--modes", "seq,concurrent"};
+  auto all = base;
+  auto target = base;
+  target.insert(target.end(), {"--gemm-sms", "66"});
+  const auto g_all = gemm_grids(traced_bench(all, "sms-all"));
+  const auto g_66 = gemm_grids(traced_bench(target, "sms-66"));
+  ASSERT_FALSE(g_all.empty());
+  ASSERT_FALSE(g_66.empty());
+  std::ostringstream s;
+  s << "GEMM grids, all SMs: max " << *g_all.rbegin() << ", SM target 66: max " << *g_66.rbegin();
+  std::cout << s.str() << std::endl;
+  RecordProperty("grids", s.str());
+  EXPECT_NE(g_all, g_66) << "an SM-count target of 66 of 132 left every GEMM launch unchanged";
+}
