@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the GPU tests and the reference benchmarks on a GPU machine, from a build made elsewhere
 # (docs/TESTING.md). Writes everything under $OUT (default ./out) and packs it into
-# $OUT/results.tgz. Usage: scripts/gpu_run.sh [tests|bench|tune|all] [iters]
+# $OUT/results.tgz. Usage: scripts/gpu_run.sh [tests|bench|tune|steps|suite|trace|wtune|ddp|all] [iters]
 set -u
 stage=${1:-all}
 iters=${2:-50}
@@ -137,6 +137,64 @@ PY
       echo "-- $row (window ${win} us):"; grep -E "^ *(all|rank|0|1) " "$R/report_${name}_$tag.txt" | head -4
     done
   done
+fi
+
+if [ "$stage" = tune ] || [ "$stage" = suite ]; then
+  # The geometric mean of the tuned plans' efficiencies (issue 6's target: 0.85).
+  python3 - "$R"/tune_*.plan.json <<'PY' | tee "$R/tune_geomean.txt"
+import json, math, sys
+effs = []
+for f in sys.argv[1:]:
+    p = json.load(open(f))
+    tr = p["tuning"]["tried"]
+    c = p["tuning"]["choice"]
+    conc = next((t for t in tr if t["label"] == "concurrent"), None)
+    effs.append(c["efficiency"])
+    print(f"{f.split('/')[-1]:40s} chosen {c['label']:32s} eff {c['efficiency']:.2f} "
+          f"reduction {100*c['reduction']:.1f}%  concurrent eff {conc['efficiency'] if conc else float('nan'):.2f}")
+g = math.exp(sum(math.log(max(e, 1e-9)) for e in effs) / len(effs)) if effs else float("nan")
+print(f"geometric-mean efficiency of the tuned plans over {len(effs)} pairs: {g:.3f}")
+PY
+fi
+
+wtune() {  # wtune NAME ARGS...: one workload tuning run
+  local name=$1
+  shift
+  echo "== $name: cco tune $*"
+  local t0=$(date +%s)
+  timeout 150 "$cco" tune "$@" --no-cache --plan "$R/$name.plan.json" >"$R/$name.txt" 2>"$R/$name.err"
+  local rc=$?
+  cat "$R/$name.txt" | head -30
+  echo "# wall time $(( $(date +%s) - t0 )) s"
+  [ $rc = 0 ] || { echo "exit $rc: $(tail -2 "$R/$name.err")"; status=1; }
+}
+
+if [ "$stage" = wtune ]; then
+  # cco tune --workload on every shipped workload (2 layers, to fit a call), then a workload shaped
+  # like scripts/ddp_gpt.py (16 GPT layers of width 1024, 8 x 512 tokens, fp32 gradients in 25 MB
+  # buckets) for the comparison with the real PyTorch DDP run (stage ddp).
+  for w in workloads/*.json; do
+    n=$(basename "$w" .json)
+    wtune "wtune_$n" --workload "$w" --param layers=2 -g 2 -n "$iters" --budget 60
+  done
+  wtune wtune_ddp_gpt_like --workload workloads/ddp_llama7b.json --param layers=16 --param hidden=1024 \
+    --param ffn=2048 --param micro_batch=8 --param seq_len=512 --param grad_dtype=float -g 2 -n "$iters" --budget 60
+fi
+
+if [ "$stage" = ddp ]; then
+  # The real PyTorch DDP run traced by the library: overlap as cco report measures it.
+  export PATH="/opt/torch/.venv/bin:$PATH" OMP_NUM_THREADS=4
+  for mode in ddp compute-only comm-only; do
+    timeout 150 torchrun --nproc-per-node 2 scripts/ddp_gpt.py --steps 15 --warmup 3 --mode $mode \
+      >"$R/ddp_$mode.log" 2>&1 || status=1
+    grep "result:" "$R/ddp_$mode.log"
+  done
+  timeout 200 "$cco" run --trace "$R/ddp_trace_%r.json" --policy off -- torchrun --nproc-per-node 2 \
+    scripts/ddp_gpt.py --steps 6 --warmup 2 >"$R/ddp_traced.log" 2>&1 || { status=1; tail -3 "$R/ddp_traced.log"; }
+  grep -E "result:|cco-preload: (trace|warning)" "$R/ddp_traced.log"
+  ls "$R"/ddp_trace_*.json && "$cco" report "$R"/ddp_trace_*.json >"$R/ddp_report.txt" 2>&1 || status=1
+  head -40 "$R/ddp_report.txt"
+  "$cco" report "$R"/ddp_trace_*.json --json >"$R/ddp_report.json" 2>/dev/null
 fi
 
 tar czf "$O/results.tgz" -C "$O" run

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <ctime>
 #include <map>
+#include <memory>
 #include <ostream>
 #include <set>
 #include <sstream>
@@ -19,6 +20,7 @@
 #include "runtime/check.hpp"
 #include "runtime/comm.hpp"
 #include "runtime/device.hpp"
+#include "runtime/green.hpp"
 #include "workloads/step_exec.hpp"
 
 namespace cco::bench {
@@ -41,7 +43,9 @@ nlohmann::json timing_json(const Timing& t) {
 
 nlohmann::json rows_to_json(const std::vector<RowSpec>& rows) {
   nlohmann::json j = nlohmann::json::array();
-  for (const auto& r : rows) j.push_back({static_cast<int>(r.mode), r.blocks_per_sm, r.pad});
+  for (const auto& r : rows)
+    j.push_back(
+        {static_cast<int>(r.mode), r.blocks_per_sm, r.pad, r.gemm_sms, r.nccl_ctas, r.green_sms});
   return j;
 }
 
@@ -52,6 +56,9 @@ std::vector<RowSpec> rows_from_json(const nlohmann::json& j) {
     r.mode = static_cast<Mode>(x[0].get<int>());
     r.blocks_per_sm = x[1];
     r.pad = x[2];
+    r.gemm_sms = x[3];
+    r.nccl_ctas = x[4];
+    r.green_sms = x[5];
     out.push_back(r);
   }
   return out;
@@ -65,11 +72,40 @@ struct Kernel {
   int natural_bps = 0;
 };
 
-/// A row as planned: the padding of each shapeable kernel.
+/// A row as planned: the padding of each shapeable kernel and the row's resources.
 struct PlannedRow {
   RowSpec spec;
   std::vector<int64_t> pads;  // per Kernel
   std::string shaping;
+  std::size_t comm = 0;   // index into the rank's communicators (0: the run's own)
+  std::size_t green = 0;  // index into the rank's SM partitions (0: the whole device)
+};
+
+/// Index of `k` in `keys`, appended when new (keys[0] is the run's own setting, -1).
+std::size_t key_index(std::vector<int>& keys, int k) {
+  for (std::size_t i = 0; i < keys.size(); ++i)
+    if (keys[i] == k) return i;
+  keys.push_back(k);
+  return keys.size() - 1;
+}
+
+/// Puts a row's communicator in the slot the executor reads (StepExec keeps a reference to one
+/// rt::Comm and reads its handle at every enqueue), and puts the run's own back when it ends.
+/// The swap happens between runs, with both streams idle, identically on every rank.
+class CommSwap {
+ public:
+  CommSwap(rt::Comm& slot, rt::Comm* variant) : slot_(slot), variant_(variant) {
+    if (variant_) std::swap(slot_, *variant_);
+  }
+  ~CommSwap() {
+    if (variant_) std::swap(slot_, *variant_);
+  }
+  CommSwap(const CommSwap&) = delete;
+  CommSwap& operator=(const CommSwap&) = delete;
+
+ private:
+  rt::Comm& slot_;
+  rt::Comm* variant_;
 };
 
 }  // namespace
@@ -164,6 +200,23 @@ model::OverlapTimes StepReport::times(const StepRow& row) const {
 // ---------------------------------------------------------------------------------------------
 
 StepReport run_step(const StepOptions& so, std::ostream& progress) {
+  const Options& o = so.common;
+  return run_step(
+      so,
+      [&o](const StepDeviceContext& d, std::vector<std::string>& notes) {
+        int natural = 0;
+        for (const auto& k : d.kernels) natural = std::max(natural, k.natural_bps);
+        if (d.kernels.empty())
+          notes.push_back(
+              "no op launches a kernel of ours (GEMMs on cuBLASLt, no memory-bound ops): "
+              "shape modes left out; --param gemm=builtin where the workload has it");
+        return expand_rows(o, !d.kernels.empty(), natural, &notes);
+      },
+      progress);
+}
+
+StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
+                    std::ostream& progress) {
   const Options& o = so.common;
   std::string why;
   const int ndev = rt::device_count(&why);
@@ -268,6 +321,8 @@ StepReport run_step(const StepOptions& so, std::ostream& progress) {
     ncclUniqueId id{};
     if (lead) id = rt::make_unique_id();
     g.broadcast(&id, sizeof id, 0);
+    // The executor reads its communicator through this slot; rows with their own CTA count
+    // swap theirs in for their run (CommSwap).
     rt::Comm comm(id, g.size(), g.rank(), cc);
     wl::StepExecOptions eo;
     eo.check = o.check;
@@ -290,21 +345,39 @@ StepReport run_step(const StepOptions& so, std::ostream& progress) {
       kernels.push_back(k);
     }
     std::vector<std::string> notes;
-    int natural = 0;
-    for (const auto& k : kernels) natural = std::max(natural, k.natural_bps);
     std::string rows_text;
     if (lead) {
-      if (kernels.empty())
-        notes.push_back(
-            "no op launches a kernel of ours (GEMMs on cuBLASLt, no memory-bound ops): "
-            "shape modes left out; --param gemm=builtin where the workload has it");
-      const auto specs = expand_rows(o, !kernels.empty(), natural, &notes);
-      rows_text = rows_to_json(specs).dump();
+      StepDeviceContext ctx;
+      ctx.limits = lim;
+      ctx.nranks = g.size();
+      ctx.step = &step;
+      for (const auto& k : kernels) ctx.kernels.push_back({k.name, k.fp, k.natural_bps});
+      rep.kernels = ctx.kernels;
+      rows_text = rows_to_json(provide_rows(ctx, notes)).dump();
     }
     const auto specs = rows_from_json(nlohmann::json::parse(g.allgather(rows_text)[0]));
+    // Budget variants: one communicator per distinct CTA count and one SM partition per
+    // distinct size, in the order the rows name them (the same on every rank).
+    std::vector<int> cta_keys = {-1}, green_keys = {-1};
     std::vector<PlannedRow> planned;
     for (const auto& s : specs) {
+      if (s.gemm_sms >= 0)
+        throw UsageError("row '" + s.label() +
+                         "': an SM-count target does not apply to a workload (its cuBLASLt GEMMs "
+                         "use every SM)");
+      if (s.mode == Mode::Seq && !s.default_variant())
+        throw UsageError("row '" + s.label() +
+                         "': seq is the baseline and runs with the run's own settings");
+      if (s.nccl_ctas == 0 || s.nccl_ctas < -1)
+        throw UsageError("row '" + s.label() + "': NCCL CTAs must be at least 1");
+      if (s.green_sms == 0 || s.green_sms < -1 || s.green_sms >= lim.sm_count)
+        throw UsageError("row '" + s.label() + "': a green partition holds 1.." +
+                         std::to_string(lim.sm_count - 1) + " SMs");
       PlannedRow p{s, std::vector<int64_t>(kernels.size(), 0), {}};
+      p.comm = key_index(cta_keys, s.nccl_ctas);
+      p.green = key_index(green_keys, s.green_sms);
+      if (is_shape(s.mode) && kernels.empty())
+        throw UsageError("row '" + s.label() + "': shape rows need an op whose launches are ours");
       if (is_shape(s.mode)) {
         for (std::size_t ki = 0; ki < kernels.size(); ++ki) {
           const auto& k = kernels[ki];
@@ -337,6 +410,23 @@ StepReport run_step(const StepOptions& so, std::ostream& progress) {
         }
       }
       planned.push_back(std::move(p));
+    }
+    std::vector<rt::Comm> variants(1);  // [0]: unused, the run's own is `comm`
+    for (std::size_t i = 1; i < cta_keys.size(); ++i) {
+      rt::CommConfig c = cc;
+      c.min_ctas = c.max_ctas = cta_keys[i];
+      ncclUniqueId vid{};
+      if (lead) vid = rt::make_unique_id();
+      g.broadcast(&vid, sizeof vid, 0);
+      variants.emplace_back(vid, g.size(), g.rank(), c);
+    }
+    std::vector<std::unique_ptr<rt::SmPartition>> parts(1);
+    for (std::size_t i = 1; i < green_keys.size(); ++i) {
+      parts.push_back(std::make_unique<rt::SmPartition>(g.device(), green_keys[i]));
+      if (lead && parts.back()->sms() != green_keys[i])
+        notes.push_back("green partition of " + std::to_string(green_keys[i]) + " SMs holds " +
+                        std::to_string(parts.back()->sms()) + " (the driver's granularity is " +
+                        std::to_string(parts.back()->granularity()) + ")");
     }
     auto set_pads = [&](const PlannedRow* p) {
       for (std::size_t ki = 0; ki < kernels.size(); ++ki)
@@ -405,13 +495,16 @@ StepReport run_step(const StepOptions& so, std::ostream& progress) {
       for (std::size_t r : overlap_rows) {
         const auto& p = planned[r];
         const bool prio = is_priority(p.spec.mode);
-        cudaStream_t sc = prio ? low.get() : plain.get();
+        // In a partition the compute stream is the partition's (least priority), as in cco bench.
+        cudaStream_t sc = p.green ? parts[p.green]->stream() : prio ? low.get() : plain.get();
         cudaStream_t sm = prio ? high.get() : side.get();
         const bool verify = o.check && last;
+        CommSwap row_comm(comm, p.comm ? &variants[p.comm] : nullptr);
         if (is_shape(p.spec.mode)) set_pads(&p);
         if (verify) {
-          ex.poison(sc);
-          CCO_CUDA_CHECK(cudaStreamSynchronize(sc));
+          cudaStream_t ps = p.green ? plain.get() : sc;  // outside the partition, as cco bench
+          ex.poison(ps);
+          CCO_CUDA_CHECK(cudaStreamSynchronize(ps));
         }
         g.barrier();
         e0.record(sc);

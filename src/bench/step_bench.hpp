@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <string>
 #include <utility>
@@ -20,6 +21,7 @@
 
 #include "bench/options.hpp"
 #include "bench/report.hpp"
+#include "model/occupancy.hpp"
 #include "model/step.hpp"
 
 namespace cco::bench {
@@ -56,9 +58,32 @@ struct StepOpResult {
   unsigned long long wrong = 0;
 };
 
+/// A kernel of ours that the step launches (one per distinct __global__ function): what shape
+/// rows pad, each to the row's k with its own padding (model::plan_padding).
+struct StepKernel {
+  std::string name;            ///< "membound", "builtin gemm bfloat16"
+  model::Footprint footprint;  ///< as launched (no padding)
+  int natural_bps = 0;         ///< blocks per SM as launched
+};
+
+/// What rank 0's device says about the step, for choosing rows.
+struct StepDeviceContext {
+  model::DeviceLimits limits;       ///< of rank 0's device
+  std::vector<StepKernel> kernels;  ///< the step's shapeable kernels (empty: no shape rows)
+  int nranks = 0;
+  const model::Step* step = nullptr;  ///< the step as expanded for this run
+};
+
+/// Chooses the rows once the device is known (called on rank 0 only; the rows are then sent to
+/// every rank). May append to `notes`. A row may carry `nccl_ctas` (its own communicator with
+/// minCTAs = maxCTAs) and `green_sms` (the compute stream in a green-context SM partition);
+/// `gemm_sms` does not apply to a step (run_step throws UsageError), nor do budgets on seq.
+using StepRowProvider =
+    std::function<std::vector<RowSpec>(const StepDeviceContext&, std::vector<std::string>& notes)>;
+
 /// One mode of the step.
 struct StepRow {
-  RowSpec spec;  ///< mode, shape target k or explicit pad
+  RowSpec spec;  ///< mode, shape target k or explicit pad, budgets (label() names them)
   Timing t;      ///< the whole step, start to both streams done
   std::string
       shaping;  ///< "membound +40K (2/SM), builtin gemm bfloat16 +72K (1/SM)"; empty unshaped
@@ -75,10 +100,11 @@ struct StepReport {
   model::Step step;          ///< as expanded for this run (parameters with overrides)
   int64_t memory_bytes = 0;  ///< device memory the step's layout takes on each rank
   bool checked = false;
-  Timing t_seq;                   ///< the seq row's samples
-  Timing t_comp, t_comm;          ///< per iteration: sums of the ops' times alone
-  Timing t_ideal;                 ///< per iteration: model::ideal_time of the ops' times alone
-  std::vector<StepOpResult> ops;  ///< indexed like step.ops
+  Timing t_seq;                     ///< the seq row's samples
+  Timing t_comp, t_comm;            ///< per iteration: sums of the ops' times alone
+  Timing t_ideal;                   ///< per iteration: model::ideal_time of the ops' times alone
+  std::vector<StepOpResult> ops;    ///< indexed like step.ops
+  std::vector<StepKernel> kernels;  ///< the step's shapeable kernels on rank 0's device
   std::vector<StepRow> rows;
   std::vector<std::string> notes;
 
@@ -89,9 +115,18 @@ struct StepReport {
 
 /// Loads the workload for -g ranks (every visible GPU when 0), refuses it before anything runs
 /// when it does not fit the smallest GPU's memory (model::check_memory) or when -c cannot verify
-/// a reduction, then measures it on one thread per GPU. `progress` gets a line every few seconds
-/// unless -q. Throws model::StepError (bad file: exit 2), UsageError, NoGpu, rt::Error.
+/// a reduction, then measures it on one thread per GPU with the rows of expand_rows() (--modes,
+/// --blocks-per-sm, --pad). `progress` gets a line every few seconds unless -q. Throws
+/// model::StepError (bad file: exit 2), UsageError, NoGpu, rt::Error.
 StepReport run_step(const StepOptions& options, std::ostream& progress);
+
+/// The same with rows chosen by `rows` (used by `cco tune --workload`). Ops alone and seq always
+/// use the run's own communicator (the --nccl-* flags) and the whole device, so every row
+/// compares with the same T_seq; rows with budgets get their own communicator (one per distinct
+/// CTA count, created on every rank in the same order) or SM partition (one per distinct size)
+/// and are measured in the same round-robin as the others.
+StepReport run_step(const StepOptions& options, const StepRowProvider& rows,
+                    std::ostream& progress);
 
 /// The table: "#" header lines (workload, parameters, devices, versions, T_comp, T_comm, T_seq,
 /// T_ideal), one line per mode (time, spread, reduction, ideal reduction, efficiency, share of

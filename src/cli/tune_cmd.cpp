@@ -5,9 +5,12 @@
 #include <map>
 
 #include "bench/options.hpp"
+#include "bench/step_bench.hpp"
 #include "cli/commands.hpp"
 #include "bench/report.hpp"
+#include "model/step.hpp"
 #include "tune/tune.hpp"
+#include "tune/tune_workload.hpp"
 
 namespace cco::cli {
 namespace {
@@ -38,9 +41,148 @@ std::vector<int> list_arg(const std::string& flag, const std::string& v, int lo,
   return out;
 }
 
+bool is_workload(const std::vector<std::string>& args) {
+  for (std::size_t i = 1; i < args.size(); ++i)
+    if (args[i] == "--workload" || args[i].rfind("--workload=", 0) == 0) return true;
+  return false;
+}
+
+/// Flags that do not apply to `cco tune --workload`: nullptr, or why (and the flag in `flag`).
+const char* not_for_workloads(const std::string& arg, std::string& flag) {
+  static const std::map<std::string, const char*> why = {
+      {"-b", "the workload file sets sizes and types (use --param NAME=VALUE)"},
+      {"--minbytes", "the workload file sets sizes and types (use --param NAME=VALUE)"},
+      {"-e", "the workload file sets sizes and types (use --param NAME=VALUE)"},
+      {"--maxbytes", "the workload file sets sizes and types (use --param NAME=VALUE)"},
+      {"-f", "the workload file sets sizes and types (use --param NAME=VALUE)"},
+      {"--stepfactor", "the workload file sets sizes and types (use --param NAME=VALUE)"},
+      {"-d", "the workload file sets sizes and types (use --param NAME=VALUE)"},
+      {"--datatype", "the workload file sets sizes and types (use --param NAME=VALUE)"},
+      {"-o", "the workload file sets sizes and types (use --param NAME=VALUE)"},
+      {"--op", "the workload file sets sizes and types (use --param NAME=VALUE)"},
+      {"--collective", "the workload file sets sizes and types (use --param NAME=VALUE)"},
+      {"--compute", "the workload file sets sizes and types (use --param NAME=VALUE)"},
+      {"--gemm", "the workload file sets sizes and types (use --param NAME=VALUE)"},
+      {"--gemm-dtype", "the workload file sets sizes and types (use --param NAME=VALUE)"},
+      {"--count", "the workload file sets sizes and types (use --param NAME=VALUE)"},
+      {"--mem-bytes", "the workload file sets sizes and types (use --param NAME=VALUE)"},
+      {"--sm-budgets", "a step's cuBLASLt GEMMs run on every SM"},
+      {"--gemm-sms", "a step's cuBLASLt GEMMs run on every SM"},
+      {"--modes", "cco tune chooses the modes itself"},
+      {"--pad", "cco tune chooses the modes itself (--blocks-per-sm LIST sets the targets)"},
+      {"--csv", "cco tune writes a plan (--plan, --json)"},
+      {"--trace", "cco tune writes a plan (--plan, --json)"},
+      {"-a", "a step's sample is the max over ranks"},
+      {"--average", "a step's sample is the max over ranks"},
+      {"--bootstrap", "a workload runs in one process with a thread per GPU"},
+      {"--bootstrap-timeout", "a workload runs in one process with a thread per GPU"},
+      {"--validate", "it belongs to cco bench --workload FILE --validate"},
+      {"--gpu-memory", "it belongs to cco bench --workload FILE --validate"}};
+  flag = arg.substr(0, arg.find('='));
+  if (const auto it = why.find(flag); it != why.end()) return it->second;
+  flag = arg.substr(0, 2);  // -b1M
+  if (arg.size() > 2 && arg[0] == '-' && arg[1] != '-')
+    if (const auto it = why.find(flag); it != why.end()) return it->second;
+  return nullptr;
+}
+
+/// `cco tune --workload FILE`: a training step (docs/WORKLOADS.md) tuned like one pair.
+int tune_workload_main(const std::vector<std::string>& args) {
+  tune::WorkloadTuneOptions t;
+  std::vector<std::string> step_args = {"bench"};
+  std::string plan_path, json_path;
+  const std::map<std::string, bool> own = {
+      {"--ctas", true},         {"--blocks-per-sm", true}, {"--green-sms", true},
+      {"--no-priority", false}, {"--screen-iters", true},  {"--top", true},
+      {"--budget", true},       {"--plan", true},          {"--json", true},
+      {"--cache", true},        {"--no-cache", false},     {"--retune", false}};
+  bool iters_given = false;
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    const std::string& x = args[i];
+    if (x == "--workload" || x == "--param") {  // their values go to the step's parser as they are
+      if (i + 1 >= args.size()) throw Usage(x + " needs a value");
+      step_args.push_back(x);
+      step_args.push_back(args[++i]);
+      continue;
+    }
+    std::string flag;
+    if (const char* why = not_for_workloads(x, flag))
+      throw Usage(flag + " does not apply to --workload: " + why);
+    const auto it = own.find(x);
+    if (it == own.end()) {
+      if (x == "-n" || x == "--iters" || x.rfind("--iters=", 0) == 0 ||
+          (x.size() > 2 && x.rfind("-n", 0) == 0 && x[2] != '-'))
+        iters_given = true;
+      step_args.push_back(x);
+      continue;
+    }
+    std::string v;
+    if (it->second) {
+      if (i + 1 >= args.size()) throw Usage(x + " needs a value");
+      v = args[++i];
+    }
+    const auto& f = it->first;
+    if (f == "--ctas") t.space.ctas = list_arg(f, v, -1, 64);
+    else if (f == "--blocks-per-sm") t.space.blocks_per_sm = list_arg(f, v, 1, 64);
+    else if (f == "--green-sms") t.space.green_sms = list_arg(f, v, 1, 100000);
+    else if (f == "--no-priority") t.space.priority = false;
+    else if (f == "--screen-iters") t.screen_iters = int_arg(f, v, 1, 1000);
+    else if (f == "--top") t.top = int_arg(f, v, 1, 100);
+    else if (f == "--budget") t.budget_s = int_arg(f, v, 5, 86400);
+    else if (f == "--plan") plan_path = v;
+    else if (f == "--json") json_path = v;
+    else if (f == "--cache") t.cache_dir = v;
+    else if (f == "--no-cache") t.use_cache = false;
+    else if (f == "--retune") t.retune = true;
+  }
+  for (int c : t.space.ctas)
+    if (c == 0)
+      throw Usage("--ctas: 0 CTAs cannot run a collective (use 1..64, or -1 for NCCL's default)");
+#ifndef CCO_HAVE_CUDA
+  // parse_step_options lives with the step's runner (cco.bench), built with CUDA only.
+  (void)iters_given;
+  throw std::runtime_error("this cco was built without CUDA (CCO_ENABLE_CUDA=OFF)");
+#else
+  t.step = bench::parse_step_options(step_args);
+  t.step.common.argv = args;
+  if (!iters_given) t.step.common.iters = 30;  // the final round decides: 30 samples unless -n
+  if (t.step.common.ngpus > 0) {
+    // The file is judged before any GPU is touched when the ranks are known (-g).
+    model::StepLoadOptions lo;
+    lo.nranks = t.step.common.ngpus;
+    lo.overrides = t.step.params;
+    lo.check = t.step.common.check;
+    (void)model::load_step(t.step.workload, lo);
+  }
+  const auto res = tune::run_tune_workload(t, std::cerr);
+  std::printf("# cco tune: workload %s%s%s\n",
+              res.plan["tuning"]["workload"].value("name", std::string("?")).c_str(),
+              res.from_cache ? ", from the cache " : res.cache_file.empty() ? "" : ", cached in ",
+              res.cache_file.c_str());
+  std::fputs(res.table.c_str(), stdout);
+  const auto& c = res.plan["tuning"]["choice"];
+  std::printf("# chosen: %s  (%.1f us, reduction %.1f%%, %.1f%% of the ideal saving)\n",
+              c.value("label", std::string("?")).c_str(), c.value("t_us", 0.0),
+              100 * c.value("reduction", 0.0), 100 * c.value("of_ideal", 0.0));
+  if (!plan_path.empty()) {
+    std::ofstream f(plan_path);
+    if (!f) throw std::runtime_error("cannot write plan '" + plan_path + "'");
+    f << bench::json_text(res.plan, 2) << "\n";
+    std::printf("# plan written to %s\n", plan_path.c_str());
+  }
+  if (!json_path.empty()) {
+    std::ofstream f(json_path);
+    if (!f) throw std::runtime_error("cannot write '" + json_path + "'");
+    f << bench::json_text(res.plan) << "\n";
+  }
+  return 0;
+#endif
+}
+
 }  // namespace
 
 int tune_main(const std::vector<std::string>& args) {
+  if (is_workload(args)) return tune_workload_main(args);
   tune::TuneOptions t;
   t.argv = args;
   std::vector<std::string> bench_args = {"bench"};
@@ -50,7 +192,7 @@ int tune_main(const std::vector<std::string>& args) {
       {"--sm-budgets", true}, {"--ctas", true},    {"--blocks-per-sm", true}, {"--no-priority", false},
       {"--screen-iters", true}, {"--top", true},   {"--budget", true},        {"--plan", true},
       {"--cache", true},      {"--no-cache", false}, {"--retune", false},    {"--json", true},
-      {"--green-sms", true}};
+      {"--green-sms", true},  {"--refine", true}};
   for (std::size_t i = 1; i < args.size(); ++i) {
     const auto it = own.find(args[i]);
     if (it == own.end()) {
@@ -70,6 +212,7 @@ int tune_main(const std::vector<std::string>& args) {
     else if (f == "--blocks-per-sm") t.space.blocks_per_sm = list_arg(f, v, 1, 64);
     else if (f == "--no-priority") t.space.priority = false;
     else if (f == "--screen-iters") t.screen_iters = int_arg(f, v, 1, 1000);
+    else if (f == "--refine") t.refine = int_arg(f, v, 0, 100);
     else if (f == "--top") t.top = int_arg(f, v, 1, 100);
     else if (f == "--budget") t.budget_s = int_arg(f, v, 5, 86400);
     else if (f == "--plan") t.plan_path = v;

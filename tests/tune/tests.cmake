@@ -2,3 +2,17 @@ cco_add_test(tune_space SOURCES tune/test_space.cpp LIBS cco.tune_core LABELS tu
 if(CCO_ENABLE_CUDA)
   cco_add_test(gpu_tune GPU SOURCES tune/test_tune_gpu.cpp LIBS cco.tune LABELS "gpu;multigpu")
 endif()
+# cco tune --workload: the step's space, pruning, model default, cache key and plan (GPU-free);
+# on GPUs, budget rows of the step bench and a tiny shipped workload tuned and cached.
+cco_add_test(tune_workload_space SOURCES tune/test_workload_space.cpp LIBS cco.tune_core cco.plan
+             LABELS "tune;step")
+if(CCO_ENABLE_CUDA)
+  cco_add_test(gpu_tune_workload GPU SOURCES tune/test_tune_workload_gpu.cpp LIBS cco.tune cco.plan
+               LABELS "gpu;multigpu;step")
+  target_compile_definitions(cco.test.gpu_tune_workload PRIVATE
+                             CCO_WORKLOADS_DIR="${PROJECT_SOURCE_DIR}/workloads")
+endif()
+if(CCO_ENABLE_CUDA)
+  # Each control has the effect it claims, seen in a CUPTI trace (NCCL CTAs, cuBLASLt SM target).
+  cco_add_test(gpu_controls GPU SOURCES tune/test_controls_gpu.cpp LIBS cco.bench LABELS "gpu;multigpu")
+endif()

@@ -1,0 +1,48 @@
+// `cco tune --workload FILE`: measures the search space of tune/workload_space.hpp for a training
+// step on GPUs in two rounds (every candidate screened with a few samples, then the best few side
+// by side with seq, concurrent, priority and the model's default, verified), picks the fastest
+// median, writes the plan, and caches the result per devices, versions, expanded step and space.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "bench/step_bench.hpp"
+#include "tune/workload_space.hpp"
+
+namespace cco::tune {
+
+struct WorkloadTuneOptions {
+  /// The workload (--workload, --param) and the step flags: -g, -n (final round), -w, -c,
+  /// --nccl-* (the run's own communicator), -q (no progress lines).
+  bench::StepOptions step;
+  WorkloadSpaceOptions space;
+  int screen_iters = 6;   ///< samples per candidate in the screening round
+  int top = 6;            ///< screened candidates kept for the final round (plus references)
+  double budget_s = 110;  ///< wall-clock budget; the final round shrinks when it runs short
+  std::string cache_dir;  ///< "" = $CCO_CACHE_DIR, $XDG_CACHE_HOME/ccoverlap, ~/.cache/ccoverlap
+  bool use_cache = true;
+  bool retune = false;  ///< measure even when the cache has a result
+};
+
+struct WorkloadTuneResult {
+  nlohmann::json plan;  ///< workload_plan_json() of the choice
+  bool from_cache = false;
+  std::string cache_file;  ///< "" when the cache is not used
+  std::string table;       ///< the final round, formatted (format_step_tried)
+};
+
+/// Loads the workload for -g ranks (every visible GPU when 0), answers from the cache when it
+/// holds this key (unless retune), else screens every candidate (run_step with -c 0 and
+/// screen_iters samples), then measures the finalists with -n samples and -c verification, picks
+/// the fastest median (concurrent is always a finalist) and caches the plan. Progress lines go to
+/// `progress` unless -q. Runs one process with a thread per GPU, like `cco bench --workload`.
+/// Throws NoGpu without a GPU, UsageError or model::StepError for bad input (also when started
+/// under a launcher of several processes), std::runtime_error when the final round has wrong
+/// elements (no plan is made), rt::Error on a failed GPU call.
+WorkloadTuneResult run_tune_workload(const WorkloadTuneOptions& o, std::ostream& progress);
+
+}  // namespace cco::tune

@@ -1,0 +1,334 @@
+#include "tune/workload_space.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <stdexcept>
+
+#include "model/metrics.hpp"
+#include "model/occupancy.hpp"
+#include "tune/space.hpp"
+
+namespace cco::tune {
+
+using bench::Mode;
+using bench::RowSpec;
+using bench::UsageError;
+
+namespace {
+
+std::string occupancy_text(const WorkloadSpaceInput& in, const std::vector<int>& bps) {
+  std::string s;
+  for (std::size_t i = 0; i < bps.size(); ++i)
+    s += (i ? ", " : "") + in.kernels[i].name + " " + std::to_string(bps[i]) + "/SM";
+  return s;
+}
+
+double safe_ratio(double num, double den) {
+  return den > 0 ? num / den : 0.0;
+}
+
+}  // namespace
+
+void validate(const WorkloadSpaceInput& in, const WorkloadSpaceOptions& opt) {
+  for (int c : opt.ctas)
+    if (c == 0 || c < -1 || c > 64)
+      throw UsageError("--ctas: " + std::to_string(c) +
+                       " is not within 1..64 (-1 = NCCL's default)");
+  for (int k : opt.blocks_per_sm)
+    if (k < 1) throw UsageError("--blocks-per-sm: targets must be at least 1");
+  for (int g : opt.green_sms)
+    if (g < 1 || g >= in.limits.sm_count)
+      throw UsageError("--green-sms: " + std::to_string(g) + " is not within 1.." +
+                       std::to_string(in.limits.sm_count - 1) + " SMs");
+}
+
+std::vector<int> shaped_occupancy(const WorkloadSpaceInput& in, int k, std::string* why) {
+  std::vector<int> out;
+  for (const auto& kern : in.kernels) {
+    if (kern.natural_bps <= k) {
+      out.push_back(kern.natural_bps);
+      continue;
+    }
+    const auto p = model::plan_padding(in.limits, kern.footprint, k);
+    if (!p.reachable) {
+      if (why) *why = kern.name + ": " + p.note;
+      return {};
+    }
+    out.push_back(p.blocks_per_sm);
+  }
+  return out;
+}
+
+std::vector<RowSpec> build_workload_space(const WorkloadSpaceInput& in,
+                                          const WorkloadSpaceOptions& opt,
+                                          std::vector<std::string>* notes) {
+  validate(in, opt);
+  auto note = [&](const std::string& s) {
+    if (notes) notes->push_back(s);
+  };
+
+  // Compute-side choices: plain, or each shape target that changes some kernel's residency
+  // differently from every earlier target.
+  std::vector<RowSpec> compute_side = {{Mode::Concurrent}};
+  int natural = 0;
+  for (const auto& k : in.kernels) natural = std::max(natural, k.natural_bps);
+  if (in.kernels.empty()) {
+    if (!opt.blocks_per_sm.empty())
+      note(
+          "shape targets pruned: no op of the step launches a kernel of ours (cuBLASLt GEMMs "
+          "only; --param gemm=builtin where the workload has it)");
+  } else if (natural <= 1) {
+    note("shaping pruned: every kernel of ours already runs at 1 block per SM");
+  } else {
+    std::vector<int> ks = opt.blocks_per_sm;
+    if (ks.empty())
+      for (int k = natural - 1; k >= 1; --k) ks.push_back(k);
+    std::map<std::vector<int>, int> seen;  // residencies -> the first target giving them
+    for (int k : ks) {
+      if (k >= natural) {
+        note("k=" + std::to_string(k) + " pruned: every kernel of ours already runs at " +
+             std::to_string(k) + " blocks per SM or fewer (largest: " + std::to_string(natural) +
+             ")");
+        continue;
+      }
+      std::string why;
+      const auto bps = shaped_occupancy(in, k, &why);
+      if (bps.empty()) {
+        note("k=" + std::to_string(k) + " pruned: " + why);
+        continue;
+      }
+      const auto [it, fresh] = seen.emplace(bps, k);
+      if (!fresh) {
+        note("k=" + std::to_string(k) + " pruned: the same blocks per SM as k=" +
+             std::to_string(it->second) + " (" + occupancy_text(in, bps) + ")");
+        continue;
+      }
+      compute_side.push_back({Mode::Shape, k, -1});
+    }
+  }
+
+  const std::vector<int> ctas = opt.ctas.empty() ? std::vector<int>{-1, 16, 32} : opt.ctas;
+  std::vector<int> greens = {-1};
+  greens.insert(greens.end(), opt.green_sms.begin(), opt.green_sms.end());
+  std::vector<RowSpec> out;
+  for (int gs : greens)
+    for (int c : ctas)
+      for (const auto& base : compute_side)
+        for (bool prio : {false, true}) {
+          if (prio && !opt.priority) continue;
+          if (gs > 0 && bench::is_shape(base.mode)) continue;  // one compute budget at a time
+          RowSpec r = base;
+          if (base.mode == Mode::Concurrent)
+            r.mode = prio ? Mode::Priority : Mode::Concurrent;
+          else
+            r.mode = prio ? Mode::ShapePriority : Mode::Shape;
+          r.nccl_ctas = c;
+          r.green_sms = gs;
+          out.push_back(r);
+        }
+  return out;
+}
+
+RowSpec predict_workload(const WorkloadSpaceInput&) {
+  RowSpec r;
+  r.mode = Mode::Priority;
+  return r;
+}
+
+std::string step_hash(const model::Step& step) {
+  auto j = model::to_json(step);
+  j.erase("file");
+  return stable_hash(j.dump());
+}
+
+nlohmann::json workload_json(const model::Step& step) {
+  nlohmann::json params = nlohmann::json::object(), overrides = nlohmann::json::object();
+  for (const auto& p : step.params) {
+    const nlohmann::json v = p.is_string ? nlohmann::json(p.text) : nlohmann::json(p.value);
+    params[p.name] = v;
+    if (p.overridden) overrides[p.name] = v;
+  }
+  return {{"file", step.file},      {"name", step.name},    {"ranks", step.nranks},
+          {"ops", step.ops.size()}, {"parameters", params}, {"overrides", overrides},
+          {"hash", step_hash(step)}};
+}
+
+std::string workload_cache_key(const nlohmann::json& devices, const nlohmann::json& versions,
+                               int nranks, const model::Step& step, const bench::Options& o,
+                               const WorkloadSpaceOptions& space) {
+  nlohmann::json k;
+  k["kind"] = "workload";
+  nlohmann::json devs = nlohmann::json::array();
+  for (const auto& d : devices) devs.push_back({d.value("name", ""), d.value("sms", 0)});
+  k["devices"] = devs;
+  k["versions"] = versions;
+  k["nranks"] = nranks;
+  k["step"] = step_hash(step);
+  k["nccl"] = {o.nccl_min_ctas, o.nccl_max_ctas, o.nccl_cta_policy, o.nccl_cga_cluster};
+  k["check"] = o.check;
+  k["space"] = {{"ctas", space.ctas},
+                {"blocks_per_sm", space.blocks_per_sm},
+                {"priority", space.priority},
+                {"green_sms", space.green_sms}};
+  return stable_hash(k.dump());
+}
+
+std::vector<StepTried> tried_from_step(const bench::StepReport& rep, const RowSpec& predicted) {
+  model::OverlapTimes base;
+  base.t_comp = rep.t_comp.median();
+  base.t_comm = rep.t_comm.median();
+  base.t_seq = rep.t_seq.median();
+  const double t_ideal = rep.t_ideal.median();
+  std::vector<StepTried> out;
+  for (const auto& row : rep.rows) {
+    if (row.spec.mode == Mode::Seq) continue;
+    StepTried t;
+    t.spec = row.spec;
+    if (!row.t.samples.empty()) {
+      const auto s = row.t.summary();
+      t.t_us = s.median;
+      t.p25_us = s.p25;
+      t.p75_us = s.p75;
+    }
+    auto times = base;
+    times.t = t.t_us;
+    t.reduction = model::reduction(times);
+    t.efficiency = model::overlap_efficiency(times);
+    t.of_ideal = safe_ratio(base.t_seq - t.t_us, base.t_seq - t_ideal);
+    t.shaping = row.shaping;
+    t.wrong = row.wrong;
+    t.predicted =
+        row.spec.mode == predicted.mode && row.spec.blocks_per_sm == predicted.blocks_per_sm &&
+        row.spec.pad == predicted.pad && row.spec.gemm_sms == predicted.gemm_sms &&
+        row.spec.nccl_ctas == predicted.nccl_ctas && row.spec.green_sms == predicted.green_sms;
+    out.push_back(t);
+  }
+  return out;
+}
+
+std::size_t pick_best(const std::vector<StepTried>& tried) {
+  if (tried.empty()) throw std::runtime_error("no candidate was measured");
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < tried.size(); ++i)
+    if (tried[i].t_us < tried[best].t_us) best = i;
+  return best;
+}
+
+std::string format_step_tried(const std::vector<StepTried>& tried, std::size_t best, double t_seq,
+                              double t_ideal) {
+  std::vector<std::size_t> order(tried.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](auto a, auto b) { return tried[a].t_us < tried[b].t_us; });
+  std::string s = fmt::format("# T_seq {:.1f} us, T_ideal {:.1f} us (ideal reduction {:.1f}%)\n",
+                              t_seq, t_ideal, t_seq > 0 ? 100 * (1 - t_ideal / t_seq) : 0.0);
+  s += fmt::format("#{:>3} {:<36} {:>10} {:>7} {:>7} {:>6} {:>8}  {}\n", "", "candidate",
+                   "time(us)", "spread", "reduct", "eff", "of_ideal", "");
+  int rank = 0;
+  for (auto i : order) {
+    const auto& t = tried[i];
+    std::string mark = i == best ? "<- chosen" : "";
+    if (t.predicted) mark += mark.empty() ? "(model default)" : " (model default)";
+    s +=
+        fmt::format(" {:>3} {:<36} {:>10.1f} {:>6.1f}% {:>6.1f}% {:>6.2f} {:>7.1f}%  {}\n", ++rank,
+                    t.spec.label(), t.t_us, t.t_us > 0 ? 100 * (t.p75_us - t.p25_us) / t.t_us : 0.0,
+                    100 * t.reduction, t.efficiency, 100 * t.of_ideal, mark);
+  }
+  for (auto i : order)
+    if (!tried[i].shaping.empty())
+      s += "# " + tried[i].spec.label() + ": " + tried[i].shaping + "\n";
+  return s;
+}
+
+nlohmann::json workload_plan_json(const bench::StepReport& rep, const std::vector<StepTried>& tried,
+                                  std::size_t best, const std::string& key) {
+  const auto& b = tried.at(best);
+  const double t_seq = rep.t_seq.median(), t_ideal = rep.t_ideal.median();
+  nlohmann::json j;
+  j["schema"] = "ccoverlap.plan";
+  j["schema_version"] = "1.0.0";
+  j["policy"] = "tuned";
+  j["description"] =
+      "cco tune: " + b.spec.label() + " for workload " + rep.step.name + " (" + rep.step.file + ")";
+  if (bench::is_shape(b.spec.mode) && b.spec.blocks_per_sm > 0)
+    j["shaping"] = {{"default", b.spec.blocks_per_sm}};
+  j["priority"] = {{"nccl", bench::is_priority(b.spec.mode) ? "high" : "default"}};
+  nlohmann::json env = nlohmann::json::object();
+  if (b.spec.nccl_ctas > 0) {
+    env["NCCL_MIN_CTAS"] = std::to_string(b.spec.nccl_ctas);
+    env["NCCL_MAX_CTAS"] = std::to_string(b.spec.nccl_ctas);
+  }
+  j["environment"] = env;
+  nlohmann::json versions = nlohmann::json::object();
+  for (const char* k : {"cuda_driver", "cuda_runtime", "nccl", "cublaslt"})
+    if (rep.versions.contains(k)) versions[k] = rep.versions[k];
+  j["made_for"] = {{"device", rep.devices.empty() ? "" : rep.devices[0].value("name", "")},
+                   {"sms", rep.devices.empty() ? 0 : rep.devices[0].value("sms", 0)},
+                   {"nranks", rep.nranks},
+                   {"versions", versions}};
+  j["generated_by"] = "cco tune";
+
+  nlohmann::json c;
+  c["label"] = b.spec.label();
+  c["mode"] = bench::to_string(b.spec.mode);
+  c["priority"] = bench::is_priority(b.spec.mode);
+  c["blocks_per_sm"] = bench::is_shape(b.spec.mode) ? b.spec.blocks_per_sm : 0;
+  c["shaping"] = b.shaping;
+  c["nccl_ctas"] = b.spec.nccl_ctas;
+  c["green_sms"] = b.spec.green_sms;
+  c["t_us"] = b.t_us;
+  c["reduction"] = b.reduction;
+  c["efficiency"] = b.efficiency;
+  c["of_ideal"] = b.of_ideal;
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& t : tried)
+    rows.push_back({{"label", t.spec.label()},
+                    {"t_us", t.t_us},
+                    {"p25_us", t.p25_us},
+                    {"p75_us", t.p75_us},
+                    {"reduction", t.reduction},
+                    {"efficiency", t.efficiency},
+                    {"of_ideal", t.of_ideal},
+                    {"blocks_per_sm", bench::is_shape(t.spec.mode) ? t.spec.blocks_per_sm : 0},
+                    {"shaping", t.shaping},
+                    {"wrong", t.wrong},
+                    {"predicted", t.predicted}});
+  nlohmann::json notes = nlohmann::json::array();
+  if (!rep.checked) notes.push_back("results were not verified (-c 0)");
+  if (bench::is_shape(b.spec.mode)) {
+    bool vendor = false;
+    for (const auto& op : rep.step.ops)
+      vendor =
+          vendor || (op.kind == model::OpKind::Gemm && op.engine == model::GemmEngine::CublasLt);
+    if (vendor)
+      notes.push_back("shape k=" + std::to_string(b.spec.blocks_per_sm) +
+                      " was measured with only the step's own kernels padded (" + b.shaping +
+                      "); cuBLASLt GEMMs ran unpadded, while `cco run` shapes every non-NCCL "
+                      "kernel to k (add plan rules to leave GEMMs alone)");
+  }
+  if (b.spec.green_sms > 0)
+    notes.push_back(
+        "the chosen green-context partition applies to launches cco makes (cco bench); "
+        "`cco run` applies the plan's priority, residency and NCCL CTAs only");
+  nlohmann::json kernels = nlohmann::json::array();
+  for (const auto& k : rep.kernels)
+    kernels.push_back({{"name", k.name}, {"natural_blocks_per_sm", k.natural_bps}});
+  j["tuning"] = {{"date", rep.date},
+                 {"cache_key", key},
+                 {"workload", workload_json(rep.step)},
+                 {"kernels", kernels},
+                 {"t_seq_us", t_seq},
+                 {"t_ideal_us", t_ideal},
+                 {"t_comp_us", rep.t_comp.median()},
+                 {"t_comm_us", rep.t_comm.median()},
+                 {"verified", rep.checked},
+                 {"choice", c},
+                 {"tried", rows},
+                 {"notes", notes}};
+  return j;
+}
+
+}  // namespace cco::tune
