@@ -128,7 +128,8 @@ void start() noexcept {
     g_verbose = v && *v;
     trace::Options o;
     o.print_warnings = false;  // ours go through warn_once, prefixed cco-preload
-    if (const auto n = parse_flag(env("CCO_NVTX")); n && !*n) o.nvtx_ranges = false;
+    if (const char* nv = env("CCO_NVTX"); nv && *nv)  // parse_flag(unset) is false: ask only if set
+      if (const auto n = parse_flag(nv); n && !*n) o.nvtx_ranges = false;
     auto* s = new trace::Session(o);
     if (!s->start()) {
       const std::string why = s->warning();

@@ -112,6 +112,8 @@ extern "C" {
 
 CUptiResult CUPTIAPI cuptiGetVersion(uint32_t* version) {
   *version = mode() == "old" ? 120000 : 130000;
+  if (const char* v = std::getenv("FAKE_CUPTI_VERSION"); v && *v && mode() != "old")
+    *version = static_cast<uint32_t>(std::strtoul(v, nullptr, 10));
   return CUPTI_SUCCESS;
 }
 

@@ -13,7 +13,7 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 unset CCO_DISABLE CCO_POLICY CCO_PLAN CCO_STATS CCO_VERBOSE CCO_PRIORITY_METHOD CCO_TRACE CCO_TRACE_PID CCO_CUPTI_LIB
-unset RANK OMPI_COMM_WORLD_RANK SLURM_PROCID LOCAL_RANK FAKE_CUPTI FAKE_CUPTI_DEVICES FAKE_CUPTI_DROPPED
+unset RANK OMPI_COMM_WORLD_RANK SLURM_PROCID LOCAL_RANK FAKE_CUPTI FAKE_CUPTI_DEVICES FAKE_CUPTI_DROPPED FAKE_CUPTI_VERSION CCO_NVTX
 fakecupti=${CCO_FAKE_CUPTI:-}
 cco=${CCO_BIN:-}
 
@@ -195,6 +195,12 @@ else
       grep -q '"ncclDevKernel_AllReduce_Sum_f32_RING_LL"' "$tmp/early.json" \
       || fail "traced, early lookup: $(cat "$tmp/err"); $(head -c 300 "$tmp/early.json" 2>&1)"
   fi
+  # NVTX ranges: on by default where CUPTI is newer than 13.0.0 (whose injection crashes), off with
+  # CCO_NVTX=0; said in the trace's notes.
+  run_app LD_PRELOAD="$lib" CCO_TRACE="$tmp/nvtx_on.json" FAKE_CUPTI_VERSION=130001 >/dev/null
+  grep -q "NVTX ranges on" "$tmp/nvtx_on.json" || fail "NVTX ranges not on by default: $(grep -o 'traced with[^]]*' "$tmp/nvtx_on.json")"
+  run_app LD_PRELOAD="$lib" CCO_TRACE="$tmp/nvtx_off.json" FAKE_CUPTI_VERSION=130001 CCO_NVTX=0 >/dev/null
+  grep -q "NVTX ranges off" "$tmp/nvtx_off.json" || fail "CCO_NVTX=0 left NVTX ranges on: $(grep -o 'traced with[^]]*' "$tmp/nvtx_off.json")"
   # Two devices in one process and no rank variable: %r is the pid, ranks are the devices.
   out=$(run_app LD_PRELOAD="$lib" CCO_TRACE="$tmp/two_%r.json" FAKE_CUPTI_DEVICES=0,1)
   pid=$(sed -n 's/^cco-preload: trace pid=\([0-9]*\) ranks=0,1 devices=0,1 kernels=4 -> .*/\1/p' "$tmp/err")

@@ -55,7 +55,7 @@ TEST(Controls, NcclCtaBudgetIsTheGridOfEveryNcclKernel) {
   for (int ctas : {4, 8, 32}) {
     const auto t = traced_bench({"bench", "-g", "2", "--compute", "membound", "--mem-bytes", "64M",
                                  "-b", "32M", "-n", "3", "-w", "1", "--modes", "seq,concurrent",
-                                 "-c", "--nccl-min-ctas", std::to_string(ctas), "--nccl-max-ctas",
+                                 "-c", "1", "--nccl-min-ctas", std::to_string(ctas), "--nccl-max-ctas",
                                  std::to_string(ctas)},
                                 "ctas" + std::to_string(ctas));
     const auto grids = nccl_grids(t);
