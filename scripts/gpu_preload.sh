@@ -157,9 +157,13 @@ if [ "$stage" = all ] || [ "$stage" = trace ]; then
       python3 - "${traces[@]}" >"$R/trace_check.txt" 2>&1 <<'PY'
 import collections, json, sys
 nccl, gemm, other = collections.Counter(), collections.Counter(), collections.Counter()
+nvtx = 0
 for f in sys.argv[1:]:
     for e in json.load(open(f))["traceEvents"]:
         if e.get("ph") != "X":
+            continue
+        if e.get("cat") == "nvtx":  # NVTX ranges: counted apart
+            nvtx += 1
             continue
         d, n = e["args"]["device"], e["name"]
         if "ncclDevKernel" in n:
@@ -171,6 +175,7 @@ for f in sys.argv[1:]:
 print("nccl kernels per device:", dict(sorted(nccl.items())))
 print("nvjet/cutlass kernels per device:", dict(sorted(gemm.items())))
 print("other kernels:", other.most_common(4))
+print("NVTX ranges:", nvtx)
 ok = len(nccl) >= 2 and len(gemm) >= 2
 print("TRACE OK" if ok else "TRACE MISSING KERNELS")
 sys.exit(0 if ok else 1)
