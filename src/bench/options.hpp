@@ -86,6 +86,8 @@ struct RowSpec {
   int green_sms = -1;     ///< run the compute part in a green-context partition of this many SMs
   /// True when the row uses the run's own compute and communicator (no budget override).
   bool default_variant() const { return gemm_sms < 0 && nccl_ctas < 0 && green_sms < 0; }
+  /// Same mode, target, padding and budgets.
+  bool operator==(const RowSpec&) const = default;
   /// "priority", "shape+priority k=3", "concurrent sms=108 ctas=32".
   std::string label() const;
 };

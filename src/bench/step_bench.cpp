@@ -199,6 +199,19 @@ model::OverlapTimes StepReport::times(const StepRow& row) const {
 // The run
 // ---------------------------------------------------------------------------------------------
 
+void check_step_runnable(const model::Step& step, int64_t memory_bytes, bool check) {
+  model::check_memory(step, memory_bytes, check);
+  if (!check) return;
+  for (const auto& op : step.ops)
+    if (op.kind == model::OpKind::Collective &&
+        (op.coll == model::Collective::AllReduce || op.coll == model::Collective::ReduceScatter) &&
+        (op.redop == model::RedOp::Prod || op.redop == model::RedOp::Avg))
+      throw model::StepError(step.file, op.pos,
+                             "-c 1 cannot verify reduction '" +
+                                 std::string(model::to_string(op.redop)) + "' of collective '" +
+                                 op.id + "' (checked: sum, min, max); use -c 0");
+}
+
 StepReport run_step(const StepOptions& so, std::ostream& progress) {
   const Options& o = so.common;
   return run_step(
@@ -244,17 +257,7 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
       mem_name = info.name;
     }
   }
-  model::check_memory(step, mem, o.check);
-  if (o.check)
-    for (const auto& op : step.ops)
-      if (op.kind == model::OpKind::Collective &&
-          (op.coll == model::Collective::AllReduce ||
-           op.coll == model::Collective::ReduceScatter) &&
-          (op.redop == model::RedOp::Prod || op.redop == model::RedOp::Avg))
-        throw model::StepError(step.file, op.pos,
-                               "-c 1 cannot verify reduction '" +
-                                   std::string(model::to_string(op.redop)) + "' of collective '" +
-                                   op.id + "' (checked: sum, min, max); use -c 0");
+  check_step_runnable(step, mem, o.check);
 
   rep.argv = o.argv;
   rep.date = iso_now();

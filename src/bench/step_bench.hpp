@@ -120,6 +120,10 @@ struct StepReport {
 /// model::StepError (bad file: exit 2), UsageError, NoGpu, rt::Error.
 StepReport run_step(const StepOptions& options, std::ostream& progress);
 
+/// Refuses, before anything runs, a step that does not fit `memory_bytes` (model::check_memory)
+/// or, with `check`, has a reduction -c cannot verify (prod, avg); throws model::StepError.
+void check_step_runnable(const model::Step& step, int64_t memory_bytes, bool check);
+
 /// The same with rows chosen by `rows` (used by `cco tune --workload`). Ops alone and seq always
 /// use the run's own communicator (the --nccl-* flags) and the whole device, so every row
 /// compares with the same T_seq; rows with budgets get their own communicator (one per distinct

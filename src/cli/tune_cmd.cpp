@@ -15,6 +15,22 @@
 namespace cco::cli {
 namespace {
 
+/// The plan as --plan (indented, with a line saying where) and --json (compact) ask.
+[[maybe_unused]] void write_plan(const nlohmann::json& plan, const std::string& plan_path,
+                                 const std::string& json_path) {
+  if (!plan_path.empty()) {
+    std::ofstream f(plan_path);
+    if (!f) throw std::runtime_error("cannot write plan '" + plan_path + "'");
+    f << bench::json_text(plan, 2) << "\n";
+    std::printf("# plan written to %s\n", plan_path.c_str());
+  }
+  if (!json_path.empty()) {
+    std::ofstream f(json_path);
+    if (!f) throw std::runtime_error("cannot write '" + json_path + "'");
+    f << bench::json_text(plan) << "\n";
+  }
+}
+
 int int_arg(const std::string& flag, const std::string& v, int lo, int hi) {
   std::size_t pos = 0;
   int x = 0;
@@ -164,17 +180,7 @@ int tune_workload_main(const std::vector<std::string>& args) {
   std::printf("# chosen: %s  (%.1f us, reduction %.1f%%, %.1f%% of the ideal saving)\n",
               c.value("label", std::string("?")).c_str(), c.value("t_us", 0.0),
               100 * c.value("reduction", 0.0), 100 * c.value("of_ideal", 0.0));
-  if (!plan_path.empty()) {
-    std::ofstream f(plan_path);
-    if (!f) throw std::runtime_error("cannot write plan '" + plan_path + "'");
-    f << bench::json_text(res.plan, 2) << "\n";
-    std::printf("# plan written to %s\n", plan_path.c_str());
-  }
-  if (!json_path.empty()) {
-    std::ofstream f(json_path);
-    if (!f) throw std::runtime_error("cannot write '" + json_path + "'");
-    f << bench::json_text(res.plan) << "\n";
-  }
+  write_plan(res.plan, plan_path, json_path);
   return 0;
 #endif
 }
@@ -241,17 +247,7 @@ int tune_main(const std::vector<std::string>& args) {
   std::printf("# chosen: %s  (%.1f us, reduction %.1f%%, efficiency %.2f)\n",
               c.value("label", std::string("?")).c_str(), c.value("t_us", 0.0),
               100 * c.value("reduction", 0.0), c.value("efficiency", 0.0));
-  if (!t.plan_path.empty()) {
-    std::ofstream f(t.plan_path);
-    if (!f) throw std::runtime_error("cannot write plan '" + t.plan_path + "'");
-    f << bench::json_text(res.plan, 2) << "\n";
-    std::printf("# plan written to %s\n", t.plan_path.c_str());
-  }
-  if (!json_path.empty()) {
-    std::ofstream f(json_path);
-    if (!f) throw std::runtime_error("cannot write '" + json_path + "'");
-    f << bench::json_text(res.plan) << "\n";
-  }
+  write_plan(res.plan, t.plan_path, json_path);
   return 0;
 #endif
 }

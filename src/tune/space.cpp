@@ -111,6 +111,37 @@ std::vector<RowSpec> build_space(const SpaceInput& in, const SpaceOptions& opt,
   return out;
 }
 
+void add_unique(std::vector<RowSpec>& rows, const RowSpec& r) {
+  if (std::find(rows.begin(), rows.end(), r) == rows.end()) rows.push_back(r);
+}
+
+nlohmann::json plan_base(const RowSpec& choice, int blocks_per_sm, const nlohmann::json& devices,
+                         int nranks, const nlohmann::json& versions_in,
+                         const std::string& description) {
+  nlohmann::json j;
+  j["schema"] = "ccoverlap.plan";
+  j["schema_version"] = "1.0.0";
+  j["policy"] = "tuned";
+  j["description"] = description;
+  if (bench::is_shape(choice.mode) && blocks_per_sm > 0) j["shaping"] = {{"default", blocks_per_sm}};
+  j["priority"] = {{"nccl", bench::is_priority(choice.mode) ? "high" : "default"}};
+  nlohmann::json env = nlohmann::json::object();
+  if (choice.nccl_ctas > 0) {
+    env["NCCL_MIN_CTAS"] = std::to_string(choice.nccl_ctas);
+    env["NCCL_MAX_CTAS"] = std::to_string(choice.nccl_ctas);
+  }
+  j["environment"] = env;
+  nlohmann::json versions = nlohmann::json::object();
+  for (const char* k : {"cuda_driver", "cuda_runtime", "nccl", "cublaslt"})
+    if (versions_in.contains(k)) versions[k] = versions_in[k];
+  j["made_for"] = {{"device", devices.empty() ? "" : devices[0].value("name", "")},
+                   {"sms", devices.empty() ? 0 : devices[0].value("sms", 0)},
+                   {"nranks", nranks},
+                   {"versions", versions}};
+  j["generated_by"] = "cco tune";
+  return j;
+}
+
 const std::vector<int>& cta_ladder() {
   static const std::vector<int> ladder = {4, 8, 12, 16, 24, 32, 48, 64};
   return ladder;
@@ -119,13 +150,7 @@ const std::vector<int>& cta_ladder() {
 std::vector<RowSpec> neighbours(const SpaceInput& in, const RowSpec& r) {
   const int sms = in.limits.sm_count;
   std::vector<RowSpec> out;
-  auto add = [&](RowSpec n) {
-    for (const auto& x : out)
-      if (x.mode == n.mode && x.blocks_per_sm == n.blocks_per_sm && x.gemm_sms == n.gemm_sms &&
-          x.nccl_ctas == n.nccl_ctas && x.green_sms == n.green_sms)
-        return;
-    out.push_back(n);
-  };
+  auto add = [&](const RowSpec& n) { add_unique(out, n); };
   const bool shape = bench::is_shape(r.mode);
   const bool prio = bench::is_priority(r.mode);
 
@@ -192,10 +217,7 @@ std::vector<RowSpec> neighbours(const SpaceInput& in, const RowSpec& r) {
     }
   }
   // Never the candidate itself.
-  std::erase_if(out, [&](const RowSpec& n) {
-    return n.mode == r.mode && n.blocks_per_sm == r.blocks_per_sm && n.gemm_sms == r.gemm_sms &&
-           n.nccl_ctas == r.nccl_ctas && n.green_sms == r.green_sms;
-  });
+  std::erase(out, r);
   return out;
 }
 
@@ -269,9 +291,7 @@ std::vector<Tried> tried_from(const bench::Report& rep, const RowSpec& predicted
     t.efficiency = model::overlap_efficiency(times);
     t.pad = row.pad;
     t.blocks_per_sm = row.blocks_per_sm;
-    t.predicted = row.spec.mode == predicted.mode && row.spec.blocks_per_sm == predicted.blocks_per_sm &&
-                  row.spec.gemm_sms == predicted.gemm_sms && row.spec.nccl_ctas == predicted.nccl_ctas &&
-                  row.spec.green_sms == predicted.green_sms;
+    t.predicted = row.spec == predicted;
     out.push_back(t);
   }
   return out;
@@ -280,31 +300,12 @@ std::vector<Tried> tried_from(const bench::Report& rep, const RowSpec& predicted
 nlohmann::json plan_json(const bench::Report& rep, const std::vector<Tried>& tried, std::size_t best,
                          const std::string& key) {
   const auto& b = tried.at(best);
-  nlohmann::json j;
-  j["schema"] = "ccoverlap.plan";
-  j["schema_version"] = "1.0.0";
-  j["policy"] = "tuned";
-  j["description"] = "cco tune: " + b.spec.label() + " for " + rep.compute + " || " + rep.collective;
   // What `cco run` and the library can apply: residency, priority, NCCL's CTA budget. The
   // cuBLASLt SM target and green partitions apply to launches we make (cco bench); they are
   // recorded under "tuning" and noted when chosen.
-  if (bench::is_shape(b.spec.mode) && b.blocks_per_sm > 0)
-    j["shaping"] = {{"default", b.blocks_per_sm}};
-  j["priority"] = {{"nccl", bench::is_priority(b.spec.mode) ? "high" : "default"}};
-  nlohmann::json env = nlohmann::json::object();
-  if (b.spec.nccl_ctas > 0) {
-    env["NCCL_MIN_CTAS"] = std::to_string(b.spec.nccl_ctas);
-    env["NCCL_MAX_CTAS"] = std::to_string(b.spec.nccl_ctas);
-  }
-  j["environment"] = env;
-  nlohmann::json versions = nlohmann::json::object();
-  for (const char* k : {"cuda_driver", "cuda_runtime", "nccl", "cublaslt"})
-    if (rep.versions.contains(k)) versions[k] = rep.versions[k];
-  j["made_for"] = {{"device", rep.devices.empty() ? "" : rep.devices[0].value("name", "")},
-                   {"sms", rep.devices.empty() ? 0 : rep.devices[0].value("sms", 0)},
-                   {"nranks", rep.nranks},
-                   {"versions", versions}};
-  j["generated_by"] = "cco tune";
+  nlohmann::json j = plan_base(b.spec, b.blocks_per_sm, rep.devices, rep.nranks, rep.versions,
+                               "cco tune: " + b.spec.label() + " for " + rep.compute + " || " +
+                                   rep.collective);
   nlohmann::json c;
   c["label"] = b.spec.label();
   c["mode"] = bench::to_string(b.spec.mode);

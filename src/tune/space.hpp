@@ -45,6 +45,16 @@ void validate(const SpaceInput& in, const SpaceOptions& opt);
 std::vector<bench::RowSpec> build_space(const SpaceInput& in, const SpaceOptions& opt,
                                         std::vector<std::string>* notes = nullptr);
 
+/// Appends `r` unless an equal row is there already.
+void add_unique(std::vector<bench::RowSpec>& rows, const bench::RowSpec& r);
+
+/// The parts of a tuned plan that `cco run` applies and checks, the same for pairs and steps:
+/// schema, policy "tuned", shaping (k > 0 for a shape mode), NCCL priority, NCCL_MIN/MAX_CTAS, and
+/// made_for (first device's name and SMs, ranks, CUDA/NCCL/cuBLASLt versions).
+nlohmann::json plan_base(const bench::RowSpec& choice, int blocks_per_sm,
+                         const nlohmann::json& devices, int nranks, const nlohmann::json& versions,
+                         const std::string& description);
+
 /// The NCCL CTA counts the refinement steps between (a ladder: 4, 8, 12, 16, 24, 32, 48, 64).
 const std::vector<int>& cta_ladder();
 

@@ -39,16 +39,6 @@ std::string resolve_cache_dir(const std::string& requested) {
 
 namespace {
 
-bool same_row(const RowSpec& a, const RowSpec& b) {
-  return a.mode == b.mode && a.blocks_per_sm == b.blocks_per_sm && a.pad == b.pad &&
-         a.gemm_sms == b.gemm_sms && a.nccl_ctas == b.nccl_ctas && a.green_sms == b.green_sms;
-}
-
-void add_unique(std::vector<RowSpec>& rows, const RowSpec& r) {
-  for (const auto& x : rows)
-    if (same_row(x, r)) return;
-  rows.push_back(r);
-}
 
 SpaceInput space_input(const bench::DeviceContext& d, const bench::Options& o) {
   SpaceInput in;
@@ -193,7 +183,7 @@ TuneResult run_tune(const TuneOptions& o, std::ostream& progress) {
             for (std::size_t i = 0; i < by_time.size() && static_cast<int>(i) < o.refine; ++i)
               for (const auto& n : neighbours(space_in, screened[by_time[i]].spec)) {
                 bool seen = false;
-                for (const auto& x : tried_rows) seen = seen || same_row(x, n);
+                for (const auto& x : tried_rows) seen = seen || x == n;
                 if (!seen) add_unique(rows, n);
               }
             refined = rows.size() - 1;

@@ -27,16 +27,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-bool same_row(const RowSpec& a, const RowSpec& b) {
-  return a.mode == b.mode && a.blocks_per_sm == b.blocks_per_sm && a.pad == b.pad &&
-         a.gemm_sms == b.gemm_sms && a.nccl_ctas == b.nccl_ctas && a.green_sms == b.green_sms;
-}
-
-void add_unique(std::vector<RowSpec>& rows, const RowSpec& r) {
-  for (const auto& x : rows)
-    if (same_row(x, r)) return;
-  rows.push_back(r);
-}
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -50,7 +40,7 @@ double iteration_us(const bench::StepReport& screen, const std::vector<RowSpec>&
   for (const auto& r : rows) {
     if (r.mode == Mode::Seq) continue;
     for (const auto& row : screen.rows)
-      if (same_row(row.spec, r)) {
+      if (row.spec == r) {
         t += row.t.median();
         break;
       }
@@ -98,17 +88,7 @@ WorkloadTuneResult run_tune_workload(const WorkloadTuneOptions& o, std::ostream&
   }
   // The final round verifies: refuse what it would refuse (memory, reductions -c cannot check)
   // before screening anything.
-  model::check_memory(step, memory, common.check);
-  if (common.check)
-    for (const auto& op : step.ops)
-      if (op.kind == model::OpKind::Collective &&
-          (op.coll == model::Collective::AllReduce ||
-           op.coll == model::Collective::ReduceScatter) &&
-          (op.redop == model::RedOp::Prod || op.redop == model::RedOp::Avg))
-        throw model::StepError(step.file, op.pos,
-                               "-c 1 cannot verify reduction '" +
-                                   std::string(model::to_string(op.redop)) + "' of collective '" +
-                                   op.id + "' (checked: sum, min, max); use -c 0");
+  bench::check_step_runnable(step, memory, common.check);
   const auto v = rt::versions();
   const nlohmann::json versions = {{"cuda_driver", v.driver},
                                    {"cuda_runtime", v.runtime},

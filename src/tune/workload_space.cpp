@@ -1,5 +1,7 @@
 #include "tune/workload_space.hpp"
 
+#include "tune/space.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -247,29 +249,9 @@ nlohmann::json workload_plan_json(const bench::StepReport& rep, const std::vecto
                                   std::size_t best, const std::string& key) {
   const auto& b = tried.at(best);
   const double t_seq = rep.t_seq.median(), t_ideal = rep.t_ideal.median();
-  nlohmann::json j;
-  j["schema"] = "ccoverlap.plan";
-  j["schema_version"] = "1.0.0";
-  j["policy"] = "tuned";
-  j["description"] =
-      "cco tune: " + b.spec.label() + " for workload " + rep.step.name + " (" + rep.step.file + ")";
-  if (bench::is_shape(b.spec.mode) && b.spec.blocks_per_sm > 0)
-    j["shaping"] = {{"default", b.spec.blocks_per_sm}};
-  j["priority"] = {{"nccl", bench::is_priority(b.spec.mode) ? "high" : "default"}};
-  nlohmann::json env = nlohmann::json::object();
-  if (b.spec.nccl_ctas > 0) {
-    env["NCCL_MIN_CTAS"] = std::to_string(b.spec.nccl_ctas);
-    env["NCCL_MAX_CTAS"] = std::to_string(b.spec.nccl_ctas);
-  }
-  j["environment"] = env;
-  nlohmann::json versions = nlohmann::json::object();
-  for (const char* k : {"cuda_driver", "cuda_runtime", "nccl", "cublaslt"})
-    if (rep.versions.contains(k)) versions[k] = rep.versions[k];
-  j["made_for"] = {{"device", rep.devices.empty() ? "" : rep.devices[0].value("name", "")},
-                   {"sms", rep.devices.empty() ? 0 : rep.devices[0].value("sms", 0)},
-                   {"nranks", rep.nranks},
-                   {"versions", versions}};
-  j["generated_by"] = "cco tune";
+  nlohmann::json j = plan_base(b.spec, b.spec.blocks_per_sm, rep.devices, rep.nranks, rep.versions,
+                               "cco tune: " + b.spec.label() + " for workload " + rep.step.name +
+                                   " (" + rep.step.file + ")");
 
   nlohmann::json c;
   c["label"] = b.spec.label();
