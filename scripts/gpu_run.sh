@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the GPU tests and the reference benchmarks on a GPU machine, from a build made elsewhere
 # (docs/TESTING.md). Writes everything under $OUT (default ./out) and packs it into
-# $OUT/results.tgz. Usage: scripts/gpu_run.sh [tests|bench|tune|steps|suite|trace|wtune|ddp|all] [iters]
+# $OUT/results.tgz. Usage: scripts/gpu_run.sh [tests|bench|tune|steps|suite|trace|wtune|ddp|ddpplan|all] [iters]
 set -u
 stage=${1:-all}
 iters=${2:-50}
@@ -195,6 +195,23 @@ if [ "$stage" = ddp ]; then
   ls "$R"/ddp_trace_*.json && "$cco" report "$R"/ddp_trace_*.json >"$R/ddp_report.txt" 2>&1 || status=1
   head -40 "$R/ddp_report.txt"
   "$cco" report "$R"/ddp_trace_*.json --json >"$R/ddp_report.json" 2>/dev/null
+fi
+
+if [ "$stage" = ddpplan ]; then
+  # PyTorch DDP plainly and under the plan cco tune --workload chose for the matching workload
+  # (docs/results/2026-11-22-h200x2-fixes.md), alternating, twice each: step times, and the loss
+  # and weight checksums, which must be identical.
+  export PATH="/opt/torch/.venv/bin:$PATH" OMP_NUM_THREADS=4
+  plan=${DDP_PLAN:-docs/results/2026-11-22-h200x2-fixes/wtune_ddp_gpt_like.plan.json}
+  for rep in 1 2; do
+    timeout 150 torchrun --nproc-per-node 2 scripts/ddp_gpt.py --steps 15 --warmup 3 \
+      >"$R/ddpplan_plain_$rep.log" 2>&1 || status=1
+    echo "plain $rep: $(grep result: "$R/ddpplan_plain_$rep.log")"
+    timeout 150 "$cco" run --plan "$plan" --stats -- torchrun --nproc-per-node 2 scripts/ddp_gpt.py \
+      --steps 15 --warmup 3 >"$R/ddpplan_plan_$rep.log" 2>&1 || status=1
+    echo "plan  $rep: $(grep result: "$R/ddpplan_plan_$rep.log")"
+    grep -m2 "cco-preload: \(stats\|warning\)" "$R/ddpplan_plan_$rep.log"
+  done
 fi
 
 tar czf "$O/results.tgz" -C "$O" run
