@@ -341,6 +341,29 @@ class Reader {
     if (it == o.end() || it->is_null()) return std::nullopt;
     return small_int(*it, where, key);
   }
+  /// A time in ns, bounded to |t| <= 2^62 (146 years) so that the difference of any two, and
+  /// the analysis's sums and spans, fit in int64 (a fuzzed trace once overflowed them).
+  static constexpr int64_t kMaxTimeNs = int64_t{1} << 62;
+  int64_t time_ns(int64_t t, const std::string& where, const char* key) const {
+    if (t > kMaxTimeNs || t < -kMaxTimeNs)
+      fail(where + ": \"" + key + "\" is out of range (more than 2^62 ns)");
+    return t;
+  }
+  std::optional<int64_t> opt_time_ns(const json& o, const char* key,
+                                     const std::string& where) const {
+    auto v = opt_integer(o, key, where);
+    if (v) time_ns(*v, where, key);
+    return v;
+  }
+  /// origin + us microseconds, in ns, checked as time_ns.
+  int64_t at_us(int64_t origin, double us, const std::string& where, const char* key) const {
+    const double off = us * 1000.0;
+    const auto lim = static_cast<double>(kMaxTimeNs);
+    if (!(off < lim && off > -lim))
+      fail(where + ": \"" + key + "\" is out of range (more than 2^62 ns from the origin)");
+    // Both within 2^62: the sum fits; checked as a time after (integer arithmetic: exact).
+    return time_ns(origin + std::llround(off), where, key);
+  }
   std::string opt_string(const json& o, const char* key, const std::string& where) const {
     auto it = o.find(key);
     if (it == o.end() || it->is_null()) return {};
@@ -388,14 +411,14 @@ NvtxRange read_nvtx_range(const Reader& rd, const json& e, const json& args,
   const double ts = rd.number(rd.need(e, "ts", where), where, "ts");
   const double dur = rd.number(rd.need(e, "dur", where), where, "dur");
   if (dur < 0) rd.fail(where + ": negative duration " + fmt::format("{}", dur) + " us");
-  auto start = rd.opt_integer(args, "start_ns", where);
-  auto end = rd.opt_integer(args, "end_ns", where);
+  auto start = rd.opt_time_ns(args, "start_ns", where);
+  auto end = rd.opt_time_ns(args, "end_ns", where);
   if (start && end) {
     r.start_ns = *start;
     r.end_ns = *end;
   } else {
-    r.start_ns = origin + std::llround(ts * 1000.0);
-    r.end_ns = r.start_ns + std::llround(dur * 1000.0);
+    r.start_ns = rd.at_us(origin, ts, where, "ts");
+    r.end_ns = rd.at_us(r.start_ns, dur, where, "dur");
   }
   if (r.end_ns < r.start_ns)
     rd.fail(where + ": ends before it starts (negative duration " +
@@ -440,7 +463,7 @@ Trace trace_from_json(const json& j, const std::string& source) {
     const std::string ours = std::string(kTraceSchemaVersion);
     if (major != ours.substr(0, ours.find('.')))
       rd.fail("schema version \"" + ver + "\" is not supported (this cco reads " + ours + ")");
-    origin = rd.opt_integer(*meta, "time_origin_ns", where).value_or(0);
+    origin = rd.opt_time_ns(*meta, "time_origin_ns", where).value_or(0);
     if (auto d = rd.opt_integer(*meta, "dropped_records", where)) {
       if (*d < 0) rd.fail(where + ": \"dropped_records\" is negative");
       t.dropped_records = static_cast<uint64_t>(*d);
@@ -503,7 +526,7 @@ Trace trace_from_json(const json& j, const std::string& source) {
       if (auto ns = rd.opt_integer(args, "ts_ns", where))
         m.ts_ns = *ns;
       else
-        m.ts_ns = origin + std::llround(rd.number(rd.need(e, "ts", where), where, "ts") * 1000.0);
+        m.ts_ns = rd.at_us(origin, rd.number(rd.need(e, "ts", where), where, "ts"), where, "ts");
       m.rank = rd.opt_int(args, "rank", where).value_or(-1);
       t.marks.push_back(std::move(m));
       continue;
@@ -536,14 +559,14 @@ Trace trace_from_json(const json& j, const std::string& source) {
     const double ts = rd.number(rd.need(e, "ts", where), where, "ts");
     const double dur = rd.number(rd.need(e, "dur", where), where, "dur");
     if (dur < 0) rd.fail(where + ": negative duration " + fmt::format("{}", dur) + " us");
-    auto start = rd.opt_integer(*args, "start_ns", where);
-    auto end = rd.opt_integer(*args, "end_ns", where);
+    auto start = rd.opt_time_ns(*args, "start_ns", where);
+    auto end = rd.opt_time_ns(*args, "end_ns", where);
     if (start && end) {
       k.start_ns = *start;
       k.end_ns = *end;
     } else {
-      k.start_ns = origin + std::llround(ts * 1000.0);
-      k.end_ns = k.start_ns + std::llround(dur * 1000.0);
+      k.start_ns = rd.at_us(origin, ts, where, "ts");
+      k.end_ns = rd.at_us(k.start_ns, dur, where, "dur");
     }
     if (k.end_ns < k.start_ns)
       rd.fail(where + ": ends before it starts (negative duration " +
@@ -561,8 +584,8 @@ Trace trace_from_json(const json& j, const std::string& source) {
                         .value_or(rd.opt_integer(*args, "shared memory", where).value_or(0));
     k.dynamic_smem = rd.opt_integer(*args, "dynamic_smem", where).value_or(0);
     k.blocks_per_sm = rd.opt_int(*args, "blocks_per_sm", where).value_or(0);
-    k.queued_ns = rd.opt_integer(*args, "queued_ns", where).value_or(0);
-    k.submitted_ns = rd.opt_integer(*args, "submitted_ns", where).value_or(0);
+    k.queued_ns = rd.opt_time_ns(*args, "queued_ns", where).value_or(0);
+    k.submitted_ns = rd.opt_time_ns(*args, "submitted_ns", where).value_or(0);
     k.correlation_id = static_cast<uint64_t>(
         std::max<int64_t>(0, rd.opt_integer(*args, "correlation", where).value_or(0)));
     if (k.registers < 0 || k.static_smem < 0 || k.dynamic_smem < 0 || k.blocks_per_sm < 0)

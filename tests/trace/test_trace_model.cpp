@@ -496,6 +496,21 @@ TEST(TraceErrors, BadEvents) {
                     "f");
       },
       {"ends before it starts"});
+  // Times beyond 2^62 ns: refused, so no difference of two times can overflow (found by fuzzing:
+  // an end of -8.7e18 and a start of 1.8e18 overflowed the error message's own subtraction).
+  expect_error(
+      [&] {
+        parse_trace(ev(R"({"ph":"X","cat":"compute","name":"k","pid":0,"tid":1,"ts":1,"dur":5,
+                                       "args":{"start_ns":1763780000123457789,"end_ns":-8682964073586092826}})"),
+                    "f");
+      },
+      {"\"end_ns\" is out of range"});
+  expect_error(
+      [&] {
+        parse_trace(ev(R"({"ph":"X","cat":"compute","name":"k","pid":0,"tid":1,"ts":1e300,"dur":5})"),
+                    "f");
+      },
+      {"\"ts\" is out of range"});
   expect_error(
       [&] {
         parse_trace(ev(R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":1,"ts":1,"dur":5,
