@@ -523,7 +523,7 @@ Trace trace_from_json(const json& j, const std::string& source) {
       m.name = rd.opt_string(e, "name", where);
       const json empty = json::object();
       const json& args = e.contains("args") && e["args"].is_object() ? e["args"] : empty;
-      if (auto ns = rd.opt_integer(args, "ts_ns", where))
+      if (auto ns = rd.opt_time_ns(args, "ts_ns", where))
         m.ts_ns = *ns;
       else
         m.ts_ns = rd.at_us(origin, rd.number(rd.need(e, "ts", where), where, "ts"), where, "ts");
