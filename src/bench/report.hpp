@@ -83,6 +83,11 @@ std::string host_name();
 /// are replaced (U+FFFD) instead of failing the write after a whole run.
 std::string json_text(const nlohmann::json& j, int indent = 1);
 
+/// Rows as rank 0 sends them to every rank (cco bench and the step bench alike): one array
+/// [mode, k, pad, gemm_sms, nccl_ctas, green_sms] per row; rows_from_json reads it back.
+nlohmann::json rows_to_json(const std::vector<RowSpec>& rows);
+std::vector<RowSpec> rows_from_json(const nlohmann::json& j);
+
 /// The options as a JSON object (recorded in every file).
 nlohmann::json options_json(const Options& o);
 

@@ -41,28 +41,6 @@ nlohmann::json timing_json(const Timing& t) {
           {"samples", t.samples}};
 }
 
-nlohmann::json rows_to_json(const std::vector<RowSpec>& rows) {
-  nlohmann::json j = nlohmann::json::array();
-  for (const auto& r : rows)
-    j.push_back(
-        {static_cast<int>(r.mode), r.blocks_per_sm, r.pad, r.gemm_sms, r.nccl_ctas, r.green_sms});
-  return j;
-}
-
-std::vector<RowSpec> rows_from_json(const nlohmann::json& j) {
-  std::vector<RowSpec> out;
-  for (const auto& x : j) {
-    RowSpec r;
-    r.mode = static_cast<Mode>(x[0].get<int>());
-    r.blocks_per_sm = x[1];
-    r.pad = x[2];
-    r.gemm_sms = x[3];
-    r.nccl_ctas = x[4];
-    r.green_sms = x[5];
-    out.push_back(r);
-  }
-  return out;
-}
 
 /// A shapeable kernel of the step: its footprint as launched and its occupancy.
 struct Kernel {

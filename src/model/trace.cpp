@@ -401,28 +401,47 @@ std::optional<KernelCategory> category_of(const std::string& cat, const std::str
   return std::nullopt;
 }
 
-// An NVTX range event (ph "X", cat "nvtx"): the same checks as a kernel's times.
-NvtxRange read_nvtx_range(const Reader& rd, const json& e, const json& args,
-                          const std::string& name, int64_t origin, const std::string& where) {
-  NvtxRange r;
-  r.name = name;
-  r.rank = rd.small_int(rd.need(e, "pid", where), where, "pid");
-  const int64_t tid = rd.integer(rd.need(e, "tid", where), where, "tid");
+// The rank, tid and time span of a complete ("ph" "X") event, kernel or NVTX range alike: exact
+// ns from args start_ns/end_ns when both are there, else ts/dur (us) from the file's origin.
+struct EventSpan {
+  int rank = 0;
+  int64_t tid = 0;
+  int64_t start_ns = 0, end_ns = 0;
+};
+
+EventSpan read_span(const Reader& rd, const json& e, const json& args, int64_t origin,
+                    const std::string& where) {
+  EventSpan sp;
+  sp.rank = rd.small_int(rd.need(e, "pid", where), where, "pid");
+  sp.tid = rd.integer(rd.need(e, "tid", where), where, "tid");
   const double ts = rd.number(rd.need(e, "ts", where), where, "ts");
   const double dur = rd.number(rd.need(e, "dur", where), where, "dur");
   if (dur < 0) rd.fail(where + ": negative duration " + fmt::format("{}", dur) + " us");
   auto start = rd.opt_time_ns(args, "start_ns", where);
   auto end = rd.opt_time_ns(args, "end_ns", where);
   if (start && end) {
-    r.start_ns = *start;
-    r.end_ns = *end;
+    sp.start_ns = *start;
+    sp.end_ns = *end;
   } else {
-    r.start_ns = rd.at_us(origin, ts, where, "ts");
-    r.end_ns = rd.at_us(r.start_ns, dur, where, "dur");
+    sp.start_ns = rd.at_us(origin, ts, where, "ts");
+    sp.end_ns = rd.at_us(sp.start_ns, dur, where, "dur");
   }
-  if (r.end_ns < r.start_ns)
+  if (sp.end_ns < sp.start_ns)
     rd.fail(where + ": ends before it starts (negative duration " +
-            std::to_string(r.end_ns - r.start_ns) + " ns)");
+            std::to_string(sp.end_ns - sp.start_ns) + " ns)");
+  return sp;
+}
+
+// An NVTX range event (ph "X", cat "nvtx"): the same checks as a kernel's times.
+NvtxRange read_nvtx_range(const Reader& rd, const json& e, const json& args,
+                          const std::string& name, int64_t origin, const std::string& where) {
+  NvtxRange r;
+  r.name = name;
+  const EventSpan sp = read_span(rd, e, args, origin, where);
+  r.rank = sp.rank;
+  r.start_ns = sp.start_ns;
+  r.end_ns = sp.end_ns;
+  const int64_t tid = sp.tid;
   const int64_t thread = rd.opt_integer(args, "thread", where)
                              .value_or(tid >= kNvtxTidBase ? tid - kNvtxTidBase : tid);
   if (thread < 0) rd.fail(where + ": \"thread\" is negative");
@@ -554,23 +573,11 @@ Trace trace_from_json(const json& j, const std::string& source) {
       if (!a->is_object()) rd.fail(where + ": \"args\" is not an object");
       args = &*a;
     }
-    k.rank = rd.small_int(rd.need(e, "pid", where), where, "pid");
-    const int64_t tid = rd.integer(rd.need(e, "tid", where), where, "tid");
-    const double ts = rd.number(rd.need(e, "ts", where), where, "ts");
-    const double dur = rd.number(rd.need(e, "dur", where), where, "dur");
-    if (dur < 0) rd.fail(where + ": negative duration " + fmt::format("{}", dur) + " us");
-    auto start = rd.opt_time_ns(*args, "start_ns", where);
-    auto end = rd.opt_time_ns(*args, "end_ns", where);
-    if (start && end) {
-      k.start_ns = *start;
-      k.end_ns = *end;
-    } else {
-      k.start_ns = rd.at_us(origin, ts, where, "ts");
-      k.end_ns = rd.at_us(k.start_ns, dur, where, "dur");
-    }
-    if (k.end_ns < k.start_ns)
-      rd.fail(where + ": ends before it starts (negative duration " +
-              std::to_string(k.end_ns - k.start_ns) + " ns)");
+    const EventSpan sp = read_span(rd, e, *args, origin, where);
+    k.rank = sp.rank;
+    k.start_ns = sp.start_ns;
+    k.end_ns = sp.end_ns;
+    const int64_t tid = sp.tid;
     auto dev_it = device_of_rank.find(k.rank);
     k.device = rd.opt_int(*args, "device", where)
                    .value_or(dev_it != device_of_rank.end() ? dev_it->second : k.rank);
