@@ -170,11 +170,12 @@ TuneResult run_tune(const TuneOptions& o, std::ostream& progress) {
     for (std::size_t i = 0; i < by_time.size(); ++i) by_time[i] = i;
     std::sort(by_time.begin(), by_time.end(),
               [&](auto a, auto b) { return screened[a].t_us < screened[b].t_us; });
+    // With one process per rank every rank must take the same path, and their clocks may
+    // disagree near the budget's edge: time-based choices are made in threads mode only.
     const double spent = std::chrono::duration<double>(Clock::now() - t0).count();
-    if (spent < o.budget_s / 2) {
-      auto refine_opts = screen_opts;
+    if (multi_process || spent < o.budget_s / 2) {
       const auto ref = bench::run(
-          refine_opts,
+          screen_opts,
           [&](const bench::DeviceContext& d, std::vector<std::string>&) {
             const auto space_in = space_input(d, o.bench);
             std::vector<RowSpec> tried_rows;
@@ -187,7 +188,8 @@ TuneResult run_tune(const TuneOptions& o, std::ostream& progress) {
                 if (!seen) add_unique(rows, n);
               }
             refined = rows.size() - 1;
-            if (refined == 0) rows.push_back({Mode::Concurrent});  // a run needs a row
+            // Every rank joins this run (only rank 0 knows the rows): it needs one row.
+            if (refined == 0) rows.push_back({Mode::Concurrent});
             return rows;
           },
           [](const bench::Report&, std::size_t) {}, progress);
@@ -223,7 +225,7 @@ TuneResult run_tune(const TuneOptions& o, std::ostream& progress) {
   const double left = o.budget_s - screen_s;
   auto final_opts = o.bench;
   final_opts.quiet = true;
-  if (left < 10) {
+  if (!multi_process && left < 10) {  // see the neighbour round: the same path on every rank
     final_opts.iters = std::max(5, final_opts.iters / 4);
     progress << "# tune: little of the time budget left; final round with " << final_opts.iters
              << " samples" << std::endl;
