@@ -68,6 +68,7 @@ std::string RowSpec::label() const {
   if (gemm_sms >= 0) s += " sms=" + (gemm_sms == 0 ? std::string("all") : std::to_string(gemm_sms));
   if (nccl_ctas >= 0) s += " ctas=" + std::to_string(nccl_ctas);
   if (green_sms >= 0) s += " green=" + std::to_string(green_sms);
+  if (nccl_reg >= 0) s += std::string(" reg=") + model::to_string(static_cast<model::CommRegister>(nccl_reg));
   return s;
 }
 
@@ -174,6 +175,8 @@ Options parse_options(const std::vector<std::string>& args) {
   app.add_option("--nccl-max-ctas", o.nccl_max_ctas);
   app.add_option("--nccl-cta-policy", o.nccl_cta_policy);
   app.add_option("--nccl-cga-cluster-size", o.nccl_cga_cluster);
+  std::string reg;
+  app.add_option("--nccl-register", reg);
   app.add_option("--json", o.json_path);
   app.add_option("--csv", o.csv_path);
   app.add_option("--trace", o.trace_path);
@@ -205,6 +208,7 @@ Options parse_options(const std::vector<std::string>& args) {
   o.op = model_arg([&] { return model::parse_redop(op); }, "-o");
   o.coll = model_arg([&] { return model::parse_collective(coll); }, "--collective");
   o.compute = model_arg([&] { return model::parse_compute(compute); }, "--compute");
+  if (!reg.empty()) o.nccl_register = model_arg([&] { return model::parse_register(reg); }, "--nccl-register");
   o.gemm_dtype = model_arg([&] { return model::parse_dtype(gemm_dtype); }, "--gemm-dtype");
   o.mem_bytes = bytes_arg(mem, "--mem-bytes");
   if (o.mem_bytes < 4096 || o.mem_bytes > kMaxCollBytes)

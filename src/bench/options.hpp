@@ -51,6 +51,7 @@ struct Options {
   int gemm_sms = 0;                        ///< cuBLASLt SM-count target (0: all)
   int green_sms = 0;                       ///< compute in a green-context SM partition (0: none)
   int nccl_min_ctas = -1, nccl_max_ctas = -1, nccl_cta_policy = -1, nccl_cga_cluster = -1;
+  model::CommRegister nccl_register = model::CommRegister::None;  ///< --nccl-register
   std::string json_path, csv_path;         ///< "-" = stdout
   std::string trace_path;                  ///< --trace: CUPTI kernel trace (Chrome/Perfetto JSON)
   std::string bootstrap = "auto";          ///< auto | threads | env | mpi (src/bootstrap)
@@ -84,11 +85,14 @@ struct RowSpec {
   int gemm_sms = -1;      ///< cuBLASLt SM-count target for this row's GEMMs (0: all SMs)
   int nccl_ctas = -1;     ///< NCCL minCTAs = maxCTAs for this row's communicator
   int green_sms = -1;     ///< run the compute part in a green-context partition of this many SMs
+  int nccl_reg = -1;      ///< the collective's buffer registration (a model::CommRegister value)
   /// True when the row uses the run's own compute and communicator (no budget override).
-  bool default_variant() const { return gemm_sms < 0 && nccl_ctas < 0 && green_sms < 0; }
+  bool default_variant() const {
+    return gemm_sms < 0 && nccl_ctas < 0 && green_sms < 0 && nccl_reg < 0;
+  }
   /// Same mode, target, padding and budgets.
   bool operator==(const RowSpec&) const = default;
-  /// "priority", "shape+priority k=3", "concurrent sms=108 ctas=32".
+  /// "priority", "shape+priority k=3", "concurrent sms=108 ctas=32 reg=window".
   std::string label() const;
 };
 

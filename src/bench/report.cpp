@@ -30,6 +30,8 @@ std::string mode_label(const Row& row) {
     s += " sms=" + (row.spec.gemm_sms == 0 ? std::string("all") : std::to_string(row.spec.gemm_sms));
   if (row.spec.nccl_ctas >= 0) s += " ctas=" + std::to_string(row.spec.nccl_ctas);
   if (row.spec.green_sms >= 0) s += " green=" + std::to_string(row.spec.green_sms);
+  if (row.spec.nccl_reg >= 0)
+    s += std::string(" reg=") + model::to_string(static_cast<model::CommRegister>(row.spec.nccl_reg));
   return s;
 }
 
@@ -143,7 +145,8 @@ std::string format_footer(const Report& r) {
 nlohmann::json rows_to_json(const std::vector<RowSpec>& rows) {
   nlohmann::json j = nlohmann::json::array();
   for (const auto& r : rows)
-    j.push_back({static_cast<int>(r.mode), r.blocks_per_sm, r.pad, r.gemm_sms, r.nccl_ctas, r.green_sms});
+    j.push_back({static_cast<int>(r.mode), r.blocks_per_sm, r.pad, r.gemm_sms, r.nccl_ctas, r.green_sms,
+                 r.nccl_reg});
   return j;
 }
 
@@ -157,6 +160,7 @@ std::vector<RowSpec> rows_from_json(const nlohmann::json& j) {
     r.gemm_sms = x[3];
     r.nccl_ctas = x[4];
     r.green_sms = x[5];
+    if (x.size() > 6) r.nccl_reg = x[6];
     out.push_back(r);
   }
   return out;
@@ -208,7 +212,8 @@ nlohmann::json options_json(const Options& o) {
   j["nccl"] = {{"min_ctas", o.nccl_min_ctas},
                {"max_ctas", o.nccl_max_ctas},
                {"cta_policy", o.nccl_cta_policy},
-               {"cga_cluster_size", o.nccl_cga_cluster}};
+               {"cga_cluster_size", o.nccl_cga_cluster},
+               {"register", model::to_string(o.nccl_register)}};
   return j;
 }
 
@@ -251,6 +256,7 @@ nlohmann::json to_json(const Report& r) {
     x["gemm_sms"] = row.spec.gemm_sms;
     x["nccl_ctas"] = row.spec.nccl_ctas;
     x["green_sms"] = row.spec.green_sms;
+    x["nccl_register"] = row.spec.nccl_reg;
     x["label"] = row.spec.label();
     x["t_ideal_us"] = val(model::ideal(t));
     x["reduction"] = val(model::reduction(t));

@@ -299,8 +299,11 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
 
     // Budget variants: one compute part per distinct SM target and one communicator per
     // distinct CTA count, created in the same order on every rank.
-    std::vector<int> sms_keys = {-1}, cta_keys = {-1}, green_keys = {-1};
-    auto index_of = [](std::vector<int>& keys, int k) {
+    // A communicator key is (CTA count, buffer registration): each distinct pair gets its own
+    // communicator and collective.
+    std::vector<int> sms_keys = {-1}, green_keys = {-1};
+    std::vector<std::pair<int, int>> comm_keys = {{-1, -1}};
+    auto index_of = [](auto& keys, const auto& k) {
       for (std::size_t i = 0; i < keys.size(); ++i)
         if (keys[i] == k) return i;
       keys.push_back(k);
@@ -309,9 +312,11 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
     std::vector<Planned> planned;
     const auto& fp = ctx.footprint;
     for (const auto& s : specs) {
+      if (s.nccl_reg < -1 || s.nccl_reg > static_cast<int>(model::CommRegister::Window))
+        throw UsageError("row '" + s.label() + "': unknown buffer registration " + std::to_string(s.nccl_reg));
       Planned p{s, 0, ctx.natural_bps};
       p.comp = index_of(sms_keys, s.gemm_sms);
-      p.comm = index_of(cta_keys, s.nccl_ctas);
+      p.comm = index_of(comm_keys, std::pair<int, int>{s.nccl_ctas, s.nccl_reg});
       p.green = index_of(green_keys, s.green_sms);
       if (is_shape(s.mode)) {
         if (!ctx.shapeable) throw UsageError("shape rows need a compute part whose launches are ours");
@@ -350,9 +355,9 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
       spec.sm_count_target = sms_keys[i];
       comps.push_back(wl::make_compute(spec));
     }
-    for (std::size_t i = 1; i < cta_keys.size(); ++i) {
+    for (std::size_t i = 1; i < comm_keys.size(); ++i) {
       auto c = cc;
-      c.min_ctas = c.max_ctas = cta_keys[i];
+      if (comm_keys[i].first > 0) c.min_ctas = c.max_ctas = comm_keys[i].first;
       ncclUniqueId vid{};
       if (lead) vid = rt::make_unique_id();
       g.broadcast(&vid, sizeof vid, 0);
@@ -383,8 +388,13 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
       if (ms.bytes == 0)
         throw UsageError("size " + std::to_string(all_sizes[si]) + " B is below one element per rank (" +
                          std::to_string(gran) + " B)");
+      ms.reg = o.nccl_register;
       std::vector<std::unique_ptr<wl::CommOp>> mops;
-      for (const auto& c : comms) mops.push_back(std::make_unique<wl::CommOp>(ms, c));
+      for (std::size_t i = 0; i < comms.size(); ++i) {
+        auto spec = ms;
+        if (comm_keys[i].second >= 0) spec.reg = static_cast<model::CommRegister>(comm_keys[i].second);
+        mops.push_back(std::make_unique<wl::CommOp>(spec, comms[i]));
+      }
       auto& mop0 = *mops[0];
 
       // Answers computed alone: the references every overlapped run must reproduce exactly.

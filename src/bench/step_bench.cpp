@@ -107,7 +107,8 @@ StepOptions parse_step_options(const std::vector<std::string>& args) {
   static const std::set<std::string> not_here = {
       "-b",     "--minbytes",   "-e",      "--maxbytes",  "-f",           "--stepfactor",
       "-d",     "--datatype",   "-o",      "--op",        "--collective", "--compute",
-      "--gemm", "--gemm-dtype", "--count", "--mem-bytes", "--gemm-sms",   "--green-sms"};
+      "--gemm", "--gemm-dtype", "--count", "--mem-bytes", "--gemm-sms",   "--green-sms",
+      "--nccl-register"};
   for (std::size_t i = 1; i < sa.rest.size(); ++i) {
     const std::string& x = sa.rest[i];
     const std::string flag = x.substr(0, x.find('='));
@@ -351,6 +352,9 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
                          "': seq is the baseline and runs with the run's own settings");
       if (s.nccl_ctas == 0 || s.nccl_ctas < -1)
         throw UsageError("row '" + s.label() + "': NCCL CTAs must be at least 1");
+      if (s.nccl_reg >= 0)
+        throw UsageError("row '" + s.label() +
+                         "': buffer registration applies to cco bench pairs, not to workloads");
       if (s.green_sms == 0 || s.green_sms < -1 || s.green_sms >= lim.sm_count)
         throw UsageError("row '" + s.label() + "': a green partition holds 1.." +
                          std::to_string(lim.sm_count - 1) + " SMs");

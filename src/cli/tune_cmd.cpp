@@ -1,4 +1,5 @@
 // cco tune: finds the best resource split for one workload and writes it as a plan.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -45,6 +46,25 @@ int int_arg(const std::string& flag, const std::string& v, int lo, int hi) {
   return x;
 }
 
+/// "none,window" -> model::CommRegister values, for --registers.
+std::vector<int> register_list(const std::string& v) {
+  std::vector<int> out;
+  std::size_t start = 0;
+  while (start <= v.size()) {
+    const auto end = v.find(',', start);
+    const auto name = v.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    try {
+      const int r = static_cast<int>(model::parse_register(name));
+      if (std::find(out.begin(), out.end(), r) == out.end()) out.push_back(r);
+    } catch (const model::Error& e) {
+      throw Usage(std::string("--registers: ") + e.what());
+    }
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return out;
+}
+
 std::vector<int> list_arg(const std::string& flag, const std::string& v, int lo, int hi) {
   std::vector<int> out;
   std::size_t start = 0;
@@ -83,6 +103,10 @@ const char* not_for_workloads(const std::string& arg, std::string& flag) {
       {"--count", "the workload file sets sizes and types (use --param NAME=VALUE)"},
       {"--mem-bytes", "the workload file sets sizes and types (use --param NAME=VALUE)"},
       {"--sm-budgets", "a step's cuBLASLt GEMMs run on every SM"},
+      {"--registers", "buffer registration applies to pairs, whose buffers cco allocates"},
+      {"--refine", "a step is tuned in two rounds (screening, final)"},
+      {"--rounds", "a step is tuned in two rounds (screening, final)"},
+      {"--nccl-register", "buffer registration applies to pairs, whose buffers cco allocates"},
       {"--gemm-sms", "a step's cuBLASLt GEMMs run on every SM"},
       {"--modes", "cco tune chooses the modes itself"},
       {"--pad", "cco tune chooses the modes itself (--blocks-per-sm LIST sets the targets)"},
@@ -198,7 +222,8 @@ int tune_main(const std::vector<std::string>& args) {
       {"--sm-budgets", true}, {"--ctas", true},    {"--blocks-per-sm", true}, {"--no-priority", false},
       {"--screen-iters", true}, {"--top", true},   {"--budget", true},        {"--plan", true},
       {"--cache", true},      {"--no-cache", false}, {"--retune", false},    {"--json", true},
-      {"--green-sms", true},  {"--refine", true}};
+      {"--green-sms", true},  {"--refine", true},    {"--registers", true},
+      {"--rounds", true}};
   for (std::size_t i = 1; i < args.size(); ++i) {
     const auto it = own.find(args[i]);
     if (it == own.end()) {
@@ -218,7 +243,8 @@ int tune_main(const std::vector<std::string>& args) {
     else if (f == "--blocks-per-sm") t.space.blocks_per_sm = list_arg(f, v, 1, 64);
     else if (f == "--no-priority") t.space.priority = false;
     else if (f == "--screen-iters") t.screen_iters = int_arg(f, v, 1, 1000);
-    else if (f == "--refine") t.refine = int_arg(f, v, 0, 100);
+    else if (f == "--refine") t.space.refine = int_arg(f, v, 0, 100);
+    else if (f == "--rounds") t.space.rounds = int_arg(f, v, 1, 20);
     else if (f == "--top") t.top = int_arg(f, v, 1, 100);
     else if (f == "--budget") t.budget_s = int_arg(f, v, 5, 86400);
     else if (f == "--plan") t.plan_path = v;
@@ -227,6 +253,7 @@ int tune_main(const std::vector<std::string>& args) {
     else if (f == "--retune") t.retune = true;
     else if (f == "--json") json_path = v;
     else if (f == "--green-sms") t.space.green_sms = list_arg(f, v, 1, 100000);
+    else if (f == "--registers") t.space.registers = register_list(v);
   }
   for (int c : t.space.ctas)
     if (c == 0) throw Usage("--ctas: 0 CTAs cannot run a collective (use 1..64, or -1 for NCCL's default)");

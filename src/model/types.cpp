@@ -72,4 +72,21 @@ ComputeKind parse_compute(std::string_view name) {
   throw Error("unknown compute kind '" + std::string(name) + "' (known: cublaslt, builtin, membound)");
 }
 
+const char* to_string(CommRegister r) {
+  switch (r) {
+    case CommRegister::None: return "none";
+    case CommRegister::Buffer: return "buffer";
+    case CommRegister::Window: return "window";
+  }
+  return "?";
+}
+
+CommRegister parse_register(std::string_view name) {
+  const std::string k = lower(name);
+  if (k == "none") return CommRegister::None;
+  if (k == "buffer") return CommRegister::Buffer;
+  if (k == "window") return CommRegister::Window;
+  throw Error("unknown registration '" + std::string(name) + "' (known: none, buffer, window)");
+}
+
 }  // namespace cco::model

@@ -30,4 +30,14 @@ const char* to_string(ComputeKind k);
 /// Accepts the names above and "gemm"/"lt" for cublaslt, "memory" for membound. Throws Error.
 ComputeKind parse_compute(std::string_view name);
 
+/// How a collective's buffers are registered with NCCL: not at all (cudaMalloc), as user
+/// buffers (ncclMemAlloc + ncclCommRegister: NCCL may skip its staging copies), or as a
+/// symmetric window (ncclMemAlloc + ncclCommWindowRegister with NCCL_WIN_COLL_SYMMETRIC: NCCL
+/// may run its symmetric kernels). NCCL decides per call whether registration is used.
+enum class CommRegister { None, Buffer, Window };
+/// "none", "buffer", "window".
+const char* to_string(CommRegister r);
+/// Accepts the names above. Throws Error listing them.
+CommRegister parse_register(std::string_view name);
+
 }  // namespace cco::model

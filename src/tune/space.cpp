@@ -38,6 +38,14 @@ void validate(const SpaceInput& in, const SpaceOptions& opt) {
                        std::to_string(in.limits.sm_count - 1) + " SMs");
   if (!opt.sm_budgets.empty() && !in.vendor_gemm)
     throw UsageError("--sm-budgets applies to --compute cublaslt only");
+  for (int r : opt.registers)
+    if (r < 0 || r > static_cast<int>(model::CommRegister::Window))
+      throw UsageError("--registers: " + std::to_string(r) + " is not a registration (none, buffer, window)");
+  for (int r : opt.registers)
+    if (std::find(in.registrations.begin(), in.registrations.end(), r) == in.registrations.end())
+      throw UsageError(std::string("--registers: ") + model::to_string(static_cast<model::CommRegister>(r)) +
+                       " is not available here (registration applies to collectives cco allocates: "
+                       "pairs, not workloads)");
 }
 
 std::vector<RowSpec> build_space(const SpaceInput& in, const SpaceOptions& opt,
@@ -86,10 +94,27 @@ std::vector<RowSpec> build_space(const SpaceInput& in, const SpaceOptions& opt,
   if (in.vendor_gemm) sms = opt.sm_budgets.empty() ? default_sm_budgets(in) : opt.sm_budgets;
   std::vector<int> ctas = opt.ctas.empty() ? std::vector<int>{-1, 16, 32, 48} : opt.ctas;
 
+  // Registrations: the run's own is the default variant (-1). By default the run's own and a
+  // symmetric window (where rows may register): a window pays off only with enough CTAs, so it is
+  // crossed with the CTA counts here rather than left to the one-step neighbour round.
+  std::vector<int> regs;
+  std::vector<int> wanted = opt.registers;
+  if (wanted.empty()) {
+    wanted.push_back(in.run_reg);
+    const int window = static_cast<int>(model::CommRegister::Window);
+    if (std::find(in.registrations.begin(), in.registrations.end(), window) != in.registrations.end())
+      wanted.push_back(window);
+  }
+  for (int g : wanted) {
+    const int v = g == in.run_reg ? -1 : g;
+    if (std::find(regs.begin(), regs.end(), v) == regs.end()) regs.push_back(v);
+  }
+
   std::vector<RowSpec> out;
   // Green partitions are a compute SM budget of their own: crossed with CTAs and priority only.
   std::vector<int> greens = {-1};
   for (int gs : opt.green_sms) greens.push_back(gs);
+  for (int reg : regs)
   for (int gs : greens)
   for (int s : sms)
     for (int c : ctas)
@@ -102,6 +127,7 @@ std::vector<RowSpec> build_space(const SpaceInput& in, const SpaceOptions& opt,
           // Budgets equal to the run's own setting are the default variant.
           r.gemm_sms = s == 0 ? -1 : s;  // 0 = all SMs = the run's own setting
           r.nccl_ctas = c;
+          r.nccl_reg = reg;
           if (gs > 0) {
             if (s > 0 || bench::is_shape(r.mode)) continue;  // one compute budget at a time
             r.green_sms = gs;
@@ -216,6 +242,12 @@ std::vector<RowSpec> neighbours(const SpaceInput& in, const RowSpec& r) {
       add(n);
     }
   }
+  // The collective's buffer registration: each other one.
+  for (int v : in.registrations) {
+      RowSpec n = r;
+      n.nccl_reg = v == in.run_reg ? -1 : v;
+      add(n);
+    }
   // Never the candidate itself.
   std::erase(out, r);
   return out;
@@ -264,7 +296,10 @@ std::string cache_key(const nlohmann::json& devices, const nlohmann::json& versi
                 {"ctas", space.ctas},
                 {"blocks_per_sm", space.blocks_per_sm},
                 {"priority", space.priority},
-                {"green_sms", space.green_sms}};
+                {"green_sms", space.green_sms},
+                {"registers", space.registers},
+                {"refine", space.refine},
+                {"rounds", space.rounds}};
   return stable_hash(k.dump());
 }
 
@@ -291,6 +326,8 @@ std::vector<Tried> tried_from(const bench::Report& rep, const RowSpec& predicted
     t.efficiency = model::overlap_efficiency(times);
     t.pad = row.pad;
     t.blocks_per_sm = row.blocks_per_sm;
+    t.comp_alone_us = row.t_comp_alone.median();
+    t.comm_alone_us = row.t_comm_alone.median();
     t.predicted = row.spec == predicted;
     out.push_back(t);
   }
@@ -315,7 +352,10 @@ nlohmann::json plan_json(const bench::Report& rep, const std::vector<Tried>& tri
   c["gemm_sms"] = b.spec.gemm_sms;
   c["nccl_ctas"] = b.spec.nccl_ctas;
   c["green_sms"] = b.spec.green_sms;
+  c["nccl_register"] = b.spec.nccl_reg;
   c["t_us"] = b.t_us;
+  c["comp_alone_us"] = b.comp_alone_us;
+  c["comm_alone_us"] = b.comm_alone_us;
   c["reduction"] = b.reduction;
   c["efficiency"] = b.efficiency;
   nlohmann::json rows = nlohmann::json::array();
@@ -326,6 +366,8 @@ nlohmann::json plan_json(const bench::Report& rep, const std::vector<Tried>& tri
                     {"p75_us", t.p75_us},
                     {"reduction", t.reduction},
                     {"efficiency", t.efficiency},
+                    {"comp_alone_us", t.comp_alone_us},
+                    {"comm_alone_us", t.comm_alone_us},
                     {"blocks_per_sm", t.blocks_per_sm},
                     {"pad_bytes", t.pad},
                     {"predicted", t.predicted}});
@@ -333,6 +375,9 @@ nlohmann::json plan_json(const bench::Report& rep, const std::vector<Tried>& tri
   if (b.spec.gemm_sms > 0 || b.spec.green_sms > 0)
     notes.push_back("the chosen compute SM budget applies to launches cco makes (cco bench); "
                     "`cco run` applies the plan's priority, residency and NCCL CTAs only");
+  if (b.spec.nccl_reg > 0)
+    notes.push_back("the chosen buffer registration applies to collectives cco allocates (cco "
+                    "bench); `cco run` cannot register a program's buffers");
   j["tuning"] = {{"date", rep.date}, {"cache_key", key}, {"workload", rep.config},
                  {"choice", c},      {"tried", rows},    {"notes", notes}};
   return j;

@@ -23,6 +23,11 @@ struct SpaceInput {
   int natural_bps = 0;          ///< blocks per SM as launched (when shapeable)
   bool vendor_gemm = false;     ///< cuBLASLt: the SM-count target applies
   int nccl_ctas = 24;           ///< CTAs NCCL uses by default for this collective (see predict)
+  /// Buffer registrations (model::CommRegister values) a row may use: pairs, every one unless
+  /// --registers names some; training steps, none (empty). And the run's own registration,
+  /// which rows with -1 use.
+  std::vector<int> registrations;
+  int run_reg = 0;
 };
 
 /// Which budgets to search. Empty lists take the defaults documented in docs/cli/tune.md.
@@ -32,6 +37,12 @@ struct SpaceOptions {
   std::vector<int> blocks_per_sm;  ///< shape targets (default: every k below the kernel's own)
   bool priority = true;         ///< also try the high-priority communication stream
   std::vector<int> green_sms;   ///< green-context SM partitions for the compute part (default: none)
+  /// Buffer registrations to screen (model::CommRegister values; default: the run's own and,
+  /// where SpaceInput::registrations allows it, a symmetric window; the neighbour round tries
+  /// the others of SpaceInput::registrations).
+  std::vector<int> registers;
+  int refine = 3;  ///< screened candidates whose neighbours are screened (0: none; pairs)
+  int rounds = 3;  ///< neighbour rounds at most (a hill climb; see run_tune)
 };
 
 /// Validates the lists against the device (SM budgets 1..SMs or 0, CTAs 1..64 or -1, k >= 1);
@@ -62,7 +73,8 @@ const std::vector<int>& cta_ladder();
 /// control: the cuBLASLt SM target +-4 (an SM count from all SMs: SMs-4 and SMs-8), a green
 /// partition +-8 (the driver's granularity on sm_90), the adjacent CTA counts of cta_ladder()
 /// (from NCCL's default: the rungs on either side of in.nccl_ctas), the shape target +-1 where the
-/// model says it reaches a distinct blocks-per-SM, and priority flipped. Never the candidate
+/// model says it reaches a distinct blocks-per-SM, priority flipped, and each other buffer
+/// registration of in.registrations. Never the candidate
 /// itself; budgets stay within the device (SM targets at least a quarter of the SMs).
 std::vector<bench::RowSpec> neighbours(const SpaceInput& in, const bench::RowSpec& r);
 
@@ -86,6 +98,9 @@ std::string cache_key(const nlohmann::json& devices, const nlohmann::json& versi
 struct Tried {
   bench::RowSpec spec;
   double t_us = 0, p25_us = 0, p75_us = 0;
+  /// Each part alone under this candidate's own budgets (medians): with them, max(...) is what
+  /// the candidate would take if overlapping cost nothing but the budgets (docs/METRICS.md).
+  double comp_alone_us = 0, comm_alone_us = 0;
   double reduction = 0, efficiency = 0;  ///< against the run's own T_seq and parts
   int64_t pad = 0;
   int blocks_per_sm = 0;

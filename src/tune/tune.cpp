@@ -40,7 +40,8 @@ std::string resolve_cache_dir(const std::string& requested) {
 namespace {
 
 
-SpaceInput space_input(const bench::DeviceContext& d, const bench::Options& o) {
+SpaceInput space_input(const bench::DeviceContext& d, const bench::Options& o,
+                       const std::vector<int>& registrations) {
   SpaceInput in;
   in.limits = d.limits;
   in.shapeable = d.shapeable;
@@ -48,6 +49,8 @@ SpaceInput space_input(const bench::DeviceContext& d, const bench::Options& o) {
   in.natural_bps = d.natural_bps;
   in.vendor_gemm = o.compute == model::ComputeKind::CublasLt;
   if (o.nccl_max_ctas > 0) in.nccl_ctas = o.nccl_max_ctas;
+  in.run_reg = static_cast<int>(o.nccl_register);
+  in.registrations = registrations;
   return in;
 }
 
@@ -66,18 +69,18 @@ std::string format_tried(const std::vector<Tried>& tried, std::size_t best, doub
   std::sort(order.begin(), order.end(), [&](auto a, auto b) { return tried[a].t_us < tried[b].t_us; });
   std::string s = fmt::format("# T_seq {:.1f} us, T_ideal {:.1f} us (ideal reduction {:.1f}%)\n", t_seq,
                               t_ideal, 100 * (1 - t_ideal / t_seq));
-  s += fmt::format("#{:>3} {:<36} {:>4} {:>7} {:>9} {:>7} {:>7} {:>6}  {}\n", "", "candidate", "bps", "pad",
-                   "time(us)", "spread", "reduct", "eff", "");
+  s += fmt::format("#{:>3} {:<36} {:>4} {:>7} {:>9} {:>7} {:>7} {:>6} {:>9} {:>9}  {}\n", "", "candidate", "bps",
+                   "pad", "time(us)", "spread", "reduct", "eff", "C_own", "M_own", "");
   int rank = 0;
   for (auto i : order) {
     const auto& t = tried[i];
     std::string mark = i == best ? "<- chosen" : "";
     if (t.predicted) mark += mark.empty() ? "(model default)" : " (model default)";
-    s += fmt::format(" {:>3} {:<36} {:>4} {:>7} {:>9.1f} {:>6.1f}% {:>6.1f}% {:>6.2f}  {}\n", ++rank,
-                     t.spec.label(), t.blocks_per_sm > 0 ? std::to_string(t.blocks_per_sm) : "-",
+    s += fmt::format(" {:>3} {:<36} {:>4} {:>7} {:>9.1f} {:>6.1f}% {:>6.1f}% {:>6.2f} {:>9.1f} {:>9.1f}  {}\n",
+                     ++rank, t.spec.label(), t.blocks_per_sm > 0 ? std::to_string(t.blocks_per_sm) : "-",
                      t.pad > 0 ? model::format_bytes(t.pad) : "0", t.t_us,
                      t.t_us > 0 ? 100 * (t.p75_us - t.p25_us) / t.t_us : 0.0, 100 * t.reduction,
-                     t.efficiency, mark);
+                     t.efficiency, t.comp_alone_us, t.comm_alone_us, mark);
   }
   return s;
 }
@@ -135,6 +138,11 @@ TuneResult run_tune(const TuneOptions& o, std::ostream& progress) {
   // Round 1: every candidate, a few samples each.
   RowSpec predicted;
   std::size_t space_size = 0;
+  // Registrations a row may switch to: those named by --registers, else every one.
+  std::vector<int> registrations = o.space.registers;
+  if (registrations.empty())
+    for (auto r : {model::CommRegister::None, model::CommRegister::Buffer, model::CommRegister::Window})
+      registrations.push_back(static_cast<int>(r));
   auto screen_opts = o.bench;
   screen_opts.iters = o.screen_iters;
   screen_opts.warmup = 2;
@@ -145,7 +153,7 @@ TuneResult run_tune(const TuneOptions& o, std::ostream& progress) {
   const auto screen = bench::run(
       screen_opts,
       [&](const bench::DeviceContext& d, std::vector<std::string>& notes) {
-        const auto in = space_input(d, o.bench);
+        const auto in = space_input(d, o.bench, registrations);
         auto space = build_space(in, o.space, &notes);
         predicted = predict(in);
         std::vector<RowSpec> rows = {{Mode::Seq}};
@@ -165,45 +173,63 @@ TuneResult run_tune(const TuneOptions& o, std::ostream& progress) {
   // Round 1b: the neighbours of the best few (one step in one control), screened alike. The
   // default lists are coarse (8 SMs, CTA counts 16 apart); the optimum is often between them.
   std::size_t refined = 0;
-  if (o.refine > 0) {
+  int rounds_run = 0;
+  // Rounds of neighbours, a hill climb: each round screens the unscreened neighbours of the best
+  // few so far, and two controls that only help together (a symmetric window with more CTAs) are
+  // found in two rounds. It stops after o.space.rounds, when a round adds no neighbour, or (threads
+  // mode) when a round leaves the best unchanged or half the budget is spent.
+  auto best_screened = [&] {
+    std::size_t b = 0;
+    for (std::size_t i = 1; i < screened.size(); ++i)
+      if (screened[i].t_us < screened[b].t_us) b = i;
+    return b;
+  };
+  for (int round = 0; o.space.refine > 0 && round < o.space.rounds; ++round) {
     std::vector<std::size_t> by_time(screened.size());
     for (std::size_t i = 0; i < by_time.size(); ++i) by_time[i] = i;
     std::sort(by_time.begin(), by_time.end(),
               [&](auto a, auto b) { return screened[a].t_us < screened[b].t_us; });
     // With one process per rank every rank must take the same path, and their clocks may
-    // disagree near the budget's edge: time-based choices are made in threads mode only.
+    // disagree near the budget's edge: time- and result-based choices are made in threads mode
+    // only (under a launcher every round runs; rank 0 alone knows the results).
     const double spent = std::chrono::duration<double>(Clock::now() - t0).count();
-    if (multi_process || spent < o.budget_s / 2) {
-      const auto ref = bench::run(
-          screen_opts,
-          [&](const bench::DeviceContext& d, std::vector<std::string>&) {
-            const auto space_in = space_input(d, o.bench);
-            std::vector<RowSpec> tried_rows;
-            for (const auto& t : screened) tried_rows.push_back(t.spec);
-            std::vector<RowSpec> rows = {{Mode::Seq}};
-            for (std::size_t i = 0; i < by_time.size() && static_cast<int>(i) < o.refine; ++i)
-              for (const auto& n : neighbours(space_in, screened[by_time[i]].spec)) {
-                bool seen = false;
-                for (const auto& x : tried_rows) seen = seen || x == n;
-                if (!seen) add_unique(rows, n);
-              }
-            refined = rows.size() - 1;
-            // Every rank joins this run (only rank 0 knows the rows): it needs one row.
-            if (refined == 0) rows.push_back({Mode::Concurrent});
-            return rows;
-          },
-          [](const bench::Report&, std::size_t) {}, progress);
-      if (refined > 0) {
-        // Times of two runs seconds apart: good enough to choose finalists, which the final
-        // round measures side by side again.
-        for (auto& t : tried_from(ref, predicted)) screened.push_back(t);
-        progress << "# tune: screened " << refined << " neighbours of the best " << o.refine
-                 << std::endl;
-      }
-    } else {
-      progress << "# tune: no time left for the neighbours of the best (budget " << o.budget_s
-               << " s)" << std::endl;
+    if (!multi_process && spent >= o.budget_s / 2) {
+      progress << "# tune: no time left for " << (round == 0 ? "the" : "more") << " neighbours of the best (budget "
+               << o.budget_s << " s)" << std::endl;
+      break;
     }
+    const RowSpec best_before = screened.empty() ? RowSpec{} : screened[best_screened()].spec;
+    std::size_t added = 0;
+    const auto ref = bench::run(
+        screen_opts,
+        [&](const bench::DeviceContext& d, std::vector<std::string>&) {
+          const auto space_in = space_input(d, o.bench, registrations);
+          std::vector<RowSpec> rows = {{Mode::Seq}};
+          for (std::size_t i = 0; i < by_time.size() && static_cast<int>(i) < o.space.refine; ++i)
+            for (const auto& n : neighbours(space_in, screened[by_time[i]].spec)) {
+              bool seen = false;
+              for (const auto& x : screened) seen = seen || x.spec == n;
+              if (!seen) add_unique(rows, n);
+            }
+          added = rows.size() - 1;
+          // Every rank joins this run (only rank 0 knows the rows): it needs one row.
+          if (added == 0) rows.push_back({Mode::Concurrent});
+          return rows;
+        },
+        [](const bench::Report&, std::size_t) {}, progress);
+    ++rounds_run;
+    if (added == 0) {
+      if (!multi_process) break;
+      continue;
+    }
+    // Times of runs seconds apart: good enough to choose finalists, which the final round
+    // measures side by side again.
+    for (auto& t : tried_from(ref, predicted)) screened.push_back(t);
+    refined += added;
+    const RowSpec best_after = screened[best_screened()].spec;
+    progress << "# tune: round " << round + 1 << ": screened " << added << " neighbours of the best "
+             << o.space.refine << "; best so far " << best_after.label() << std::endl;
+    if (!multi_process && best_after == best_before) break;
   }
 
   // Round 2: the best few, the references and the model's default, side by side.
@@ -249,6 +275,7 @@ TuneResult run_tune(const TuneOptions& o, std::ostream& progress) {
   for (const auto& n : space_notes) res.plan["tuning"]["notes"].push_back(n);
   res.plan["tuning"]["search"] = {{"space_size", space_size},
                         {"neighbours_screened", refined},
+                        {"neighbour_rounds", rounds_run},
                         {"screen_iters", o.screen_iters},
                         {"final_iters", final_opts.iters},
                         {"seconds", std::chrono::duration<double>(Clock::now() - t0).count()}};

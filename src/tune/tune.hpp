@@ -16,7 +16,6 @@ struct TuneOptions {
   bench::Options bench;          ///< the workload (one size), and -n for the final round
   SpaceOptions space;
   int screen_iters = 6;          ///< samples per candidate in the screening round
-  int refine = 3;                ///< screened candidates whose neighbours are screened too (0: none)
   int top = 6;                   ///< candidates kept for the final round (plus references)
   double budget_s = 110;         ///< wall-clock budget; the screening round shrinks to fit
   std::string plan_path;         ///< where to write the plan ("" = not written)

@@ -100,17 +100,56 @@ CommOp::CommOp(const CommSpec& spec, const rt::Comm& comm) : spec_(spec), comm_(
                          ? std::max(reduced_scale(spec.op, n), static_cast<double>(n))
                          : n;
   mod_ = static_cast<int>(std::clamp(exact_limit(spec.dtype) / top, 1.0, 7.0));
-  CCO_CUDA_CHECK(cudaMalloc(&send_, send_elems_ * esz));
-  CCO_CUDA_CHECK(cudaMalloc(&recv_, recv_elems_ * esz));
-  fill_pattern(send_, spec.dtype, send_elems_, r + 1, 0, mod_, nullptr);
-  poison(nullptr);
-  CCO_CUDA_CHECK(cudaDeviceSynchronize());
+  try {
+    if (spec.reg == model::CommRegister::None) {
+      CCO_CUDA_CHECK(cudaMalloc(&send_, send_elems_ * esz));
+      CCO_CUDA_CHECK(cudaMalloc(&recv_, recv_elems_ * esz));
+    } else {
+      // Registration wants memory NCCL can map into its peers (cuMem, through ncclMemAlloc).
+      const ncclComm_t c = comm.get();
+      CCO_NCCL_CHECK(ncclMemAlloc(&send_, send_elems_ * esz));
+      CCO_NCCL_CHECK(ncclMemAlloc(&recv_, recv_elems_ * esz));
+      if (spec.reg == model::CommRegister::Buffer) {
+        CCO_NCCL_CHECK(ncclCommRegister(c, send_, send_elems_ * esz, &reg_send_));
+        CCO_NCCL_CHECK(ncclCommRegister(c, recv_, recv_elems_ * esz, &reg_recv_));
+      } else {
+        ncclWindow_t ws = nullptr, wr = nullptr;
+        CCO_NCCL_CHECK(ncclCommWindowRegister(c, send_, send_elems_ * esz, &ws, NCCL_WIN_COLL_SYMMETRIC));
+        reg_send_ = ws;
+        CCO_NCCL_CHECK(ncclCommWindowRegister(c, recv_, recv_elems_ * esz, &wr, NCCL_WIN_COLL_SYMMETRIC));
+        reg_recv_ = wr;
+      }
+    }
+    fill_pattern(send_, spec.dtype, send_elems_, r + 1, 0, mod_, nullptr);
+    poison(nullptr);
+    CCO_CUDA_CHECK(cudaDeviceSynchronize());
+  } catch (...) {
+    release();
+    throw;
+  }
 }
 
-CommOp::~CommOp() {
-  cudaFree(send_);
-  cudaFree(recv_);
+void CommOp::release() noexcept {
+  const ncclComm_t c = comm_.get();
+  if (spec_.reg == model::CommRegister::Buffer) {
+    if (reg_send_) ncclCommDeregister(c, reg_send_);
+    if (reg_recv_) ncclCommDeregister(c, reg_recv_);
+  } else if (spec_.reg == model::CommRegister::Window) {
+    if (reg_send_) ncclCommWindowDeregister(c, static_cast<ncclWindow_t>(reg_send_));
+    if (reg_recv_) ncclCommWindowDeregister(c, static_cast<ncclWindow_t>(reg_recv_));
+  }
+  reg_send_ = reg_recv_ = nullptr;
+  if (spec_.reg == model::CommRegister::None) {
+    cudaFree(send_);
+    cudaFree(recv_);
+  } else {
+    if (send_) ncclMemFree(send_);
+    if (recv_) ncclMemFree(recv_);
+  }
+  send_ = recv_ = nullptr;
 }
+
+CommOp::~CommOp() { release(); }
 
 void CommOp::poison(cudaStream_t s) {
   CCO_CUDA_CHECK(cudaMemsetAsync(recv_, 0xff, recv_elems_ * model::dtype_size(spec_.dtype), s));

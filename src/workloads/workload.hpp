@@ -68,6 +68,10 @@ struct CommSpec {
   model::RedOp op = model::RedOp::Sum;
   int64_t bytes = int64_t{256} << 20;  ///< the nccl-tests "size" of the collective
   int root = 0;                        ///< broadcast / reduce root
+  /// Buffers from cudaMalloc (None), or from ncclMemAlloc and registered with the communicator
+  /// (Buffer: ncclCommRegister; Window: ncclCommWindowRegister, symmetric, which is collective:
+  /// every rank constructs its CommOps in the same order).
+  model::CommRegister reg = model::CommRegister::None;
 };
 
 /// One collective over a communicator, with input set to a known pattern so results are checked.
@@ -98,7 +102,10 @@ class CommOp {
   size_t send_elems_ = 0, recv_elems_ = 0;
   void* send_ = nullptr;
   void* recv_ = nullptr;
+  void* reg_send_ = nullptr;  // ncclCommRegister handles or ncclWindow_t, by spec_.reg
+  void* reg_recv_ = nullptr;
   int mod_ = 7;
+  void release() noexcept;
 };
 
 }  // namespace cco::wl

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "bench/options.hpp"
+#include "bench/report.hpp"
 
 using namespace cco::bench;
 using cco::model::Collective;
@@ -108,6 +109,29 @@ TEST(Options, BadInput) {
   expect_usage({"--nccl-min-ctas", "40", "--nccl-max-ctas", "8"}, "must not exceed");
   expect_usage({"--nccl-cta-policy", "5"}, "CTAPolicy");
   expect_usage({"--mem-bytes", "1"}, "--mem-bytes");
+  expect_usage({"--nccl-register", "pinned"}, "--nccl-register: unknown registration 'pinned'");
+  expect_usage({"--nccl-register"}, "--nccl-register");
+}
+
+TEST(Options, RegistrationIsParsedAndLabelled) {
+  EXPECT_EQ(parse({}).nccl_register, cco::model::CommRegister::None);
+  EXPECT_EQ(parse({"--nccl-register", "window"}).nccl_register, cco::model::CommRegister::Window);
+  EXPECT_EQ(parse({"--nccl-register", "BUFFER"}).nccl_register, cco::model::CommRegister::Buffer);
+  RowSpec r{Mode::Concurrent};
+  EXPECT_TRUE(r.default_variant());
+  r.nccl_reg = 2;
+  EXPECT_FALSE(r.default_variant()) << "a registration is a variant with its own communicator";
+  r.nccl_ctas = 48;
+  EXPECT_EQ(r.label(), "concurrent ctas=48 reg=window");
+  // The row list travels between ranks as JSON; an older 6-field row reads as unregistered.
+  const auto back = rows_from_json(rows_to_json({r, RowSpec{Mode::Seq}}));
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[0], r);
+  EXPECT_EQ(back[1].nccl_reg, -1);
+  const auto old = rows_from_json(nlohmann::json::parse("[[1,0,-1,-1,32,-1]]"));
+  ASSERT_EQ(old.size(), 1u);
+  EXPECT_EQ(old[0].nccl_reg, -1);
+  EXPECT_EQ(old[0].nccl_ctas, 32);
 }
 
 TEST(Options, ConflictsAreRejectedNotResolved) {

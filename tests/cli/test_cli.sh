@@ -73,6 +73,11 @@ expect 2 "cco bench option" -- tune --modes shape
 expect 2 "one collective size" -- tune -b 1M -e 4M
 expect 2 "--plan needs a value" -- tune --plan
 expect 2 "unknown collective" -- tune --collective nope
+expect 2 "--registers: unknown registration 'pinned'" -- tune --registers none,pinned
+expect 2 "--rounds: expected an integer in 1..20" -- tune --rounds 0
+expect 2 "--registers does not apply to --workload" -- tune --workload workloads/ddp_llama7b.json --registers window
+expect 2 "--nccl-register: unknown registration" -- bench --nccl-register pinned
+expect 2 "--nccl-register does not apply to --workload" -- bench --workload workloads/ddp_llama7b.json --nccl-register window
 
 # bench --workload --validate needs no GPU; errors point at the line
 root=$(cd "$(dirname "$0")/../.." && pwd)

@@ -360,3 +360,19 @@ TEST(Names, ParseRedOp) {
 }
 
 }  // namespace
+
+TEST(Names, CommRegisterRoundTripsAndListsTheNames) {
+  using cco::model::CommRegister;
+  for (auto r : {CommRegister::None, CommRegister::Buffer, CommRegister::Window})
+    EXPECT_EQ(cco::model::parse_register(cco::model::to_string(r)), r);
+  EXPECT_EQ(cco::model::parse_register("Window"), CommRegister::Window);
+  for (const char* bad : {"", "win", "symmetric", "none "}) {
+    try {
+      cco::model::parse_register(bad);
+      ADD_FAILURE() << "no throw for '" << bad << "'";
+    } catch (const Error& e) {
+      const std::string msg = e.what();
+      for (const char* n : {"none", "buffer", "window"}) EXPECT_NE(msg.find(n), std::string::npos) << msg;
+    }
+  }
+}

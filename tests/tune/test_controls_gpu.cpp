@@ -92,3 +92,27 @@ TEST(Controls, CublasLtSmTargetChangesTheGemmLaunches) {
   RecordProperty("grids", s.str());
   EXPECT_NE(g_all, g_66) << "an SM-count target of 66 of 132 left every GEMM launch unchanged";
 }
+
+// Registered buffers (ncclCommRegister, or a symmetric window) must give the same answers under
+// overlap as plain ones; which kernels NCCL then runs is its choice, so they are printed.
+TEST(Controls, RegisteredBuffersKeepEveryAnswer) {
+  const int n = std::min(2, rt::device_count());
+  if (n < 2) GTEST_SKIP() << "needs 2 GPUs";
+  for (const char* coll : {"allreduce", "reducescatter", "allgather"})
+    for (const char* reg : {"none", "buffer", "window"}) {
+      const std::string tag = std::string(coll) + "-" + reg;
+      const auto t = traced_bench({"bench", "-g", "2", "--compute", "membound", "--mem-bytes", "64M",
+                                   "-b", "64M", "-d", "bfloat16", "--collective", coll, "-n", "3",
+                                   "-w", "1", "--modes", "seq,concurrent,priority", "-c", "1",
+                                   "--nccl-register", reg},
+                                  tag);
+      std::set<std::string> names;
+      for (const auto& k : t.kernels)
+        if (k.name.find("nccl") != std::string::npos || k.name.find("Sym") != std::string::npos)
+          names.insert(k.name.substr(0, 60));
+      ASSERT_FALSE(names.empty()) << tag << ": no NCCL kernel in the trace";
+      std::cout << tag << ":";
+      for (const auto& s : names) std::cout << " " << s;
+      std::cout << std::endl;
+    }
+}

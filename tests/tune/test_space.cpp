@@ -277,3 +277,126 @@ TEST(Neighbours, ShapeTargetsAndGreenPartitions) {
   EXPECT_TRUE(has(gn, Mode::Concurrent, 0, -1, -1, 120));
   EXPECT_FALSE(has(gn, Mode::Concurrent, 0, -1, -1, 136));
 }
+
+namespace {
+
+tune::SpaceInput registering(tune::SpaceInput in, int run_reg = 0) {
+  in.registrations = {0, 1, 2};
+  in.run_reg = run_reg;
+  return in;
+}
+
+int count_reg(const std::vector<RowSpec>& rows, int reg) {
+  return static_cast<int>(std::count_if(rows.begin(), rows.end(), [&](auto& r) { return r.nccl_reg == reg; }));
+}
+
+}  // namespace
+
+TEST(Space, RegistrationScreensTheRunsOwnAndAWindowByDefault) {
+  const auto plain = tune::build_space(cublas_input(), {});
+  EXPECT_EQ(count_reg(plain, -1), static_cast<int>(plain.size())) << "no registrations: every row plain";
+  const auto rows = tune::build_space(registering(cublas_input()), {});
+  ASSERT_EQ(rows.size(), 2 * plain.size());
+  EXPECT_EQ(count_reg(rows, -1), static_cast<int>(plain.size()));
+  EXPECT_EQ(count_reg(rows, 2), static_cast<int>(plain.size()));
+  EXPECT_EQ(count_reg(rows, 1), 0) << "buffer registration is left to the neighbour round";
+  // A run that registers windows itself: its own rows are -1, the other screened value is none's
+  // absence (the window is the run's own, so only -1).
+  const auto win = tune::build_space(registering(cublas_input(), 2), {});
+  EXPECT_EQ(win.size(), plain.size());
+  EXPECT_EQ(count_reg(win, -1), static_cast<int>(plain.size()));
+  // An explicit list is what is screened; the run's own value maps to -1.
+  tune::SpaceOptions opt;
+  opt.registers = {0, 1};
+  const auto listed = tune::build_space(registering(cublas_input()), opt);
+  EXPECT_EQ(count_reg(listed, -1), static_cast<int>(plain.size()));
+  EXPECT_EQ(count_reg(listed, 1), static_cast<int>(plain.size()));
+  EXPECT_EQ(count_reg(listed, 2), 0);
+  for (const auto& r : listed)
+    if (r.nccl_reg == 1) {
+      EXPECT_NE(r.label().find(" reg=buffer"), std::string::npos) << r.label();
+    }
+}
+
+TEST(Space, RegistrationErrorsAreOneLine) {
+  tune::SpaceOptions opt;
+  opt.registers = {2};
+  // Workloads offer none: a list is refused, saying why.
+  try {
+    (void)tune::build_space(cublas_input(), opt);
+    FAIL() << "registration accepted where rows cannot register";
+  } catch (const bench::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("--registers"), std::string::npos) << e.what();
+  }
+  opt.registers = {3};
+  EXPECT_THROW((void)tune::build_space(registering(cublas_input()), opt), bench::UsageError);
+  opt.registers = {-1};
+  EXPECT_THROW((void)tune::build_space(registering(cublas_input()), opt), bench::UsageError);
+}
+
+TEST(Neighbours, RegistrationFlipsToEachOther) {
+  const auto in = registering(cublas_input());
+  RowSpec r{Mode::Priority};
+  r.nccl_ctas = 48;
+  const auto n = tune::neighbours(in, r);
+  auto has = [&](int reg) {
+    return std::any_of(n.begin(), n.end(), [&](auto& x) {
+      return x.nccl_reg == reg && x.mode == Mode::Priority && x.nccl_ctas == 48 && x.gemm_sms == -1;
+    });
+  };
+  EXPECT_TRUE(has(1));
+  EXPECT_TRUE(has(2));
+  EXPECT_EQ(std::count(n.begin(), n.end(), r), 0) << "never the candidate itself";
+  // From a window row: back to the run's own (-1) and to buffer.
+  r.nccl_reg = 2;
+  const auto back = tune::neighbours(in, r);
+  EXPECT_TRUE(std::any_of(back.begin(), back.end(), [](auto& x) { return x.nccl_reg == -1 && x.nccl_ctas == 48; }));
+  EXPECT_TRUE(std::any_of(back.begin(), back.end(), [](auto& x) { return x.nccl_reg == 1 && x.nccl_ctas == 48; }));
+  // Without registrations (workloads) no neighbour changes it.
+  for (const auto& x : tune::neighbours(cublas_input(), RowSpec{Mode::Priority})) EXPECT_EQ(x.nccl_reg, -1);
+}
+
+TEST(Cache, KeySeesRegistrationsAndSearchDepth) {
+  const nlohmann::json devs = nlohmann::json::array({{{"name", "H200"}, {"sms", 132}}});
+  bench::Options o;
+  const auto k = tune::cache_key(devs, {}, 2, o, {});
+  tune::SpaceOptions s;
+  s.registers = {2};
+  EXPECT_NE(tune::cache_key(devs, {}, 2, o, s), k);
+  s = {};
+  s.rounds = 1;
+  EXPECT_NE(tune::cache_key(devs, {}, 2, o, s), k);
+  s = {};
+  s.refine = 0;
+  EXPECT_NE(tune::cache_key(devs, {}, 2, o, s), k);
+  auto o2 = o;
+  o2.nccl_register = model::CommRegister::Window;
+  EXPECT_NE(tune::cache_key(devs, {}, 2, o2, {}), k) << "the run's own registration is the workload's";
+}
+
+TEST(Plan, RegistrationAndOwnTimesAreRecorded) {
+  std::vector<tune::Tried> tried(2);
+  tried[0].spec = {Mode::Concurrent};
+  tried[0].t_us = 400;
+  tried[1].spec = {Mode::Concurrent};
+  tried[1].spec.nccl_ctas = 48;
+  tried[1].spec.nccl_reg = 2;
+  tried[1].t_us = 330;
+  tried[1].comp_alone_us = 210;
+  tried[1].comm_alone_us = 228;
+  bench::Report rep;
+  rep.nranks = 2;
+  rep.devices = nlohmann::json::array({{{"name", "NVIDIA H200"}, {"sms", 132}}});
+  const auto j = tune::plan_json(rep, tried, tune::pick_best(tried), "0123456789abcdef");
+  const auto& c = j.at("tuning").at("choice");
+  EXPECT_EQ(c.at("label"), "concurrent ctas=48 reg=window");
+  EXPECT_EQ(c.at("nccl_register"), 2);
+  EXPECT_DOUBLE_EQ(c.at("comp_alone_us").get<double>(), 210);
+  EXPECT_DOUBLE_EQ(c.at("comm_alone_us").get<double>(), 228);
+  EXPECT_DOUBLE_EQ(j.at("tuning").at("tried")[1].at("comm_alone_us").get<double>(), 228);
+  bool noted = false;
+  for (const auto& n : j.at("tuning").at("notes"))
+    noted = noted || n.get<std::string>().find("registration") != std::string::npos;
+  EXPECT_TRUE(noted) << "cco run cannot register a program's buffers: the plan must say so";
+  EXPECT_EQ(j.at("environment").at("NCCL_MAX_CTAS"), "48");
+}
