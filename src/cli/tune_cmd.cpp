@@ -1,5 +1,6 @@
 // cco tune: finds the best resource split for one workload and writes it as a plan.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -271,9 +272,12 @@ int tune_main(const std::vector<std::string>& args) {
               res.cache_file.empty() ? "" : res.cache_file.c_str());
   std::fputs(res.table.c_str(), stdout);
   const auto& c = res.plan["tuning"]["choice"];
-  std::printf("# chosen: %s  (%.1f us, reduction %.1f%%, efficiency %.2f)\n",
+  std::printf("# chosen: %s  (%.1f us, reduction %.1f%%, efficiency %.2f, against its own parts %.2f)\n",
               c.value("label", std::string("?")).c_str(), c.value("t_us", 0.0),
-              100 * c.value("reduction", 0.0), c.value("efficiency", 0.0));
+              100 * c.value("reduction", 0.0), c.value("efficiency", 0.0),
+              c.contains("own_efficiency") && c["own_efficiency"].is_number()
+                  ? c["own_efficiency"].get<double>()
+                  : std::nan(""));
   write_plan(res.plan, t.plan_path, json_path);
   return 0;
 #endif

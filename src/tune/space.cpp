@@ -1,5 +1,7 @@
 #include "tune/space.hpp"
 
+#include "model/metrics.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -19,6 +21,9 @@ std::vector<int> default_sm_budgets(const SpaceInput& in) {
     if (sms - cut >= sms / 2) out.push_back(sms - cut);
   return out;
 }
+
+/// NaN is not JSON: null instead.
+nlohmann::json json_number(double v) { return std::isnan(v) ? nlohmann::json() : nlohmann::json(v); }
 
 }  // namespace
 
@@ -303,6 +308,16 @@ std::string cache_key(const nlohmann::json& devices, const nlohmann::json& versi
   return stable_hash(k.dump());
 }
 
+double Tried::own_efficiency() const {
+  if (!(comp_alone_us > 0) || !(comm_alone_us > 0)) return std::nan("");
+  model::OverlapTimes t;
+  t.t_comp = comp_alone_us;
+  t.t_comm = comm_alone_us;
+  t.t_seq = comp_alone_us + comm_alone_us;
+  t.t = t_us;
+  return model::overlap_efficiency(t);
+}
+
 std::size_t pick_best(const std::vector<Tried>& tried) {
   if (tried.empty()) throw std::runtime_error("no candidate was measured");
   std::size_t best = 0;
@@ -356,6 +371,7 @@ nlohmann::json plan_json(const bench::Report& rep, const std::vector<Tried>& tri
   c["t_us"] = b.t_us;
   c["comp_alone_us"] = b.comp_alone_us;
   c["comm_alone_us"] = b.comm_alone_us;
+  c["own_efficiency"] = json_number(b.own_efficiency());
   c["reduction"] = b.reduction;
   c["efficiency"] = b.efficiency;
   nlohmann::json rows = nlohmann::json::array();
@@ -368,6 +384,7 @@ nlohmann::json plan_json(const bench::Report& rep, const std::vector<Tried>& tri
                     {"efficiency", t.efficiency},
                     {"comp_alone_us", t.comp_alone_us},
                     {"comm_alone_us", t.comm_alone_us},
+                    {"own_efficiency", json_number(t.own_efficiency())},
                     {"blocks_per_sm", t.blocks_per_sm},
                     {"pad_bytes", t.pad},
                     {"predicted", t.predicted}});

@@ -101,6 +101,10 @@ struct Tried {
   /// Each part alone under this candidate's own budgets (medians): with them, max(...) is what
   /// the candidate would take if overlapping cost nothing but the budgets (docs/METRICS.md).
   double comp_alone_us = 0, comm_alone_us = 0;
+  /// The same overlap efficiency against the candidate's own parts: (C_own + M_own - t) /
+  /// min(C_own, M_own), which does not credit a faster collective (or a slower compute part) to
+  /// overlap. NaN when a part was not timed.
+  double own_efficiency() const;
   double reduction = 0, efficiency = 0;  ///< against the run's own T_seq and parts
   int64_t pad = 0;
   int blocks_per_sm = 0;

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "model/limits.hpp"
 #include "tune/space.hpp"
@@ -394,6 +395,12 @@ TEST(Plan, RegistrationAndOwnTimesAreRecorded) {
   EXPECT_DOUBLE_EQ(c.at("comp_alone_us").get<double>(), 210);
   EXPECT_DOUBLE_EQ(c.at("comm_alone_us").get<double>(), 228);
   EXPECT_DOUBLE_EQ(j.at("tuning").at("tried")[1].at("comm_alone_us").get<double>(), 228);
+  // Against its own parts: (210 + 228 - 330) / min(210, 228).
+  EXPECT_NEAR(c.at("own_efficiency").get<double>(), 108.0 / 210.0, 1e-12);
+  EXPECT_NEAR(tried[1].own_efficiency(), 108.0 / 210.0, 1e-12);
+  // Parts not timed: no figure (null in JSON, never NaN).
+  EXPECT_TRUE(std::isnan(tried[0].own_efficiency()));
+  EXPECT_TRUE(j.at("tuning").at("tried")[0].at("own_efficiency").is_null());
   bool noted = false;
   for (const auto& n : j.at("tuning").at("notes"))
     noted = noted || n.get<std::string>().find("registration") != std::string::npos;
