@@ -3,9 +3,10 @@
 # the registration test, each reference pair benched with none/buffer/window buffers, the tuning
 # suite (whose neighbour round now tries registrations), and GPU clocks/power sampled throughout.
 # Usage: BUILD=build-gpu scripts/gpu_register.sh [all|tune] [iters] [tuning repetitions].
-# all: everything above once; tune: the GPU tests of tune and controls, then the tuning suite
+# NGPUS=N sets -g (default 2). all: everything above once; tune: the GPU tests of tune and controls, then the tuning suite
 # repeated. Writes $OUT/run and $OUT/results.tgz.
 set -u
+ng=${NGPUS:-2}  # GPUs per run (-g)
 stage=${1:-all}
 iters=${2:-30}
 reps=${3:-1}
@@ -48,7 +49,7 @@ for p in "${pairs[@]}"; do
   args=${p#*|}
   for reg in none window buffer; do
     stamp "bench $name reg=$reg"
-    timeout 300 "$cco" bench -g 2 -d bfloat16 $args -n "$iters" -w 5 --nccl-register $reg \
+    timeout 300 "$cco" bench -g "$ng" -d bfloat16 $args -n "$iters" -w 5 --nccl-register $reg \
       --json "$R/reg_${name}_$reg.json" >"$R/reg_${name}_$reg.txt" 2>"$R/reg_${name}_$reg.err" ||
       { echo "exit $?: $(tail -2 "$R/reg_${name}_$reg.err")"; status=1; }
     grep -E "^ +[0-9]" "$R/reg_${name}_$reg.txt" | cut -c1-200
@@ -63,7 +64,7 @@ for p in "${pairs[@]}"; do
   [ "$reps" = 1 ] || name="${name}_$rep"
   stamp "tune $name"
   t0=$(date +%s)
-  timeout 150 "$cco" tune -g 2 -d bfloat16 $args -n "$iters" --no-cache --plan "$R/tune_$name.plan.json" \
+  timeout 150 "$cco" tune -g "$ng" -d bfloat16 $args -n "$iters" --no-cache --plan "$R/tune_$name.plan.json" \
     >"$R/tune_$name.txt" 2>"$R/tune_$name.err" || { echo "exit $?: $(tail -2 "$R/tune_$name.err")"; status=1; }
   cat "$R/tune_$name.txt"
   grep -E "round|screened" "$R/tune_$name.err"
