@@ -1,5 +1,7 @@
 #include "tune/space.hpp"
 
+#include <fmt/format.h>
+
 #include "model/metrics.hpp"
 
 #include <algorithm>
@@ -171,6 +173,17 @@ nlohmann::json plan_base(const RowSpec& choice, int blocks_per_sm, const nlohman
                    {"versions", versions}};
   j["generated_by"] = "cco tune";
   return j;
+}
+
+bool run_applicable(const RowSpec& r) { return r.gemm_sms < 0 && r.green_sms < 0 && r.nccl_reg < 0; }
+
+std::string applied_note(const RowSpec& choice, const RowSpec& applied, double applied_t_us) {
+  if (choice == applied) return {};
+  return "`cco run` applies '" + applied.label() + "' (" + fmt::format("{:.1f}", applied_t_us) +
+         " us), the fastest candidate whose controls it can apply (priority, residency, NCCL "
+         "CTAs); the choice '" + choice.label() +
+         "' also needs an SM budget, a green partition or registered buffers, which apply only "
+         "to launches and buffers cco makes (cco bench)";
 }
 
 const std::vector<int>& cta_ladder() {
@@ -352,10 +365,11 @@ std::vector<Tried> tried_from(const bench::Report& rep, const RowSpec& predicted
 nlohmann::json plan_json(const bench::Report& rep, const std::vector<Tried>& tried, std::size_t best,
                          const std::string& key) {
   const auto& b = tried.at(best);
-  // What `cco run` and the library can apply: residency, priority, NCCL's CTA budget. The
-  // cuBLASLt SM target and green partitions apply to launches we make (cco bench); they are
-  // recorded under "tuning" and noted when chosen.
-  nlohmann::json j = plan_base(b.spec, b.blocks_per_sm, rep.devices, rep.nranks, rep.versions,
+  // What `cco run` and the library can apply: residency, priority, NCCL's CTA budget, taken from
+  // the fastest candidate that needs nothing else. The cuBLASLt SM target, green partitions and
+  // registration apply to launches and buffers we make (cco bench); the choice records them.
+  const auto& a = tried.at(applied_index(tried, best));
+  nlohmann::json j = plan_base(a.spec, a.blocks_per_sm, rep.devices, rep.nranks, rep.versions,
                                "cco tune: " + b.spec.label() + " for " + rep.compute + " || " +
                                    rep.collective);
   nlohmann::json c;
@@ -389,14 +403,10 @@ nlohmann::json plan_json(const bench::Report& rep, const std::vector<Tried>& tri
                     {"pad_bytes", t.pad},
                     {"predicted", t.predicted}});
   nlohmann::json notes = nlohmann::json::array();
-  if (b.spec.gemm_sms > 0 || b.spec.green_sms > 0)
-    notes.push_back("the chosen compute SM budget applies to launches cco makes (cco bench); "
-                    "`cco run` applies the plan's priority, residency and NCCL CTAs only");
-  if (b.spec.nccl_reg > 0)
-    notes.push_back("the chosen buffer registration applies to collectives cco allocates (cco "
-                    "bench); `cco run` cannot register a program's buffers");
+  if (const auto n = applied_note(b.spec, a.spec, a.t_us); !n.empty()) notes.push_back(n);
   j["tuning"] = {{"date", rep.date}, {"cache_key", key}, {"workload", rep.config},
                  {"choice", c},      {"tried", rows},    {"notes", notes}};
+  j["tuning"]["applied"] = {{"label", a.spec.label()}, {"t_us", a.t_us}, {"efficiency", a.efficiency}};
   return j;
 }
 

@@ -66,6 +66,26 @@ nlohmann::json plan_base(const bench::RowSpec& choice, int blocks_per_sm,
                          const nlohmann::json& devices, int nranks, const nlohmann::json& versions,
                          const std::string& description);
 
+/// Whether `cco run` can apply every control of a row: priority, residency and NCCL CTAs. A
+/// cuBLASLt SM target, a green partition and buffer registration apply only to launches and
+/// buffers cco makes (cco bench).
+bool run_applicable(const bench::RowSpec& r);
+
+/// The candidate whose controls a tuned plan hands to `cco run`: `best` when run_applicable,
+/// else the fastest run_applicable one (its NCCL CTAs were measured without the budgets that
+/// only cco bench applies, unlike the best's), else `best`. T: anything with .spec and .t_us.
+template <class T>
+std::size_t applied_index(const std::vector<T>& tried, std::size_t best) {
+  if (run_applicable(tried.at(best).spec)) return best;
+  std::size_t a = best;
+  for (std::size_t i = 0; i < tried.size(); ++i)
+    if (run_applicable(tried[i].spec) && (a == best || tried[i].t_us < tried[a].t_us)) a = i;
+  return a;
+}
+
+/// What the plan says when the applied candidate is not the choice (empty when it is).
+std::string applied_note(const bench::RowSpec& choice, const bench::RowSpec& applied, double applied_t_us);
+
 /// The NCCL CTA counts the refinement steps between (a ladder: 4, 8, 12, 16, 24, 32, 48, 64).
 const std::vector<int>& cta_ladder();
 

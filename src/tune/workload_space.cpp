@@ -248,8 +248,9 @@ std::string format_step_tried(const std::vector<StepTried>& tried, std::size_t b
 nlohmann::json workload_plan_json(const bench::StepReport& rep, const std::vector<StepTried>& tried,
                                   std::size_t best, const std::string& key) {
   const auto& b = tried.at(best);
+  const auto& a = tried.at(applied_index(tried, best));  // what `cco run` can apply
   const double t_seq = rep.t_seq.median(), t_ideal = rep.t_ideal.median();
-  nlohmann::json j = plan_base(b.spec, b.spec.blocks_per_sm, rep.devices, rep.nranks, rep.versions,
+  nlohmann::json j = plan_base(a.spec, a.spec.blocks_per_sm, rep.devices, rep.nranks, rep.versions,
                                "cco tune: " + b.spec.label() + " for workload " + rep.step.name +
                                    " (" + rep.step.file + ")");
 
@@ -280,21 +281,18 @@ nlohmann::json workload_plan_json(const bench::StepReport& rep, const std::vecto
                     {"predicted", t.predicted}});
   nlohmann::json notes = nlohmann::json::array();
   if (!rep.checked) notes.push_back("results were not verified (-c 0)");
-  if (bench::is_shape(b.spec.mode)) {
+  if (bench::is_shape(a.spec.mode)) {
     bool vendor = false;
     for (const auto& op : rep.step.ops)
       vendor =
           vendor || (op.kind == model::OpKind::Gemm && op.engine == model::GemmEngine::CublasLt);
     if (vendor)
-      notes.push_back("shape k=" + std::to_string(b.spec.blocks_per_sm) +
-                      " was measured with only the step's own kernels padded (" + b.shaping +
+      notes.push_back("shape k=" + std::to_string(a.spec.blocks_per_sm) +
+                      " was measured with only the step's own kernels padded (" + a.shaping +
                       "); cuBLASLt GEMMs ran unpadded, while `cco run` shapes every non-NCCL "
                       "kernel to k (add plan rules to leave GEMMs alone)");
   }
-  if (b.spec.green_sms > 0)
-    notes.push_back(
-        "the chosen green-context partition applies to launches cco makes (cco bench); "
-        "`cco run` applies the plan's priority, residency and NCCL CTAs only");
+  if (const auto n = applied_note(b.spec, a.spec, a.t_us); !n.empty()) notes.push_back(n);
   nlohmann::json kernels = nlohmann::json::array();
   for (const auto& k : rep.kernels)
     kernels.push_back({{"name", k.name}, {"natural_blocks_per_sm", k.natural_bps}});
@@ -310,6 +308,7 @@ nlohmann::json workload_plan_json(const bench::StepReport& rep, const std::vecto
                  {"choice", c},
                  {"tried", rows},
                  {"notes", notes}};
+  j["tuning"]["applied"] = {{"label", a.spec.label()}, {"t_us", a.t_us}, {"efficiency", a.efficiency}};
   return j;
 }
 

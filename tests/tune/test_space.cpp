@@ -401,9 +401,31 @@ TEST(Plan, RegistrationAndOwnTimesAreRecorded) {
   // Parts not timed: no figure (null in JSON, never NaN).
   EXPECT_TRUE(std::isnan(tried[0].own_efficiency()));
   EXPECT_TRUE(j.at("tuning").at("tried")[0].at("own_efficiency").is_null());
+  // `cco run` cannot register a program's buffers: it gets the fastest candidate it can apply
+  // whole (here plain concurrent), not the window's 48 CTAs on unregistered buffers.
+  EXPECT_EQ(j.at("tuning").at("applied").at("label"), "concurrent");
+  EXPECT_TRUE(j.at("environment").empty()) << j.at("environment");
+  EXPECT_EQ(j.at("priority").at("nccl"), "default");
   bool noted = false;
   for (const auto& n : j.at("tuning").at("notes"))
-    noted = noted || n.get<std::string>().find("registration") != std::string::npos;
-  EXPECT_TRUE(noted) << "cco run cannot register a program's buffers: the plan must say so";
-  EXPECT_EQ(j.at("environment").at("NCCL_MAX_CTAS"), "48");
+    noted = noted || n.get<std::string>().find("`cco run` applies 'concurrent'") != std::string::npos;
+  EXPECT_TRUE(noted) << j.at("tuning").at("notes");
+  // A faster applicable candidate is preferred over slower ones, and an applicable choice is
+  // applied itself, with no note.
+  tried.push_back(tried[0]);
+  tried[2].spec = {Mode::Priority};
+  tried[2].spec.nccl_ctas = 32;
+  tried[2].t_us = 380;
+  EXPECT_EQ(tune::applied_index(tried, 1), 2u);
+  const auto j2 = tune::plan_json(rep, tried, 1, "0123456789abcdef");
+  EXPECT_EQ(j2.at("environment").at("NCCL_MAX_CTAS"), "32");
+  EXPECT_EQ(j2.at("priority").at("nccl"), "high");
+  EXPECT_EQ(tune::applied_index(tried, 2), 2u);
+  EXPECT_TRUE(tune::plan_json(rep, tried, 2, "k").at("tuning").at("notes").empty());
+  for (auto f : {&RowSpec::gemm_sms, &RowSpec::green_sms, &RowSpec::nccl_reg}) {
+    RowSpec r{Mode::Priority};
+    EXPECT_TRUE(tune::run_applicable(r));
+    r.*f = 64;
+    EXPECT_FALSE(tune::run_applicable(r)) << r.label();
+  }
 }

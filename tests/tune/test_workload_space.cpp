@@ -387,6 +387,17 @@ TEST(WorkloadPlan, PlanHasThePairsSchemaAndTheWorkload) {
   EXPECT_NO_THROW(plan::parse(j1.dump()));
   // Concurrent: default priority.
   EXPECT_EQ(tune::workload_plan_json(r, tried, 0, "k").at("priority").at("nccl"), "default");
+
+  // A choice with a green partition: `cco run` gets the fastest candidate it can apply whole.
+  auto green = tried;
+  green[2].spec.green_sms = 64;
+  const std::size_t expect = green[0].t_us < green[1].t_us ? 0 : 1;
+  const auto jg = tune::workload_plan_json(r, green, 2, "k");
+  EXPECT_EQ(jg.at("tuning").at("applied").at("label"), green[expect].spec.label());
+  EXPECT_EQ(jg.at("tuning").at("choice").at("label"), green[2].spec.label());
+  EXPECT_FALSE(jg.contains("shaping")) << "the shaping came with the green partition";
+  ASSERT_FALSE(jg.at("tuning").at("notes").empty());
+  EXPECT_NE(jg.at("tuning").at("notes").back().get<std::string>().find("`cco run` applies"), std::string::npos);
 }
 
 TEST(WorkloadPlan, NotesSayWhatThePlanCannotCarry) {
