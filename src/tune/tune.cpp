@@ -247,6 +247,12 @@ TuneResult run_tune(const TuneOptions& o, std::ostream& progress) {
         break;
       }
   add_unique(finalists, predicted);
+  // The best that `cco run` can apply whole: the plan hands it to programs (tuning.applied).
+  for (auto i : order)
+    if (run_applicable(screened[i].spec)) {
+      add_unique(finalists, screened[i].spec);
+      break;
+    }
 
   const double left = o.budget_s - screen_s;
   auto final_opts = o.bench;

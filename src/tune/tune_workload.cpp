@@ -166,6 +166,12 @@ WorkloadTuneResult run_tune_workload(const WorkloadTuneOptions& o, std::ostream&
         break;
       }
   add_unique(finalists, predicted);
+  // The best that `cco run` can apply whole: the plan hands it to programs (tuning.applied).
+  for (const auto* r : ranked)
+    if (run_applicable(r->spec)) {
+      add_unique(finalists, r->spec);
+      break;
+    }
 
   // The budget: the final round's samples shrink to what the time left holds, estimated from the
   // screened times (every op alone, seq and each finalist per iteration), never below 5.
