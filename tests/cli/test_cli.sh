@@ -77,7 +77,12 @@ expect 2 "--registers: unknown registration 'pinned'" -- tune --registers none,p
 expect 2 "--rounds: expected an integer in 1..20" -- tune --rounds 0
 expect 2 "--registers does not apply to --workload" -- tune --workload workloads/ddp_llama7b.json --registers window
 expect 2 "--nccl-register: unknown registration" -- bench --nccl-register pinned
-expect 2 "--nccl-register does not apply to --workload" -- bench --workload workloads/ddp_llama7b.json --nccl-register window
+# (a build without CUDA has no step runner: it says so instead)
+"$cco" bench --workload workloads/ddp_llama7b.json --nccl-register window >/dev/null 2>"$tmp/err"; rc=$?
+{ [ $rc = 2 ] && grep -q -- "--nccl-register does not apply to --workload" "$tmp/err"; } ||
+  { [ $rc = 1 ] && grep -q "built without CUDA" "$tmp/err"; } ||
+  fail "cco bench --workload with --nccl-register: rc=$rc $(cat "$tmp/err")"
+[ "$(grep -c . "$tmp/err")" = 1 ] || fail "cco bench --workload with --nccl-register: not one line: $(cat "$tmp/err")"
 
 # bench --workload --validate needs no GPU; errors point at the line
 root=$(cd "$(dirname "$0")/../.." && pwd)
