@@ -37,8 +37,30 @@ std::string resolve_cache_dir(const std::string& requested) {
   return dir;
 }
 
-namespace {
+CacheRead read_cache(const std::string& file, const std::string& key, nlohmann::json& plan,
+                     std::string& table) {
+  if (!fs::exists(file)) return CacheRead::Absent;
+  std::ifstream f(file);
+  try {
+    auto j = nlohmann::json::parse(f);
+    if (j.value("cache_key", "") != key || !j.contains("plan") || !j["plan"].contains("tuning"))
+      return CacheRead::Mismatch;
+    plan = j["plan"];
+    table = j.value("table", "");
+    return CacheRead::Hit;
+  } catch (const std::exception&) {
+    return CacheRead::Unreadable;
+  }
+}
 
+void write_cache(const std::string& file, const std::string& key, const nlohmann::json& plan,
+                 const std::string& table) {
+  std::ofstream f(file);
+  if (!f) throw bench::UsageError("--cache: cannot write '" + file + "'");
+  f << bench::json_text(nlohmann::json{{"cache_key", key}, {"plan", plan}, {"table", table}}) << "\n";
+}
+
+namespace {
 
 SpaceInput space_input(const bench::DeviceContext& d, const bench::Options& o,
                        const std::vector<int>& registrations) {
@@ -54,6 +76,14 @@ SpaceInput space_input(const bench::DeviceContext& d, const bench::Options& o,
   return in;
 }
 
+/// Indices of `tried`, fastest median first (ties: the earlier first).
+std::vector<std::size_t> fastest_first(const std::vector<Tried>& tried) {
+  std::vector<std::size_t> order(tried.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return tried[a].t_us < tried[b].t_us; });
+  return order;
+}
+
 bool best_spec_on_edge(const RowSpec& best, const std::vector<Tried>& screened) {
   if (best.gemm_sms <= 0) return false;
   for (const auto& t : screened)
@@ -64,9 +94,7 @@ bool best_spec_on_edge(const RowSpec& best, const std::vector<Tried>& screened) 
 }  // namespace
 
 std::string format_tried(const std::vector<Tried>& tried, std::size_t best, double t_seq, double t_ideal) {
-  std::vector<std::size_t> order(tried.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](auto a, auto b) { return tried[a].t_us < tried[b].t_us; });
+  const auto order = fastest_first(tried);
   std::string s = fmt::format("# T_seq {:.1f} us, T_ideal {:.1f} us (ideal reduction {:.1f}%)\n", t_seq,
                               t_ideal, 100 * (1 - t_ideal / t_seq));
   s += fmt::format("#{:>3} {:<36} {:>4} {:>7} {:>9} {:>7} {:>7} {:>6} {:>9} {:>9} {:>7}  {}\n", "", "candidate",
@@ -119,19 +147,14 @@ TuneResult run_tune(const TuneOptions& o, std::ostream& progress) {
   if (use_cache) {
     cache_dir = resolve_cache_dir(o.cache_dir);
     res.cache_file = (fs::path(cache_dir) / ("tune-" + key + ".json")).string();
-    if (!o.retune && fs::exists(res.cache_file)) {
-      std::ifstream f(res.cache_file);
-      try {
-        auto j = nlohmann::json::parse(f);
-        if (j.value("cache_key", "") == key && j.contains("plan") && j["plan"].contains("tuning")) {
-          res.plan = j["plan"];
-          res.table = j.value("table", "");
-          res.from_cache = true;
-          return res;
-        }
-      } catch (const std::exception&) {
-        progress << "# tune: ignoring an unreadable cache entry " << res.cache_file << std::endl;
+    if (!o.retune) {
+      const auto got = read_cache(res.cache_file, key, res.plan, res.table);
+      if (got == CacheRead::Hit) {
+        res.from_cache = true;
+        return res;
       }
+      if (got == CacheRead::Unreadable)
+        progress << "# tune: ignoring an unreadable cache entry " << res.cache_file << std::endl;
     }
   }
 
@@ -170,25 +193,15 @@ TuneResult run_tune(const TuneOptions& o, std::ostream& progress) {
 
   auto screened = tried_from(screen, predicted);
 
-  // Round 1b: the neighbours of the best few (one step in one control), screened alike. The
-  // default lists are coarse (8 SMs, CTA counts 16 apart); the optimum is often between them.
+  // Round 1b, a hill climb: each round screens the unscreened neighbours (one step in one
+  // control) of the best few so far. The default lists are coarse (8 SMs, CTA counts 16 apart),
+  // and two controls that only help together (a symmetric window with more CTAs) are found in two
+  // rounds. It stops after o.space.rounds, when a round adds no neighbour, or (threads mode) when
+  // a round leaves the best unchanged or half the budget is spent.
   std::size_t refined = 0;
   int rounds_run = 0;
-  // Rounds of neighbours, a hill climb: each round screens the unscreened neighbours of the best
-  // few so far, and two controls that only help together (a symmetric window with more CTAs) are
-  // found in two rounds. It stops after o.space.rounds, when a round adds no neighbour, or (threads
-  // mode) when a round leaves the best unchanged or half the budget is spent.
-  auto best_screened = [&] {
-    std::size_t b = 0;
-    for (std::size_t i = 1; i < screened.size(); ++i)
-      if (screened[i].t_us < screened[b].t_us) b = i;
-    return b;
-  };
   for (int round = 0; o.space.refine > 0 && round < o.space.rounds; ++round) {
-    std::vector<std::size_t> by_time(screened.size());
-    for (std::size_t i = 0; i < by_time.size(); ++i) by_time[i] = i;
-    std::sort(by_time.begin(), by_time.end(),
-              [&](auto a, auto b) { return screened[a].t_us < screened[b].t_us; });
+    const auto by_time = fastest_first(screened);
     // With one process per rank every rank must take the same path, and their clocks may
     // disagree near the budget's edge: time- and result-based choices are made in threads mode
     // only (under a launcher every round runs; rank 0 alone knows the results).
@@ -198,7 +211,7 @@ TuneResult run_tune(const TuneOptions& o, std::ostream& progress) {
                << o.budget_s << " s)" << std::endl;
       break;
     }
-    const RowSpec best_before = screened.empty() ? RowSpec{} : screened[best_screened()].spec;
+    const RowSpec best_before = by_time.empty() ? RowSpec{} : screened[by_time.front()].spec;
     std::size_t added = 0;
     const auto ref = bench::run(
         screen_opts,
@@ -226,16 +239,14 @@ TuneResult run_tune(const TuneOptions& o, std::ostream& progress) {
     // measures side by side again.
     for (auto& t : tried_from(ref, predicted)) screened.push_back(t);
     refined += added;
-    const RowSpec best_after = screened[best_screened()].spec;
+    const RowSpec best_after = screened[fastest_first(screened).front()].spec;
     progress << "# tune: round " << round + 1 << ": screened " << added << " neighbours of the best "
              << o.space.refine << "; best so far " << best_after.label() << std::endl;
     if (!multi_process && best_after == best_before) break;
   }
 
   // Round 2: the best few, the references and the model's default, side by side.
-  std::vector<std::size_t> order(screened.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](auto a, auto b) { return screened[a].t_us < screened[b].t_us; });
+  const auto order = fastest_first(screened);
   std::vector<RowSpec> finalists = {{Mode::Seq}, {Mode::Concurrent}, {Mode::Priority}};
   for (std::size_t i = 0; i < order.size() && static_cast<int>(finalists.size()) < 3 + o.top; ++i)
     add_unique(finalists, screened[order[i]].spec);
@@ -293,11 +304,7 @@ TuneResult run_tune(const TuneOptions& o, std::ostream& progress) {
   }
   const auto& seq_row = fin.rows.front();
   res.table = format_tried(tried, best, seq_row.t_seq.median(), model::ideal(seq_row.times()));
-  if (use_cache) {
-    std::ofstream f(res.cache_file);
-    if (!f) throw bench::UsageError("--cache: cannot write '" + res.cache_file + "'");
-    f << nlohmann::json{{"cache_key", key}, {"plan", res.plan}, {"table", res.table}}.dump(1) << "\n";
-  }
+  if (use_cache) write_cache(res.cache_file, key, res.plan, res.table);
   return res;
 }
 

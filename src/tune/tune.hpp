@@ -36,6 +36,15 @@ struct TuneResult {
 /// Resolves the cache folder; throws bench::UsageError when it cannot be created or written.
 std::string resolve_cache_dir(const std::string& requested);
 
+/// Reading a cached tuning result (pairs and steps alike): the file holds {cache_key, plan,
+/// table}; plan and table are filled on a Hit only.
+enum class CacheRead { Hit, Absent, Mismatch, Unreadable };
+CacheRead read_cache(const std::string& file, const std::string& key, nlohmann::json& plan,
+                     std::string& table);
+/// Writes {cache_key, plan, table}; throws bench::UsageError when the file cannot be written.
+void write_cache(const std::string& file, const std::string& key, const nlohmann::json& plan,
+                 const std::string& table);
+
 TuneResult run_tune(const TuneOptions& o, std::ostream& progress);
 
 /// The final round as text: one line per candidate, fastest first, the choice and the model's

@@ -98,19 +98,13 @@ WorkloadTuneResult run_tune_workload(const WorkloadTuneOptions& o, std::ostream&
   if (o.use_cache) {
     const std::string dir = resolve_cache_dir(o.cache_dir);
     res.cache_file = (fs::path(dir) / ("tune-workload-" + key + ".json")).string();
-    if (!o.retune && fs::exists(res.cache_file)) {
-      std::ifstream f(res.cache_file);
-      try {
-        const auto j = nlohmann::json::parse(f);
-        if (j.value("cache_key", "") == key && j.contains("plan") && j["plan"].contains("tuning")) {
-          res.plan = j["plan"];
-          res.table = j.value("table", "");
-          res.from_cache = true;
-          return res;
-        }
-      } catch (const std::exception&) {
+    if (!o.retune) {
+      const auto got = read_cache(res.cache_file, key, res.plan, res.table);
+      if (got == CacheRead::Hit) {
+        res.from_cache = true;
+        return res;
       }
-      if (talk)
+      if (got != CacheRead::Absent && talk)
         progress << "# tune: ignoring an unreadable cache entry " << res.cache_file << std::endl;
     }
   }
@@ -214,13 +208,7 @@ WorkloadTuneResult run_tune_workload(const WorkloadTuneOptions& o, std::ostream&
                                   {"final_iters", final_opts.common.iters},
                                   {"seconds", seconds_since(t0)}};
   res.table = format_step_tried(tried, best, fin.t_seq.median(), fin.t_ideal.median());
-  if (o.use_cache) {
-    std::ofstream f(res.cache_file);
-    if (!f) throw bench::UsageError("--cache: cannot write '" + res.cache_file + "'");
-    f << bench::json_text(
-             nlohmann::json{{"cache_key", key}, {"plan", res.plan}, {"table", res.table}})
-      << "\n";
-  }
+  if (o.use_cache) write_cache(res.cache_file, key, res.plan, res.table);
   return res;
 }
 
