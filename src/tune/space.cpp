@@ -45,14 +45,14 @@ void validate(const SpaceInput& in, const SpaceOptions& opt) {
                        std::to_string(in.limits.sm_count - 1) + " SMs");
   if (!opt.sm_budgets.empty() && !in.vendor_gemm)
     throw UsageError("--sm-budgets applies to --compute cublaslt only");
-  for (int r : opt.registers)
+  for (int r : opt.registers) {
     if (r < 0 || r > static_cast<int>(model::CommRegister::Window))
       throw UsageError("--registers: " + std::to_string(r) + " is not a registration (none, buffer, window)");
-  for (int r : opt.registers)
     if (std::find(in.registrations.begin(), in.registrations.end(), r) == in.registrations.end())
       throw UsageError(std::string("--registers: ") + model::to_string(static_cast<model::CommRegister>(r)) +
                        " is not available here (registration applies to collectives cco allocates: "
                        "pairs, not workloads)");
+  }
 }
 
 std::vector<RowSpec> build_space(const SpaceInput& in, const SpaceOptions& opt,
@@ -372,36 +372,22 @@ nlohmann::json plan_json(const bench::Report& rep, const std::vector<Tried>& tri
   nlohmann::json j = plan_base(a.spec, a.blocks_per_sm, rep.devices, rep.nranks, rep.versions,
                                "cco tune: " + b.spec.label() + " for " + rep.compute + " || " +
                                    rep.collective);
-  nlohmann::json c;
-  c["label"] = b.spec.label();
-  c["mode"] = bench::to_string(b.spec.mode);
-  c["priority"] = bench::is_priority(b.spec.mode);
-  c["blocks_per_sm"] = bench::is_shape(b.spec.mode) ? b.blocks_per_sm : 0;
+  nlohmann::json c = choice_json(b, bench::is_shape(b.spec.mode) ? b.blocks_per_sm : 0);
   c["pad_bytes"] = b.pad;
   c["gemm_sms"] = b.spec.gemm_sms;
-  c["nccl_ctas"] = b.spec.nccl_ctas;
-  c["green_sms"] = b.spec.green_sms;
   c["nccl_register"] = b.spec.nccl_reg;
-  c["t_us"] = b.t_us;
   c["comp_alone_us"] = b.comp_alone_us;
   c["comm_alone_us"] = b.comm_alone_us;
   c["own_efficiency"] = json_number(b.own_efficiency());
-  c["reduction"] = b.reduction;
-  c["efficiency"] = b.efficiency;
   nlohmann::json rows = nlohmann::json::array();
-  for (const auto& t : tried)
-    rows.push_back({{"label", t.spec.label()},
-                    {"t_us", t.t_us},
-                    {"p25_us", t.p25_us},
-                    {"p75_us", t.p75_us},
-                    {"reduction", t.reduction},
-                    {"efficiency", t.efficiency},
-                    {"comp_alone_us", t.comp_alone_us},
-                    {"comm_alone_us", t.comm_alone_us},
-                    {"own_efficiency", json_number(t.own_efficiency())},
-                    {"blocks_per_sm", t.blocks_per_sm},
-                    {"pad_bytes", t.pad},
-                    {"predicted", t.predicted}});
+  for (const auto& t : tried) {
+    auto row = tried_json(t, t.blocks_per_sm);
+    row["comp_alone_us"] = t.comp_alone_us;
+    row["comm_alone_us"] = t.comm_alone_us;
+    row["own_efficiency"] = json_number(t.own_efficiency());
+    row["pad_bytes"] = t.pad;
+    rows.push_back(std::move(row));
+  }
   nlohmann::json notes = nlohmann::json::array();
   if (const auto n = applied_note(b.spec, a.spec, a.t_us); !n.empty()) notes.push_back(n);
   j["tuning"] = {{"date", rep.date}, {"cache_key", key}, {"workload", rep.config},

@@ -86,6 +86,32 @@ std::size_t applied_index(const std::vector<T>& tried, std::size_t best) {
 /// What the plan says when the applied candidate is not the choice (empty when it is).
 std::string applied_note(const bench::RowSpec& choice, const bench::RowSpec& applied, double applied_t_us);
 
+/// The fields a tuned plan's choice shares between pairs and steps: label, mode, priority, the
+/// shape target (`blocks_per_sm`, 0 unshaped), NCCL CTAs, green partition, time, reduction and
+/// efficiency; each plan adds its own. T: Tried or StepTried.
+template <class T>
+nlohmann::json choice_json(const T& b, int blocks_per_sm) {
+  return {{"label", b.spec.label()},
+          {"mode", bench::to_string(b.spec.mode)},
+          {"priority", bench::is_priority(b.spec.mode)},
+          {"blocks_per_sm", blocks_per_sm},
+          {"nccl_ctas", b.spec.nccl_ctas},
+          {"green_sms", b.spec.green_sms},
+          {"t_us", b.t_us},
+          {"reduction", b.reduction},
+          {"efficiency", b.efficiency}};
+}
+
+/// The same for a row of the plan's "tried" table: label, time and quartiles, reduction,
+/// efficiency, blocks per SM and whether it is the model's default.
+template <class T>
+nlohmann::json tried_json(const T& t, int blocks_per_sm) {
+  return {{"label", t.spec.label()},     {"t_us", t.t_us},
+          {"p25_us", t.p25_us},          {"p75_us", t.p75_us},
+          {"reduction", t.reduction},    {"efficiency", t.efficiency},
+          {"blocks_per_sm", blocks_per_sm}, {"predicted", t.predicted}};
+}
+
 /// The NCCL CTA counts the refinement steps between (a ladder: 4, 8, 12, 16, 24, 32, 48, 64).
 const std::vector<int>& cta_ladder();
 

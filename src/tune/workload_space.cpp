@@ -254,31 +254,18 @@ nlohmann::json workload_plan_json(const bench::StepReport& rep, const std::vecto
                                "cco tune: " + b.spec.label() + " for workload " + rep.step.name +
                                    " (" + rep.step.file + ")");
 
-  nlohmann::json c;
-  c["label"] = b.spec.label();
-  c["mode"] = bench::to_string(b.spec.mode);
-  c["priority"] = bench::is_priority(b.spec.mode);
-  c["blocks_per_sm"] = bench::is_shape(b.spec.mode) ? b.spec.blocks_per_sm : 0;
+  const auto shape_k = [](const StepTried& t) { return bench::is_shape(t.spec.mode) ? t.spec.blocks_per_sm : 0; };
+  nlohmann::json c = choice_json(b, shape_k(b));
   c["shaping"] = b.shaping;
-  c["nccl_ctas"] = b.spec.nccl_ctas;
-  c["green_sms"] = b.spec.green_sms;
-  c["t_us"] = b.t_us;
-  c["reduction"] = b.reduction;
-  c["efficiency"] = b.efficiency;
   c["of_ideal"] = b.of_ideal;
   nlohmann::json rows = nlohmann::json::array();
-  for (const auto& t : tried)
-    rows.push_back({{"label", t.spec.label()},
-                    {"t_us", t.t_us},
-                    {"p25_us", t.p25_us},
-                    {"p75_us", t.p75_us},
-                    {"reduction", t.reduction},
-                    {"efficiency", t.efficiency},
-                    {"of_ideal", t.of_ideal},
-                    {"blocks_per_sm", bench::is_shape(t.spec.mode) ? t.spec.blocks_per_sm : 0},
-                    {"shaping", t.shaping},
-                    {"wrong", t.wrong},
-                    {"predicted", t.predicted}});
+  for (const auto& t : tried) {
+    auto row = tried_json(t, shape_k(t));
+    row["of_ideal"] = t.of_ideal;
+    row["shaping"] = t.shaping;
+    row["wrong"] = t.wrong;
+    rows.push_back(std::move(row));
+  }
   nlohmann::json notes = nlohmann::json::array();
   if (!rep.checked) notes.push_back("results were not verified (-c 0)");
   if (bench::is_shape(a.spec.mode)) {
