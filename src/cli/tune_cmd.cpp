@@ -47,34 +47,35 @@ int int_arg(const std::string& flag, const std::string& v, int lo, int hi) {
   return x;
 }
 
+/// The comma-separated items of v ("a,,b" has an empty middle item), each through `item`.
+template <class F>
+void for_each_item(const std::string& v, F item) {
+  std::size_t start = 0;
+  while (true) {
+    const auto end = v.find(',', start);
+    item(v.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos) return;
+    start = end + 1;
+  }
+}
+
 /// "none,window" -> model::CommRegister values, for --registers.
 std::vector<int> register_list(const std::string& v) {
   std::vector<int> out;
-  std::size_t start = 0;
-  while (start <= v.size()) {
-    const auto end = v.find(',', start);
-    const auto name = v.substr(start, end == std::string::npos ? std::string::npos : end - start);
+  for_each_item(v, [&](const std::string& name) {
     try {
       const int r = static_cast<int>(model::parse_register(name));
       if (std::find(out.begin(), out.end(), r) == out.end()) out.push_back(r);
     } catch (const model::Error& e) {
       throw Usage(std::string("--registers: ") + e.what());
     }
-    if (end == std::string::npos) break;
-    start = end + 1;
-  }
+  });
   return out;
 }
 
 std::vector<int> list_arg(const std::string& flag, const std::string& v, int lo, int hi) {
   std::vector<int> out;
-  std::size_t start = 0;
-  while (start <= v.size()) {
-    const auto end = v.find(',', start);
-    out.push_back(int_arg(flag, v.substr(start, end == std::string::npos ? std::string::npos : end - start), lo, hi));
-    if (end == std::string::npos) break;
-    start = end + 1;
-  }
+  for_each_item(v, [&](const std::string& x) { out.push_back(int_arg(flag, x, lo, hi)); });
   return out;
 }
 
