@@ -29,20 +29,32 @@ nlohmann::json json_number(double v) { return std::isnan(v) ? nlohmann::json() :
 
 }  // namespace
 
+void validate_common(const model::DeviceLimits& limits, const std::vector<int>& ctas,
+                     const std::vector<int>& blocks_per_sm, const std::vector<int>& green_sms) {
+  for (int c : ctas)
+    if (c == 0 || c < -1 || c > 64)
+      throw UsageError("--ctas: " + std::to_string(c) + " is not within 1..64 (-1 = NCCL's default)");
+  for (int k : blocks_per_sm)
+    if (k < 1) throw UsageError("--blocks-per-sm: targets must be at least 1");
+  for (int g : green_sms)
+    if (g < 1 || g >= limits.sm_count)
+      throw UsageError("--green-sms: " + std::to_string(g) + " is not within 1.." +
+                       std::to_string(limits.sm_count - 1) + " SMs");
+}
+
+std::vector<RowSpec> screening_rows(const std::vector<RowSpec>& space, const RowSpec& predicted) {
+  std::vector<RowSpec> rows = {{Mode::Seq}};
+  for (const auto& r : space) add_unique(rows, r);
+  add_unique(rows, predicted);
+  return rows;
+}
+
 void validate(const SpaceInput& in, const SpaceOptions& opt) {
   for (int s : opt.sm_budgets)
     if (s < 0 || s > in.limits.sm_count)
       throw UsageError("--sm-budgets: " + std::to_string(s) + " is not within 1.." +
                        std::to_string(in.limits.sm_count) + " SMs (0 = all)");
-  for (int c : opt.ctas)
-    if (c == 0 || c < -1 || c > 64)
-      throw UsageError("--ctas: " + std::to_string(c) + " is not within 1..64 (-1 = NCCL's default)");
-  for (int k : opt.blocks_per_sm)
-    if (k < 1) throw UsageError("--blocks-per-sm: targets must be at least 1");
-  for (int g : opt.green_sms)
-    if (g < 1 || g >= in.limits.sm_count)
-      throw UsageError("--green-sms: " + std::to_string(g) + " is not within 1.." +
-                       std::to_string(in.limits.sm_count - 1) + " SMs");
+  validate_common(in.limits, opt.ctas, opt.blocks_per_sm, opt.green_sms);
   if (!opt.sm_budgets.empty() && !in.vendor_gemm)
     throw UsageError("--sm-budgets applies to --compute cublaslt only");
   for (int r : opt.registers) {

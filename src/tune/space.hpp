@@ -45,6 +45,16 @@ struct SpaceOptions {
   int rounds = 3;  ///< neighbour rounds at most (a hill climb; see run_tune)
 };
 
+/// The checks pairs and steps share: CTAs 1..64 or -1, shape targets >= 1, green partitions
+/// 1..SMs-1; throws bench::UsageError with one line.
+void validate_common(const model::DeviceLimits& limits, const std::vector<int>& ctas,
+                     const std::vector<int>& blocks_per_sm, const std::vector<int>& green_sms);
+
+/// A screening round's rows: seq (the baseline), then the space and the model's default, each
+/// once.
+std::vector<bench::RowSpec> screening_rows(const std::vector<bench::RowSpec>& space,
+                                           const bench::RowSpec& predicted);
+
 /// Validates the lists against the device (SM budgets 1..SMs or 0, CTAs 1..64 or -1, k >= 1);
 /// throws bench::UsageError with one line.
 void validate(const SpaceInput& in, const SpaceOptions& opt);

@@ -179,9 +179,7 @@ TuneResult run_tune(const TuneOptions& o, std::ostream& progress) {
         const auto in = space_input(d, o.bench, registrations);
         auto space = build_space(in, o.space, &notes);
         predicted = predict(in);
-        std::vector<RowSpec> rows = {{Mode::Seq}};
-        for (const auto& r : space) add_unique(rows, r);
-        add_unique(rows, predicted);
+        const auto rows = screening_rows(space, predicted);
         space_size = rows.size() - 1;
         space_notes = notes;
         return rows;

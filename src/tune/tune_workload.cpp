@@ -129,9 +129,7 @@ WorkloadTuneResult run_tune_workload(const WorkloadTuneOptions& o, std::ostream&
         in.kernels = d.kernels;
         const auto space = build_workload_space(in, o.space, &notes);
         predicted = predict_workload(in);
-        std::vector<RowSpec> rows = {{Mode::Seq}};
-        for (const auto& r : space) add_unique(rows, r);
-        add_unique(rows, predicted);
+        const auto rows = screening_rows(space, predicted);
         space_size = rows.size() - 1;
         space_notes = notes;
         return rows;

@@ -35,16 +35,7 @@ double safe_ratio(double num, double den) {
 }  // namespace
 
 void validate(const WorkloadSpaceInput& in, const WorkloadSpaceOptions& opt) {
-  for (int c : opt.ctas)
-    if (c == 0 || c < -1 || c > 64)
-      throw UsageError("--ctas: " + std::to_string(c) +
-                       " is not within 1..64 (-1 = NCCL's default)");
-  for (int k : opt.blocks_per_sm)
-    if (k < 1) throw UsageError("--blocks-per-sm: targets must be at least 1");
-  for (int g : opt.green_sms)
-    if (g < 1 || g >= in.limits.sm_count)
-      throw UsageError("--green-sms: " + std::to_string(g) + " is not within 1.." +
-                       std::to_string(in.limits.sm_count - 1) + " SMs");
+  validate_common(in.limits, opt.ctas, opt.blocks_per_sm, opt.green_sms);
 }
 
 std::vector<int> shaped_occupancy(const WorkloadSpaceInput& in, int k, std::string* why) {
