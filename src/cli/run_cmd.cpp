@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
 #include <stdexcept>
 
 #include "cli/commands.hpp"
@@ -23,6 +24,12 @@ namespace cco::cli {
 namespace {
 
 constexpr const char* kLibName = "libcco_preload.so";
+constexpr const char* kTunerName = "libcco_tuner.so";
+// The object NCCL 2.28 looks up first in a tuner plugin (docs/TUNER.md).
+constexpr const char* kTunerSymbol = "ncclTunerPlugin_v5";
+// NCCL copies NCCL_TUNER_PLUGIN into a 255-byte buffer (src/plugin/plugin_open.cc, MAX_STR_LEN):
+// a longer path is cut and the plugin silently not loaded.
+constexpr std::size_t kNcclPluginNameMax = 254;
 
 bool is_file(const std::string& p) {
   struct stat st {};
@@ -97,6 +104,9 @@ RunOptions parse_run_args(const std::vector<std::string>& args) {
     } else if (is(a, "--lib")) {
       o.lib = value("--lib", i);
       if (o.lib.empty()) throw Usage("--lib needs a value");
+    } else if (is(a, "--tuner-lib")) {
+      o.tuner_lib = value("--tuner-lib", i);
+      if (o.tuner_lib.empty()) throw Usage("--tuner-lib needs a value");
     } else if (a == "--stats") {
       o.stats = true;
     } else if (a == "-v" || a == "--verbose") {
@@ -123,6 +133,7 @@ RunOptions parse_run_args(const std::vector<std::string>& args) {
 
 std::vector<EnvChange> run_environment(const RunOptions& opts, const plan::Plan& plan,
                                        const std::string& plan_path, const std::string& lib_path,
+                                       const std::string& tuner_path,
                                        const std::function<const char*(const char*)>& getenv,
                                        std::vector<std::string>* warnings) {
   std::vector<EnvChange> out;
@@ -159,7 +170,26 @@ std::vector<EnvChange> run_environment(const RunOptions& opts, const plan::Plan&
     warnings->push_back(std::string("CCO_DISABLE=") + getenv("CCO_DISABLE") +
                         " is set: the library will change nothing" +
                         (opts.trace.empty() ? "" : " and trace nothing"));
-  for (const auto& [name, value] : plan.environment) {
+  if (!tuner_path.empty()) {
+    const char* have = getenv("NCCL_TUNER_PLUGIN");
+    if (have && *have && have != tuner_path && absolute(have) != tuner_path) {
+      if (warnings)
+        warnings->push_back(std::string("keeping NCCL_TUNER_PLUGIN=") + have +
+                            " from the environment (the plan's nccl.channels need " + tuner_path +
+                            "): NCCL channels will not be capped");
+    } else if (!have || have != tuner_path) {
+      out.push_back({"NCCL_TUNER_PLUGIN", tuner_path});
+    }
+  }
+  // The nccl section's variables, then the plan's own (a name in both holds the same value: the
+  // plan parser refuses conflicts).
+  auto vars = plan.nccl.environment();
+  for (const auto& v : plan.environment) {
+    bool dup = false;
+    for (const auto& w : vars) dup = dup || w.first == v.first;
+    if (!dup) vars.push_back(v);
+  }
+  for (const auto& [name, value] : vars) {
     const char* have = getenv(name.c_str());
     if (have && value != have) {
       if (warnings)
@@ -212,6 +242,55 @@ std::string find_preload_library(const std::string& exe, const std::string& expl
   throw std::runtime_error(std::string(kLibName) + " not found (looked in " + looked +
                            "); pass --lib PATH or set CCO_PRELOAD_LIB");
 }
+
+std::string find_tuner_library(const std::string& preload_lib, const std::string& exe,
+                               const std::string& explicit_lib, const char* env_lib) {
+  if (!explicit_lib.empty()) {
+    if (!is_file(explicit_lib))
+      throw std::runtime_error("--tuner-lib " + explicit_lib + ": no such file");
+    return absolute(explicit_lib);
+  }
+  if (env_lib && *env_lib) {
+    if (!is_file(env_lib))
+      throw std::runtime_error(std::string("CCO_TUNER_LIB=") + env_lib + ": no such file");
+    return absolute(env_lib);
+  }
+  std::string looked;
+  auto look = [&](const std::string& dir, std::initializer_list<const char*> rels) -> std::string {
+    for (const char* rel : rels) {
+      const std::string p = dir + "/" + rel + kTunerName;
+      if (is_file(p)) return absolute(p);
+      looked += (looked.empty() ? "" : ", ") + (dir + "/" + rel);
+    }
+    return {};
+  };
+  if (auto p = look(dir_of(preload_lib), {"", "../tuner/"}); !p.empty()) return p;
+  if (auto p = look(dir_of(exe), {"", "../tuner/", "../lib/", "../lib64/"}); !p.empty()) return p;
+  throw std::runtime_error(std::string(kTunerName) + " not found (looked in " + looked +
+                           "); the plan caps NCCL channels (nccl.channels) with it: pass "
+                           "--tuner-lib PATH or set CCO_TUNER_LIB");
+}
+
+namespace {
+
+/// NCCL would only note a plugin it cannot use in its INFO log and run uncapped: check here.
+void check_tuner_library(const std::string& path) {
+  if (path.size() > kNcclPluginNameMax)
+    throw std::runtime_error("the tuner plugin's path " + path + " is " +
+                             std::to_string(path.size()) + " characters long; NCCL reads at most " +
+                             std::to_string(kNcclPluginNameMax) + ": pass a shorter --tuner-lib");
+  void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    const char* why = ::dlerror();
+    throw std::runtime_error("cannot load " + path + ": " + (why ? why : "unknown error"));
+  }
+  const bool ok = ::dlsym(h, kTunerSymbol) != nullptr;
+  ::dlclose(h);
+  if (!ok)
+    throw std::runtime_error(path + " is not an NCCL tuner plugin (no " + kTunerSymbol + ")");
+}
+
+}  // namespace
 
 /// A plan measured elsewhere (made_for) is refused on another device or other versions, unless
 /// --force: tuned settings do not carry over blindly.
@@ -273,10 +352,16 @@ int run_main(const std::vector<std::string>& args) {
     throw std::runtime_error("cannot load " + lib + ": " + (why ? why : "unknown error"));
   }
 
+  std::string tuner;
+  if (plan.nccl.uses_tuner()) {
+    tuner = find_tuner_library(lib, self_exe(), o.tuner_lib, ::getenv("CCO_TUNER_LIB"));
+    check_tuner_library(tuner);
+  }
+
   std::vector<std::string> warnings;
   const auto changes = run_environment(
-      o, plan, plan_path, lib, [](const char* n) { return static_cast<const char*>(::getenv(n)); },
-      &warnings);
+      o, plan, plan_path, lib, tuner,
+      [](const char* n) { return static_cast<const char*>(::getenv(n)); }, &warnings);
   for (const auto& w : warnings) std::fprintf(stderr, "cco run: warning: %s\n", w.c_str());
 
   if (o.dry_run) {

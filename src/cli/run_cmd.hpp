@@ -22,6 +22,7 @@ struct RunOptions {
   std::string policy;     ///< --policy NAME
   std::string plan_file;  ///< --plan FILE
   std::string lib;        ///< --lib PATH
+  std::string tuner_lib;  ///< --tuner-lib PATH: the NCCL tuner plugin (plans with nccl.channels)
   bool stats = false;     ///< --stats
   bool verbose = false;   ///< -v, --verbose
   bool dry_run = false;   ///< --dry-run: print the environment and the command, run nothing
@@ -46,11 +47,15 @@ struct EnvChange {
 /// What `cco run` changes in the environment, in order: LD_PRELOAD (the library appended to an
 /// existing list unless already there), CCO_POLICY or CCO_PLAN (the other one unset), CCO_STATS
 /// and CCO_VERBOSE when asked, CCO_TRACE (opts.trace as given) and CCO_TRACE_PID (this
-/// process's id, which the command keeps: cco run execs it) with --trace, then the plan's
-/// variables, except those the user already set to another value (kept; one warning line each
-/// in `warnings`). `plan_path` is the absolute path of --plan (empty with a policy).
+/// process's id, which the command keeps: cco run execs it) with --trace, NCCL_TUNER_PLUGIN
+/// (`tuner_path`, when not empty), then the variables of the plan's nccl section
+/// (plan.nccl.environment(): NCCL_MIN_CTAS, NCCL_MAX_CTAS, NCCL_CTA_POLICY) and the plan's own
+/// environment, each name once; a variable the user already set to another value, and a
+/// NCCL_TUNER_PLUGIN naming another plugin, are kept (one warning line each in `warnings`).
+/// `plan_path` is the absolute path of --plan (empty with a policy).
 std::vector<EnvChange> run_environment(const RunOptions& opts, const plan::Plan& plan,
                                        const std::string& plan_path, const std::string& lib_path,
+                                       const std::string& tuner_path,
                                        const std::function<const char*(const char*)>& getenv,
                                        std::vector<std::string>* warnings);
 
@@ -64,5 +69,12 @@ std::string trace_pattern_path(const std::string& pattern);
 /// naming the places it looked.
 std::string find_preload_library(const std::string& exe, const std::string& explicit_lib,
                                  const char* env_lib);
+
+/// The NCCL tuner plugin for a plan with nccl.channels rules: --tuner-lib, else $CCO_TUNER_LIB,
+/// else libcco_tuner.so next to the preload library `preload_lib` (same folder, ../tuner), else
+/// next to the cco binary `exe` (same folder, ../tuner, ../lib, ../lib64). Absolute. Throws
+/// std::runtime_error naming the places it looked.
+std::string find_tuner_library(const std::string& preload_lib, const std::string& exe,
+                               const std::string& explicit_lib, const char* env_lib);
 
 }  // namespace cco::cli

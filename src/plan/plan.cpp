@@ -139,8 +139,15 @@ Rule parse_rule(const json& j, const std::string& where) {
 Shaping parse_shaping(const json& j) {
   const std::string where = "shaping";
   need_object(j, where);
-  check_keys(j, where, {"default", "model_fraction", "rules", "denylist", "comment"});
+  check_keys(j, where, {"default", "model_fraction", "rules", "denylist", "when", "comment"});
   Shaping s;
+  if (j.contains("when")) {
+    try {
+      s.when = parse_when(need_string(j["when"], "shaping.when"));
+    } catch (const Error& e) {
+      fail("shaping.when", e.what());
+    }
+  }
   if (j.contains("default")) s.target = parse_target(j["default"], "shaping.default", true);
   if (j.contains("model_fraction")) {
     const json& f = j["model_fraction"];
@@ -186,6 +193,95 @@ Priority parse_priority(const json& j) {
            "must name at least one pattern (NCCL kernels are never padded)");
   }
   return p;
+}
+
+Gemm parse_gemm(const json& j) {
+  need_object(j, "gemm");
+  check_keys(j, "gemm", {"sm_target", "when", "comment"});
+  Gemm g;
+  if (!j.contains("sm_target")) fail("gemm", "missing \"sm_target\" (SMs the GEMMs may use; < 0 leaves that many free)");
+  const json& t = j["sm_target"];
+  if (!t.is_number_integer()) fail("gemm.sm_target", "must be an integer, got " + t.dump());
+  const auto v = t.get<int64_t>();
+  if (v == 0) fail("gemm.sm_target", "must not be 0 (omit the section for no SM budget)");
+  if (v > 1024 || v < -1024) fail("gemm.sm_target", "is larger than any GPU's SM count: " + std::to_string(v));
+  g.sm_target = static_cast<int>(v);
+  if (j.contains("when")) {
+    try {
+      g.when = parse_when(need_string(j["when"], "gemm.when"));
+    } catch (const Error& e) {
+      fail("gemm.when", e.what());
+    }
+  }
+  return g;
+}
+
+int64_t parse_byte_field(const json& v, const std::string& w) {
+  int64_t b = 0;
+  if (v.is_number_integer()) {
+    b = v.get<int64_t>();
+  } else if (v.is_string()) {
+    try {
+      b = model::parse_bytes(v.get<std::string>());
+    } catch (const model::Error& e) {
+      fail(w, e.what());
+    }
+  } else {
+    fail(w, "must be a byte count (integer or \"64M\"), got " + v.dump());
+  }
+  if (b < 0) fail(w, "must be >= 0 bytes, got " + std::to_string(b));
+  return b;
+}
+
+int parse_ctas(const json& v, const std::string& w) {
+  if (!v.is_number_integer()) fail(w, "must be an integer in 1..64, got " + v.dump());
+  const auto n = v.get<int64_t>();
+  if (n < 1 || n > 64) fail(w, "must be in 1..64 (NCCL's channel limit), got " + std::to_string(n));
+  return static_cast<int>(n);
+}
+
+Nccl parse_nccl(const json& j) {
+  need_object(j, "nccl");
+  check_keys(j, "nccl", {"channels", "min_ctas", "max_ctas", "cta_policy", "comment"});
+  Nccl n;
+  if (j.contains("channels")) {
+    const json& cs = j["channels"];
+    if (!cs.is_array()) fail("nccl.channels", "must be an array, got " + type_name(cs));
+    for (std::size_t i = 0; i < cs.size(); ++i) {
+      const std::string w = "nccl.channels[" + std::to_string(i) + "]";
+      const json& c = cs[i];
+      need_object(c, w);
+      check_keys(c, w, {"collective", "min_bytes", "max_bytes", "max_channels", "comment"});
+      ChannelRule r;
+      if (c.contains("collective")) {
+        r.collective = lower(need_string(c["collective"], w + ".collective"));
+        const auto& names = collective_names();
+        if (r.collective != "*" && std::find(names.begin(), names.end(), r.collective) == names.end()) {
+          std::string list;
+          for (const auto& x : names) list += x + ", ";
+          fail(w + ".collective", "unknown collective '" + r.collective + "' (known: " + list + "*)");
+        }
+      }
+      if (c.contains("min_bytes")) r.min_bytes = parse_byte_field(c["min_bytes"], w + ".min_bytes");
+      if (c.contains("max_bytes")) r.max_bytes = parse_byte_field(c["max_bytes"], w + ".max_bytes");
+      if (r.min_bytes > r.max_bytes) fail(w, "min_bytes is larger than max_bytes");
+      if (!c.contains("max_channels")) fail(w, "missing \"max_channels\"");
+      r.max_channels = parse_ctas(c["max_channels"], w + ".max_channels");
+      n.channels.push_back(r);
+    }
+  }
+  if (j.contains("min_ctas")) n.min_ctas = parse_ctas(j["min_ctas"], "nccl.min_ctas");
+  if (j.contains("max_ctas")) n.max_ctas = parse_ctas(j["max_ctas"], "nccl.max_ctas");
+  if (n.min_ctas > 0 && n.max_ctas > 0 && n.min_ctas > n.max_ctas)
+    fail("nccl", "min_ctas (" + std::to_string(n.min_ctas) + ") is larger than max_ctas (" +
+                     std::to_string(n.max_ctas) + ")");
+  if (j.contains("cta_policy")) {
+    n.cta_policy = lower(need_string(j["cta_policy"], "nccl.cta_policy"));
+    if (n.cta_policy != "default" && n.cta_policy != "efficiency" && n.cta_policy != "zero")
+      fail("nccl.cta_policy", "must be \"default\", \"efficiency\" or \"zero\", got \"" +
+                                  n.cta_policy + "\"");
+  }
+  return n;
 }
 
 std::vector<std::pair<std::string, std::string>> parse_environment(const json& j) {
@@ -270,6 +366,48 @@ const char* to_string(PriorityMethod m) {
   return "?";
 }
 
+const char* to_string(When w) {
+  return w == When::Overlap ? "overlap" : "always";
+}
+
+When parse_when(std::string_view text) {
+  const std::string s = lower(text);
+  if (s == "always") return When::Always;
+  if (s == "overlap") return When::Overlap;
+  throw Error("unknown \"when\" '" + std::string(text) + "' (known: always, overlap)");
+}
+
+int Gemm::target_for(int sms) const {
+  if (sm_target == 0 || sms < 1) return 0;
+  const int t = sm_target > 0 ? sm_target : sms + sm_target;
+  return (t >= 1 && t <= sms) ? t : 0;
+}
+
+const std::vector<std::string>& collective_names() {
+  static const std::vector<std::string> n = {"allreduce", "allgather", "reducescatter", "broadcast",
+                                             "reduce"};
+  return n;
+}
+
+int channel_cap(const Nccl& nccl, std::string_view collective, int64_t bytes) {
+  for (const auto& r : nccl.channels)
+    if ((r.collective == "*" || r.collective == collective) && bytes >= r.min_bytes &&
+        bytes <= r.max_bytes)
+      return r.max_channels;
+  return 0;
+}
+
+std::vector<std::pair<std::string, std::string>> Nccl::environment() const {
+  std::vector<std::pair<std::string, std::string>> e;
+  if (min_ctas > 0) e.emplace_back("NCCL_MIN_CTAS", std::to_string(min_ctas));
+  if (max_ctas > 0) e.emplace_back("NCCL_MAX_CTAS", std::to_string(max_ctas));
+  if (!cta_policy.empty()) {
+    const char* v = cta_policy == "zero" ? "2" : cta_policy == "efficiency" ? "1" : "0";
+    e.emplace_back("NCCL_CTA_POLICY", v);
+  }
+  return e;
+}
+
 PriorityMethod parse_method(std::string_view text) {
   const std::string s = lower(text);
   if (s == "launch-attr" || s == "attr" || s == "launch_attr") return PriorityMethod::LaunchAttr;
@@ -305,13 +443,19 @@ Plan parse(std::string_view json_text) {
   check_schema(doc);
   check_keys(doc, "",
              {"schema", "schema_version", "policy", "description", "comment", "shaping", "priority",
-              "environment", "generated_by", "tuning", "made_for"});
+              "gemm", "nccl", "environment", "generated_by", "tuning", "made_for"});
   Plan p;
   if (doc.contains("policy")) p.policy = need_string(doc["policy"], "policy");
   if (doc.contains("description")) p.description = need_string(doc["description"], "description");
   if (doc.contains("shaping")) p.shaping = parse_shaping(doc["shaping"]);
   if (doc.contains("priority")) p.priority = parse_priority(doc["priority"]);
+  if (doc.contains("gemm")) p.gemm = parse_gemm(doc["gemm"]);
+  if (doc.contains("nccl")) p.nccl = parse_nccl(doc["nccl"]);
   if (doc.contains("environment")) p.environment = parse_environment(doc["environment"]);
+  for (const auto& [k, v] : p.nccl.environment())
+    for (const auto& [k2, v2] : p.environment)
+      if (k == k2 && v != v2)
+        fail("environment." + k2, "conflicts with the nccl section (" + k + "=" + v + ")");
   if (doc.contains("made_for")) {
     const auto& m = doc["made_for"];
     need_object(m, "made_for");
@@ -365,10 +509,27 @@ Plan load(const std::string& path) {
 }
 
 std::vector<std::string> policy_names() {
-  return {"off",           "priority",         "shape:K",
-          "shape:model",   "shape+priority:K", "shape+priority:model",
+  return {"off",          "priority",         "shape:K",     "shape:model",
+          "shape+priority:K", "shape+priority:model", "sm-target:N", "channels:N",
           "torch-priority"};
 }
+
+namespace {
+
+bool all_digits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// A signed integer of at most 4 digits, or throws with `what`.
+int small_int(std::string_view s, const std::string& what) {
+  const bool neg = !s.empty() && s[0] == '-';
+  const std::string_view d = neg ? s.substr(1) : s;
+  if (!all_digits(d) || d.size() > 4) throw Error(what);
+  const int v = std::stoi(std::string(d));
+  return neg ? -v : v;
+}
+
+}  // namespace
 
 Plan from_policy(std::string_view name) {
   const std::string full = lower(name);
@@ -376,56 +537,120 @@ Plan from_policy(std::string_view name) {
     std::string list;
     for (const auto& n : policy_names()) list += (list.empty() ? "" : ", ") + n;
     return Error("unknown policy '" + std::string(name) + "' (known: " + list +
-                 "; a priority policy may end in @launch-attr, @stream or @both)");
+                 "; parts join with '+'; a policy may end in @overlap or @always, a priority "
+                 "policy in @launch-attr, @stream or @both)");
   };
-  // An optional "@method" picks how NCCL gets its priority.
+  auto bad = [&](const std::string& why) { return Error("policy '" + std::string(name) + "': " + why); };
+  // '@' suffixes: when the controls act, and how NCCL gets its priority.
   std::string base = full;
-  std::string method;
+  std::vector<std::string> suffixes;
   if (auto at = full.find('@'); at != std::string::npos) {
     base = full.substr(0, at);
-    method = full.substr(at + 1);
+    std::string rest = full.substr(at + 1);
+    for (std::size_t from = 0;;) {
+      const auto next = rest.find('@', from);
+      suffixes.push_back(rest.substr(from, next - from));
+      if (next == std::string::npos) break;
+      from = next + 1;
+    }
   }
   Plan p;
   p.policy = full;
-  std::string kind = base, arg;
-  if (auto colon = base.find(':'); colon != std::string::npos) {
-    kind = base.substr(0, colon);
-    arg = base.substr(colon + 1);
-    if (arg.empty()) throw unknown();
+  if (base.empty()) throw unknown();
+  // Parts joined by '+'. "shape+priority:K" is the paper's spelling: K belongs to shape.
+  std::vector<std::pair<std::string, std::string>> parts;  // kind, argument
+  for (std::size_t from = 0;;) {
+    const auto next = base.find('+', from);
+    const std::string part = base.substr(from, next - from);
+    if (part.empty()) throw unknown();
+    const auto colon = part.find(':');
+    std::string kind = part.substr(0, colon);
+    std::string arg = colon == std::string::npos ? "" : part.substr(colon + 1);
+    if (colon != std::string::npos && arg.empty()) throw unknown();
+    parts.emplace_back(kind, arg);
+    if (next == std::string::npos) break;
+    from = next + 1;
   }
-  if (kind == "priority+shape") kind = "shape+priority";
-  if (kind == "off" || kind == "priority" || kind == "torch-priority") {
-    if (!arg.empty()) throw unknown();
-  } else if (kind == "shape" || kind == "shape+priority") {
+  bool has_shape = false, prio = false, torch = false, off = false;
+  std::string shape_arg;
+  for (const auto& part : parts) {
+    const std::string& kind = part.first;  // named, not a structured binding: clang 14 cannot
+    const std::string& arg = part.second;  // capture a binding in the lambda below
+    const bool seen_twice = std::count_if(parts.begin(), parts.end(), [&](const auto& q) {
+                              return q.first == kind;
+                            }) > 1;
+    if (seen_twice) throw bad("'" + kind + "' given twice");
+    if (kind == "off" || kind == "torch-priority") {
+      if (!arg.empty() || parts.size() > 1) throw unknown();
+      (kind == "off" ? off : torch) = true;
+    } else if (kind == "priority") {
+      prio = true;
+      if (!arg.empty()) {  // shape+priority:K
+        if (!shape_arg.empty()) throw unknown();
+        shape_arg = arg;
+      }
+    } else if (kind == "shape") {
+      has_shape = true;
+      if (!arg.empty()) {
+        if (!shape_arg.empty()) throw unknown();
+        shape_arg = arg;
+      }
+    } else if (kind == "sm-target") {
+      if (arg.empty()) throw bad("sm-target needs :N (SMs the GEMMs may use; -N leaves N free)");
+      p.gemm.sm_target = small_int(arg, "policy '" + std::string(name) +
+                                            "': sm-target:N needs an integer N (N < 0: all SMs but -N)");
+      if (p.gemm.sm_target == 0) throw bad("sm-target:0 is no budget; use N >= 1 or N <= -1");
+    } else if (kind == "channels") {
+      if (arg.empty() || !all_digits(arg) || arg.size() > 2)
+        throw bad("channels:N needs an integer N in 1..64");
+      ChannelRule r;
+      r.max_channels = std::stoi(arg);
+      if (r.max_channels < 1 || r.max_channels > 64) throw bad("channels:N needs N in 1..64");
+      p.nccl.channels.push_back(r);
+    } else {
+      throw unknown();
+    }
+  }
+  if (!shape_arg.empty() && !has_shape) {
+    if (prio) throw unknown();  // "priority:K" alone
+  }
+  if (has_shape) {
     Target t;
-    if (arg.empty() || arg == "model") {
+    if (shape_arg.empty() || shape_arg == "model") {
       t.kind = TargetKind::Model;
     } else {
-      if (!std::all_of(arg.begin(), arg.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
-          arg.size() > 4)
-        throw Error("policy '" + std::string(name) + "': K must be an integer >= 1 or \"model\"");
+      if (!all_digits(shape_arg) || shape_arg.size() > 4)
+        throw bad("K must be an integer >= 1 or \"model\"");
       t.kind = TargetKind::Fixed;
-      t.blocks_per_sm = std::stoi(arg);
-      if (t.blocks_per_sm < 1)
-        throw Error("policy '" + std::string(name) + "': K must be >= 1 (blocks per SM)");
+      t.blocks_per_sm = std::stoi(shape_arg);
+      if (t.blocks_per_sm < 1) throw bad("K must be >= 1 (blocks per SM)");
     }
     p.shaping.target = t;
-  } else {
-    throw unknown();
   }
-  const bool prio = kind == "priority" || kind == "shape+priority";
   if (prio) p.priority.nccl = NcclPriority::High;
-  if (!method.empty()) {
-    if (!prio)
-      throw Error("policy '" + std::string(name) + "': @" + method +
-                  " only applies to policies that prioritise NCCL");
+  bool when_seen = false, method_seen = false;
+  for (const auto& sfx : suffixes) {
+    if (sfx == "overlap" || sfx == "always") {
+      if (when_seen) throw bad("@" + sfx + ": more than one of @overlap/@always");
+      when_seen = true;
+      if (!has_shape && !p.gemm.active())
+        throw bad("@" + sfx + " only applies to policies that shape or set an sm-target");
+      const When w = sfx == "overlap" ? When::Overlap : When::Always;
+      if (has_shape) p.shaping.when = w;
+      if (p.gemm.active()) p.gemm.when = w;
+      continue;
+    }
+    if (method_seen) throw bad("@" + sfx + ": more than one priority method");
+    method_seen = true;
+    if (!prio) throw bad("@" + sfx + " only applies to policies that prioritise NCCL");
     try {
-      p.priority.method = parse_method(method);
+      p.priority.method = parse_method(sfx);
     } catch (const Error& e) {
-      throw Error("policy '" + std::string(name) + "': " + e.what());
+      throw bad(e.what());
     }
   }
-  if (kind == "torch-priority") p.environment.emplace_back("TORCH_NCCL_HIGH_PRIORITY", "1");
+  (void)off;
+  if (torch) p.environment.emplace_back("TORCH_NCCL_HIGH_PRIORITY", "1");
   return p;
 }
 
@@ -456,7 +681,27 @@ std::string to_json(const Plan& plan, int indent) {
     s["rules"].push_back(rj);
   }
   s["denylist"] = plan.shaping.denylist;
+  s["when"] = to_string(plan.shaping.when);
   j["shaping"] = s;
+  if (plan.gemm.active())
+    j["gemm"] = {{"sm_target", plan.gemm.sm_target}, {"when", to_string(plan.gemm.when)}};
+  if (!plan.nccl.channels.empty() || plan.nccl.min_ctas > 0 || plan.nccl.max_ctas > 0 ||
+      !plan.nccl.cta_policy.empty()) {
+    json n = json::object();
+    if (!plan.nccl.channels.empty()) {
+      n["channels"] = json::array();
+      for (const auto& r : plan.nccl.channels) {
+        json rj = {{"collective", r.collective}, {"max_channels", r.max_channels}};
+        if (r.min_bytes > 0) rj["min_bytes"] = r.min_bytes;
+        if (r.max_bytes != INT64_MAX) rj["max_bytes"] = r.max_bytes;
+        n["channels"].push_back(rj);
+      }
+    }
+    if (plan.nccl.min_ctas > 0) n["min_ctas"] = plan.nccl.min_ctas;
+    if (plan.nccl.max_ctas > 0) n["max_ctas"] = plan.nccl.max_ctas;
+    if (!plan.nccl.cta_policy.empty()) n["cta_policy"] = plan.nccl.cta_policy;
+    j["nccl"] = n;
+  }
   j["priority"] = {{"nccl", plan.priority.nccl == NcclPriority::High ? "high" : "default"},
                    {"method", to_string(plan.priority.method)},
                    {"nccl_kernels", plan.priority.nccl_kernels}};
@@ -519,6 +764,19 @@ bool valid_environment_name(std::string_view name) {
   if (name == "LD_PRELOAD") return false;
   if (name.substr(0, 4) == "CCO_") return false;
   return true;
+}
+
+std::string rotation_refusal(const Plan& p) {
+  if (p.priority.uses_stream())
+    return "its priority method '" + std::string(to_string(p.priority.method)) +
+           "' uses companion streams, made once per communicator (use @launch-attr)";
+  if (p.gemm.active())
+    return "its GEMM SM budget is bound to the program's cuBLAS when it loads (not switchable "
+           "yet)";
+  if (p.nccl.uses_tuner() || !p.nccl.environment().empty())
+    return "its NCCL settings are read by NCCL when a communicator is created";
+  if (!p.environment.empty()) return "its environment is set before the program starts";
+  return "";
 }
 
 }  // namespace cco::plan

@@ -15,8 +15,14 @@
 //       "denylist": ["*persistent*"]                // never touched (like cooperative launches)
 //     },
 //     "priority": { "nccl": "high" | "default", "method": "launch-attr" | "stream" | "both" },
+//     "gemm": { "sm_target": 100 | -32, "when": "overlap" | "always" },   // opt-in: may change rounding
+//     "nccl": { "channels": [ {"collective": "allreduce", "max_bytes": "64M", "max_channels": 16} ],
+//               "min_ctas": 32, "max_ctas": 32, "cta_policy": "default" | "efficiency" | "zero" },
 //     "environment": { "NCCL_MIN_CTAS": "32", "TORCH_NCCL_HIGH_PRIORITY": "1" }
 //   }
+//
+// "when" (shaping and gemm): "always" acts on every launch; "overlap" only while communication is
+// pending on the launch's device (docs/PRELOAD.md, "The communication window").
 //
 // Every field is optional except "schema" and "schema_version"; missing sections mean "do
 // nothing" (shaping off, default priority, no environment). Kernel patterns are globs (`*`, `?`)
@@ -25,6 +31,7 @@
 #pragma once
 
 #include <cstdint>
+#include <climits>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -69,7 +76,12 @@ struct Rule {
   int64_t pad = 0;  ///< for RuleAction::Pad, > 0
 };
 
+/// When a control acts: on every launch, or only inside the communication window (while NCCL work
+/// is pending on the launch's device; docs/PRELOAD.md).
+enum class When { Always, Overlap };
+
 struct Shaping {
+  When when = When::Always;           ///< "when"
   Target target;                      ///< "default": applies to kernels no rule matches
   double model_fraction = 0.5;        ///< for TargetKind::Model, in (0, 1]
   std::vector<Rule> rules;            ///< first match wins
@@ -101,6 +113,48 @@ struct Priority {
   }
 };
 
+/// The SM budget of the program's cuBLAS and cuBLASLt GEMMs (cublasSetSmCountTarget on its
+/// handles, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET on its matmul descriptors). Opt-in and never part
+/// of a default policy: another SM target may make cuBLAS choose another algorithm and so change
+/// rounding (reproducibly: the decision depends on launch order, never on timing).
+struct Gemm {
+  int sm_target = 0;  ///< 0 none; > 0 the SMs GEMMs may use; < 0 leave -sm_target SMs free
+  When when = When::Always;
+  bool active() const { return sm_target != 0; }
+  /// The SM-count target for a device of `sms` SMs: sm_target, or sms + sm_target for a
+  /// carveout; 0 when none applies or it is out of range (< 1 or > sms).
+  int target_for(int sms) const;
+};
+
+/// NCCL's channels (CTAs) per collective, inside programs. `channels` is applied by ccoverlap's
+/// NCCL tuner plugin (libcco_tuner.so, NCCL_TUNER_PLUGIN set by `cco run`); the rest becomes
+/// NCCL's environment (NCCL_MIN_CTAS, NCCL_MAX_CTAS, NCCL_CTA_POLICY) set by `cco run`.
+/// A tuner can only lower what the communicator was created with: raise max_ctas to allow more.
+struct ChannelRule {
+  std::string collective = "*";  ///< allreduce|allgather|reducescatter|broadcast|reduce|*
+  int64_t min_bytes = 0;         ///< inclusive
+  int64_t max_bytes = INT64_MAX; ///< inclusive
+  int max_channels = 0;          ///< >= 1
+};
+
+struct Nccl {
+  std::vector<ChannelRule> channels;  ///< first match wins
+  int min_ctas = 0;                   ///< > 0: NCCL_MIN_CTAS
+  int max_ctas = 0;                   ///< > 0: NCCL_MAX_CTAS
+  std::string cta_policy;             ///< "" | default | efficiency | zero: NCCL_CTA_POLICY
+  bool uses_tuner() const { return !channels.empty(); }
+  /// The variables this section asks `cco run` to set, in order.
+  std::vector<std::pair<std::string, std::string>> environment() const;
+};
+
+/// The channel cap for one collective (the tuner plugin's decision, pure, so every rank gets the
+/// same answer for the same collective): the first matching rule's max_channels, else 0 (leave
+/// NCCL's choice). `collective` is a name of ChannelRule::collective (not "*").
+int channel_cap(const Nccl& nccl, std::string_view collective, int64_t bytes);
+
+/// The collective names channel rules accept ("allreduce", ...), without "*".
+const std::vector<std::string>& collective_names();
+
 /// The machine a plan was measured on ("made_for", written by `cco tune`). `cco run` refuses to
 /// apply such a plan on another device or other software versions.
 struct MadeFor {
@@ -117,6 +171,8 @@ struct Plan {
   std::string description;  ///< free text
   Shaping shaping;
   Priority priority;
+  Gemm gemm;
+  Nccl nccl;
   /// Variables `cco run` sets for the program, in order (names are validated).
   std::vector<std::pair<std::string, std::string>> environment;
   MadeFor made_for;         ///< optional: where the plan was measured
@@ -135,18 +191,31 @@ Plan parse(std::string_view json_text);
 /// Reads and parses a plan file. Throws Error("plan FILE: ...").
 Plan load(const std::string& path);
 
-/// The plan of a named policy (docs/cli/run.md):
+/// The plan of a named policy (docs/cli/run.md): parts joined by '+', then '@' suffixes.
 ///   off                   the library is loaded but changes nothing (measures its cost)
 ///   priority              NCCL kernels at the highest priority
 ///   shape:K | shape:model every non-NCCL kernel shaped to K blocks per SM (or the model's k)
 ///   shape+priority:K      both (the paper's method); also shape+priority:model
+///   sm-target:N           cuBLAS/cuBLASLt GEMMs limited to N SMs (N < 0: all but -N); opt-in
+///   channels:N            NCCL collectives capped at N channels (the tuner plugin)
 ///   torch-priority        only TORCH_NCCL_HIGH_PRIORITY=1 (PyTorch's own high-priority streams)
+///   @overlap | @always    shaping and sm-target act only inside the communication window, or
+///                         always (the default for every policy but the default policy)
+///   @launch-attr|@stream|@both   how NCCL gets its priority
 /// "shape" and "shape+priority" alone mean ":model". Names are case-insensitive. Throws Error
 /// listing the names when unknown.
 Plan from_policy(std::string_view name);
 
-/// The policy `cco run` uses when given neither --policy nor --plan.
-inline constexpr const char* kDefaultPolicy = "shape+priority:model";
+/// The policy `cco run` uses when given neither --policy nor --plan: shaping and priority, shaping
+/// only while communication is pending.
+inline constexpr const char* kDefaultPolicy = "shape+priority:model@overlap";
+
+/// Why a plan cannot take part in a run-time rotation (cco run --compare, ccoverlap.policy()),
+/// or "" when it can. Switchable: shaping (always or overlap) and priority by launch attribute.
+/// Not switchable (fixed when the program starts): priority by companion stream (its streams are
+/// made per communicator), the GEMM SM budget (bound to the program's cuBLAS when loaded), the
+/// NCCL section and plan environment (read by NCCL when a communicator is created).
+std::string rotation_refusal(const Plan& p);
 
 /// Spellings for help and error messages ("off", "priority", "shape:K", ...).
 std::vector<std::string> policy_names();
@@ -156,6 +225,8 @@ std::string to_json(const Plan& plan, int indent = 2);
 
 /// Names for reports: "launch-attr", "stream", "both"; "high", "default"; "off", "model", "3".
 const char* to_string(PriorityMethod m);
+const char* to_string(When w);
+When parse_when(std::string_view text);  ///< "always" | "overlap"; throws Error
 PriorityMethod parse_method(std::string_view text);  ///< throws Error
 std::string to_string(const Target& t);
 

@@ -47,6 +47,10 @@ const char* to_string(Reason r) {
       return "model-mismatch";
     case Reason::LaunchRetried:
       return "launch-retried";
+    case Reason::NoComm:
+      return "no-comm";
+    case Reason::Captured:
+      return "captured";
     case Reason::Count:
       break;
   }

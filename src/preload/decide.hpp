@@ -31,6 +31,8 @@ enum class Reason : int {
   OccupancyFailed,  ///< the driver's occupancy query failed
   ModelMismatch,    ///< the driver's occupancy disagrees with the model's padding
   LaunchRetried,    ///< the shaped launch failed; the original was launched instead
+  NoComm,           ///< "when": "overlap" and no communication pending on the device
+  Captured,         ///< "when": "overlap", communication pending, but the launch is being captured
   Count
 };
 const char* to_string(Reason r);

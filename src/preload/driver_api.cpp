@@ -38,6 +38,8 @@ bool load_driver_api(GetProcAddressV2Fn real_get_proc, DriverApi* api) {
   get("cuEventRecord", &api->eventRecord);
   get("cuStreamWaitEvent", &api->streamWaitEvent);
   get("cuStreamIsCapturing", &api->streamIsCapturing);
+  get("cuEventQuery", &api->eventQuery);
+  get("cuEventElapsedTime", &api->eventElapsedTime);
   return api->ctxGetDevice && api->deviceGetAttribute && (api->funcGetName || api->kernelGetName) &&
          (api->funcGetAttribute || api->kernelGetAttribute);
 }

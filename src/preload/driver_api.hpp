@@ -48,6 +48,10 @@ struct DriverApi {
   CUresult (*eventRecord)(CUevent e, CUstream s) = nullptr;
   CUresult (*streamWaitEvent)(CUstream s, CUevent e, unsigned int flags) = nullptr;
   CUresult (*streamIsCapturing)(CUstream s, CUstreamCaptureStatus* status) = nullptr;
+  // The communication window (window.hpp).
+  CUresult (*eventQuery)(CUevent e) = nullptr;
+  // Step timing (step_clock.hpp).
+  CUresult (*eventElapsedTime)(float* ms, CUevent start, CUevent end) = nullptr;
 };
 
 /// Fills `api` through the driver's real cuGetProcAddress_v2 (legacy-stream variants). Entries

@@ -15,6 +15,30 @@ CUresult call(F* f, A... a) {
   return f ? f(a...) : CUDA_ERROR_NOT_SUPPORTED;
 }
 
+// A per-thread cache in front of the entry map: the steady state of a launch takes no lock.
+// Keyed by the hook's id (hooks in tests come and go; an address could be reused) and its
+// generation (invalidate()).
+struct TlsSlot {
+  uint64_t id = 0;
+  uint64_t gen = 0;
+  void* handle = nullptr;
+  int dev = -1;
+  void* entry = nullptr;
+};
+constexpr std::size_t kTlsSlots = 64;
+thread_local std::array<TlsSlot, kTlsSlots> t_entries{};
+std::atomic<uint64_t> g_next_hook_id{1};
+// Set when this launch built an entry or a decision (a first-time, "cold" launch): statistics
+// report the steady state apart from them.
+thread_local bool t_cold = false;
+
+std::size_t tls_index(const void* h, int dev) {
+  auto v = reinterpret_cast<uintptr_t>(h);
+  v ^= v >> 17;
+  v ^= static_cast<uintptr_t>(dev) * 0x9e3779b9U;
+  return static_cast<std::size_t>(v) & (kTlsSlots - 1);
+}
+
 std::string short_name(const KernelInfo& k) {
   std::string n = k.demangled.empty() ? k.name : k.demangled;
   if (n.size() > 120) n = n.substr(0, 117) + "...";
@@ -30,13 +54,32 @@ uint64_t now_ns() {
 }
 
 Hook::Hook(const DriverApi& api, plan::Plan plan, HookOptions opts)
-    : api_(api), plan_(std::move(plan)), opts_(opts) {
+    : api_(api), plan_(std::move(plan)), opts_(opts), id_(g_next_hook_id.fetch_add(1)) {
   shaping_ = plan_.shaping.active();
   prio_attr_ = plan_.priority.uses_launch_attr();
+  overlap_ = shaping_ && plan_.shaping.when == plan::When::Overlap;
+  window_ = opts_.shared_window;
+  if (overlap_ && !window_) {
+    own_window_ = std::make_unique<CommWindow>(api_, &stats_);
+    window_ = own_window_.get();
+  }
+}
+
+void Hook::invalidate() {
+  std::unique_lock<std::shared_mutex> lock(map_mu_);
+  for (auto& [key, e] : map_) graveyard_.push_back(std::move(e));
+  map_.clear();
+  gen_.fetch_add(1, std::memory_order_acq_rel);
 }
 
 void Hook::add_time(uint64_t t0) {
-  if (t0) stats_.hook_ns.fetch_add(now_ns() - t0, std::memory_order_relaxed);
+  if (!t0) return;
+  const uint64_t dt = now_ns() - t0;
+  stats_.hook_ns.fetch_add(dt, std::memory_order_relaxed);
+  if (t_cold) {
+    stats_.hook_cold_ns.fetch_add(dt, std::memory_order_relaxed);
+    stats_.cold_launches.fetch_add(1, std::memory_order_relaxed);
+  }
 }
 
 int Hook::greatest_priority() {
@@ -170,17 +213,28 @@ std::unique_ptr<Hook::Entry> Hook::make_entry(CUfunction f, int dev) {
 }
 
 Hook::Entry* Hook::entry(CUfunction f, int dev) {
-  const Key key{reinterpret_cast<void*>(f), dev};
+  void* const h = reinterpret_cast<void*>(f);
+  const uint64_t gen = gen_.load(std::memory_order_acquire);
+  TlsSlot& c = t_entries[tls_index(h, dev)];
+  if (c.handle == h && c.dev == dev && c.id == id_ && c.gen == gen)
+    return static_cast<Entry*>(c.entry);
+  const Key key{h, dev};
+  Entry* e = nullptr;
   {
     std::shared_lock<std::shared_mutex> lock(map_mu_);
     auto it = map_.find(key);
-    if (it != map_.end()) return it->second.get();
+    if (it != map_.end()) e = it->second.get();
   }
-  // Built outside the lock (driver calls); a racing thread's copy is dropped.
-  auto fresh = make_entry(f, dev);
-  std::unique_lock<std::shared_mutex> lock(map_mu_);
-  auto [it, inserted] = map_.emplace(key, std::move(fresh));
-  return it->second.get();
+  if (!e) {
+    // Built outside the lock (driver calls); a racing thread's copy is dropped.
+    t_cold = true;
+    auto fresh = make_entry(f, dev);
+    std::unique_lock<std::shared_mutex> lock(map_mu_);
+    auto [it, inserted] = map_.emplace(key, std::move(fresh));
+    e = it->second.get();
+  }
+  c = TlsSlot{id_, gen, h, dev, e};
+  return e;
 }
 
 Reason Hook::allow_dynamic(Entry& e, CUfunction f, int dev, int64_t dyn) {
@@ -192,7 +246,10 @@ Reason Hook::allow_dynamic(Entry& e, CUfunction f, int dev, int64_t dyn) {
                                   ") of " + short_name(e.info) + "; launch left unchanged");
     return Reason::AttrQueryFailed;
   }
-  if (cur >= dyn) return Reason::Shaped;
+  if (cur >= dyn) {
+    e.maxdyn_known.store(cur, std::memory_order_relaxed);
+    return Reason::Shaped;
+  }
   const int v = static_cast<int>(dyn);
   r = e.is_kernel
           ? call(api_.kernelSetAttribute, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, v,
@@ -204,6 +261,7 @@ Reason Hook::allow_dynamic(Entry& e, CUfunction f, int dev, int64_t dyn) {
                                 "; launch left unchanged");
     return Reason::AttrSetFailed;
   }
+  e.maxdyn_known.store(v, std::memory_order_relaxed);
   return Reason::Shaped;
 }
 
@@ -221,6 +279,7 @@ Decision Hook::shape_decision(Entry& e, CUfunction f, int dev, const model::Devi
         return d;
       }
   }
+  t_cold = true;
   Decision d = decide_shape(plan_.shaping, e.rule, lim, e.info, threads, shmem);
   if (d.reason == Reason::Shaped) {
     // Once per shape: the driver's occupancy with the padding must agree with the model.
@@ -266,10 +325,9 @@ Decision Hook::shape_decision(Entry& e, CUfunction f, int dev, const model::Devi
 }
 
 Reason Hook::prepare(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                     unsigned bz, unsigned shmem, bool coop, bool cluster, Entry** out,
-                     unsigned* dyn) {
-  *out = nullptr;
-  *dyn = shmem;
+                     unsigned bz, unsigned shmem, CUstream stream, bool coop, bool cluster,
+                     Prep* p) {
+  p->dyn = shmem;
   if (!f) return Reason::ModelError;
   CUdevice dev = 0;
   const CUresult r = call(api_.ctxGetDevice, &dev);
@@ -278,8 +336,9 @@ Reason Hook::prepare(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsign
                                 "); such launches are left unchanged");
     return Reason::AttrQueryFailed;
   }
-  Entry* e = entry(f, static_cast<int>(dev));
-  *out = e;
+  p->dev = static_cast<int>(dev);
+  Entry* e = entry(f, p->dev);
+  p->e = e;
   e->launches.fetch_add(1, std::memory_order_relaxed);
   if (e->fail != Reason::Shaped) return e->fail;
   if (e->nccl) return Reason::Nccl;
@@ -288,30 +347,68 @@ Reason Hook::prepare(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsign
   if (e->denied) return Reason::Denylist;
   if (e->rule && e->rule->action == plan::RuleAction::Skip) return Reason::RuleSkip;
   if (cluster || e->info.cluster) return Reason::Cluster;
-  const model::DeviceLimits* lim = limits(static_cast<int>(dev));
+  if (overlap_) {
+    // Outside the communication window the launch goes as asked: one atomic load when no NCCL
+    // work was recorded since the window last closed.
+    if (!window_->maybe_open(p->dev) || !window_->pending(p->dev, now_ns())) return Reason::NoComm;
+    // A launch being captured replays later, when this window says nothing.
+    CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (call(api_.streamIsCapturing, stream, &cap) != CUDA_SUCCESS ||
+        cap != CU_STREAM_CAPTURE_STATUS_NONE)
+      return Reason::Captured;
+  }
+  const model::DeviceLimits* lim = limits(p->dev);
   if (!lim) return Reason::AttrQueryFailed;
   const uint64_t threads = uint64_t{bx} * by * bz;
   if (threads == 0 || threads > INT_MAX) return Reason::ModelError;
-  const Decision d =
-      shape_decision(*e, f, static_cast<int>(dev), *lim, static_cast<int>(threads), shmem);
+  const Decision d = shape_decision(*e, f, p->dev, *lim, static_cast<int>(threads), shmem);
   if (d.reason != Reason::Shaped) return d.reason;
   if (d.target > 0 && small_grid(*lim, uint64_t{gx} * gy * gz, d.target)) return Reason::SmallGrid;
-  if (d.needs_optin) {
-    const Reason a = allow_dynamic(*e, f, static_cast<int>(dev), d.dynamic_smem);
+  if (d.needs_optin && e->maxdyn_known.load(std::memory_order_relaxed) < d.dynamic_smem) {
+    const Reason a = allow_dynamic(*e, f, p->dev, d.dynamic_smem);
     if (a != Reason::Shaped) return a;
   }
-  *dyn = static_cast<unsigned>(d.dynamic_smem);
+  p->dyn = static_cast<unsigned>(d.dynamic_smem);
+  p->optin = d.needs_optin;
   return Reason::Shaped;
+}
+
+bool Hook::reraise(const Prep& p, CUfunction f) {
+  if (!p.optin) return false;
+  // Only when the program lowered the attribute below our size: any other failure is not ours
+  // to retry shaped.
+  int cur = 0;
+  if (get_attr(*p.e, f, p.dev, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, &cur) !=
+          CUDA_SUCCESS ||
+      cur >= static_cast<int64_t>(p.dyn))
+    return false;
+  p.e->maxdyn_known.store(-1, std::memory_order_relaxed);
+  return allow_dynamic(*p.e, f, p.dev, p.dyn) == Reason::Shaped;
+}
+
+template <class Shaped, class Original>
+CUresult Hook::launch_shaped(const Prep& p, CUfunction f, Shaped shaped, Original original) {
+  CUresult r = shaped();
+  if (r != CUDA_SUCCESS && reraise(p, f)) r = shaped();
+  if (r == CUDA_SUCCESS) {
+    stats_.count(Reason::Shaped);
+    p.e->shaped.fetch_add(1, std::memory_order_relaxed);
+    return r;
+  }
+  stats_.count(Reason::LaunchRetried);
+  warn_once("retry", "a shaped launch of " + short_name(p.e->info) + " failed (" +
+                         cu_error_text(r) + "); launched it unchanged");
+  return original();
 }
 
 CUresult Hook::launch(LaunchKernelFn real, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                       unsigned bx, unsigned by, unsigned bz, unsigned shmem, CUstream stream,
                       void** params, void** extra) {
   const uint64_t t0 = opts_.stats ? now_ns() : 0;
+  t_cold = false;
   stats_.seen.fetch_add(1, std::memory_order_relaxed);
-  Entry* e = nullptr;
-  unsigned dyn = shmem;
-  const Reason why = prepare(f, gx, gy, gz, bx, by, bz, shmem, false, false, &e, &dyn);
+  Prep p;
+  const Reason why = prepare(f, gx, gy, gz, bx, by, bz, shmem, stream, false, false, &p);
   if (why != Reason::Shaped) {
     // cuLaunchKernel has no attribute list: an NCCL kernel launched this way keeps its stream's
     // priority (NCCL itself uses cuLaunchKernelEx on CUDA 11.8+).
@@ -319,25 +416,21 @@ CUresult Hook::launch(LaunchKernelFn real, CUfunction f, unsigned gx, unsigned g
       stats_.nccl_not_prioritised.fetch_add(1, std::memory_order_relaxed);
     stats_.count(why);
     add_time(t0);
-    return real(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra);
-  }
-  add_time(t0);
-  const CUresult r = real(f, gx, gy, gz, bx, by, bz, dyn, stream, params, extra);
-  if (r == CUDA_SUCCESS) {
-    stats_.count(Reason::Shaped);
-    e->shaped.fetch_add(1, std::memory_order_relaxed);
+    const CUresult r = real(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra);
+    if (why == Reason::Nccl && window_ && r == CUDA_SUCCESS) window_->on_nccl_launch(p.dev, stream);
     return r;
   }
-  stats_.count(Reason::LaunchRetried);
-  warn_once("retry", "a shaped launch of " + short_name(e->info) + " failed (" + cu_error_text(r) +
-                         "); launched it unchanged");
-  return real(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra);
+  add_time(t0);
+  return launch_shaped(
+      p, f, [&] { return real(f, gx, gy, gz, bx, by, bz, p.dyn, stream, params, extra); },
+      [&] { return real(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra); });
 }
 
 CUresult Hook::launch_ex(LaunchKernelExFn real, const CUlaunchConfig* config, CUfunction f,
                          void** params, void** extra) {
   if (!config) return real(config, f, params, extra);
   const uint64_t t0 = opts_.stats ? now_ns() : 0;
+  t_cold = false;
   stats_.seen.fetch_add(1, std::memory_order_relaxed);
   bool coop = false, cluster = false;
   int prio_at = -1;
@@ -349,52 +442,56 @@ CUresult Hook::launch_ex(LaunchKernelExFn real, const CUlaunchConfig* config, CU
       cluster = true;
     if (a.id == CU_LAUNCH_ATTRIBUTE_PRIORITY) prio_at = static_cast<int>(i);
   }
-  Entry* e = nullptr;
-  unsigned dyn = config->sharedMemBytes;
+  Prep p;
   const Reason why = prepare(f, config->gridDimX, config->gridDimY, config->gridDimZ,
                              config->blockDimX, config->blockDimY, config->blockDimZ,
-                             config->sharedMemBytes, coop, cluster, &e, &dyn);
+                             config->sharedMemBytes, config->hStream, coop, cluster, &p);
 
   if (why == Reason::Nccl) {
     stats_.count(Reason::Nccl);
     if (opts_.stats) {
-      int p = 0;
-      if (call(api_.streamGetPriority, config->hStream, &p) == CUDA_SUCCESS)
-        stats_.note_stream_priority(p);
+      int pr = 0;
+      if (call(api_.streamGetPriority, config->hStream, &pr) == CUDA_SUCCESS)
+        stats_.note_stream_priority(pr);
     }
+    CUresult r;
     if (!prio_attr_) {
       add_time(t0);
-      return real(config, f, params, extra);
+      r = real(config, f, params, extra);
+    } else {
+      const int prio = greatest_priority();
+      // A copy of the configuration and its attribute list, with the priority set.
+      CUlaunchConfig c = *config;
+      std::array<CUlaunchAttribute, 16> small{};
+      std::vector<CUlaunchAttribute> big;
+      const unsigned n = config->attrs ? config->numAttrs : 0;
+      const unsigned need = n + (prio_at < 0 ? 1 : 0);
+      CUlaunchAttribute* attrs = small.data();
+      if (need > small.size()) {
+        big.resize(need);
+        attrs = big.data();
+      }
+      for (unsigned i = 0; i < n; ++i) attrs[i] = config->attrs[i];
+      CUlaunchAttribute& pa = attrs[prio_at < 0 ? n : static_cast<unsigned>(prio_at)];
+      pa.id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
+      pa.value.priority = prio;
+      c.attrs = attrs;
+      c.numAttrs = need;
+      add_time(t0);
+      r = real(&c, f, params, extra);
+      if (r == CUDA_SUCCESS) {
+        stats_.nccl_prioritised.fetch_add(1, std::memory_order_relaxed);
+        stats_.nccl_launch_priority.store(prio, std::memory_order_relaxed);
+      } else {
+        warn_once("nccl-prio",
+                  "the driver rejected CU_LAUNCH_ATTRIBUTE_PRIORITY on an NCCL launch (" +
+                      cu_error_text(r) + "); launched it unchanged");
+        stats_.nccl_not_prioritised.fetch_add(1, std::memory_order_relaxed);
+        r = real(config, f, params, extra);
+      }
     }
-    const int prio = greatest_priority();
-    // A copy of the configuration and its attribute list, with the priority set.
-    CUlaunchConfig c = *config;
-    std::array<CUlaunchAttribute, 16> small{};
-    std::vector<CUlaunchAttribute> big;
-    const unsigned n = config->attrs ? config->numAttrs : 0;
-    const unsigned need = n + (prio_at < 0 ? 1 : 0);
-    CUlaunchAttribute* attrs = small.data();
-    if (need > small.size()) {
-      big.resize(need);
-      attrs = big.data();
-    }
-    for (unsigned i = 0; i < n; ++i) attrs[i] = config->attrs[i];
-    CUlaunchAttribute& pa = attrs[prio_at < 0 ? n : static_cast<unsigned>(prio_at)];
-    pa.id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
-    pa.value.priority = prio;
-    c.attrs = attrs;
-    c.numAttrs = need;
-    add_time(t0);
-    const CUresult r = real(&c, f, params, extra);
-    if (r == CUDA_SUCCESS) {
-      stats_.nccl_prioritised.fetch_add(1, std::memory_order_relaxed);
-      stats_.nccl_launch_priority.store(prio, std::memory_order_relaxed);
-      return r;
-    }
-    warn_once("nccl-prio", "the driver rejected CU_LAUNCH_ATTRIBUTE_PRIORITY on an NCCL launch (" +
-                               cu_error_text(r) + "); launched it unchanged");
-    stats_.nccl_not_prioritised.fetch_add(1, std::memory_order_relaxed);
-    return real(config, f, params, extra);
+    if (window_ && r == CUDA_SUCCESS) window_->on_nccl_launch(p.dev, config->hStream);
+    return r;
   }
   if (why != Reason::Shaped) {
     stats_.count(why);
@@ -402,18 +499,11 @@ CUresult Hook::launch_ex(LaunchKernelExFn real, const CUlaunchConfig* config, CU
     return real(config, f, params, extra);
   }
   CUlaunchConfig c = *config;  // never write the caller's configuration
-  c.sharedMemBytes = dyn;
+  c.sharedMemBytes = p.dyn;
   add_time(t0);
-  const CUresult r = real(&c, f, params, extra);
-  if (r == CUDA_SUCCESS) {
-    stats_.count(Reason::Shaped);
-    e->shaped.fetch_add(1, std::memory_order_relaxed);
-    return r;
-  }
-  stats_.count(Reason::LaunchRetried);
-  warn_once("retry", "a shaped launch of " + short_name(e->info) + " failed (" + cu_error_text(r) +
-                         "); launched it unchanged");
-  return real(config, f, params, extra);
+  return launch_shaped(
+      p, f, [&] { return real(&c, f, params, extra); },
+      [&] { return real(config, f, params, extra); });
 }
 
 std::vector<std::string> Hook::kernel_report(std::size_t max) const {

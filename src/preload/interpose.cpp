@@ -21,6 +21,7 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <nccl.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <array>
@@ -29,15 +30,18 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "preload/blas.hpp"
 #include "preload/config.hpp"
 #include "preload/driver_api.hpp"
 #include "preload/hook.hpp"
 #include "preload/log.hpp"
 #include "preload/nccl_streams.hpp"
+#include "preload/order_window.hpp"
 #include "preload/resolve.hpp"
 #include "preload/trace_hook.hpp"
 
@@ -74,13 +78,21 @@ inline DlsymFn real_dlsym() {
   return fn ? fn : init_real_dlsym();
 }
 
-// CCO_DISABLE, read once (an unclear value disables, like read_env()).
+// A child forked after the library started: CUDA cannot be used there, and a lock another
+// thread of the parent held at the fork would never be released. The child passes everything
+// through untouched, takes no lock of ours, and reports none of the parent's counts.
+std::atomic<bool> g_forked_child{false};
+void on_fork_child() {
+  g_forked_child.store(true, std::memory_order_relaxed);
+}
+
+// CCO_DISABLE, read once (an unclear value disables, like read_env()); and forked children.
 bool disabled() {
   static const bool d = [] {
     const auto f = parse_flag(std::getenv("CCO_DISABLE"));
     return !f || *f;
   }();
-  return d;
+  return d || g_forked_child.load(std::memory_order_relaxed);
 }
 
 // ---- wrapper slots ------------------------------------------------------------------------
@@ -137,6 +149,57 @@ CUresult gpa_v1_slot(const char* sym, void** pfn, int ver, cuuint64_t flags) {
                      sym, pfn, ver, flags);
 }
 
+// The launch-order window's driver calls (order_window.hpp) and the cuBLAS/cuBLASLt wrappers
+// (blas.hpp): defined below.
+using EventRecordFn = CUresult (*)(CUevent, CUstream);
+using EventRecordWithFlagsFn = CUresult (*)(CUevent, CUstream, unsigned);
+using StreamWaitEventFn = CUresult (*)(CUstream, CUevent, unsigned);
+using StreamSynchronizeFn = CUresult (*)(CUstream);
+using EventSynchronizeFn = CUresult (*)(CUevent);
+using CtxSynchronizeFn = CUresult (*)();
+using CtxSynchronizeV2Fn = CUresult (*)(CUcontext);
+CUresult event_record_entry(EventRecordFn real, CUevent e, CUstream s);
+CUresult event_record_flags_entry(EventRecordWithFlagsFn real, CUevent e, CUstream s, unsigned f);
+CUresult stream_wait_entry(StreamWaitEventFn real, CUstream s, CUevent e, unsigned f);
+CUresult stream_sync_entry(StreamSynchronizeFn real, CUstream s);
+CUresult event_sync_entry(EventSynchronizeFn real, CUevent e);
+CUresult ctx_sync_entry(CtxSynchronizeFn real);
+CUresult ctx_sync_v2_entry(CtxSynchronizeV2Fn real, CUcontext ctx);
+
+// One slot wrapper per window entry point: W<Sym, Fn, entry>::At<I>::fn calls entry(real, ...).
+template <Sym S, class F, auto Entry>
+struct WindowSlot;
+template <Sym S, class... A, auto Entry>
+struct WindowSlot<S, CUresult (*)(A...), Entry> {
+  template <int I>
+  static CUresult call(A... a) {
+    return Entry(reinterpret_cast<CUresult (*)(A...)>(table().real(S, I)), a...);
+  }
+  template <int I>
+  struct At {
+    static constexpr auto fn = &WindowSlot::template call<I>;
+  };
+};
+
+enum class BK { Gemm, Set, Get, Lt };
+template <BK K, class R, class First, class... A>
+R blas_apply(R (*real)(First, A...), bool ours, First first, A... a);
+
+// One slot wrapper per cuBLAS entry point found by dlsym (only the first copy's are bound).
+template <Sym S, BK K, class F>
+struct BlasSlot;
+template <Sym S, BK K, class R, class First, class... A>
+struct BlasSlot<S, K, R (*)(First, A...)> {
+  template <int I>
+  static R call(First f, A... a) {
+    return blas_apply<K>(reinterpret_cast<R (*)(First, A...)>(table().real(S, I)), true, f, a...);
+  }
+  template <int I>
+  struct At {
+    static constexpr auto fn = &BlasSlot::template call<I>;
+  };
+};
+
 template <template <int> class W, std::size_t... I>
 std::array<void*, kSlots> slots_of(std::index_sequence<I...>) {
   return {reinterpret_cast<void*>(W<static_cast<int>(I)>::fn)...};
@@ -177,19 +240,113 @@ CCO_EXPORT CUresult
 cco_cuGetProcAddress_v2(const char*, void**, int, cuuint64_t,
                         CUdriverProcAddressQueryResult*) __asm__("cuGetProcAddress_v2");
 
+// The window's driver calls, exported for programs linked against libcuda.
+CCO_EXPORT CUresult cco_cuEventRecord(CUevent, CUstream) __asm__("cuEventRecord");
+CCO_EXPORT CUresult cco_cuEventRecord_ptsz(CUevent, CUstream) __asm__("cuEventRecord_ptsz");
+CCO_EXPORT CUresult cco_cuEventRecordWithFlags(CUevent, CUstream,
+                                               unsigned) __asm__("cuEventRecordWithFlags");
+CCO_EXPORT CUresult cco_cuEventRecordWithFlags_ptsz(CUevent, CUstream, unsigned) __asm__(
+    "cuEventRecordWithFlags_ptsz");
+CCO_EXPORT CUresult cco_cuStreamWaitEvent(CUstream, CUevent, unsigned) __asm__("cuStreamWaitEvent");
+CCO_EXPORT CUresult cco_cuStreamWaitEvent_ptsz(CUstream, CUevent,
+                                               unsigned) __asm__("cuStreamWaitEvent_ptsz");
+CCO_EXPORT CUresult cco_cuStreamSynchronize(CUstream) __asm__("cuStreamSynchronize");
+CCO_EXPORT CUresult cco_cuStreamSynchronize_ptsz(CUstream) __asm__("cuStreamSynchronize_ptsz");
+CCO_EXPORT CUresult cco_cuEventSynchronize(CUevent) __asm__("cuEventSynchronize");
+CCO_EXPORT CUresult cco_cuCtxSynchronize() __asm__("cuCtxSynchronize");
+
+// The cuBLAS and cuBLASLt entry points (X(Sym id, name, kind, (parameters), (arguments))),
+// generated from cublas_api.h and cublasLt.h of CUDA 13.0.
+// clang-format off
+#define CCO_BLAS_LIST(X) \
+  X(GemmEx, cublasGemmEx, Gemm, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, const void* alpha, const void* A, cudaDataType Atype, int lda, const void* B, cudaDataType Btype, int ldb, const void* beta, void* C, cudaDataType Ctype, int ldc, cublasComputeType_t computeType, cublasGemmAlgo_t algo), (handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo)) \
+  X(GemmEx64, cublasGemmEx_64, Gemm, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const void* alpha, const void* A, cudaDataType Atype, int64_t lda, const void* B, cudaDataType Btype, int64_t ldb, const void* beta, void* C, cudaDataType Ctype, int64_t ldc, cublasComputeType_t computeType, cublasGemmAlgo_t algo), (handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo)) \
+  X(GemmStridedBatchedEx, cublasGemmStridedBatchedEx, Gemm, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, const void* alpha, const void* A, cudaDataType Atype, int lda, long long int strideA, const void* B, cudaDataType Btype, int ldb, long long int strideB, const void* beta, void* C, cudaDataType Ctype, int ldc, long long int strideC, int batchCount, cublasComputeType_t computeType, cublasGemmAlgo_t algo), (handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo)) \
+  X(GemmStridedBatchedEx64, cublasGemmStridedBatchedEx_64, Gemm, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const void* alpha, const void* A, cudaDataType Atype, int64_t lda, long long int strideA, const void* B, cudaDataType Btype, int64_t ldb, long long int strideB, const void* beta, void* C, cudaDataType Ctype, int64_t ldc, long long int strideC, int64_t batchCount, cublasComputeType_t computeType, cublasGemmAlgo_t algo), (handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo)) \
+  X(GemmBatchedEx, cublasGemmBatchedEx, Gemm, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, const void* alpha, const void* const Aarray[], cudaDataType Atype, int lda, const void* const Barray[], cudaDataType Btype, int ldb, const void* beta, void* const Carray[], cudaDataType Ctype, int ldc, int batchCount, cublasComputeType_t computeType, cublasGemmAlgo_t algo), (handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo)) \
+  X(GemmBatchedEx64, cublasGemmBatchedEx_64, Gemm, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const void* alpha, const void* const Aarray[], cudaDataType Atype, int64_t lda, const void* const Barray[], cudaDataType Btype, int64_t ldb, const void* beta, void* const Carray[], cudaDataType Ctype, int64_t ldc, int64_t batchCount, cublasComputeType_t computeType, cublasGemmAlgo_t algo), (handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo)) \
+  X(Sgemm, cublasSgemm_v2, Gemm, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, const float* alpha, const float* A, int lda, const float* B, int ldb, const float* beta, float* C, int ldc), (handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc)) \
+  X(Sgemm64, cublasSgemm_v2_64, Gemm, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const float* alpha, const float* A, int64_t lda, const float* B, int64_t ldb, const float* beta, float* C, int64_t ldc), (handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc)) \
+  X(Dgemm, cublasDgemm_v2, Gemm, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, const double* alpha, const double* A, int lda, const double* B, int ldb, const double* beta, double* C, int ldc), (handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc)) \
+  X(Dgemm64, cublasDgemm_v2_64, Gemm, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const double* alpha, const double* A, int64_t lda, const double* B, int64_t ldb, const double* beta, double* C, int64_t ldc), (handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc)) \
+  X(Hgemm, cublasHgemm, Gemm, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, const __half* alpha, const __half* A, int lda, const __half* B, int ldb, const __half* beta, __half* C, int ldc), (handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc)) \
+  X(Hgemm64, cublasHgemm_64, Gemm, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const __half* alpha, const __half* A, int64_t lda, const __half* B, int64_t ldb, const __half* beta, __half* C, int64_t ldc), (handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc)) \
+  X(SgemmStridedBatched, cublasSgemmStridedBatched, Gemm, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, const float* alpha, const float* A, int lda, long long int strideA, const float* B, int ldb, long long int strideB, const float* beta, float* C, int ldc, long long int strideC, int batchCount), (handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount)) \
+  X(SgemmStridedBatched64, cublasSgemmStridedBatched_64, Gemm, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const float* alpha, const float* A, int64_t lda, long long int strideA, const float* B, int64_t ldb, long long int strideB, const float* beta, float* C, int64_t ldc, long long int strideC, int64_t batchCount), (handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount)) \
+  X(DgemmStridedBatched, cublasDgemmStridedBatched, Gemm, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, const double* alpha, const double* A, int lda, long long int strideA, const double* B, int ldb, long long int strideB, const double* beta, double* C, int ldc, long long int strideC, int batchCount), (handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount)) \
+  X(DgemmStridedBatched64, cublasDgemmStridedBatched_64, Gemm, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const double* alpha, const double* A, int64_t lda, long long int strideA, const double* B, int64_t ldb, long long int strideB, const double* beta, double* C, int64_t ldc, long long int strideC, int64_t batchCount), (handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount)) \
+  X(HgemmStridedBatched, cublasHgemmStridedBatched, Gemm, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, const __half* alpha, const __half* A, int lda, long long int strideA, const __half* B, int ldb, long long int strideB, const __half* beta, __half* C, int ldc, long long int strideC, int batchCount), (handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount)) \
+  X(HgemmStridedBatched64, cublasHgemmStridedBatched_64, Gemm, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const __half* alpha, const __half* A, int64_t lda, long long int strideA, const __half* B, int64_t ldb, long long int strideB, const __half* beta, __half* C, int64_t ldc, long long int strideC, int64_t batchCount), (handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount)) \
+  X(SgemmEx, cublasSgemmEx, Gemm, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, const float* alpha, const void* A, cudaDataType Atype, int lda, const void* B, cudaDataType Btype, int ldb, const float* beta, void* C, cudaDataType Ctype, int ldc), (handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc)) \
+  X(SgemmEx64, cublasSgemmEx_64, Gemm, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const float* alpha, const void* A, cudaDataType Atype, int64_t lda, const void* B, cudaDataType Btype, int64_t ldb, const float* beta, void* C, cudaDataType Ctype, int64_t ldc), (handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc)) \
+  X(SetSmCountTarget, cublasSetSmCountTarget, Set, (cublasHandle_t handle, int smCountTarget), (handle, smCountTarget)) \
+  X(GetSmCountTarget, cublasGetSmCountTarget, Get, (cublasHandle_t handle, int* smCountTarget), (handle, smCountTarget)) \
+  X(LtMatmul, cublasLtMatmul, Lt, (cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t computeDesc, const void* alpha, /* host or device pointer */ const void* A, cublasLtMatrixLayout_t Adesc, const void* B, cublasLtMatrixLayout_t Bdesc, const void* beta, /* host or device pointer */ const void* C, cublasLtMatrixLayout_t Cdesc, void* D, cublasLtMatrixLayout_t Ddesc, const cublasLtMatmulAlgo_t* algo, void* workspace, size_t workspaceSizeInBytes, cudaStream_t stream), (lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream)) \
+  X(LtMatmulAlgoGetHeuristic, cublasLtMatmulAlgoGetHeuristic, Lt, (cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t operationDesc, cublasLtMatrixLayout_t Adesc, cublasLtMatrixLayout_t Bdesc, cublasLtMatrixLayout_t Cdesc, cublasLtMatrixLayout_t Ddesc, cublasLtMatmulPreference_t preference, int requestedAlgoCount, cublasLtMatmulHeuristicResult_t heuristicResultsArray[], int* returnAlgoCount), (lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount))
+// clang-format on
+#define CCO_BLAS_DECLARE(id, name, kind, params, args) \
+  CCO_EXPORT cublasStatus_t cco_##name params __asm__(#name);
+CCO_BLAS_LIST(CCO_BLAS_DECLARE)
+#undef CCO_BLAS_DECLARE
+
 namespace {
 
+constexpr int row(Sym s) {
+  return static_cast<int>(s);
+}
+
+WrapperSet make_wrappers() {
+  constexpr auto seq = std::make_index_sequence<kSlots>();
+  WrapperSet w{};
+  w[row(Sym::LaunchKernel)] = slots_of<LaunchW>(seq);
+  w[row(Sym::LaunchKernelEx)] = slots_of<LaunchExW>(seq);
+  w[row(Sym::GetProcAddressV1)] = slots_of<GpaV1W>(seq);
+  w[row(Sym::GetProcAddressV2)] = slots_of<GpaV2W>(seq);
+  w[row(Sym::EventRecord)] =
+      slots_of<WindowSlot<Sym::EventRecord, EventRecordFn, &event_record_entry>::At>(seq);
+  w[row(Sym::EventRecordWithFlags)] =
+      slots_of<WindowSlot<Sym::EventRecordWithFlags, EventRecordWithFlagsFn,
+                          &event_record_flags_entry>::At>(seq);
+  w[row(Sym::StreamWaitEvent)] =
+      slots_of<WindowSlot<Sym::StreamWaitEvent, StreamWaitEventFn, &stream_wait_entry>::At>(seq);
+  w[row(Sym::StreamSynchronize)] =
+      slots_of<WindowSlot<Sym::StreamSynchronize, StreamSynchronizeFn, &stream_sync_entry>::At>(
+          seq);
+  w[row(Sym::EventSynchronize)] =
+      slots_of<WindowSlot<Sym::EventSynchronize, EventSynchronizeFn, &event_sync_entry>::At>(seq);
+  w[row(Sym::CtxSynchronize)] =
+      slots_of<WindowSlot<Sym::CtxSynchronize, CtxSynchronizeFn, &ctx_sync_entry>::At>(seq);
+  w[row(Sym::CtxSynchronizeV2)] =
+      slots_of<WindowSlot<Sym::CtxSynchronizeV2, CtxSynchronizeV2Fn, &ctx_sync_v2_entry>::At>(seq);
+#define CCO_BLAS_ROW(id, name, kind, params, args) \
+  w[row(Sym::Blas##id)] =                          \
+      slots_of<BlasSlot<Sym::Blas##id, BK::kind, decltype(&cco_##name)>::template At>(seq);
+  CCO_BLAS_LIST(CCO_BLAS_ROW)
+#undef CCO_BLAS_ROW
+  return w;
+}
+
 SlotTable& table() {
-  static SlotTable t(WrapperSet{slots_of<LaunchW>(std::make_index_sequence<kSlots>()),
-                                slots_of<LaunchExW>(std::make_index_sequence<kSlots>()),
-                                slots_of<GpaV1W>(std::make_index_sequence<kSlots>()),
-                                slots_of<GpaV2W>(std::make_index_sequence<kSlots>())},
+#define CCO_BLAS_OWN(id, name, kind, params, args) reinterpret_cast<const void*>(&cco_##name),
+  static SlotTable t(make_wrappers(),
                      {reinterpret_cast<const void*>(&cco_cuLaunchKernel),
                       reinterpret_cast<const void*>(&cco_cuLaunchKernel_ptsz),
                       reinterpret_cast<const void*>(&cco_cuLaunchKernelEx),
                       reinterpret_cast<const void*>(&cco_cuLaunchKernelEx_ptsz),
                       reinterpret_cast<const void*>(&cco_cuGetProcAddress_v1),
-                      reinterpret_cast<const void*>(&cco_cuGetProcAddress_v2)});
+                      reinterpret_cast<const void*>(&cco_cuGetProcAddress_v2),
+                      reinterpret_cast<const void*>(&cco_cuEventRecord),
+                      reinterpret_cast<const void*>(&cco_cuEventRecord_ptsz),
+                      reinterpret_cast<const void*>(&cco_cuEventRecordWithFlags),
+                      reinterpret_cast<const void*>(&cco_cuEventRecordWithFlags_ptsz),
+                      reinterpret_cast<const void*>(&cco_cuStreamWaitEvent),
+                      reinterpret_cast<const void*>(&cco_cuStreamWaitEvent_ptsz),
+                      reinterpret_cast<const void*>(&cco_cuStreamSynchronize),
+                      reinterpret_cast<const void*>(&cco_cuStreamSynchronize_ptsz),
+                      reinterpret_cast<const void*>(&cco_cuEventSynchronize),
+                      reinterpret_cast<const void*>(&cco_cuCtxSynchronize),
+                      CCO_BLAS_LIST(CCO_BLAS_OWN)});
+#undef CCO_BLAS_OWN
   return t;
 }
 
@@ -225,9 +382,27 @@ std::atomic<Hook*> g_hook{nullptr};
 std::atomic<NcclStreams*> g_streams{nullptr};
 std::atomic<int> g_stats_level{0};
 
+// ---- the compute SM budget and its launch-order window (blas.hpp, order_window.hpp) ----------
+// g_order exists only when the plan has `gemm.when: overlap`: otherwise the window's driver
+// wrappers cost one load and one branch. g_wapi is the driver as the window and the GEMM
+// decisions need it (written once, before g_order is published).
+std::atomic<OrderWindow*> g_order{nullptr};
+DriverApi g_wapi;
+
+void init_gemm_controls(Hook& h, GetProcAddressV2Fn gpa) {
+  const plan::Gemm& g = h.plan().gemm;
+  h.stats().gemm_active.store(g.active());
+  if (!g.active()) return;
+  load_driver_api(gpa, &g_wapi);  // what it lacks stays null (checked at each use)
+  if (g.when == plan::When::Overlap) g_order.store(new OrderWindow(), std::memory_order_release);
+}
+
 // Called under g_init_mu. Makes the hook, or decides there is none (CCO_DISABLE), or -- when
 // the driver is not loaded yet (an NCCL call before any CUDA call) -- leaves it for the next try.
 void init_hook() {
+  // Once the library starts, a forked child must not take its locks (see g_forked_child).
+  static bool atfork = false;
+  if (!atfork) atfork = pthread_atfork(nullptr, nullptr, on_fork_child) == 0;
   EnvConfig env = read_env([](const char* n) { return static_cast<const char*>(std::getenv(n)); });
   for (const auto& w : env.warnings) warn_once(w, w);
   g_stats_level.store(env.stats);
@@ -248,6 +423,7 @@ void init_hook() {
               "cuFuncGetName, cuFuncGetAttribute, ...); launches are left unchanged");
   const bool stream_method = p.priority.uses_stream();
   auto* h = new Hook(api, std::move(p), HookOptions{env.stats, env.verbose});  // never freed
+  init_gemm_controls(*h, gpa);  // the cuBLAS SM budget and its launch-order window (blas.hpp)
   if (stream_method) {
     // The companion priority is the current context's greatest, read when the first companion
     // is made (a context exists by then).
@@ -289,6 +465,282 @@ CUresult launch_ex_entry(LaunchKernelExFn real, const CUlaunchConfig* c, CUfunct
   return h->launch_ex(real, c, f, params, extra);
 }
 
+// ---- the launch-order window's driver calls ---------------------------------------------------
+// Each forwards first; then, only when the window exists and holds anything, tells it.
+thread_local int t_nccl_depth = 0;  // > 0 inside an NCCL call (its own record/wait joins)
+thread_local char t_thread_tag;     // its address names the thread
+
+int current_device() {
+  CUdevice d = -1;
+  if (!g_wapi.ctxGetDevice || g_wapi.ctxGetDevice(&d) != CUDA_SUCCESS) return -1;
+  return d;
+}
+
+// The window's name for a stream: the handle, plus the device (and the thread) for the default
+// streams, whose handles every device (and thread) shares. `dev` < 0: the current device.
+StreamRef stream_ref(CUstream s, int dev = -1) {
+  const auto v = reinterpret_cast<uintptr_t>(s);
+  if (v > 2) return StreamRef{s, -1, 0};
+  return StreamRef{s, dev >= 0 ? dev : current_device(),
+                   v == 2 ? reinterpret_cast<uint64_t>(&t_thread_tag) : 0};
+}
+
+inline OrderWindow* busy_window() {
+  if (g_forked_child.load(std::memory_order_relaxed)) return nullptr;
+  OrderWindow* w = g_order.load(std::memory_order_acquire);
+  return w && !w->idle() ? w : nullptr;
+}
+
+CUresult event_record_entry(EventRecordFn real, CUevent e, CUstream s) {
+  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
+  const CUresult r = real(e, s);
+  if (r == CUDA_SUCCESS)
+    if (OrderWindow* w = busy_window()) w->record(e, stream_ref(s));
+  return r;
+}
+
+CUresult event_record_flags_entry(EventRecordWithFlagsFn real, CUevent e, CUstream s,
+                                  unsigned f) {
+  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
+  const CUresult r = real(e, s, f);
+  if (r == CUDA_SUCCESS)
+    if (OrderWindow* w = busy_window()) w->record(e, stream_ref(s));
+  return r;
+}
+
+CUresult stream_wait_entry(StreamWaitEventFn real, CUstream s, CUevent e, unsigned f) {
+  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
+  const CUresult r = real(s, e, f);
+  if (r == CUDA_SUCCESS)
+    if (OrderWindow* w = busy_window()) w->wait(stream_ref(s), e, t_nccl_depth > 0);
+  return r;
+}
+
+CUresult stream_sync_entry(StreamSynchronizeFn real, CUstream s) {
+  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
+  const CUresult r = real(s);
+  if (r == CUDA_SUCCESS)
+    if (OrderWindow* w = busy_window()) w->stream_sync(stream_ref(s));
+  return r;
+}
+
+CUresult event_sync_entry(EventSynchronizeFn real, CUevent e) {
+  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
+  const CUresult r = real(e);
+  if (r == CUDA_SUCCESS)
+    if (OrderWindow* w = busy_window()) w->event_sync(e);
+  return r;
+}
+
+CUresult ctx_sync_entry(CtxSynchronizeFn real) {
+  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
+  const CUresult r = real();
+  if (r == CUDA_SUCCESS)
+    if (OrderWindow* w = busy_window()) w->device_sync(current_device());
+  return r;
+}
+
+CUresult ctx_sync_v2_entry(CtxSynchronizeV2Fn real, CUcontext ctx) {
+  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
+  const CUresult r = real(ctx);
+  if (r != CUDA_SUCCESS) return r;
+  OrderWindow* w = busy_window();
+  if (!w) return r;
+  int dev = -1;
+  if (!ctx) {
+    dev = current_device();
+  } else if (g_wapi.ctxPushCurrent && g_wapi.ctxPopCurrent &&
+             g_wapi.ctxPushCurrent(ctx) == CUDA_SUCCESS) {
+    dev = current_device();
+    CUcontext popped = nullptr;
+    g_wapi.ctxPopCurrent(&popped);
+  }
+  if (dev >= 0) w->device_sync(dev);
+  return r;
+}
+
+// ---- cuBLAS and cuBLASLt ---------------------------------------------------------------------
+// The library acts on the first copy of each it sees; calls of a second copy go to that copy
+// untouched (one warning). An exported wrapper forwards each call to the function its caller
+// would have reached (the caller's own dependencies first), cached per call site.
+constinit BlasCopy g_cublas_copy("cuBLAS");
+constinit BlasCopy g_cublaslt_copy("cuBLASLt");
+std::mutex g_blas_mu;
+std::atomic<Blas*> g_blas[2] = {nullptr, nullptr};  // [0] cuBLAS, [1] cuBLASLt
+thread_local int t_in_blas = 0;  // > 0 inside a cuBLAS call (its own cuBLASLt calls pass)
+
+const void* self_base() {
+  static std::atomic<const void*> base{nullptr};
+  const void* b = base.load(std::memory_order_acquire);
+  if (!b) {
+    Dl_info i;
+    if (dladdr(reinterpret_cast<const void*>(&self_base), &i)) b = i.dli_fbase;
+    base.store(b, std::memory_order_release);
+  }
+  return b;
+}
+
+bool is_self(const void* p) {
+  Dl_info i;
+  return p && dladdr(p, &i) && i.dli_fbase == self_base();
+}
+
+bool is_lt(Sym s) {
+  return s == Sym::BlasLtMatmul || s == Sym::BlasLtMatmulAlgoGetHeuristic;
+}
+
+// True when `p` (a cuBLAS/cuBLASLt function) belongs to the copy the library acts on.
+bool blas_copy_ok(Sym s, const void* p) {
+  Dl_info i;
+  if (!p || !dladdr(p, &i)) return false;
+  return (is_lt(s) ? g_cublaslt_copy : g_cublas_copy).accept(i.dli_fbase, i.dli_fname);
+}
+
+// `name` in a loaded object (never loading one); null when absent or not loaded.
+void* sym_in_object(const char* path, const char* name) {
+  if (!path || !path[0]) return nullptr;
+  void* h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+  if (!h) return nullptr;
+  void* p = real_dlsym()(h, name);
+  dlclose(h);
+  return p;
+}
+
+// dl_iterate_phdr: the first loaded object other than this library that defines q->first.
+int find_other_definition(struct dl_phdr_info* info, size_t, void* data) {
+  auto* q = static_cast<std::pair<const char*, void*>*>(data);
+  void* p = sym_in_object(info->dlpi_name, q->first);
+  if (!p || is_self(p)) return 0;
+  q->second = p;
+  return 1;
+}
+
+// What a call of `name` from `ra` would have reached without this library.
+void* resolve_for_caller(const char* name, const void* ra) {
+  void* p = nullptr;
+  Dl_info info;
+  struct link_map* lm = nullptr;
+  if (ra && dladdr1(ra, &info, reinterpret_cast<void**>(&lm), RTLD_DL_LINKMAP) && lm)
+    p = sym_in_object(lm->l_name, name);  // the caller and its dependencies
+  if (p && is_self(p)) p = nullptr;
+  if (!p) p = real_dlsym()(RTLD_NEXT, name);
+  if (!p) {
+    std::pair<const char*, void*> q{name, nullptr};
+    dl_iterate_phdr(find_other_definition, &q);
+    p = q.second;
+  }
+  return p;
+}
+
+struct Site {
+  std::atomic<const void*> ra{nullptr};
+  std::atomic<void*> fn{nullptr};
+  std::atomic<bool> ours{false};
+};
+constexpr int kSites = 64;
+
+template <Sym S>
+void* site_real(const char* name, const void* ra, bool* ours) {
+  static std::array<Site, kSites> sites;
+  const std::size_t h =
+      static_cast<std::size_t>((reinterpret_cast<uintptr_t>(ra) * 0x9e3779b97f4a7c15ULL) >> 58);
+  for (std::size_t i = 0; i < 8; ++i) {
+    Site& e = sites[(h + i) % kSites];
+    const void* k = e.ra.load(std::memory_order_acquire);
+    if (k == ra) {
+      if (void* f = e.fn.load(std::memory_order_acquire)) {
+        *ours = e.ours.load(std::memory_order_relaxed);
+        return f;
+      }
+      break;  // being filled by another thread
+    }
+    if (k == nullptr) {
+      void* f = resolve_for_caller(name, ra);
+      const bool ok = f && !disabled() && blas_copy_ok(S, f);
+      if (f && e.ra.compare_exchange_strong(k, ra, std::memory_order_acq_rel)) {
+        e.ours.store(ok, std::memory_order_relaxed);
+        e.fn.store(f, std::memory_order_release);
+      }
+      *ours = ok;
+      return f;
+    }
+  }
+  void* f = resolve_for_caller(name, ra);
+  *ours = f && !disabled() && blas_copy_ok(S, f);
+  return f;
+}
+
+// The cuBLAS ([0]) or cuBLASLt ([1]) control, made at its first call; null when the plan has no
+// SM target (the wrappers forward at once).
+Blas* blas_for(int which) {
+  if (Blas* b = g_blas[which].load(std::memory_order_acquire)) return b->active() ? b : nullptr;
+  if (disabled()) return nullptr;
+  Hook* h = hook();
+  if (!h) return nullptr;
+  std::lock_guard<std::mutex> lock(g_blas_mu);
+  if (Blas* b = g_blas[which].load(std::memory_order_acquire)) return b->active() ? b : nullptr;
+  BlasApi api;
+  api.ctxGetDevice = g_wapi.ctxGetDevice;
+  api.deviceGetAttribute = g_wapi.deviceGetAttribute;
+  if (h->plan().gemm.active()) {
+    const char* path = (which ? g_cublaslt_copy : g_cublas_copy).path();
+    if (!path) return nullptr;  // not accepted yet: the next call again
+    if (which) {
+      api.ltDescGet =
+          reinterpret_cast<LtDescGetFn>(sym_in_object(path, "cublasLtMatmulDescGetAttribute"));
+      api.ltDescSet =
+          reinterpret_cast<LtDescSetFn>(sym_in_object(path, "cublasLtMatmulDescSetAttribute"));
+    } else {
+      api.setSmCountTarget =
+          reinterpret_cast<SetSmCountTargetFn>(sym_in_object(path, "cublasSetSmCountTarget"));
+      api.getSmCountTarget =
+          reinterpret_cast<GetSmCountTargetFn>(sym_in_object(path, "cublasGetSmCountTarget"));
+    }
+    if (!api.ltDescGet && !api.setSmCountTarget)
+      warn_once(which ? "gemm-lt-api" : "gemm-api",
+                std::string("cannot find the SM-count target calls of ") + path +
+                    "; its GEMMs keep their SM target");
+  }
+  auto* b = new Blas(api, h->plan().gemm, g_order.load(std::memory_order_acquire), h->stats());
+  g_blas[which].store(b, std::memory_order_release);  // never freed
+  return b->active() ? b : nullptr;
+}
+
+template <BK K, class R, class First, class... A>
+R blas_apply(R (*real)(First, A...), bool ours, First first, A... a) {
+  if (!real) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (!ours) return real(first, a...);
+  if constexpr (K == BK::Lt) {
+    if (t_in_blas > 0) return real(first, a...);  // cuBLAS's own: its handle has the target
+    Blas* b = blas_for(1);
+    if (!b) return real(first, a...);
+    auto desc = std::get<0>(std::forward_as_tuple(a...));
+    return b->lt_call(desc, [&] { return real(first, a...); });
+  } else {
+    Blas* b = blas_for(0);
+    if (!b) return real(first, a...);
+    if constexpr (K == BK::Set) {
+      return b->program_set(first, a..., real);
+    } else if constexpr (K == BK::Get) {
+      return b->program_get(first, a..., real);
+    } else {
+      b->before_gemm(first);
+      ++t_in_blas;
+      const R r = real(first, a...);
+      --t_in_blas;
+      return r;
+    }
+  }
+}
+
+// The library's answer to a lookup of `name` that found `p`: a wrapper bound to it, or `p`.
+void* substitute_lookup(const char* name, void* p) {
+  const auto s = sym_for_dlsym(name);
+  if (!s || !p || table().is_ours(p)) return p;
+  if (is_blas(*s) && !blas_copy_ok(*s, p)) return p;  // a second copy: left alone
+  return table().bind(*s, p);
+}
+
 // A directly exported driver function's real counterpart, looked up once.
 template <class Fn>
 Fn direct_real(std::atomic<void*>& cache, const char* name) {
@@ -308,11 +760,7 @@ void* dlsym_next_after(const void* caller, const char* name) {
   if (!dladdr1(caller, &info, reinterpret_cast<void**>(&self), RTLD_DL_LINKMAP) || !self)
     return real_dlsym()(RTLD_NEXT, name);
   for (struct link_map* l = self->l_next; l; l = l->l_next) {
-    if (!l->l_name || !l->l_name[0]) continue;
-    void* h = dlopen(l->l_name, RTLD_LAZY | RTLD_NOLOAD);
-    if (!h) continue;
-    void* p = real_dlsym()(h, name);
-    dlclose(h);
+    void* p = sym_in_object(l->l_name, name);
     if (!p) continue;
     Dl_info pi;
     struct link_map* owner = nullptr;
@@ -338,32 +786,18 @@ struct NcclFns {
   decltype(&::pncclGroupEnd) groupEnd = nullptr;
   decltype(&::pncclGroupSimulateEnd) groupSimulateEnd = nullptr;
   decltype(&::pncclCommGetAsyncError) commGetAsyncError = nullptr;
+  decltype(&::pncclCommCuDevice) commCuDevice = nullptr;
   NcclReal real;
 };
-
-int find_in_object(struct dl_phdr_info* info, size_t, void* data) {
-  auto* q = static_cast<std::pair<const char*, void*>*>(data);
-  if (!info->dlpi_name || !info->dlpi_name[0]) return 0;
-  void* h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
-  if (!h) return 0;
-  q->second = real_dlsym()(h, q->first);
-  dlclose(h);
-  return q->second ? 1 : 0;
-}
 
 // NCCL's own entry point: its profiling alias pncclX, wherever NCCL was loaded (a library
 // loaded with RTLD_LOCAL is not in RTLD_NEXT's reach).
 void* nccl_symbol(const char* pname) {
   if (void* p = real_dlsym()(RTLD_NEXT, pname)) return p;
-  for (const char* so : {"libnccl.so.2", "libnccl.so"}) {
-    if (void* h = dlopen(so, RTLD_LAZY | RTLD_NOLOAD)) {
-      void* p = real_dlsym()(h, pname);
-      dlclose(h);
-      if (p) return p;
-    }
-  }
+  for (const char* so : {"libnccl.so.2", "libnccl.so"})
+    if (void* p = sym_in_object(so, pname)) return p;
   std::pair<const char*, void*> q{pname, nullptr};
-  dl_iterate_phdr(find_in_object, &q);
+  dl_iterate_phdr(find_other_definition, &q);  // pnccl* is never ours
   return q.second;
 }
 
@@ -388,6 +822,7 @@ const NcclFns& nccl() {
     get("pncclGroupEnd", &n.groupEnd);
     get("pncclGroupSimulateEnd", &n.groupSimulateEnd);
     get("pncclCommGetAsyncError", &n.commGetAsyncError);
+    get("pncclCommCuDevice", &n.commCuDevice);
     n.real.groupStart = n.groupStart;
     n.real.groupEnd = n.groupEnd;
     n.real.commGetAsyncError = n.commGetAsyncError;
@@ -402,9 +837,37 @@ ncclResult_t missing(const char* name) {
   return ncclInternalError;
 }
 
+// Marks the calling thread as inside NCCL: NCCL's own event joins open the window's streams.
+struct InsideNccl {
+  InsideNccl() { ++t_nccl_depth; }
+  ~InsideNccl() { --t_nccl_depth; }
+  InsideNccl(const InsideNccl&) = delete;
+  InsideNccl& operator=(const InsideNccl&) = delete;
+};
+
+// A collective on `stream` opens the launch-order window there (not while the stream is being
+// captured: a graph's collectives run when it is replayed, which the library does not see).
+void open_window(OrderWindow* w, ncclComm_t comm, cudaStream_t stream) {
+  int dev = -1;
+  if (!nccl().commCuDevice || nccl().commCuDevice(comm, &dev) != ncclSuccess || dev < 0) {
+    warn_once("window-nccl-device", "cannot tell the device of an NCCL communicator; its "
+                                    "collectives do not open the launch-order window");
+    return;
+  }
+  const auto s = reinterpret_cast<CUstream>(stream);
+  if (g_wapi.streamIsCapturing) {
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (g_wapi.streamIsCapturing(s, &st) != CUDA_SUCCESS || st != CU_STREAM_CAPTURE_STATUS_NONE)
+      return;
+  }
+  w->collective(dev, stream_ref(s, dev));
+}
+
 template <class Call>
 ncclResult_t with_priority(ncclComm_t comm, cudaStream_t stream, Call&& call) {
-  NcclStreams* s = disabled() ? nullptr : streams();
+  NcclStreams* s = disabled() ? nullptr : streams();  // makes the hook and the window first
+  if (OrderWindow* w = g_order.load(std::memory_order_acquire)) open_window(w, comm, stream);
+  InsideNccl inside;
   if (!s) return call(stream);
   const CUstream user = reinterpret_cast<CUstream>(stream);
   const CUstream used = s->fork(user);
@@ -413,8 +876,15 @@ ncclResult_t with_priority(ncclComm_t comm, cudaStream_t stream, Call&& call) {
 }
 
 void report_at_exit() {
+  if (g_forked_child.load()) return;  // the parent's counts are not the child's
   int level = g_stats_level.load();
   Hook* h = g_hook.load();
+  // A gemm SM budget that nothing reached: cuBLAS linked statically (or not used).
+  if (h && h->stats().gemm_active.load() && h->stats().gemm_calls.load() == 0 &&
+      h->stats().seen.load() > 0)
+    warn_once("gemm-unseen",
+              "the plan sets a GEMM SM target, but no cuBLAS/cuBLASLt call reached the library "
+              "(statically linked cuBLAS?); GEMMs ran with their own SM target");
   if (!h) {
     // Nothing was launched; CCO_STATS=2 still asks for a line.
     const char* v = std::getenv("CCO_STATS");
@@ -439,7 +909,7 @@ CCO_EXPORT void* dlsym(void* handle, const char* name) {
   if (handle == RTLD_NEXT) {
     if (name[0] == 'c' && name[1] == 'u' && sym_for_dlsym(name) && !disabled()) {
       void* const caller = __builtin_return_address(0);
-      return substitute_dlsym(table(), name, dlsym_next_after(caller, name));
+      return substitute_lookup(name, dlsym_next_after(caller, name));
     }
     // A sibling call: the real dlsym sees our caller's return address, so RTLD_NEXT keeps its
     // meaning for every other name (checked by tests/preload/test_preload_process.sh).
@@ -449,7 +919,7 @@ CCO_EXPORT void* dlsym(void* handle, const char* name) {
   if (!p || name[0] != 'c' || name[1] != 'u' || disabled()) return p;
   // Not the place to start CCO_TRACE's session: a library's constructor may look the driver up
   // before this library's own constructors have run (see trace_hook.hpp).
-  return substitute_dlsym(table(), name, p);
+  return substitute_lookup(name, p);
 }
 
 CUresult cco_cuGetProcAddress_v2(const char* sym, void** pfn, int ver, cuuint64_t flags,
@@ -493,6 +963,73 @@ CUresult cco_cuLaunchKernelEx_ptsz(const CUlaunchConfig* c, CUfunction f, void**
   return launch_ex_entry(direct_real<LaunchKernelExFn>(cache, "cuLaunchKernelEx_ptsz"), c, f,
                          params, extra);
 }
+
+CUresult cco_cuEventRecord(CUevent e, CUstream s) {
+  static std::atomic<void*> cache{nullptr};
+  return event_record_entry(direct_real<EventRecordFn>(cache, "cuEventRecord"), e, s);
+}
+
+CUresult cco_cuEventRecord_ptsz(CUevent e, CUstream s) {
+  static std::atomic<void*> cache{nullptr};
+  return event_record_entry(direct_real<EventRecordFn>(cache, "cuEventRecord_ptsz"), e, s);
+}
+
+CUresult cco_cuEventRecordWithFlags(CUevent e, CUstream s, unsigned f) {
+  static std::atomic<void*> cache{nullptr};
+  return event_record_flags_entry(
+      direct_real<EventRecordWithFlagsFn>(cache, "cuEventRecordWithFlags"), e, s, f);
+}
+
+CUresult cco_cuEventRecordWithFlags_ptsz(CUevent e, CUstream s, unsigned f) {
+  static std::atomic<void*> cache{nullptr};
+  return event_record_flags_entry(
+      direct_real<EventRecordWithFlagsFn>(cache, "cuEventRecordWithFlags_ptsz"), e, s, f);
+}
+
+CUresult cco_cuStreamWaitEvent(CUstream s, CUevent e, unsigned f) {
+  static std::atomic<void*> cache{nullptr};
+  return stream_wait_entry(direct_real<StreamWaitEventFn>(cache, "cuStreamWaitEvent"), s, e, f);
+}
+
+CUresult cco_cuStreamWaitEvent_ptsz(CUstream s, CUevent e, unsigned f) {
+  static std::atomic<void*> cache{nullptr};
+  return stream_wait_entry(direct_real<StreamWaitEventFn>(cache, "cuStreamWaitEvent_ptsz"), s, e,
+                           f);
+}
+
+CUresult cco_cuStreamSynchronize(CUstream s) {
+  static std::atomic<void*> cache{nullptr};
+  return stream_sync_entry(direct_real<StreamSynchronizeFn>(cache, "cuStreamSynchronize"), s);
+}
+
+CUresult cco_cuStreamSynchronize_ptsz(CUstream s) {
+  static std::atomic<void*> cache{nullptr};
+  return stream_sync_entry(direct_real<StreamSynchronizeFn>(cache, "cuStreamSynchronize_ptsz"),
+                           s);
+}
+
+CUresult cco_cuEventSynchronize(CUevent e) {
+  static std::atomic<void*> cache{nullptr};
+  return event_sync_entry(direct_real<EventSynchronizeFn>(cache, "cuEventSynchronize"), e);
+}
+
+CUresult cco_cuCtxSynchronize() {
+  static std::atomic<void*> cache{nullptr};
+  return ctx_sync_entry(direct_real<CtxSynchronizeFn>(cache, "cuCtxSynchronize"));
+}
+
+// cuBLAS and cuBLASLt: forwarded to what the caller would have reached; the SM budget applied
+// when that is the copy the library acts on.
+#define CCO_ID(...) __VA_ARGS__
+#define CCO_BLAS_DEFINE(id, name, kind, params, args)                                    \
+  cublasStatus_t cco_##name params {                                                    \
+    bool ours = false;                                                                  \
+    auto real = reinterpret_cast<decltype(&cco_##name)>(                                \
+        site_real<Sym::Blas##id>(#name, __builtin_return_address(0), &ours));            \
+    return blas_apply<BK::kind>(real, ours, CCO_ID args);                                \
+  }
+CCO_BLAS_LIST(CCO_BLAS_DEFINE)
+#undef CCO_BLAS_DEFINE
 
 CCO_EXPORT ncclResult_t ncclAllReduce(const void* sb, void* rb, size_t n, ncclDataType_t t,
                                       ncclRedOp_t op, ncclComm_t comm, cudaStream_t st) {
@@ -575,7 +1112,10 @@ CCO_EXPORT ncclResult_t ncclRecv(void* rb, size_t n, ncclDataType_t t, int peer,
 CCO_EXPORT ncclResult_t ncclGroupStart() {
   const auto fn = nccl().groupStart;
   if (!fn) return missing("ncclGroupStart");
-  const ncclResult_t r = fn();
+  const ncclResult_t r = [&] {
+    InsideNccl inside;
+    return fn();
+  }();
   if (r == ncclSuccess && !disabled())
     if (NcclStreams* s = streams()) s->group_start();
   return r;
@@ -584,7 +1124,10 @@ CCO_EXPORT ncclResult_t ncclGroupStart() {
 CCO_EXPORT ncclResult_t ncclGroupEnd() {
   const auto fn = nccl().groupEnd;
   if (!fn) return missing("ncclGroupEnd");
-  const ncclResult_t r = fn();
+  const ncclResult_t r = [&] {
+    InsideNccl inside;
+    return fn();
+  }();
   if (!disabled())
     if (NcclStreams* s = streams()) return s->group_end(r, nccl().real);
   return r;
@@ -593,7 +1136,10 @@ CCO_EXPORT ncclResult_t ncclGroupEnd() {
 CCO_EXPORT ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* info) {
   const auto fn = nccl().groupSimulateEnd;
   if (!fn) return missing("ncclGroupSimulateEnd");
-  const ncclResult_t r = fn(info);
+  const ncclResult_t r = [&] {
+    InsideNccl inside;
+    return fn(info);
+  }();
   if (!disabled())
     if (NcclStreams* s = streams()) return s->group_end(r, nccl().real);
   return r;

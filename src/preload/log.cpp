@@ -11,9 +11,10 @@ namespace {
 
 std::atomic<LogSink> g_sink{nullptr};
 
+// Never destroyed: used until the last exit hook (and from NCCL's finalizers in the tuner).
 std::mutex& warn_mutex() {
-  static std::mutex m;
-  return m;
+  static auto* m = new std::mutex();
+  return *m;
 }
 std::set<std::string>& warned() {
   static auto* s = new std::set<std::string>();  // never destroyed: used until the last exit hook
@@ -37,21 +38,27 @@ void set_log_sink(LogSink sink) {
   g_sink.store(sink);
 }
 
-void log_line(std::string_view msg) {
-  std::string line = "cco-preload: ";
-  line += msg;
-  line += '\n';
+void write_line(const std::string& line) {
   if (LogSink s = g_sink.load())
     s(line);
   else
     write_all(line);
 }
 
+void log_line(std::string_view msg) {
+  std::string line = "cco-preload: ";
+  line += msg;
+  line += '\n';
+  write_line(line);
+}
+
+bool first_time(std::string_view key) {
+  std::lock_guard<std::mutex> lock(warn_mutex());
+  return warned().insert(std::string(key)).second;
+}
+
 bool warn_once(std::string_view key, std::string_view msg) {
-  {
-    std::lock_guard<std::mutex> lock(warn_mutex());
-    if (!warned().insert(std::string(key)).second) return false;
-  }
+  if (!first_time(key)) return false;
   std::string m = "warning: ";
   m += msg;
   log_line(m);

@@ -11,8 +11,15 @@ namespace cco::preload {
 using LogSink = void (*)(const std::string& line);
 void set_log_sink(LogSink sink);  ///< nullptr restores the default
 
+/// Writes a whole line (prefix and newline included) to the sink, else to fd 2. The tuner
+/// plugin writes its own "cco-tuner:" lines through this too.
+void write_line(const std::string& line);
+
 /// Writes "cco-preload: <msg>\n".
 void log_line(std::string_view msg);
+
+/// True the first time `key` is seen in this process (the dedupe behind warn_once). Thread-safe.
+bool first_time(std::string_view key);
 
 /// Writes "cco-preload: warning: <msg>\n" the first time `key` is seen in this process; later
 /// calls with the same key are silent. Thread-safe. Returns true when it wrote.

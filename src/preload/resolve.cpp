@@ -6,12 +6,34 @@
 
 namespace cco::preload {
 
+namespace {
+// The window's driver calls whose name is the same for every ABI (with or without _ptsz).
+std::optional<Sym> window_sym(std::string_view name) {
+  if (name.size() > 5 && name.substr(name.size() - 5) == "_ptsz") name.remove_suffix(5);
+  if (name == "cuEventRecord") return Sym::EventRecord;
+  if (name == "cuEventRecordWithFlags") return Sym::EventRecordWithFlags;
+  if (name == "cuStreamWaitEvent") return Sym::StreamWaitEvent;
+  if (name == "cuStreamSynchronize") return Sym::StreamSynchronize;
+  if (name == "cuEventSynchronize") return Sym::EventSynchronize;
+  return std::nullopt;
+}
+}  // namespace
+
 std::optional<Sym> sym_for_dlsym(std::string_view name) {
   if (name.substr(0, 2) != "cu") return std::nullopt;  // the fast path for every other dlsym
   if (name == "cuLaunchKernel" || name == "cuLaunchKernel_ptsz") return Sym::LaunchKernel;
   if (name == "cuLaunchKernelEx" || name == "cuLaunchKernelEx_ptsz") return Sym::LaunchKernelEx;
   if (name == "cuGetProcAddress") return Sym::GetProcAddressV1;
   if (name == "cuGetProcAddress_v2") return Sym::GetProcAddressV2;
+  if (name == "cuCtxSynchronize") return Sym::CtxSynchronize;
+  if (name == "cuCtxSynchronize_v2") return Sym::CtxSynchronizeV2;
+  if (auto s = window_sym(name)) return s;
+  if (name.substr(0, 6) == "cublas") {
+#define CCO_BLAS_NAME(id, str) \
+  if (name == str) return Sym::Blas##id;
+    CCO_BLAS_SYMS(CCO_BLAS_NAME)
+#undef CCO_BLAS_NAME
+  }
   return std::nullopt;
 }
 
@@ -23,6 +45,10 @@ std::optional<Sym> sym_for_proc(std::string_view name, int cuda_version) {
   if (name == "cuGetProcAddress")
     return cuda_version >= 12000 ? Sym::GetProcAddressV2 : Sym::GetProcAddressV1;
   if (name == "cuGetProcAddress_v2") return Sym::GetProcAddressV2;
+  if (name == "cuCtxSynchronize")
+    return cuda_version >= 13000 ? Sym::CtxSynchronizeV2 : Sym::CtxSynchronize;
+  if (name == "cuCtxSynchronize_v2") return Sym::CtxSynchronizeV2;
+  if (auto s = window_sym(name)) return s;
   return std::nullopt;
 }
 

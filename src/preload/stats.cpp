@@ -15,7 +15,8 @@ void Stats::note_stream_priority(int p) {
 }
 
 bool Stats::any() const {
-  return seen.load() > 0 || collectives_streamed.load() > 0 || collectives_direct.load() > 0;
+  return seen.load() > 0 || collectives_streamed.load() > 0 || collectives_direct.load() > 0 ||
+         gemm_calls.load() > 0;
 }
 
 std::string Stats::summary(const std::string& policy, const std::string& method, long pid) const {
@@ -39,6 +40,15 @@ std::string Stats::summary(const std::string& policy, const std::string& method,
   if (nccl_stream_priority_min.load() != INT32_MAX)
     s += " nccl_stream_priority=" + std::to_string(nccl_stream_priority_min.load()) + ".." +
          std::to_string(nccl_stream_priority_max.load());
+  if (window_recorded.load() || window_captured.load())
+    s += " window_opened=" + std::to_string(window_opened.load()) +
+         " window_nccl_recorded=" + std::to_string(window_recorded.load()) +
+         " window_queries=" + std::to_string(window_queries.load()) +
+         (window_captured.load() ? " window_nccl_captured=" + std::to_string(window_captured.load())
+                                 : std::string());
+  if (gemm_active.load() || gemm_calls.load())
+    s += " gemm_calls=" + std::to_string(gemm_calls.load()) +
+         " gemm_sm_targeted=" + std::to_string(gemm_sm_targeted.load());
   for (int r = 1; r < kReasonCount; ++r) {
     const uint64_t c = by_reason[r].load();
     if (c) s += std::string(" skip.") + to_string(static_cast<Reason>(r)) + "=" + std::to_string(c);
@@ -48,6 +58,13 @@ std::string Stats::summary(const std::string& policy, const std::string& method,
                 static_cast<double>(ns) / 1e6,
                 n ? static_cast<double>(ns) / static_cast<double>(n) : 0.0);
   s += buf;
+  // The steady state apart from first-time launches (entry and decision built, driver queried).
+  const uint64_t cold = cold_launches.load(), cold_ns = hook_cold_ns.load();
+  if (n > cold && ns >= cold_ns) {
+    std::snprintf(buf, sizeof buf, " hook_ns_steady=%.0f cold_launches=%" PRIu64,
+                  static_cast<double>(ns - cold_ns) / static_cast<double>(n - cold), cold);
+    s += buf;
+  }
   return s;
 }
 

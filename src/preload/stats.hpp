@@ -21,6 +21,18 @@ struct Stats {
   std::atomic<int> nccl_stream_priority_max{INT32_MIN};  ///< kernels were launched on
   std::atomic<int> nccl_launch_priority{INT32_MAX};      ///< the attribute value we added
   std::atomic<uint64_t> hook_ns{0};  ///< time spent in the hook itself (CCO_STATS only)
+  std::atomic<uint64_t> hook_cold_ns{0};   ///< ... in launches that built an entry or a decision
+  std::atomic<uint64_t> cold_launches{0};  ///< such first-time launches
+  // The compute SM budget (blas.hpp): shown when the plan has one or any call came through.
+  std::atomic<bool> gemm_active{false};        ///< the plan has a gemm SM target
+  std::atomic<uint64_t> gemm_calls{0};         ///< cuBLAS/cuBLASLt GEMM calls through the wrappers
+  std::atomic<uint64_t> gemm_sm_targeted{0};   ///< of those, run with the plan's SM target
+  // The communication window (window.hpp), when a control acts only inside it.
+  std::atomic<uint64_t> window_recorded{0};  ///< NCCL launches followed by the window's event
+  std::atomic<uint64_t> window_opened{0};    ///< times a device's window opened
+  std::atomic<uint64_t> window_queries{0};   ///< cuEventQuery calls
+  std::atomic<uint64_t> window_captured{0};  ///< NCCL launches into a capturing stream
+  std::atomic<uint64_t> window_failed{0};    ///< NCCL launches whose event could not be made or recorded
 
   void count(Reason r) { by_reason[static_cast<int>(r)].fetch_add(1, std::memory_order_relaxed); }
   uint64_t get(Reason r) const {

@@ -168,14 +168,17 @@ nlohmann::json plan_base(const RowSpec& choice, int blocks_per_sm, const nlohman
   j["schema_version"] = "1.0.0";
   j["policy"] = "tuned";
   j["description"] = description;
-  if (bench::is_shape(choice.mode) && blocks_per_sm > 0) j["shaping"] = {{"default", blocks_per_sm}};
+  // Programs get the measured controls inside the communication window: in a pair the compute
+  // part runs wholly beside the collective, so "overlap" is what was measured, and outside the
+  // window a program's kernels keep every SM (never slower where no collective runs).
+  if (bench::is_shape(choice.mode) && blocks_per_sm > 0)
+    j["shaping"] = {{"default", blocks_per_sm}, {"when", "overlap"}};
   j["priority"] = {{"nccl", bench::is_priority(choice.mode) ? "high" : "default"}};
-  nlohmann::json env = nlohmann::json::object();
-  if (choice.nccl_ctas > 0) {
-    env["NCCL_MIN_CTAS"] = std::to_string(choice.nccl_ctas);
-    env["NCCL_MAX_CTAS"] = std::to_string(choice.nccl_ctas);
-  }
-  j["environment"] = env;
+  // The cuBLASLt SM target reaches programs' cuBLAS/cuBLASLt GEMMs through the preload library;
+  // it follows the launch-order window (reproducible rounding, docs/PRELOAD.md).
+  if (choice.gemm_sms > 0) j["gemm"] = {{"sm_target", choice.gemm_sms}, {"when", "overlap"}};
+  if (choice.nccl_ctas > 0) j["nccl"] = {{"min_ctas", choice.nccl_ctas}, {"max_ctas", choice.nccl_ctas}};
+  j["environment"] = nlohmann::json::object();
   nlohmann::json versions = nlohmann::json::object();
   for (const char* k : {"cuda_driver", "cuda_runtime", "nccl", "cublaslt"})
     if (versions_in.contains(k)) versions[k] = versions_in[k];
@@ -187,15 +190,17 @@ nlohmann::json plan_base(const RowSpec& choice, int blocks_per_sm, const nlohman
   return j;
 }
 
-bool run_applicable(const RowSpec& r) { return r.gemm_sms < 0 && r.green_sms < 0 && r.nccl_reg < 0; }
+bool run_applicable(const RowSpec& r) { return r.green_sms < 0 && r.nccl_reg < 0; }
 
 std::string applied_note(const RowSpec& choice, const RowSpec& applied, double applied_t_us) {
   if (choice == applied) return {};
   return "`cco run` applies '" + applied.label() + "' (" + fmt::format("{:.1f}", applied_t_us) +
-         " us), the fastest candidate whose controls it can apply (priority, residency, NCCL "
-         "CTAs); the choice '" + choice.label() +
-         "' also needs an SM budget, a green partition or registered buffers, which apply only "
-         "to launches and buffers cco makes (cco bench)";
+         " us), the fastest candidate whose controls it can apply (priority, residency, the GEMMs' "
+         "SM target, NCCL CTAs); the choice '" + choice.label() +
+         "' also needs a green partition (a context of the program's own cannot be swapped for "
+         "a partitioned one without changing the program) or registered buffers (NCCL registers "
+         "buffers the program allocates; the library cannot move them into ncclMemAlloc memory), "
+         "which apply only to what cco bench makes";
 }
 
 const std::vector<int>& cta_ladder() {

@@ -119,7 +119,8 @@ nlohmann::json tried_json(const T& t, int blocks_per_sm) {
   return {{"label", t.spec.label()},     {"t_us", t.t_us},
           {"p25_us", t.p25_us},          {"p75_us", t.p75_us},
           {"reduction", t.reduction},    {"efficiency", t.efficiency},
-          {"blocks_per_sm", blocks_per_sm}, {"predicted", t.predicted}};
+          {"blocks_per_sm", blocks_per_sm}, {"predicted", t.predicted},
+          {"run_applicable", run_applicable(t.spec)}};
 }
 
 /// The NCCL CTA counts the refinement steps between (a ladder: 4, 8, 12, 16, 24, 32, 48, 64).

@@ -123,10 +123,10 @@ TEST(PlanParse, FieldErrors) {
   } cases[] = {
       {R"("shapping": {})",
        "shapping: unknown field (known: schema, schema_version, policy, description, comment, "
-       "shaping, priority, environment, generated_by, tuning, made_for)"},
+       "shaping, priority, gemm, nccl, environment, generated_by, tuning, made_for)"},
       {R"("shaping": 3)", "shaping: must be an object, got number"},
       {R"("shaping": {"defualt": 2})",
-       "shaping.defualt: unknown field (known: default, model_fraction, rules, denylist, comment)"},
+       "shaping.defualt: unknown field (known: default, model_fraction, rules, denylist, when, comment)"},
       {R"("shaping": {"default": 0})", "shaping.default: must be >= 1 (blocks per SM), got 0"},
       {R"("shaping": {"default": -3})", "shaping.default: must be >= 1 (blocks per SM), got -3"},
       {R"("shaping": {"default": 1.5})",
@@ -270,7 +270,8 @@ TEST(Policies, Errors) {
   };
   const std::string known =
       "(known: off, priority, shape:K, shape:model, shape+priority:K, shape+priority:model, "
-      "torch-priority; a priority policy may end in @launch-attr, @stream or @both)";
+      "sm-target:N, channels:N, torch-priority; parts join with '+'; a policy may end in @overlap "
+      "or @always, a priority policy in @launch-attr, @stream or @both)";
   EXPECT_EQ(err("fast"), "unknown policy 'fast' " + known);
   EXPECT_EQ(err(""), "unknown policy '' " + known);
   EXPECT_EQ(err("off:2"), "unknown policy 'off:2' " + known);
@@ -283,11 +284,157 @@ TEST(Policies, Errors) {
   EXPECT_EQ(
       err("priority@fast"),
       "policy 'priority@fast': unknown priority method 'fast' (known: launch-attr, stream, both)");
+  // The new parts and suffixes.
+  EXPECT_EQ(err("priority@overlap"),
+            "policy 'priority@overlap': @overlap only applies to policies that shape or set an "
+            "sm-target");
+  EXPECT_EQ(err("shape:2@overlap@always"),
+            "policy 'shape:2@overlap@always': @always: more than one of @overlap/@always");
+  EXPECT_EQ(err("shape+priority:2@stream@both"),
+            "policy 'shape+priority:2@stream@both': @both: more than one priority method");
+  EXPECT_EQ(err("sm-target:0"), "policy 'sm-target:0': sm-target:0 is no budget; use N >= 1 or N <= -1");
+  EXPECT_EQ(err("sm-target:x"),
+            "policy 'sm-target:x': sm-target:N needs an integer N (N < 0: all SMs but -N)");
+  EXPECT_EQ(err("sm-target"),
+            "policy 'sm-target': sm-target needs :N (SMs the GEMMs may use; -N leaves N free)");
+  EXPECT_EQ(err("channels:0"), "policy 'channels:0': channels:N needs N in 1..64");
+  EXPECT_EQ(err("channels:65"), "policy 'channels:65': channels:N needs N in 1..64");
+  EXPECT_EQ(err("shape+shape"), "policy 'shape+shape': 'shape' given twice");
+  EXPECT_EQ(err("off+priority"), "unknown policy 'off+priority' " + known);
+  EXPECT_EQ(err("priority:2"), "unknown policy 'priority:2' " + known);
+  EXPECT_EQ(err("shape+"), "unknown policy 'shape+' " + known);
+}
+
+TEST(Policies, CommunicationAwareAndProgramControls) {
+  Plan p = from_policy("shape+priority:model@overlap");
+  EXPECT_EQ(p.shaping.when, When::Overlap);
+  EXPECT_EQ(p.shaping.target.kind, TargetKind::Model);
+  EXPECT_TRUE(p.priority.active());
+  EXPECT_EQ(p.priority.method, PriorityMethod::LaunchAttr);
+  EXPECT_FALSE(p.gemm.active());
+
+  // The default policy acts only inside the communication window; static forms stay static.
+  EXPECT_EQ(from_policy(kDefaultPolicy).shaping.when, When::Overlap);
+  EXPECT_EQ(from_policy("shape+priority:model").shaping.when, When::Always);
+  EXPECT_EQ(from_policy("shape:2@always").shaping.when, When::Always);
+
+  p = from_policy("shape+priority:2@overlap@stream");
+  EXPECT_EQ(p.shaping.target.blocks_per_sm, 2);
+  EXPECT_EQ(p.shaping.when, When::Overlap);
+  EXPECT_EQ(p.priority.method, PriorityMethod::Stream);
+  EXPECT_EQ(from_policy("shape+priority:2@stream@overlap").shaping.when, When::Overlap);
+
+  p = from_policy("sm-target:100");
+  EXPECT_EQ(p.gemm.sm_target, 100);
+  EXPECT_EQ(p.gemm.when, When::Always);
+  EXPECT_FALSE(p.shaping.active());
+  EXPECT_FALSE(p.priority.active());
+  p = from_policy("sm-target:-32+priority@overlap");
+  EXPECT_EQ(p.gemm.sm_target, -32);
+  EXPECT_EQ(p.gemm.when, When::Overlap);
+  EXPECT_TRUE(p.priority.active());
+
+  p = from_policy("channels:16+shape:1");
+  ASSERT_EQ(p.nccl.channels.size(), 1u);
+  EXPECT_EQ(p.nccl.channels[0].max_channels, 16);
+  EXPECT_EQ(p.nccl.channels[0].collective, "*");
+  EXPECT_TRUE(p.nccl.uses_tuner());
+  EXPECT_EQ(p.shaping.target.blocks_per_sm, 1);
+}
+
+TEST(Plans, GemmSmTarget) {
+  Gemm g;
+  EXPECT_EQ(g.target_for(132), 0);  // none
+  g.sm_target = 100;
+  EXPECT_EQ(g.target_for(132), 100);
+  EXPECT_EQ(g.target_for(80), 0);  // more SMs than the device has: not applied
+  g.sm_target = -32;
+  EXPECT_EQ(g.target_for(132), 100);
+  EXPECT_EQ(g.target_for(32), 0);  // nothing left
+  EXPECT_EQ(g.target_for(33), 1);
+  EXPECT_EQ(g.target_for(0), 0);
+
+  const Plan p = parse(R"({"schema": "ccoverlap.plan", "schema_version": "1.0.0",
+      "gemm": {"sm_target": -24, "when": "overlap"}})");
+  EXPECT_EQ(p.gemm.sm_target, -24);
+  EXPECT_EQ(p.gemm.when, When::Overlap);
+  auto err = [](const std::string& body) {
+    try {
+      parse(R"({"schema": "ccoverlap.plan", "schema_version": "1.0.0", )" + body + "}");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(err(R"("gemm": {"sm_target": 0})"),
+            "gemm.sm_target: must not be 0 (omit the section for no SM budget)");
+  EXPECT_EQ(err(R"("gemm": {"sm_target": 5000})"),
+            "gemm.sm_target: is larger than any GPU's SM count: 5000");
+  EXPECT_EQ(err(R"("gemm": {"sm_target": 1.5})"), "gemm.sm_target: must be an integer, got 1.5");
+  EXPECT_EQ(err(R"("gemm": {"when": "overlap"})"),
+            "gemm: missing \"sm_target\" (SMs the GEMMs may use; < 0 leaves that many free)");
+  EXPECT_EQ(err(R"("gemm": {"sm_target": 8, "when": "sometimes"})"),
+            "gemm.when: unknown \"when\" 'sometimes' (known: always, overlap)");
+  EXPECT_EQ(err(R"("gemm": {"sm_target": 8, "smz": 1})"),
+            "gemm.smz: unknown field (known: sm_target, when, comment)");
+  EXPECT_EQ(err(R"("shaping": {"default": 2, "when": "later"})"),
+            "shaping.when: unknown \"when\" 'later' (known: always, overlap)");
+}
+
+TEST(Plans, NcclChannelsAndCtas) {
+  const Plan p = parse(R"({"schema": "ccoverlap.plan", "schema_version": "1.0.0",
+      "nccl": {"channels": [
+                 {"collective": "allreduce", "max_bytes": "64M", "max_channels": 8},
+                 {"collective": "AllReduce", "min_bytes": 67108865, "max_channels": 16},
+                 {"max_bytes": 1024, "max_channels": 2}],
+               "min_ctas": 4, "max_ctas": 32, "cta_policy": "efficiency"}})");
+  ASSERT_EQ(p.nccl.channels.size(), 3u);
+  EXPECT_EQ(p.nccl.channels[1].collective, "allreduce");
+  // First match wins; byte bounds are inclusive; no match leaves NCCL's choice (0).
+  EXPECT_EQ(channel_cap(p.nccl, "allreduce", 0), 8);
+  EXPECT_EQ(channel_cap(p.nccl, "allreduce", int64_t{64} << 20), 8);
+  EXPECT_EQ(channel_cap(p.nccl, "allreduce", (int64_t{64} << 20) + 1), 16);
+  EXPECT_EQ(channel_cap(p.nccl, "allgather", 1024), 2);
+  EXPECT_EQ(channel_cap(p.nccl, "allgather", 1025), 0);
+  const auto env = p.nccl.environment();
+  ASSERT_EQ(env.size(), 3u);
+  EXPECT_EQ(env[0], (std::pair<std::string, std::string>{"NCCL_MIN_CTAS", "4"}));
+  EXPECT_EQ(env[1], (std::pair<std::string, std::string>{"NCCL_MAX_CTAS", "32"}));
+  EXPECT_EQ(env[2].first, "NCCL_CTA_POLICY");
+  // Written and read back equal.
+  const Plan b = parse(to_json(p));
+  EXPECT_EQ(to_json(b), to_json(p));
+  EXPECT_EQ(channel_cap(b.nccl, "allreduce", (int64_t{64} << 20) + 1), 16);
+
+  auto err = [](const std::string& body) {
+    try {
+      parse(R"({"schema": "ccoverlap.plan", "schema_version": "1.0.0", )" + body + "}");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(err(R"("nccl": {"channels": [{"collective": "alltoall", "max_channels": 4}]})"),
+            "nccl.channels[0].collective: unknown collective 'alltoall' (known: allreduce, "
+            "allgather, reducescatter, broadcast, reduce, *)");
+  EXPECT_EQ(err(R"("nccl": {"channels": [{"max_channels": 0}]})"),
+            "nccl.channels[0].max_channels: must be in 1..64 (NCCL's channel limit), got 0");
+  EXPECT_EQ(err(R"("nccl": {"channels": [{"collective": "allreduce"}]})"),
+            "nccl.channels[0]: missing \"max_channels\"");
+  EXPECT_EQ(err(R"("nccl": {"channels": [{"min_bytes": 10, "max_bytes": 5, "max_channels": 1}]})"),
+            "nccl.channels[0]: min_bytes is larger than max_bytes");
+  EXPECT_EQ(err(R"("nccl": {"min_ctas": 32, "max_ctas": 8})"),
+            "nccl: min_ctas (32) is larger than max_ctas (8)");
+  EXPECT_EQ(err(R"("nccl": {"cta_policy": "fast"})"),
+            "nccl.cta_policy: must be \"default\", \"efficiency\" or \"zero\", got \"fast\"");
+  EXPECT_EQ(err(R"("nccl": {"max_ctas": 16}, "environment": {"NCCL_MAX_CTAS": "32"})"),
+            "environment.NCCL_MAX_CTAS: conflicts with the nccl section (NCCL_MAX_CTAS=16)");
 }
 
 TEST(Plans, JsonRoundTrip) {
   for (const char* name :
-       {"off", "priority", "shape:2", "shape+priority:model@stream", "torch-priority"}) {
+       {"off", "priority", "shape:2", "shape+priority:model@stream", "torch-priority",
+        "shape+priority:model@overlap", "sm-target:-20@overlap", "channels:8"}) {
     const Plan a = from_policy(name);
     const Plan b = parse(to_json(a));
     EXPECT_EQ(b.policy, a.policy) << name;
@@ -296,6 +443,10 @@ TEST(Plans, JsonRoundTrip) {
     EXPECT_EQ(b.priority.nccl, a.priority.nccl) << name;
     EXPECT_EQ(b.priority.method, a.priority.method) << name;
     EXPECT_EQ(b.environment, a.environment) << name;
+    EXPECT_EQ(b.shaping.when, a.shaping.when) << name;
+    EXPECT_EQ(b.gemm.sm_target, a.gemm.sm_target) << name;
+    EXPECT_EQ(b.gemm.when, a.gemm.when) << name;
+    EXPECT_EQ(b.nccl.channels.size(), a.nccl.channels.size()) << name;
     EXPECT_EQ(to_json(b), to_json(a)) << name;
   }
   Plan full = parse(doc(R"("shaping": {"default": 2, "rules": [{"kernel": "a*", "pad": 512},

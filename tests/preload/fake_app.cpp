@@ -4,6 +4,8 @@
 // test script can compare runs with and without libcco_preload.so.
 #include <cuda.h>
 #include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -112,6 +114,22 @@ int main() {
   if (!direct) direct = reinterpret_cast<LaunchKernelFn>(dlsym(cuda, "cuLaunchKernel"));
   direct(F(0x10), 10000, 1, 1, 256, 1, 1, 0, nullptr, nullptr, nullptr);
   report("gemm-direct");
+  // A child forked after the library started (a data-loader worker, say): it must not hang on
+  // the library's locks, its launches pass untouched, and it reports none of the parent's counts.
+  if (std::getenv("FAKE_APP_FORK")) {
+    std::fflush(stdout);
+    const pid_t pid = fork();
+    if (pid == 0) {
+      reinterpret_cast<LaunchKernelFn>(lk)(F(0x10), 10000, 1, 1, 256, 1, 1, 0, nullptr, nullptr,
+                                           nullptr);
+      report("child-gemm");
+      std::fflush(stdout);
+      std::exit(0);
+    }
+    int st = -1;
+    waitpid(pid, &st, 0);
+    std::printf("child exit=%d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+  }
   // The exit status the test asks for: tracing at exit must never change it.
   if (const char* e = std::getenv("FAKE_APP_EXIT")) return std::atoi(e);
   return 0;

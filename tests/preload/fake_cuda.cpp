@@ -96,7 +96,12 @@ CUresult gpa_v2(const char* sym, void** pfn, int ver, cuuint64_t flags,
         {"cuOccupancyMaxActiveBlocksPerMultiprocessor",
          reinterpret_cast<void*>(a.occupancyMaxActiveBlocksPerMultiprocessor)},
         {"cuCtxGetStreamPriorityRange", reinterpret_cast<void*>(a.ctxGetStreamPriorityRange)},
-        {"cuStreamGetPriority", reinterpret_cast<void*>(a.streamGetPriority)}};
+        {"cuStreamGetPriority", reinterpret_cast<void*>(a.streamGetPriority)},
+        // The communication window: events behind NCCL launches (never complete here).
+        {"cuEventCreate", reinterpret_cast<void*>(a.eventCreate)},
+        {"cuEventRecord", reinterpret_cast<void*>(a.eventRecord)},
+        {"cuEventQuery", reinterpret_cast<void*>(a.eventQuery)},
+        {"cuStreamIsCapturing", reinterpret_cast<void*>(a.streamIsCapturing)}};
     for (const auto& t : table)
       if (s == t.n) p = t.f;
   }

@@ -73,6 +73,13 @@ struct FakeDriver {
   std::vector<std::string> log;              // "record E S", "wait S E", "create S prio"
   std::vector<CUcontext> ctx_stack;
   int next_handle = 0x1000;
+  // Events: recorded -> not done until the test completes them (the communication window).
+  std::map<CUevent, bool> event_done;
+  CUresult event_query_result = CUDA_SUCCESS;  // != SUCCESS: queries fail with it
+  int event_creates = 0, event_queries = 0;
+  void complete_events() {
+    for (auto& [e, done] : event_done) done = true;
+  }
 
   FakeKernel& add(void* handle, const std::string& name, int regs = 32, int smem = 0) {
     FakeKernel& k = kernels[handle];
@@ -302,12 +309,21 @@ inline CUresult streamCreate(CUstream* s, unsigned, int prio) {
 }
 inline CUresult eventCreate(CUevent* e, unsigned) {
   *e = reinterpret_cast<CUevent>(static_cast<uintptr_t>(g_fake->next_handle++));
+  ++g_fake->event_creates;
   return CUDA_SUCCESS;
 }
 inline CUresult eventRecord(CUevent e, CUstream s) {
   if (g_fake->event_record_result != CUDA_SUCCESS) return g_fake->event_record_result;
   g_fake->log.push_back("record " + hex(e) + " on " + hex(s));
+  g_fake->event_done[e] = false;
   return CUDA_SUCCESS;
+}
+inline CUresult eventQuery(CUevent e) {
+  ++g_fake->event_queries;
+  if (g_fake->event_query_result != CUDA_SUCCESS) return g_fake->event_query_result;
+  auto it = g_fake->event_done.find(e);
+  if (it == g_fake->event_done.end()) return CUDA_SUCCESS;  // never recorded: complete
+  return it->second ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 inline CUresult streamWaitEvent(CUstream s, CUevent e, unsigned) {
   if (g_fake->wait_result != CUDA_SUCCESS) return g_fake->wait_result;
@@ -317,6 +333,12 @@ inline CUresult streamWaitEvent(CUstream s, CUevent e, unsigned) {
 inline CUresult isCapturing(CUstream, CUstreamCaptureStatus* st) {
   *st = g_fake->capture;
   return CUDA_SUCCESS;
+}
+
+// Like the driver: a dynamic size above the function's MAX_DYNAMIC_SHARED_SIZE_BYTES cannot launch.
+inline bool too_much_smem(CUfunction f, unsigned shmem) {
+  auto it = g_fake->kernels.find(f);
+  return it != g_fake->kernels.end() && static_cast<int64_t>(shmem) > it->second.max_dynamic;
 }
 
 // The real launches the hook calls.
@@ -336,6 +358,7 @@ inline CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
   l.block[0] = bx, l.block[1] = by, l.block[2] = bz;
   l.shmem = shmem;
   l.stream = s;
+  if (too_much_smem(f, shmem)) return CUDA_ERROR_INVALID_VALUE;
   {
     std::lock_guard<std::mutex> lock(g_fake->mu);
     g_fake->launches.push_back(l);
@@ -353,6 +376,7 @@ inline CUresult launch_ex(const CUlaunchConfig* c, CUfunction f, void**, void**)
   l.shmem = c->sharedMemBytes;
   l.stream = c->hStream;
   for (unsigned i = 0; i < c->numAttrs; ++i) l.attrs.push_back(c->attrs[i]);
+  if (too_much_smem(f, c->sharedMemBytes)) return CUDA_ERROR_INVALID_VALUE;
   {
     std::lock_guard<std::mutex> lock(g_fake->mu);
     g_fake->launches.push_back(l);
@@ -383,6 +407,7 @@ inline preload::DriverApi FakeDriver::api() const {
   a.eventRecord = fake::eventRecord;
   a.streamWaitEvent = fake::streamWaitEvent;
   a.streamIsCapturing = fake::isCapturing;
+  a.eventQuery = fake::eventQuery;
   return a;
 }
 

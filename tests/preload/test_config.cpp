@@ -98,7 +98,8 @@ TEST(Config, BadValuesRunUnshaped) {
   };
   check_off(env({{"CCO_POLICY", "fast"}}),
             "CCO_POLICY: unknown policy 'fast' (known: off, priority, shape:K, shape:model, "
-            "shape+priority:K, shape+priority:model, torch-priority; a priority policy may end in "
+            "shape+priority:K, shape+priority:model, sm-target:N, channels:N, torch-priority; "
+            "parts join with '+'; a policy may end in @overlap or @always, a priority policy in "
             "@launch-attr, @stream or @both); running unshaped");
   check_off(env({{"CCO_PLAN", "/nonexistent.json"}}),
             "CCO_PLAN: plan /nonexistent.json: cannot be read; running unshaped");

@@ -18,7 +18,7 @@ fakecupti=${CCO_FAKE_CUPTI:-}
 cco=${CCO_BIN:-}
 
 # --- exports and dependencies ---------------------------------------------------------------
-want="cuGetProcAddress cuGetProcAddress_v2 cuLaunchKernel cuLaunchKernelEx cuLaunchKernelEx_ptsz cuLaunchKernel_ptsz dlsym ncclAllGather ncclAllReduce ncclAlltoAll ncclBcast ncclBroadcast ncclGather ncclGroupEnd ncclGroupSimulateEnd ncclGroupStart ncclRecv ncclReduce ncclReduceScatter ncclScatter ncclSend"
+want="cuCtxSynchronize cuEventRecord cuEventRecordWithFlags cuEventRecordWithFlags_ptsz cuEventRecord_ptsz cuEventSynchronize cuGetProcAddress cuGetProcAddress_v2 cuLaunchKernel cuLaunchKernelEx cuLaunchKernelEx_ptsz cuLaunchKernel_ptsz cuStreamSynchronize cuStreamSynchronize_ptsz cuStreamWaitEvent cuStreamWaitEvent_ptsz cublasDgemmStridedBatched cublasDgemmStridedBatched_64 cublasDgemm_v2 cublasDgemm_v2_64 cublasGemmBatchedEx cublasGemmBatchedEx_64 cublasGemmEx cublasGemmEx_64 cublasGemmStridedBatchedEx cublasGemmStridedBatchedEx_64 cublasGetSmCountTarget cublasHgemm cublasHgemmStridedBatched cublasHgemmStridedBatched_64 cublasHgemm_64 cublasLtMatmul cublasLtMatmulAlgoGetHeuristic cublasSetSmCountTarget cublasSgemmEx cublasSgemmEx_64 cublasSgemmStridedBatched cublasSgemmStridedBatched_64 cublasSgemm_v2 cublasSgemm_v2_64 dlsym ncclAllGather ncclAllReduce ncclAlltoAll ncclBcast ncclBroadcast ncclGather ncclGroupEnd ncclGroupSimulateEnd ncclGroupStart ncclRecv ncclReduce ncclReduceScatter ncclScatter ncclSend"
 got=$(nm -D --defined-only "$lib" | awk 'NF == 3 {print $3}' | sort | tr '\n' ' ' | sed 's/ $//')
 [ "$got" = "$want" ] || fail "exported symbols differ:
   got:  $got
@@ -111,6 +111,13 @@ expect_line "$out" "CCO_DISABLE=1" "launch ours=0"
 untouched "$out" "CCO_DISABLE=1"
 [ ! -s "$tmp/err" ] || fail "CCO_DISABLE=1 printed: $(cat "$tmp/err")"
 
+# fork after the library started: the child passes through, no hang, no parent's counts.
+out=$(timeout 20 env LD_LIBRARY_PATH="$fakedir" LD_PRELOAD="$lib" CCO_POLICY=shape:1 CCO_STATS=1 FAKE_APP_FORK=1 "$app" 2>"$tmp/err")
+expect_line "$out" "fork: the child's launch" "child-gemm variant=0 shmem=0 .*"
+expect_line "$out" "fork: the child exits" "child exit=0"
+expect_line "$out" "fork: the parent still shapes" "gemm-direct variant=0 shmem=115713 .*"
+[ "$(grep -c 'stats pid=' "$tmp/err")" = 1 ] || fail "fork: one stats line (the parent's) expected: $(cat "$tmp/err")"
+
 out=$(run_app LD_PRELOAD="$lib" CCO_POLICY=off)
 expect_line "$out" "off" "gpa ours=1"
 untouched "$out" "off"
@@ -140,6 +147,32 @@ out=$(run_app LD_PRELOAD="$lib" CCO_POLICY=shape:1 CCO_STATS=maybe)
 expect_line "$out" "bad CCO_STATS" "gemm-legacy variant=0 shmem=$pad .*"
 grep -q "warning: CCO_STATS='maybe' is not 0, 1 or 2; statistics are off" "$tmp/err" || fail "bad CCO_STATS: $(cat "$tmp/err")"
 
+# --- the compute SM budget against a fake libcublas.so.13 ------------------------------------------
+blasapp=${CCO_FAKE_BLAS_APP:-}
+if [ -n "$blasapp" ]; then
+  blas_run() { env LD_LIBRARY_PATH="$fakedir:$(dirname "$blasapp")/fakecublas" "$@" "$blasapp" 2>"$tmp/err"; }
+  out=$(blas_run)
+  expect_line "$out" "blas, no library" "gemm status=0 target=0 get=0"
+  out=$(blas_run LD_PRELOAD="$lib" CCO_POLICY=off)
+  expect_line "$out" "blas, off" "gemm status=0 target=0 get=0"
+  # The fake device has 132 SMs: the plan's 100 while the GEMM runs; the program reads its own 0;
+  # its own stricter 50 is kept.
+  out=$(blas_run LD_PRELOAD="$lib" CCO_POLICY=sm-target:100 CCO_STATS=1)
+  expect_line "$out" "sm-target:100" "gemm status=0 target=100 get=0"
+  expect_line "$out" "sm-target:100" "gemm-own target=50 get=50"
+  grep -qE "^cco-preload: stats .* gemm_calls=2 gemm_sm_targeted=1( |$)" "$tmp/err" || fail "sm-target stats: $(cat "$tmp/err")"
+  out=$(blas_run LD_PRELOAD="$lib" CCO_POLICY=sm-target:-32)
+  expect_line "$out" "sm-target:-32" "gemm status=0 target=100 get=0"
+  out=$(blas_run LD_PRELOAD="$lib" CCO_POLICY=sm-target:500)
+  expect_line "$out" "sm-target:500" "gemm status=0 target=0 get=0"
+  grep -q "warning: gemm.sm_target 500 is out of range for a 132-SM device" "$tmp/err" || fail "out of range: $(cat "$tmp/err")"
+  # No collective: the launch-order window is closed, nothing changes.
+  out=$(blas_run LD_PRELOAD="$lib" CCO_POLICY=sm-target:100@overlap)
+  expect_line "$out" "sm-target:100@overlap" "gemm status=0 target=0 get=0"
+  out=$(blas_run LD_PRELOAD="$lib" CCO_POLICY=sm-target:100 CCO_DISABLE=1)
+  expect_line "$out" "blas, CCO_DISABLE=1" "gemm status=0 target=0 get=0"
+fi
+
 # --- CCO_TRACE ---------------------------------------------------------------------------------
 # CUPTI that cannot be loaded: one warning, the program runs (shaped) and exits as it would.
 out=$(run_app LD_PRELOAD="$lib" CCO_POLICY=shape+priority:1 CCO_TRACE="$tmp/t.json" CCO_CUPTI_LIB=/nonexistent/libcupti.so.13 FAKE_APP_EXIT=7)
@@ -164,7 +197,10 @@ else
   rc=$?
   [ $rc = 3 ] && [ "$(grep -c . "$tmp/err")" = 1 ] && grep -q "^cco-preload: warning: CCO_TRACE: CUPTI is already in use by 'Nsight Systems' (a profiler such as Nsight Systems or Nsight Compute?); tracing disabled, the program runs on untraced$" "$tmp/err" \
     || fail "CUPTI in use (exit $rc): $(cat "$tmp/err")"
-  expect_line "$out" "CUPTI in use" "gemm-direct variant=0 shmem=45569 .*"  # the default policy, shape:model
+  # The default policy shapes only inside the communication window: not before the NCCL launch,
+  # and (its event never completes in the fake driver) shape:model after it.
+  expect_line "$out" "default policy, no communication yet" "gemm-legacy variant=0 shmem=0 .*"
+  expect_line "$out" "default policy, inside the window" "gemm-direct variant=0 shmem=45569 .*"
   out=$(run_app LD_PRELOAD="$lib" CCO_TRACE="$tmp/t.json" FAKE_CUPTI=old)
   [ $? = 0 ] && [ "$(grep -c . "$tmp/err")" = 1 ] && grep -q "^cco-preload: warning: CCO_TRACE: tracing disabled: CUPTI at '.*' has API version 120000; .*; the program runs untraced$" "$tmp/err" \
     || fail "old CUPTI: $(cat "$tmp/err")"

@@ -40,6 +40,48 @@ TEST(Resolve, DlsymNames) {
   EXPECT_FALSE(sym_for_dlsym(""));
 }
 
+TEST(Resolve, WindowAndBlasNames) {
+  EXPECT_EQ(sym_for_dlsym("cuEventRecord"), Sym::EventRecord);
+  EXPECT_EQ(sym_for_dlsym("cuEventRecord_ptsz"), Sym::EventRecord);
+  EXPECT_EQ(sym_for_dlsym("cuEventRecordWithFlags_ptsz"), Sym::EventRecordWithFlags);
+  EXPECT_EQ(sym_for_dlsym("cuStreamWaitEvent"), Sym::StreamWaitEvent);
+  EXPECT_EQ(sym_for_dlsym("cuStreamSynchronize_ptsz"), Sym::StreamSynchronize);
+  EXPECT_EQ(sym_for_dlsym("cuEventSynchronize"), Sym::EventSynchronize);
+  EXPECT_EQ(sym_for_dlsym("cuCtxSynchronize"), Sym::CtxSynchronize);
+  EXPECT_EQ(sym_for_dlsym("cuCtxSynchronize_v2"), Sym::CtxSynchronizeV2);
+  EXPECT_FALSE(sym_for_dlsym("cuEventQuery"));
+  EXPECT_FALSE(sym_for_dlsym("cuStreamWaitValue32"));
+  EXPECT_FALSE(sym_for_dlsym("cuEventRecordX"));
+  EXPECT_EQ(sym_for_dlsym("cublasGemmEx"), Sym::BlasGemmEx);
+  EXPECT_EQ(sym_for_dlsym("cublasGemmEx_64"), Sym::BlasGemmEx64);
+  EXPECT_EQ(sym_for_dlsym("cublasSgemm_v2"), Sym::BlasSgemm);
+  EXPECT_EQ(sym_for_dlsym("cublasSetSmCountTarget"), Sym::BlasSetSmCountTarget);
+  EXPECT_EQ(sym_for_dlsym("cublasLtMatmul"), Sym::BlasLtMatmul);
+  EXPECT_EQ(sym_for_dlsym("cublasLtMatmulAlgoGetHeuristic"), Sym::BlasLtMatmulAlgoGetHeuristic);
+  EXPECT_FALSE(sym_for_dlsym("cublasSgemm"));  // the legacy API (no handle) is not wrapped
+  EXPECT_FALSE(sym_for_dlsym("cublasCreate_v2"));
+  EXPECT_FALSE(sym_for_dlsym("cublasLtMatmulDescSetAttribute"));
+  EXPECT_TRUE(is_blas(Sym::BlasGemmEx));
+  EXPECT_TRUE(is_blas(Sym::BlasLtMatmulAlgoGetHeuristic));
+  EXPECT_FALSE(is_blas(Sym::CtxSynchronizeV2));
+  EXPECT_FALSE(is_blas(Sym::Count));
+  // cuGetProcAddress never answers for cuBLAS; the driver names keep their ABI.
+  EXPECT_FALSE(sym_for_proc("cublasGemmEx", 13000));
+  EXPECT_EQ(sym_for_proc("cuEventRecord", 12000), Sym::EventRecord);
+  EXPECT_EQ(sym_for_proc("cuStreamWaitEvent", 13000), Sym::StreamWaitEvent);
+  EXPECT_EQ(sym_for_proc("cuCtxSynchronize", 12080), Sym::CtxSynchronize);
+  EXPECT_EQ(sym_for_proc("cuCtxSynchronize", 13000), Sym::CtxSynchronizeV2);
+  EXPECT_EQ(sym_for_proc("cuCtxSynchronize_v2", 12000), Sym::CtxSynchronizeV2);
+  // Each kind has its own slots: the same real pointer under two names gets two wrappers.
+  SlotTable t(wrappers());
+  void* w1 = substitute_proc(t, "cuEventRecord", P(0xE0), 12000);
+  void* w2 = substitute_dlsym(t, "cuStreamSynchronize", P(0xE0));
+  EXPECT_NE(w1, w2);
+  EXPECT_EQ(w1, P(0x100000 + 0x100 * static_cast<int>(Sym::EventRecord)));
+  EXPECT_EQ(substitute_dlsym(t, "cublasGemmEx", P(0xF0)),
+            P(0x100000 + 0x100 * static_cast<int>(Sym::BlasGemmEx)));
+}
+
 TEST(Resolve, ProcNamesAndTheAbiOfGetProcAddress) {
   EXPECT_EQ(sym_for_proc("cuLaunchKernel", 12000), Sym::LaunchKernel);
   EXPECT_EQ(sym_for_proc("cuLaunchKernelEx", 11060), Sym::LaunchKernelEx);

@@ -15,6 +15,10 @@ trap 'rm -rf "$tmp"' EXIT
 unset CCO_DISABLE CCO_POLICY CCO_PLAN CCO_STATS CCO_VERBOSE CCO_PRIORITY_METHOD LD_PRELOAD NCCL_MIN_CTAS TORCH_NCCL_HIGH_PRIORITY
 unset CCO_TRACE CCO_TRACE_PID CCO_CUPTI_LIB RANK OMPI_COMM_WORLD_RANK SLURM_PROCID LOCAL_RANK FAKE_CUPTI FAKE_CUPTI_DEVICES FAKE_CUPTI_DROPPED
 fakecupti=${CCO_FAKE_CUPTI:-}
+# The NCCL tuner plugin (src/tuner): named by the test's environment, else where a build puts it.
+tunerlib=${CCO_TUNER_LIB:-$(dirname "$lib")/../tuner/libcco_tuner.so}
+tuner_named=${CCO_TUNER_LIB:+1}
+unset CCO_TUNER_LIB NCCL_TUNER_PLUGIN NCCL_MAX_CTAS NCCL_CTA_POLICY
 cco=${CCO_BIN:-}
 libabs=$(readlink -f "$lib")
 
@@ -78,7 +82,7 @@ export CCO_PRELOAD_LIB=$lib
 # The environment (--dry-run prints it).
 out=$("$run" --dry-run -- python3 -c 'print(1)')
 [ "$out" = "LD_PRELOAD=$libabs
-CCO_POLICY=shape+priority:model
+CCO_POLICY=shape+priority:model@overlap
 unset CCO_PLAN
 python3 -c 'print(1)'" ] || fail "default dry run: $out"
 # (ASAN_OPTIONS: a sanitized build of the driver itself must accept a preload list.)
@@ -111,7 +115,7 @@ out=$(CCO_DISABLE=1 "$run" --trace "$tmp/t.json" --dry-run -- true 2>&1 >/dev/nu
 out=$("$run" --trace "$tmp/tr_%r_%p.json" --stats --dry-run -- true)
 printf '%s\n' "$out" | sed 's/^CCO_TRACE_PID=[0-9][0-9]*$/CCO_TRACE_PID=N/' >"$tmp/dry"
 [ "$(cat "$tmp/dry")" = "LD_PRELOAD=$libabs
-CCO_POLICY=shape+priority:model
+CCO_POLICY=shape+priority:model@overlap
 unset CCO_PLAN
 CCO_STATS=1
 CCO_TRACE=$tmp/tr_%r_%p.json
@@ -131,6 +135,88 @@ set -- $out
 out=$("$run" --policy=shape:2 --dry-run echo hi)
 echo "$out" | grep -qx "CCO_POLICY=shape:2" || fail "--policy=VALUE and a command without --: $out"
 echo "$out" | tail -1 | grep -qx "echo hi" || fail "command without --: $out"
+
+# The NCCL tuner plugin: plans with nccl.channels get NCCL_TUNER_PLUGIN; the nccl section's
+# variables (NCCL_MIN_CTAS, NCCL_MAX_CTAS, NCCL_CTA_POLICY) are set like the plan's own.
+if [ -f "$tunerlib" ]; then
+  tunerabs=$(readlink -f "$tunerlib")
+  export CCO_TUNER_LIB=$tunerlib
+  out=$("$run" --policy channels:8 --dry-run -- true)
+  [ "$out" = "LD_PRELOAD=$libabs
+CCO_POLICY=channels:8
+unset CCO_PLAN
+NCCL_TUNER_PLUGIN=$tunerabs
+true" ] || fail "channels:8 dry run: $out"
+  cat >"$tmp/nccl.json" <<'JSON'
+{"schema": "ccoverlap.plan", "schema_version": "1.0.0",
+ "nccl": {"channels": [{"collective": "allreduce", "max_bytes": "64M", "max_channels": 16}],
+          "min_ctas": 4, "max_ctas": 16, "cta_policy": "efficiency"},
+ "environment": {"NCCL_MAX_CTAS": "16", "TORCH_NCCL_HIGH_PRIORITY": "1"}}
+JSON
+  out=$("$run" --plan "$tmp/nccl.json" --dry-run -- true 2>"$tmp/err")
+  [ "$out" = "LD_PRELOAD=$libabs
+CCO_PLAN=$tmp/nccl.json
+unset CCO_POLICY
+NCCL_TUNER_PLUGIN=$tunerabs
+NCCL_MIN_CTAS=4
+NCCL_MAX_CTAS=16
+NCCL_CTA_POLICY=1
+TORCH_NCCL_HIGH_PRIORITY=1
+true" ] || fail "nccl section dry run: $out"
+  [ -s "$tmp/err" ] && fail "nccl section dry run warned: $(cat "$tmp/err")"
+  for pol in default:0 efficiency:1 zero:2; do
+    echo "{\"schema\": \"ccoverlap.plan\", \"schema_version\": \"1.0.0\", \"nccl\": {\"cta_policy\": \"${pol%%:*}\"}}" >"$tmp/cta.json"
+    out=$(CCO_TUNER_LIB=/nonexistent/libcco_tuner.so "$run" --plan "$tmp/cta.json" --dry-run -- true 2>&1)
+    echo "$out" | grep -qx "NCCL_CTA_POLICY=${pol##*:}" || fail "cta_policy ${pol%%:*}: $out"
+    # No channel rules: no tuner wanted, so none looked for.
+    echo "$out" | grep -q "NCCL_TUNER_PLUGIN" && fail "a plan without channel rules set NCCL_TUNER_PLUGIN: $out"
+  done
+  # The user's own values win, with one warning each.
+  out=$(NCCL_TUNER_PLUGIN=/other/libnccl-tuner.so NCCL_MIN_CTAS=2 "$run" --plan "$tmp/nccl.json" --dry-run -- true 2>"$tmp/err")
+  echo "$out" | grep -q "^NCCL_TUNER_PLUGIN=" && fail "a user's NCCL_TUNER_PLUGIN was replaced: $out"
+  echo "$out" | grep -q "^NCCL_MIN_CTAS=" && fail "a user's NCCL_MIN_CTAS was replaced: $out"
+  [ "$(cat "$tmp/err")" = "cco run: warning: keeping NCCL_TUNER_PLUGIN=/other/libnccl-tuner.so from the environment (the plan's nccl.channels need $tunerabs): NCCL channels will not be capped
+cco run: warning: keeping NCCL_MIN_CTAS=2 from the environment (the plan asks for 4)" ] \
+    || fail "user-set NCCL variables: $(cat "$tmp/err")"
+  out=$(NCCL_TUNER_PLUGIN=$tunerabs "$run" --policy channels:2 --dry-run -- true 2>"$tmp/err")
+  echo "$out" | grep -q "NCCL_TUNER_PLUGIN" && fail "NCCL_TUNER_PLUGIN already ours was set again: $out"
+  [ -s "$tmp/err" ] && fail "NCCL_TUNER_PLUGIN already ours warned: $(cat "$tmp/err")"
+  # Finding and checking the plugin: --tuner-lib, CCO_TUNER_LIB, next to the preload library.
+  expect 2 "^cco run: error: --tuner-lib needs a value" -- --tuner-lib
+  expect 1 "^cco run: error: --tuner-lib /nonexistent/libcco_tuner.so: no such file$" -- --tuner-lib /nonexistent/libcco_tuner.so --policy channels:4 -- true
+  CCO_TUNER_LIB=/nonexistent/t.so expect 1 "^cco run: error: CCO_TUNER_LIB=/nonexistent/t.so: no such file$" -- --policy channels:4 -- true
+  expect 1 "^cco run: error: cannot load $tmp/fake.so: " -- --tuner-lib "$tmp/fake.so" --policy channels:4 -- true
+  expect 1 "^cco run: error: $libabs is not an NCCL tuner plugin \(no ncclTunerPlugin_v5\)$" -- --tuner-lib "$lib" --policy channels:4 -- true
+  expect 0 "" -- --tuner-lib /nonexistent/libcco_tuner.so --policy off --dry-run -- true  # not needed: not looked at
+  long="$tmp/$(printf 'l%.0s' $(seq 1 120))/$(printf 'm%.0s' $(seq 1 120))"
+  mkdir -p "$long" && cp "$tunerlib" "$long/libcco_tuner.so"
+  long=$(readlink -f "$long/libcco_tuner.so")
+  expect 1 "^cco run: error: the tuner plugin's path $long is ${#long} characters long; NCCL reads at most 254: pass a shorter --tuner-lib$" -- --tuner-lib "$long" --policy channels:4 -- true
+  out=$("$run" --tuner-lib "$tunerlib" --policy channels:4 --dry-run -- true | grep '^NCCL_TUNER_PLUGIN=')
+  [ "$out" = "NCCL_TUNER_PLUGIN=$tunerabs" ] || fail "--tuner-lib: $out"
+  unset CCO_TUNER_LIB
+  mkdir -p "$tmp/e/bin" "$tmp/e/preload" "$tmp/e/tuner" "$tmp/f/bin" "$tmp/f/lib"
+  cp "$run" "$tmp/e/bin/cco"; cp "$lib" "$tmp/e/preload/libcco_preload.so"; cp "$tunerlib" "$tmp/e/tuner/libcco_tuner.so"
+  out=$("$tmp/e/bin/cco" --lib "$tmp/e/preload/libcco_preload.so" --policy channels:4 --dry-run -- true 2>&1 | grep '^NCCL_TUNER_PLUGIN=')
+  [ "$out" = "NCCL_TUNER_PLUGIN=$(readlink -f "$tmp/e/tuner/libcco_tuner.so")" ] || fail "tuner next to the preload library (../tuner): $out"
+  cp "$tunerlib" "$tmp/c/libcco_tuner.so"
+  out=$(env -u CCO_PRELOAD_LIB "$tmp/c/cco" --policy channels:4 --dry-run -- true 2>&1 | grep '^NCCL_TUNER_PLUGIN=')
+  [ "$out" = "NCCL_TUNER_PLUGIN=$(readlink -f "$tmp/c/libcco_tuner.so")" ] || fail "tuner in the preload library's folder: $out"
+  cp "$run" "$tmp/f/bin/cco"; cp "$lib" "$tmp/f/lib/libcco_preload.so"
+  env -u CCO_PRELOAD_LIB "$tmp/f/bin/cco" --policy channels:4 -- true >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  f=$(readlink -f "$tmp/f")
+  [ $rc = 1 ] && [ "$(wc -l <"$tmp/err")" = 1 ] && grep -qx "cco run: error: libcco_tuner.so not found (looked in $f/lib/, $f/lib/../tuner/, $f/bin/, $f/bin/../tuner/, $f/bin/../lib/, $f/bin/../lib64/); the plan caps NCCL channels (nccl.channels) with it: pass --tuner-lib PATH or set CCO_TUNER_LIB" "$tmp/err" \
+    || fail "no tuner plugin: rc=$rc $(cat "$tmp/err")"
+  env -u CCO_PRELOAD_LIB "$tmp/f/bin/cco" --policy off --dry-run -- true >/dev/null 2>&1 || fail "no tuner plugin, none needed: must run"
+  # exec: the program sees the plugin.
+  out=$(CCO_TUNER_LIB=$tunerlib "$run" --policy channels:4 -- sh -c 'echo $NCCL_TUNER_PLUGIN')
+  [ "$out" = "$tunerabs" ] || fail "NCCL_TUNER_PLUGIN in the program: $out"
+elif [ -n "$tuner_named" ]; then
+  fail "CCO_TUNER_LIB names $tunerlib, which does not exist"
+else
+  echo "note: no libcco_tuner.so at $tunerlib; the tuner checks are skipped"
+fi
 
 # exec: the command's exit code and signals are its own; children inherit the environment.
 "$run" --policy off -- sh -c 'exit 3'

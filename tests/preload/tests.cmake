@@ -4,9 +4,10 @@
 # a fake libcupti); `cco run`.
 # GPU: graph capture, threads, residency and priority probes (tests/preload/gpu/).
 if(TARGET cco.preload)
-  foreach(_t hook decide resolve config nccl_streams trace_path)
+  foreach(_t hook decide resolve config nccl_streams trace_path order_window blas)
     cco_add_test(preload_${_t} SOURCES preload/test_${_t}.cpp LIBS cco.preload_core LABELS preload)
   endforeach()
+  cco_add_test(preload_window SOURCES preload/test_window.cpp LIBS cco.preload_core LABELS preload)
 
   # A fake libcuda.so.1 (in its own folder) and a program that reaches it as cudart does.
   add_library(cco.test.fake_cuda SHARED preload/fake_cuda.cpp)
@@ -32,6 +33,14 @@ if(TARGET cco.preload)
       LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fakecupti)
     set(_fake_cupti_env CCO_FAKE_CUPTI=$<TARGET_FILE_DIR:cco.test.fake_cupti>/libcupti.so.13)
   endif()
+  # A fake libcublas.so.13 (its own folder) and a program linked against it: the SM budget.
+  add_library(cco.test.fake_cublas SHARED preload/fake_cublas.cpp)
+  target_include_directories(cco.test.fake_cublas SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+  set_target_properties(cco.test.fake_cublas PROPERTIES OUTPUT_NAME cublas SOVERSION 13
+    LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fakecublas)
+  add_executable(cco.test.fake_blas_app preload/fake_blas_app.cpp)
+  target_include_directories(cco.test.fake_blas_app SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+  target_link_libraries(cco.test.fake_blas_app PRIVATE cco.test.fake_cublas ${CMAKE_DL_LIBS})
   # dlsym's RTLD_NEXT from a library loaded after the preload library.
   add_library(cco.test.probe_a SHARED preload/probe_a.cpp)
   add_library(cco.test.probe_b SHARED preload/probe_b.cpp)
@@ -46,6 +55,7 @@ if(TARGET cco.preload)
       CCO_FAKE_APP=$<TARGET_FILE:cco.test.fake_app>
       CCO_FAKE_APP_EARLY=$<TARGET_FILE:cco.test.fake_app_early>
       CCO_PROBE_MAIN=$<TARGET_FILE:cco.test.probe_main>
+      CCO_FAKE_BLAS_APP=$<TARGET_FILE:cco.test.fake_blas_app>
       CCO_BIN=$<TARGET_FILE:cco> ${_fake_cupti_env}
       bash ${CMAKE_CURRENT_SOURCE_DIR}/preload/test_preload_process.sh)
   set_tests_properties(cco.test.preload_process PROPERTIES LABELS preload TIMEOUT 120)
@@ -67,4 +77,11 @@ if(TARGET cco.preload)
   # library with CCO_TEST_EXPECT_* set to check shaping and priority too.
   cco_add_test(gpu_preload GPU SOURCES preload/gpu/test_preload_gpu.cu LIBS cco.runtime LABELS "gpu;preload")
   target_include_directories(cco.test.gpu_preload PRIVATE ${NCCL_INCLUDE_DIR})
+  # The communication window needs the library: the same binary under `cco run` (default policy).
+  add_test(NAME cco.test.gpu_preload_window
+    COMMAND ${CMAKE_COMMAND} -E env CCO_TEST_REQUIRE_WINDOW=1 CCO_PRELOAD_LIB=$<TARGET_FILE:cco.preload>
+      $<TARGET_FILE:cco> run -- $<TARGET_FILE:cco.test.gpu_preload>
+      --gtest_filter=PreloadGpu.CommunicationWindow)
+  set_tests_properties(cco.test.gpu_preload_window PROPERTIES LABELS "gpu;preload"
+    SKIP_RETURN_CODE 77 TIMEOUT 120)
 endif()

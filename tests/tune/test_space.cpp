@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "model/limits.hpp"
+#include "plan/plan.hpp"
 #include "tune/space.hpp"
 
 using namespace cco;
@@ -177,10 +178,11 @@ TEST(Plan, PickBestAndRecord) {
   EXPECT_EQ(t.at("choice").at("priority"), true);
   EXPECT_EQ(t.at("tried").size(), 3u);
   EXPECT_EQ(t.at("tried")[2].at("label"), "priority ctas=32");
-  // the CTA budget of a choice becomes NCCL's environment for programs under cco run
+  // the CTA budget of a choice becomes the plan's nccl section (NCCL_MIN/MAX_CTAS under cco run)
   const auto j2 = tune::plan_json(rep, tried, 2, "0123456789abcdef");
-  EXPECT_EQ(j2.at("environment").at("NCCL_MIN_CTAS"), "32");
-  EXPECT_EQ(j2.at("environment").at("NCCL_MAX_CTAS"), "32");
+  EXPECT_EQ(j2.at("nccl").at("max_ctas"), 32);
+  EXPECT_EQ(j2.at("nccl").at("min_ctas"), 32);
+  EXPECT_TRUE(j2.at("environment").empty());
   EXPECT_FALSE(j2.contains("shaping"));
   // round trip through text
   EXPECT_EQ(nlohmann::json::parse(j.dump()), j);
@@ -418,14 +420,32 @@ TEST(Plan, RegistrationAndOwnTimesAreRecorded) {
   tried[2].t_us = 380;
   EXPECT_EQ(tune::applied_index(tried, 1), 2u);
   const auto j2 = tune::plan_json(rep, tried, 1, "0123456789abcdef");
-  EXPECT_EQ(j2.at("environment").at("NCCL_MAX_CTAS"), "32");
+  EXPECT_EQ(j2.at("nccl").at("max_ctas"), 32);
+  EXPECT_EQ(j2.at("nccl").at("min_ctas"), 32);
+  EXPECT_TRUE(j2.at("environment").empty());
   EXPECT_EQ(j2.at("priority").at("nccl"), "high");
   EXPECT_EQ(tune::applied_index(tried, 2), 2u);
   EXPECT_TRUE(tune::plan_json(rep, tried, 2, "k").at("tuning").at("notes").empty());
-  for (auto f : {&RowSpec::gemm_sms, &RowSpec::green_sms, &RowSpec::nccl_reg}) {
+  for (auto f : {&RowSpec::green_sms, &RowSpec::nccl_reg}) {
     RowSpec r{Mode::Priority};
     EXPECT_TRUE(tune::run_applicable(r));
     r.*f = 64;
     EXPECT_FALSE(tune::run_applicable(r)) << r.label();
   }
+  // The GEMMs' SM target now reaches programs (the library's sm-target): a choice with one is
+  // applied whole, and the plan carries it in its gemm section, communication-aware.
+  tried[2].spec.gemm_sms = 100;
+  tried[2].t_us = 300;  // now the fastest
+  EXPECT_TRUE(tune::run_applicable(tried[2].spec));
+  EXPECT_EQ(tune::applied_index(tried, 2), 2u);
+  const auto j3 = tune::plan_json(rep, tried, 2, "k");
+  EXPECT_EQ(j3.at("gemm").at("sm_target"), 100);
+  EXPECT_EQ(j3.at("gemm").at("when"), "overlap");
+  EXPECT_TRUE(j3.at("tuning").at("tried")[2].at("run_applicable").get<bool>());
+  EXPECT_FALSE(j3.at("tuning").at("tried")[1].at("run_applicable").get<bool>());  // a window
+  // And it parses as a plan that asks for exactly that.
+  const auto p3 = cco::plan::parse(j3.dump());
+  EXPECT_EQ(p3.gemm.sm_target, 100);
+  EXPECT_EQ(p3.gemm.when, cco::plan::When::Overlap);
+  EXPECT_EQ(p3.nccl.max_ctas, 32);
 }

@@ -348,8 +348,9 @@ TEST(WorkloadPlan, PlanHasThePairsSchemaAndTheWorkload) {
   EXPECT_EQ(j.at("policy"), "tuned");
   EXPECT_EQ(j.at("shaping").at("default"), 2);
   EXPECT_EQ(j.at("priority").at("nccl"), "high");
-  EXPECT_EQ(j.at("environment").at("NCCL_MIN_CTAS"), "16");
-  EXPECT_EQ(j.at("environment").at("NCCL_MAX_CTAS"), "16");
+  EXPECT_EQ(j.at("nccl").at("min_ctas"), 16);
+  EXPECT_EQ(j.at("nccl").at("max_ctas"), 16);
+  EXPECT_EQ(j.at("shaping").at("when"), "overlap");
   EXPECT_EQ(j.at("made_for").at("device"), "NVIDIA H200");
   EXPECT_EQ(j.at("made_for").at("sms"), 132);
   EXPECT_EQ(j.at("made_for").at("nranks"), 2);

@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -79,6 +80,14 @@ __global__ void __launch_bounds__(1024, 2)
 
 // Named like NCCL's kernels (the library's "*nccl*" pattern): never padded, prioritised.
 extern "C" __global__ void ncclDevKernel_ccoProbe(unsigned long long* t) {
+  if (threadIdx.x == 0) t[0] = gtime();
+}
+
+// An "NCCL" kernel that holds one SM for spin_ns: the communication window stays open meanwhile.
+extern "C" __global__ void ncclDevKernel_ccoHold(unsigned long long* t, unsigned spin_ns) {
+  const unsigned long long t0 = gtime();
+  while (gtime() - t0 < spin_ns) {
+  }
   if (threadIdx.x == 0) t[0] = gtime();
 }
 
@@ -163,6 +172,64 @@ TEST(PreloadGpu, DirectLaunchResultsAndResidency) {
   std::printf("cco-probe: direct launch: dynamic_smem=%u peak_blocks_per_sm=%d results=%s\n", dyn,
               peak, check_output(x, y) ? "ok" : "WRONG");
   expect_shaped("direct launch", dyn, peak);
+}
+
+// Under an @overlap policy (the default of cco run), a compute launch is shaped while NCCL work
+// is pending on its device and goes as asked otherwise. It needs the library: CTest runs it as
+// cco.test.gpu_preload_window under `cco run` with CCO_TEST_REQUIRE_WINDOW=1, where a missing
+// library or policy fails; in the plain binary it skips, saying so.
+TEST(PreloadGpu, CommunicationWindow) {
+  const char* pol = std::getenv("CCO_POLICY");
+  const char* pre = std::getenv("LD_PRELOAD");
+  const bool overlap = pol && std::strstr(pol, "@overlap") && pre && std::strstr(pre, "cco_preload");
+  if (!overlap) {
+    if (env_int("CCO_TEST_REQUIRE_WINDOW", 0))
+      FAIL() << "not under libcco_preload.so with an @overlap policy (CCO_POLICY="
+             << (pol ? pol : "") << ")";
+    GTEST_SKIP() << "needs cco run with an @overlap policy: cco.test.gpu_preload_window runs it";
+  }
+  const int n = 1 << 22;
+  Buf<int> x(n), y(n);
+  fill_input(x, 3);
+  Buf<unsigned long long> t(1);
+  Probe pr;
+  cudaStream_t comm, comp;
+  CCO_CUDA_CHECK(cudaStreamCreateWithFlags(&comm, cudaStreamNonBlocking));
+  CCO_CUDA_CHECK(cudaStreamCreateWithFlags(&comp, cudaStreamNonBlocking));
+  const int grid = sm_count() * 8 * 4;
+  // 1. No communication: as asked.
+  pr.reset();
+  work_kernel<<<grid, 256, 0, comp>>>(x.p, y.p, n, pr.meta.p, pr.live.p, pr.peak.p, 0);
+  CCO_CUDA_CHECK(cudaStreamSynchronize(comp));
+  const unsigned before = pr.meta.host()[0];
+  const bool ok1 = check_output(x, y);
+  // 2. An NCCL-named kernel holds one SM for 50 ms: compute launched meanwhile is shaped.
+  ncclDevKernel_ccoHold<<<1, 32, 0, comm>>>(t.p, 50000000u);
+  CCO_CUDA_CHECK(cudaGetLastError());
+  pr.reset();
+  CCO_CUDA_CHECK(cudaMemsetAsync(y.p, 0, n * sizeof(int), comp));
+  work_kernel<<<grid, 256, 0, comp>>>(x.p, y.p, n, pr.meta.p, pr.live.p, pr.peak.p, 0);
+  CCO_CUDA_CHECK(cudaStreamSynchronize(comp));
+  const unsigned during = pr.meta.host()[0];
+  const bool ok2 = check_output(x, y);
+  // 3. It finished: as asked again.
+  CCO_CUDA_CHECK(cudaDeviceSynchronize());
+  std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  pr.reset();
+  CCO_CUDA_CHECK(cudaMemsetAsync(y.p, 0, n * sizeof(int), comp));
+  work_kernel<<<grid, 256, 0, comp>>>(x.p, y.p, n, pr.meta.p, pr.live.p, pr.peak.p, 0);
+  CCO_CUDA_CHECK(cudaStreamSynchronize(comp));
+  const unsigned after = pr.meta.host()[0];
+  const bool ok3 = check_output(x, y);
+  std::printf(
+      "cco-probe: window: dynamic_smem before=%u during=%u after=%u results=%s (policy %s)\n",
+      before, during, after, ok1 && ok2 && ok3 ? "ok" : "WRONG", pol);
+  EXPECT_TRUE(ok1 && ok2 && ok3);
+  EXPECT_EQ(before, 0u) << "shaped with no communication pending";
+  EXPECT_GT(during, 0u) << "not shaped while an NCCL kernel ran";
+  EXPECT_EQ(after, 0u) << "still shaped after the NCCL kernel finished";
+  cudaStreamDestroy(comm);
+  cudaStreamDestroy(comp);
 }
 
 TEST(PreloadGpu, GraphCaptureAndReplay) {
