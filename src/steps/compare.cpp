@@ -1,0 +1,201 @@
+#include "steps/compare.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "steps/schedule.hpp"
+
+namespace cco::steps {
+namespace {
+
+std::string ms(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3f", v);
+  return b;
+}
+
+std::string signed_ms(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%+.3f", v);
+  return b;
+}
+
+std::string pct(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%+.2f%%", v);
+  return b;
+}
+
+std::string rank_name(const StepFile& f) {
+  return f.rank ? "rank " + std::to_string(*f.rank) : "pid " + std::to_string(f.pid);
+}
+
+}  // namespace
+
+CompareReport compare(const std::vector<StepFile>& files) {
+  CompareReport r;
+  r.files = files.size();
+  if (files.empty()) {
+    r.refused = "no step file was written (did the program start under the preload library?)";
+    return r;
+  }
+  // The lowest rank (or, without ranks, the lowest pid) is the reference.
+  std::size_t ref = 0;
+  for (std::size_t i = 1; i < files.size(); ++i) {
+    const auto key = [](const StepFile& f) { return std::make_pair(f.rank.value_or(1 << 30), f.pid); };
+    if (key(files[i]) < key(files[ref])) ref = i;
+  }
+  const StepFile& f = files[ref];
+  r.source = f.source;
+  r.period = f.period;
+  r.steps = f.steps.size();
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (i == ref) continue;
+    const StepFile& o = files[i];
+    if (o.source != f.source || o.period != f.period || o.configs != f.configs ||
+        o.warmup != f.warmup) {
+      r.problems.push_back(rank_name(o) + " found other steps than " + rank_name(f) +
+                           " (source " + o.source + ", period " + std::to_string(o.period) +
+                           " against " + f.source + ", " + std::to_string(f.period) + ")");
+      continue;
+    }
+    const std::size_t common = std::min(o.steps.size(), f.steps.size());
+    for (std::size_t k = 0; k < common; ++k)
+      if (o.steps[k].step != f.steps[k].step || o.steps[k].config != f.steps[k].config) {
+        r.problems.push_back(rank_name(o) + " ran step " + std::to_string(o.steps[k].step) +
+                             " under another configuration than " + rank_name(f));
+        break;
+      }
+  }
+  const int n = static_cast<int>(f.configs.size());
+  if (f.source == "none" || f.steps.empty()) {
+    r.refused = "no steps were found: the program issued no repeating sequence of collectives "
+                "and marked no step (ccoverlap.step() or --step-nvtx)";
+    return r;
+  }
+  if (!r.problems.empty()) {
+    r.refused = "the ranks did not find the same steps (see above)";
+    return r;
+  }
+  if (n < 1) {
+    r.refused = "the step file names no configuration";
+    return r;
+  }
+  // Rounds: one regular step of each configuration.
+  std::map<int64_t, std::vector<const StepTime*>> rounds;
+  for (const auto& s : f.steps) {
+    const int64_t rd = round_of_step(s.step, n, f.warmup);
+    if (rd < 0) continue;
+    if (!s.regular) ++r.irregular;
+    auto& v = rounds[rd];
+    v.resize(static_cast<std::size_t>(n), nullptr);
+    if (s.config >= 0 && s.config < n) v[static_cast<std::size_t>(s.config)] = &s;
+  }
+  bool all_gpu = true;
+  std::vector<std::vector<const StepTime*>> used;
+  for (const auto& [rd, v] : rounds) {
+    const bool complete = std::all_of(v.begin(), v.end(), [](const StepTime* s) {
+      return s != nullptr && s->regular;
+    });
+    if (!complete) continue;
+    for (const StepTime* s : v) all_gpu = all_gpu && s->gpu_ms.has_value();
+    used.push_back(v);
+  }
+  r.rounds = used.size();
+  r.metric = all_gpu && !used.empty() ? "gpu" : "host";
+  if (used.empty()) {
+    r.refused = "no complete round of steps after the warm-up of " + std::to_string(f.warmup) +
+                " steps (" + std::to_string(f.steps.size()) + " steps recorded): run more steps";
+    return r;
+  }
+  auto value = [&](const StepTime* s) { return r.metric == "gpu" ? *s->gpu_ms : s->host_ms; };
+  std::vector<std::vector<double>> per(static_cast<std::size_t>(n));
+  for (const auto& v : used)
+    for (int c = 0; c < n; ++c) per[static_cast<std::size_t>(c)].push_back(value(v[static_cast<std::size_t>(c)]));
+  for (int c = 0; c < n; ++c) {
+    ConfigResult cr;
+    cr.name = f.configs[static_cast<std::size_t>(c)];
+    cr.summary = summarize(per[static_cast<std::size_t>(c)]);
+    if (c > 0) cr.vs_first = paired_difference(per[0], per[static_cast<std::size_t>(c)]);
+    r.configs.push_back(cr);
+  }
+  return r;
+}
+
+std::string format_report(const CompareReport& r) {
+  std::string out;
+  for (const auto& p : r.problems) out += "cco: compare: " + p + "\n";
+  if (!r.refused.empty()) return out + "cco: compare: refused: " + r.refused + "\n";
+  out += "# compare: " + std::to_string(r.rounds) + " rounds of " +
+         std::to_string(r.configs.size()) + " steps (steps found from " + r.source +
+         (r.period > 0 ? ", " + std::to_string(r.period) + " collectives each" : "") + "), " +
+         r.metric + " time per step in ms, " + std::to_string(r.files) + " step file" +
+         (r.files == 1 ? "" : "s") +
+         (r.irregular ? ", " + std::to_string(r.irregular) + " irregular steps left out" : "") +
+         "\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "%-32s %10s %10s %10s  %s\n", "#config", "median", "q1", "q3",
+                "paired difference to the first (median, 95% interval)");
+  out += line;
+  const double base = r.configs.empty() ? 0 : r.configs[0].summary.median;
+  for (std::size_t c = 0; c < r.configs.size(); ++c) {
+    const auto& cr = r.configs[c];
+    std::string diff;
+    if (c == 0) {
+      diff = "(baseline)";
+    } else if (!cr.vs_first.enough) {
+      diff = signed_ms(cr.vs_first.median) + " ms; too few rounds (" +
+             std::to_string(cr.vs_first.pairs) + ") for a 95% interval: run at least 6";
+    } else {
+      diff = signed_ms(cr.vs_first.median) + " ms [" + signed_ms(cr.vs_first.lo) + ", " +
+             signed_ms(cr.vs_first.hi) + "]";
+      if (base > 0) diff += " " + pct(100.0 * cr.vs_first.median / base);
+      diff += cr.vs_first.contains_zero() ? "  within noise"
+              : cr.vs_first.median < 0  ? "  faster"
+                                          : "  slower";
+    }
+    std::snprintf(line, sizeof line, "%-32s %10s %10s %10s  ", cr.name.c_str(),
+                  ms(cr.summary.median).c_str(), ms(cr.summary.q1).c_str(),
+                  ms(cr.summary.q3).c_str());
+    out += line + diff + "\n";
+  }
+  return out;
+}
+
+std::string to_json(const CompareReport& r) {
+  nlohmann::json j;
+  j["schema"] = "cco.compare/1";
+  j["metric"] = r.metric;
+  j["files"] = r.files;
+  j["steps"] = r.steps;
+  j["rounds"] = r.rounds;
+  j["irregular"] = r.irregular;
+  j["period"] = r.period;
+  j["source"] = r.source;
+  j["problems"] = r.problems;
+  j["refused"] = r.refused.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.refused);
+  auto& cs = j["configs"] = nlohmann::json::array();
+  for (std::size_t c = 0; c < r.configs.size(); ++c) {
+    const auto& cr = r.configs[c];
+    nlohmann::json e = {{"name", cr.name},
+                        {"n", cr.summary.n},
+                        {"median_ms", cr.summary.median},
+                        {"q1_ms", cr.summary.q1},
+                        {"q3_ms", cr.summary.q3},
+                        {"min_ms", cr.summary.min},
+                        {"max_ms", cr.summary.max}};
+    if (c > 0)
+      e["vs_first"] = {{"pairs", cr.vs_first.pairs},
+                       {"median_ms", cr.vs_first.median},
+                       {"lo_ms", cr.vs_first.enough ? nlohmann::json(cr.vs_first.lo) : nlohmann::json(nullptr)},
+                       {"hi_ms", cr.vs_first.enough ? nlohmann::json(cr.vs_first.hi) : nlohmann::json(nullptr)},
+                       {"coverage", cr.vs_first.coverage},
+                       {"within_noise", cr.vs_first.contains_zero()}};
+    cs.push_back(e);
+  }
+  return j.dump(1) + "\n";
+}
+
+}  // namespace cco::steps

@@ -1,0 +1,51 @@
+// A paired comparison from the step files of one run (cco run --compare A,B,...).
+//
+// The numbers come from the lowest rank's file (ranks wait for each other at every collective,
+// so their step times agree to within the collectives' skew); every other file is checked to
+// agree with it -- same period, same configurations, same configuration at every step index --
+// and any disagreement is reported (and makes the comparison refused: ranks that switch at
+// different steps are not a paired comparison).
+//
+// Steps are grouped into the schedule's rounds (schedule.hpp); a round where every configuration
+// has a regular step gives one sample per configuration. Configuration c is compared with
+// configuration 0 by the paired differences over those rounds (paired.hpp). The metric is the
+// GPU time between step boundaries when every compared step has one, else the host time.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "steps/paired.hpp"
+#include "steps/record.hpp"
+
+namespace cco::steps {
+
+struct ConfigResult {
+  std::string name;
+  Summary summary;     ///< over the rounds used (ms)
+  PairedDiff vs_first; ///< this minus configuration 0, per round (ms); empty for configuration 0
+};
+
+struct CompareReport {
+  std::string metric;  ///< "gpu" or "host"
+  std::size_t files = 0;
+  std::size_t steps = 0;      ///< steps recorded (lowest rank)
+  std::size_t rounds = 0;     ///< complete rounds used
+  std::size_t irregular = 0;  ///< steps left out: off the period
+  int period = 0;
+  std::string source;
+  std::vector<ConfigResult> configs;
+  std::vector<std::string> problems;  ///< ranks that disagree, files that could not be used
+  std::string refused;                ///< why no comparison was made (empty: one was)
+};
+
+/// Builds the report. `files` may be empty (refused, with the reason).
+CompareReport compare(const std::vector<StepFile>& files);
+
+/// The text printed at the end of `cco run --compare`.
+std::string format_report(const CompareReport& r);
+
+/// The report as JSON (schema "cco.compare/1").
+std::string to_json(const CompareReport& r);
+
+}  // namespace cco::steps

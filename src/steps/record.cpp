@@ -1,0 +1,125 @@
+#include "steps/record.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+namespace cco::steps {
+
+using nlohmann::json;
+
+std::string to_json(const StepFile& f) {
+  json j;
+  j["schema"] = kStepSchema;
+  j["pid"] = f.pid;
+  j["rank"] = f.rank ? json(*f.rank) : json(nullptr);
+  j["device"] = f.device ? json(*f.device) : json(nullptr);
+  j["source"] = f.source;
+  j["period"] = f.period;
+  j["collectives"] = f.collectives;
+  j["locks"] = f.locks;
+  j["mismatches"] = f.mismatches;
+  j["configs"] = f.configs;
+  j["warmup"] = f.warmup;
+  j["ended"] = f.ended;
+  json steps = json::array();
+  for (const auto& s : f.steps)
+    steps.push_back({{"step", s.step},
+                     {"config", s.config},
+                     {"host_ms", s.host_ms},
+                     {"gpu_ms", s.gpu_ms ? json(*s.gpu_ms) : json(nullptr)},
+                     {"regular", s.regular}});
+  j["steps"] = std::move(steps);
+  j["note"] = f.note;
+  return j.dump(1) + "\n";
+}
+
+StepFile parse_step_file(const std::string& text, const std::string& what) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    throw std::runtime_error(what + ": not JSON (" + e.what() + ")");
+  }
+  try {
+    if (!j.is_object() || j.value("schema", "") != kStepSchema)
+      throw std::runtime_error(what + ": not a step file (schema \"" + std::string(kStepSchema) +
+                               "\" expected)");
+    StepFile f;
+    f.pid = j.at("pid").get<int>();
+    if (!j.at("rank").is_null()) f.rank = j.at("rank").get<int>();
+    if (!j.at("device").is_null()) f.device = j.at("device").get<int>();
+    f.source = j.at("source").get<std::string>();
+    if (f.source != "collectives" && f.source != "marker" && f.source != "none")
+      throw std::runtime_error(what + ": unknown source '" + f.source + "'");
+    f.period = j.at("period").get<int>();
+    f.collectives = j.at("collectives").get<uint64_t>();
+    f.locks = j.at("locks").get<uint64_t>();
+    f.mismatches = j.at("mismatches").get<uint64_t>();
+    f.configs = j.at("configs").get<std::vector<std::string>>();
+    f.warmup = j.at("warmup").get<uint64_t>();
+    f.ended = j.at("ended").get<std::string>();
+    f.note = j.value("note", "");
+    for (const auto& s : j.at("steps")) {
+      StepTime t;
+      t.step = s.at("step").get<uint64_t>();
+      t.config = s.at("config").get<int>();
+      t.host_ms = s.at("host_ms").get<double>();
+      if (!s.at("gpu_ms").is_null()) t.gpu_ms = s.at("gpu_ms").get<double>();
+      t.regular = s.at("regular").get<bool>();
+      if (t.config < 0 || (t.config >= static_cast<int>(f.configs.size()) && !f.configs.empty()))
+        throw std::runtime_error(what + ": step " + std::to_string(t.step) +
+                                 " names configuration " + std::to_string(t.config) +
+                                 " of " + std::to_string(f.configs.size()));
+      f.steps.push_back(t);
+    }
+    return f;
+  } catch (const json::exception& e) {
+    throw std::runtime_error(what + ": " + e.what());
+  }
+}
+
+std::string read_bounded(const std::string& path, std::size_t limit) {
+  // O_NONBLOCK: opening a FIFO with no writer must not hang; it is refused below anyway.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw std::runtime_error(path + ": " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw std::runtime_error(path + ": not a regular file");
+  }
+  if (static_cast<std::size_t>(st.st_size) > limit) {
+    ::close(fd);
+    throw std::runtime_error(path + ": larger than " + std::to_string(limit) + " bytes");
+  }
+  std::string out;
+  char buf[65536];
+  for (;;) {
+    const ssize_t r = ::read(fd, buf, sizeof buf);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      const int e = errno;
+      ::close(fd);
+      throw std::runtime_error(path + ": " + std::strerror(e));
+    }
+    if (r == 0) break;
+    out.append(buf, static_cast<std::size_t>(r));
+    if (out.size() > limit) {
+      ::close(fd);
+      throw std::runtime_error(path + ": larger than " + std::to_string(limit) + " bytes");
+    }
+  }
+  ::close(fd);
+  return out;
+}
+
+StepFile read_step_file(const std::string& path) {
+  return parse_step_file(read_bounded(path, 64u << 20), path);
+}
+
+}  // namespace cco::steps

@@ -1,0 +1,62 @@
+// The step file: what the preload library measured of one process's steps, written at exit when
+// CCO_STEPS_DIR names a folder (docs/STEPS.md). JSON, schema "cco.steps/1":
+//
+//   { "schema": "cco.steps/1", "pid": 1234, "rank": 0 | null, "device": 0 | null,
+//     "source": "collectives" | "marker" | "none",
+//     "period": 64,            // collectives per step (source collectives; 0 otherwise)
+//     "collectives": 5120, "locks": 2, "mismatches": 0,
+//     "configs": ["off", "shape:1"], "warmup": 5,
+//     "ended": "exit" | "signal",
+//     "steps": [ { "step": 0, "config": 0, "host_ms": 85.1, "gpu_ms": 84.9 | null,
+//                  "regular": true } ... ],
+//     "note": "..." }
+//
+// `steps` holds the steps since the last lock (a relock starts them again); `step` counts from
+// that lock. `regular` is false when the step's collectives differed from the period (an extra
+// collective, a changed size): such steps are not compared.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cco::steps {
+
+inline constexpr const char* kStepSchema = "cco.steps/1";
+
+struct StepTime {
+  uint64_t step = 0;
+  int config = 0;
+  double host_ms = 0;
+  std::optional<double> gpu_ms;
+  bool regular = true;
+};
+
+struct StepFile {
+  int pid = 0;
+  std::optional<int> rank;
+  std::optional<int> device;
+  std::string source = "none";
+  int period = 0;
+  uint64_t collectives = 0, locks = 0, mismatches = 0;
+  std::vector<std::string> configs;
+  uint64_t warmup = 0;
+  std::string ended = "exit";
+  std::vector<StepTime> steps;
+  std::string note;
+};
+
+std::string to_json(const StepFile& f);
+
+/// Parses a step file's text. Throws std::runtime_error with one clear line ("<what>: ...").
+StepFile parse_step_file(const std::string& text, const std::string& what = "step file");
+
+/// Reads and parses a step file: a regular file of at most 64 MiB (a FIFO, a device or a folder
+/// gets one clear error, never a hang). Throws std::runtime_error.
+StepFile read_step_file(const std::string& path);
+
+/// Reads a regular file of at most `limit` bytes. Throws std::runtime_error naming the path.
+std::string read_bounded(const std::string& path, std::size_t limit);
+
+}  // namespace cco::steps

@@ -1,0 +1,89 @@
+// The step file: round trip, bad input, bounded reads.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "steps/record.hpp"
+
+using namespace cco::steps;
+
+namespace {
+std::string tmp_path(const char* tag) {
+  return (testing::TempDir() + "cco_steps_" + tag + "_" + std::to_string(::getpid()));
+}
+}  // namespace
+
+TEST(Record, RoundTrip) {
+  StepFile f;
+  f.pid = 7;
+  f.rank = 1;
+  f.device = 0;
+  f.source = "collectives";
+  f.period = 22;
+  f.collectives = 440;
+  f.locks = 2;
+  f.configs = {"off", "shape:1"};
+  f.warmup = 3;
+  f.steps = {{0, 0, 85.5, 85.25, true}, {1, 1, 90.0, std::nullopt, false}};
+  const StepFile g = parse_step_file(to_json(f));
+  EXPECT_EQ(g.pid, 7);
+  EXPECT_EQ(g.rank, 1);
+  EXPECT_EQ(g.period, 22);
+  EXPECT_EQ(g.configs, f.configs);
+  ASSERT_EQ(g.steps.size(), 2u);
+  EXPECT_DOUBLE_EQ(*g.steps[0].gpu_ms, 85.25);
+  EXPECT_FALSE(g.steps[1].gpu_ms.has_value());
+  EXPECT_FALSE(g.steps[1].regular);
+}
+
+TEST(Record, BadInputGivesOneLine) {
+  auto msg = [](const std::string& text) {
+    try {
+      parse_step_file(text, "x.json");
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(msg("{").find("x.json: not JSON"), std::string::npos);
+  EXPECT_NE(msg("{\"schema\": \"cco.steps/9\"}").find("not a step file"), std::string::npos);
+  StepFile f;
+  f.configs = {"a"};
+  f.steps = {{0, 3, 1.0, std::nullopt, true}};
+  EXPECT_NE(msg(to_json(f)).find("configuration 3 of 1"), std::string::npos);
+  std::string missing = to_json(StepFile{});
+  missing.replace(missing.find("\"period\""), 8, "\"perioX\"");
+  EXPECT_NE(msg(missing).find("x.json:"), std::string::npos);
+}
+
+TEST(Record, BoundedReads) {
+  const std::string dir = tmp_path("dir");
+  ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0);
+  EXPECT_THROW(read_step_file(dir), std::runtime_error);
+  ::rmdir(dir.c_str());
+
+  const std::string fifo = tmp_path("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  try {
+    read_step_file(fifo);  // must not wait for a writer
+    ADD_FAILURE() << "a FIFO was read";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("not a regular file"), std::string::npos);
+  }
+  ::unlink(fifo.c_str());
+
+  const std::string big = tmp_path("big");
+  {
+    std::ofstream o(big);
+    o << std::string(2000, 'x');
+  }
+  EXPECT_THROW(read_bounded(big, 1000), std::runtime_error);
+  EXPECT_EQ(read_bounded(big, 2000).size(), 2000u);
+  std::remove(big.c_str());
+  EXPECT_THROW(read_step_file("/nonexistent/cco.json"), std::runtime_error);
+  EXPECT_THROW(read_step_file("/dev/zero"), std::runtime_error);
+}
