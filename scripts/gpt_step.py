@@ -86,6 +86,8 @@ def main():
     ap.add_argument("--launches", type=int, default=100000)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--numel", type=int, default=1024, help="launch-rate: elements per launch")
+    ap.add_argument("--mark-steps", action="store_true",
+                    help="mark each step with ccoverlap.step() (python/ccoverlap on PYTHONPATH)")
     args = ap.parse_args()
     torch.cuda.set_device(0)
     if args.mode == "launch-rate":
@@ -135,10 +137,16 @@ def main():
 
     losses, times = [], []
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    mark = None
+    if args.mark_steps:
+        import ccoverlap
+        mark = ccoverlap.step
     for step in range(total):
         chunk = data[step].to(dev)
         tokens, targets = chunk[:, :-1].contiguous(), chunk[:, 1:].contiguous()
         torch.cuda.synchronize()
+        if mark:
+            mark()
         start.record()
         loss = step_fn(tokens, targets)
         opt.step()

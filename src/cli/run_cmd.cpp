@@ -1,8 +1,11 @@
 // cco run: the preload library's launcher. See run_cmd.hpp and docs/cli/run.md.
 #include "cli/run_cmd.hpp"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <limits.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,6 +19,8 @@
 #include "cli/commands.hpp"
 #include "model/limits.hpp"
 #include "preload/trace_path.hpp"
+#include "steps/compare.hpp"
+#include "steps/record.hpp"
 #ifdef CCO_HAVE_CUDA
 #include "runtime/device.hpp"
 #endif
@@ -115,6 +120,35 @@ RunOptions parse_run_args(const std::vector<std::string>& args) {
       o.dry_run = true;
     } else if (a == "--force") {
       o.force = true;
+    } else if (is(a, "--compare")) {
+      const std::string v = value("--compare", i);
+      o.compare.clear();
+      std::size_t start = 0;
+      for (;;) {
+        const std::size_t comma = v.find(',', start);
+        const std::string item = v.substr(start, comma == std::string::npos ? comma : comma - start);
+        if (item.empty()) throw Usage("--compare '" + v + "': an empty item");
+        o.compare.push_back(item);
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+      }
+      if (o.compare.size() < 2 || o.compare.size() > 8)
+        throw Usage("--compare needs 2 to 8 policies or plans separated by ',' (got " +
+                    std::to_string(o.compare.size()) + ")");
+    } else if (is(a, "--steps-out")) {
+      o.steps_out = value("--steps-out", i);
+      if (o.steps_out.empty()) throw Usage("--steps-out needs a folder");
+    } else if (is(a, "--compare-json")) {
+      o.compare_json = value("--compare-json", i);
+      if (o.compare_json.empty()) throw Usage("--compare-json needs a file");
+    } else if (is(a, "--warmup")) {
+      const std::string v = value("--warmup", i);
+      char* end = nullptr;
+      errno = 0;
+      const long n = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end || errno || n < 0 || n > 1000000)
+        throw Usage("--warmup '" + v + "' is not a step count (0 to 1000000)");
+      o.warmup = n;
     } else if (is(a, "--trace")) {
       o.trace = value("--trace", i);
       if (const std::string bad = preload::check_trace_pattern(o.trace); !bad.empty())
@@ -127,6 +161,13 @@ RunOptions parse_run_args(const std::vector<std::string>& args) {
                    args.end());
   if (!o.policy.empty() && !o.plan_file.empty())
     throw Usage("--policy and --plan conflict: give one");
+  if (!o.compare.empty() && (!o.policy.empty() || !o.plan_file.empty()))
+    throw Usage("--compare conflicts with --policy and --plan: the compared items are the policies");
+  if (o.compare.empty() && o.steps_out.empty() && (o.warmup >= 0 || !o.compare_json.empty()))
+    throw Usage(std::string(o.warmup >= 0 ? "--warmup" : "--compare-json") +
+                " needs --compare (or --steps-out)");
+  if (!o.compare_json.empty() && o.compare.empty())
+    throw Usage("--compare-json needs --compare");
   if (o.command.empty()) throw Usage("no command to run (cco run [options] -- CMD [ARGS...])");
   return o;
 }
@@ -152,7 +193,13 @@ std::vector<EnvChange> run_environment(const RunOptions& opts, const plan::Plan&
     }
   }
   if (!present) out.push_back({"LD_PRELOAD", list.empty() ? lib_path : list + ":" + lib_path});
-  if (!plan_path.empty()) {
+  if (!opts.compare.empty()) {
+    std::string items;
+    for (const auto& c : opts.compare) items += (items.empty() ? "" : ",") + c;
+    out.push_back({"CCO_COMPARE", items});
+    out.push_back({"CCO_POLICY", std::nullopt});
+    out.push_back({"CCO_PLAN", std::nullopt});
+  } else if (!plan_path.empty()) {
     out.push_back({"CCO_PLAN", plan_path});
     out.push_back({"CCO_POLICY", std::nullopt});
   } else {
@@ -160,6 +207,8 @@ std::vector<EnvChange> run_environment(const RunOptions& opts, const plan::Plan&
         {"CCO_POLICY", opts.policy.empty() ? std::string(plan::kDefaultPolicy) : opts.policy});
     out.push_back({"CCO_PLAN", std::nullopt});
   }
+  if (!opts.steps_out.empty()) out.push_back({"CCO_STEPS_DIR", opts.steps_out});
+  if (opts.warmup >= 0) out.push_back({"CCO_WARMUP_STEPS", std::to_string(opts.warmup)});
   if (opts.stats) out.push_back({"CCO_STATS", "1"});
   if (opts.verbose) out.push_back({"CCO_VERBOSE", "1"});
   if (!opts.trace.empty()) {
@@ -320,13 +369,140 @@ void check_made_for(const plan::Plan& plan, const RunOptions& o) {
               "): re-tune with `cco tune`, or pass --force to apply it anyway");
 }
 
+std::vector<std::string> check_compare_items(const std::vector<std::string>& items) {
+  std::vector<std::string> out;
+  for (const auto& item : items) {
+    const bool file = item.find('/') != std::string::npos ||
+                      (item.size() > 5 && item.compare(item.size() - 5, 5, ".json") == 0);
+    plan::Plan p;
+    try {
+      p = file ? plan::load(item) : plan::from_policy(item);
+    } catch (const plan::Error& e) {
+      throw Usage("--compare: " + std::string(e.what()));
+    }
+    if (const std::string why = plan::rotation_refusal(p); !why.empty())
+      throw Usage("--compare: '" + item + "' cannot switch between steps: " + why);
+    const std::string name = file ? absolute(item) : item;
+    if (name.find(',') != std::string::npos)
+      throw Usage("--compare: '" + item + "': a plan path with ',' cannot be passed on");
+    for (const auto& seen : out)
+      if (seen == name) throw Usage("--compare: '" + item + "' given twice");
+    out.push_back(name);
+  }
+  return out;
+}
+
+bool report_steps(const std::string& dir, bool compare, const std::string& json_path,
+                  std::FILE* out) {
+  std::vector<steps::StepFile> files;
+  std::vector<std::string> notes;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (dirent* e = ::readdir(d)) {
+      const std::string n = e->d_name;
+      if (n.rfind("steps-", 0) != 0 || n.size() < 11 || n.compare(n.size() - 5, 5, ".json") != 0)
+        continue;
+      try {
+        files.push_back(steps::read_step_file(dir + "/" + n));
+        if (files.back().ended != "exit")
+          notes.push_back(n + ": the process did not exit normally; its steps until the last "
+                              "flush are used (partial)");
+      } catch (const std::exception& ex) {
+        notes.push_back(std::string("skipped ") + ex.what());
+      }
+      if (files.size() > 4096) break;  // bounded
+    }
+    ::closedir(d);
+  }
+  for (const auto& n : notes) std::fprintf(out, "cco: steps: %s\n", n.c_str());
+  if (!compare) {
+    for (const auto& f : files)
+      std::fprintf(out, "cco: steps: %s: %zu steps (%s%s)\n",
+                   f.rank ? ("rank " + std::to_string(*f.rank)).c_str()
+                          : ("pid " + std::to_string(f.pid)).c_str(),
+                   f.steps.size(), f.source.c_str(),
+                   f.period > 0 ? (", " + std::to_string(f.period) + " collectives each").c_str()
+                                : "");
+    return true;
+  }
+  const steps::CompareReport r = steps::compare(files);
+  std::fputs(steps::format_report(r).c_str(), out);
+  if (!json_path.empty()) {
+    std::FILE* j = std::fopen(json_path.c_str(), "w");
+    const std::string text = steps::to_json(r);
+    if (!j || std::fwrite(text.data(), 1, text.size(), j) != text.size() || std::fclose(j) != 0)
+      std::fprintf(stderr, "cco run: error: cannot write %s: %s\n", json_path.c_str(),
+                   std::strerror(errno));
+  }
+  return r.refused.empty();
+}
+
+namespace {
+
+pid_t g_child = -1;
+void forward_signal(int sig) {
+  if (g_child > 0) ::kill(g_child, sig);
+}
+
+// --compare / --steps-out: the program runs as a child; its step files are read when it ends.
+int run_and_report(const RunOptions& o, const std::string& temp_dir) {
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error(std::string("cannot fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    std::vector<char*> argv;
+    for (const auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execvp(argv[0], argv.data());
+    const int err = errno;
+    std::fprintf(stderr, "cco run: error: cannot run '%s': %s\n", o.command[0].c_str(),
+                 std::strerror(err));
+    ::_exit(err == ENOENT ? 127 : 126);
+  }
+  g_child = pid;
+  // Ctrl-C and termination go to the program; the report still follows.
+  struct sigaction sa {};
+  sa.sa_handler = forward_signal;
+  ::sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::sigaction(sig, &sa, nullptr);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  if (rc == 126 || rc == 127) {
+    if (!temp_dir.empty()) ::rmdir(temp_dir.c_str());
+    return rc;
+  }
+  if (WIFSIGNALED(status))
+    std::fprintf(stderr, "cco run: the program ended by signal %d\n", WTERMSIG(status));
+  const bool ok = report_steps(o.steps_out, !o.compare.empty(), o.compare_json, stdout);
+  std::fflush(stdout);
+  if (!temp_dir.empty()) {
+    if (DIR* d = ::opendir(temp_dir.c_str())) {
+      while (dirent* e = ::readdir(d)) {
+        const std::string n = e->d_name;
+        if (n != "." && n != "..") ::unlink((temp_dir + "/" + n).c_str());
+      }
+      ::closedir(d);
+    }
+    ::rmdir(temp_dir.c_str());
+  }
+  // The program's own failure first; else a comparison that could not be made is a failure.
+  if (rc != 0) return rc;
+  return ok ? 0 : 3;
+}
+
+}  // namespace
+
 int run_main(const std::vector<std::string>& args) {
   RunOptions o = parse_run_args(args);
   if (!o.trace.empty()) o.trace = trace_pattern_path(o.trace);
 
   plan::Plan plan;
   std::string plan_path;
-  if (!o.plan_file.empty()) {
+  if (!o.compare.empty()) {
+    o.compare = check_compare_items(o.compare);
+    plan = plan::from_policy("off");  // nothing of a single plan applies (all are switchable)
+  } else if (!o.plan_file.empty()) {
     try {
       plan = plan::load(o.plan_file);
     } catch (const plan::Error& e) {
@@ -358,6 +534,24 @@ int run_main(const std::vector<std::string>& args) {
     check_tuner_library(tuner);
   }
 
+  // --compare without --steps-out: the step files go to a folder of our own, removed after.
+  std::string temp_dir;
+  if (!o.compare.empty() && o.steps_out.empty() && !o.dry_run) {
+    const char* tmp = ::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/cco-steps-XXXXXX";
+    if (!::mkdtemp(pattern.data()))
+      throw std::runtime_error("cannot make a folder for the step files (" + pattern +
+                               "): " + std::strerror(errno));
+    temp_dir = o.steps_out = pattern;
+  } else if (!o.steps_out.empty()) {
+    if (::mkdir(o.steps_out.c_str(), 0755) != 0 && errno != EEXIST)
+      throw Usage("--steps-out " + o.steps_out + ": " + std::strerror(errno));
+    struct stat st {};
+    if (::stat(o.steps_out.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
+        ::access(o.steps_out.c_str(), W_OK) != 0)
+      throw Usage("--steps-out " + o.steps_out + ": not a writable folder");
+    o.steps_out = absolute(o.steps_out);
+  }
   std::vector<std::string> warnings;
   const auto changes = run_environment(
       o, plan, plan_path, lib, tuner,
@@ -386,6 +580,7 @@ int run_main(const std::vector<std::string>& args) {
     else
       ::unsetenv(c.name.c_str());
   }
+  if (!o.compare.empty() || !o.steps_out.empty()) return run_and_report(o, temp_dir);
   std::vector<char*> argv;
   for (const auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);

@@ -3,6 +3,7 @@
 // program's exit code and signals are its own.
 #pragma once
 
+#include <cstdio>
 #include <functional>
 #include <optional>
 #include <string>
@@ -30,8 +31,23 @@ struct RunOptions {
   /// --trace FILE: CCO_TRACE, a path pattern (%p pid, %r rank, %% a %; preload/trace_path.hpp).
   /// run_main makes it absolute before run_environment sees it.
   std::string trace;
+  /// --compare A,B[,...]: policies or plan files rotated between steps (2 to 8 items).
+  std::vector<std::string> compare;
+  std::string steps_out;     ///< --steps-out DIR: keep the step files there
+  long warmup = -1;          ///< --warmup N: steps before the rotation starts (-1: the default, 5)
+  std::string compare_json;  ///< --compare-json FILE: the comparison as JSON
   std::vector<std::string> command;  ///< CMD ARGS...
 };
+
+/// --compare's items checked and made absolute (plan files): each must name a policy or a plan
+/// that can switch at run time (plan::rotation_refusal). Throws Usage naming the item and why.
+std::vector<std::string> check_compare_items(const std::vector<std::string>& items);
+
+/// What runs after the program under --compare or --steps-out: reads the step files in `dir`
+/// (steps-*.json, bounded), prints the comparison (when `compare`) to `out`, writes `json_path`
+/// when not empty. Returns false when no comparison could be made (the reason is printed).
+bool report_steps(const std::string& dir, bool compare, const std::string& json_path,
+                  std::FILE* out);
 
 /// Parses args[1..]: options up to "--" or the first word that is not an option, then the
 /// command. Throws Usage for unknown options, missing values, --policy with --plan, no command,

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstdlib>
 
 namespace cco::preload {
 namespace {
@@ -62,6 +64,47 @@ EnvConfig read_env(const std::function<const char*(const char*)>& get) {
                          "); running unshaped");
     c.bad = true;
   }
+  if (const char* v = get("CCO_STEPS_DIR"); v && *v) c.steps_dir = v;
+  if (const char* v = get("CCO_COMPARE"); v && *v) {
+    std::string item;
+    for (const char* q = v;; ++q) {
+      if (*q == ',' || *q == '\0') {
+        if (item.empty()) {
+          c.warnings.push_back(std::string("CCO_COMPARE='") + v +
+                               "' has an empty item; no comparison");
+          c.compare.clear();
+          break;
+        }
+        c.compare.push_back(item);
+        item.clear();
+        if (*q == '\0') break;
+      } else {
+        item += *q;
+      }
+    }
+    if (c.compare.size() > 8) {
+      c.warnings.push_back("CCO_COMPARE names more than 8 configurations; no comparison");
+      c.compare.clear();
+    }
+  }
+  if (const char* v = get("CCO_WARMUP_STEPS"); v && *v) {
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long n = std::strtoull(v, &end, 10);
+    if (errno || *end || *v == '-' || n > 1000000)
+      c.warnings.push_back(std::string("CCO_WARMUP_STEPS='") + v +
+                           "' is not a step count (0 to 1000000); 5 are used");
+    else
+      c.warmup = n;
+  }
+  for (const char* name : {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"}) {
+    const char* v = get(name);
+    if (!v || !*v) continue;
+    char* end = nullptr;
+    const long r = std::strtol(v, &end, 10);
+    if (*end == '\0' && r >= 0 && r < (1 << 24)) c.rank = static_cast<int>(r);
+    break;
+  }
   if (const char* v = get("CCO_PRIORITY_METHOD"); v && *v) {
     try {
       c.method = plan::parse_method(v);
@@ -71,6 +114,14 @@ EnvConfig read_env(const std::function<const char*(const char*)>& get) {
     }
   }
   return c;
+}
+
+plan::Plan resolve_item(const std::string& item, std::optional<plan::PriorityMethod> method) {
+  const bool file = item.find('/') != std::string::npos ||
+                    (item.size() > 5 && item.compare(item.size() - 5, 5, ".json") == 0);
+  plan::Plan p = file ? plan::load(item) : plan::from_policy(item);
+  if (method) p.priority.method = *method;
+  return p;
 }
 
 plan::Plan resolve_plan(const EnvConfig& env, std::vector<std::string>* warnings) {

@@ -6,11 +6,17 @@
 //   CCO_PRIORITY_METHOD=M     launch-attr | stream | both: overrides the plan's priority method
 //   CCO_STATS=0|1|2           per-process statistics at exit (2: also per kernel, and always)
 //   CCO_VERBOSE=0|1           one line per kernel and launch shape the first time it is decided
+//   CCO_STEPS_DIR=DIR         find and time the program's steps; write DIR/steps-<rank|pid>.json
+//   CCO_COMPARE=A,B,...       rotate these policies or plan files between steps (a paired
+//                             comparison; docs/STEPS.md); takes the place of CCO_POLICY/CCO_PLAN
+//   CCO_WARMUP_STEPS=N        steps before the rotation starts (default 5)
+//   RANK | OMPI_COMM_WORLD_RANK | PMI_RANK | SLURM_PROCID   the rank, named in the step file
 //
 // Bad values never stop the program: each gives one warning and the library runs unshaped (the
 // "off" plan) or, for CCO_STATS/CCO_VERBOSE, with that feature off.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -27,12 +33,21 @@ struct EnvConfig {
   std::string plan_path;                       ///< CCO_PLAN
   std::string policy;                          ///< CCO_POLICY
   std::optional<plan::PriorityMethod> method;  ///< CCO_PRIORITY_METHOD
+  std::string steps_dir;             ///< CCO_STEPS_DIR
+  std::vector<std::string> compare;  ///< CCO_COMPARE, split at ','
+  uint64_t warmup = 5;               ///< CCO_WARMUP_STEPS
+  std::optional<int> rank;           ///< from the launcher's variables
   bool bad = false;  ///< a value was invalid or CCO_PLAN and CCO_POLICY conflict: run unshaped
   std::vector<std::string> warnings;  ///< one line each, for warn_once
 };
 
 /// Reads the CCO_* variables through `get` (getenv in the library; a map in tests).
 EnvConfig read_env(const std::function<const char*(const char*)>& get);
+
+/// The plan of one item of a list (CCO_COMPARE, ccoverlap.policy()): a plan file when it contains
+/// '/' or ends in ".json", else a policy name; `method` overrides the priority method. Throws
+/// (plan::Error or std::exception) with one line.
+plan::Plan resolve_item(const std::string& item, std::optional<plan::PriorityMethod> method);
 
 /// Parses a boolean variable: 1/true/yes/on, 0/false/no/off/empty (case-insensitive).
 /// Returns nullopt for anything else.

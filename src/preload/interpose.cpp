@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "preload/blas.hpp"
+#include "preload/cco_api.h"
 #include "preload/config.hpp"
 #include "preload/driver_api.hpp"
 #include "preload/hook.hpp"
@@ -43,6 +44,9 @@
 #include "preload/nccl_streams.hpp"
 #include "preload/order_window.hpp"
 #include "preload/resolve.hpp"
+#include "preload/step_clock.hpp"
+#include "preload/window.hpp"
+#include "steps/period.hpp"
 #include "preload/trace_hook.hpp"
 
 #define CCO_EXPORT extern "C" __attribute__((visibility("default")))
@@ -378,7 +382,23 @@ GetProcAddressV2Fn real_get_proc_v2() {
 // ---- the hook, made at the first launch or collective ----------------------------------------
 std::mutex g_init_mu;
 std::atomic<bool> g_init_final{false};  // true: no hook for this process (disabled)
-std::atomic<Hook*> g_hook{nullptr};
+std::atomic<Hook*> g_hook{nullptr};      // the hook in force (one of g_hooks)
+// Every configuration's hook (cco run --compare, ccoverlap.policy()): g_hook switches between
+// them at step boundaries. Slots are written once, under g_init_mu, and never freed.
+constexpr int kMaxHooks = 16;
+std::array<std::atomic<Hook*>, kMaxHooks> g_hooks{};
+std::atomic<int> g_nhooks{0};
+std::atomic<int> g_ncompare{0};  // > 1: a rotation owns the switch (ccoverlap.policy refused)
+// The item each hook was made from (heap strings, never freed: no static initialiser here).
+std::array<std::atomic<const std::string*>, kMaxHooks> g_hook_names{};
+std::string hook_name(int i) {
+  const std::string* n = g_hook_names[static_cast<std::size_t>(i)].load(std::memory_order_acquire);
+  return n ? *n : std::string();
+}
+std::atomic<StepClock*> g_clock{nullptr};
+CommWindow* g_shared_window = nullptr;
+HookOptions g_hook_opts;
+DriverApi g_api;  // the hooks' driver table (set before the first hook is published)
 std::atomic<NcclStreams*> g_streams{nullptr};
 std::atomic<int> g_stats_level{0};
 
@@ -395,6 +415,38 @@ void init_gemm_controls(Hook& h, GetProcAddressV2Fn gpa) {
   if (!g.active()) return;
   load_driver_api(gpa, &g_wapi);  // what it lacks stays null (checked at each use)
   if (g.when == plan::When::Overlap) g_order.store(new OrderWindow(), std::memory_order_release);
+}
+
+void steps_at_exit() {
+  if (g_forked_child.load()) return;
+  StepClock* c = g_clock.load(std::memory_order_acquire);
+  if (!c) return;
+  std::string err;
+  if (!c->write("exit", &err)) warn_once("steps-write", "cannot write the step file: " + err);
+}
+
+// The step clock (step_clock.hpp): when steps are recorded or configurations compared.
+void init_step_clock(const EnvConfig& env, const std::vector<std::string>& names,
+                     const DriverApi& api, GetProcAddressV2Fn gpa) {
+  if (!g_wapi.ctxGetDevice) load_driver_api(gpa, &g_wapi);
+  StepClockOptions o;
+  o.configs = names;
+  o.warmup = env.warmup;
+  o.rank = env.rank;
+  if (!env.steps_dir.empty())
+    o.path = env.steps_dir + "/steps-" +
+             (env.rank ? "rank" + std::to_string(*env.rank) : "pid" + std::to_string(getpid())) +
+             ".json";
+  auto* c = new StepClock(api, std::move(o),  // never freed
+                          [](int i) {
+                            if (Hook* h = g_hooks[static_cast<std::size_t>(i)].load())
+                              g_hook.store(h, std::memory_order_release);
+                          },
+                          now_ns);
+  g_clock.store(c, std::memory_order_release);
+  // Registered after the CUDA runtime's own exit handler (the runtime is up by the first launch
+  // or collective), so it runs first: events can still be queried.
+  std::atexit(steps_at_exit);
 }
 
 // Called under g_init_mu. Makes the hook, or decides there is none (CCO_DISABLE), or -- when
@@ -421,9 +473,54 @@ void init_hook() {
     warn_once("driver-api",
               "the CUDA driver lacks calls the library needs (cuGetProcAddress, "
               "cuFuncGetName, cuFuncGetAttribute, ...); launches are left unchanged");
-  const bool stream_method = p.priority.uses_stream();
-  auto* h = new Hook(api, std::move(p), HookOptions{env.stats, env.verbose});  // never freed
+  // A comparison: one plan per item, all switchable at run time, or no comparison at all.
+  std::vector<plan::Plan> plans;
+  std::vector<std::string> names;
+  if (!env.compare.empty()) {
+    if (!env.plan_path.empty() || !env.policy.empty())
+      warn_once("compare-policy", "CCO_COMPARE is set: CCO_POLICY and CCO_PLAN are ignored");
+    for (const auto& item : env.compare) {
+      std::string why;
+      try {
+        plans.push_back(resolve_item(item, env.method));
+        why = plan::rotation_refusal(plans.back());
+      } catch (const std::exception& e) {
+        why = e.what();
+      }
+      if (!why.empty()) {
+        warn_once("compare-item", "CCO_COMPARE: '" + item + "' cannot rotate: " + why +
+                                      "; no comparison, the program runs under 'off'");
+        plans.assign(1, plan::from_policy("off"));
+        names.assign(1, "off");
+        break;
+      }
+      names.push_back(item);
+    }
+  }
+  if (plans.empty()) {
+    names.push_back(p.policy);
+    plans.push_back(std::move(p));
+  }
+  const bool stream_method = plans[0].priority.uses_stream();
+  g_api = api;
+  g_hook_opts = HookOptions{env.stats, env.verbose};
+  if (plans.size() > 1) {
+    // Every hook must see every NCCL launch: one window, shared, when any plan uses it.
+    bool any_overlap = false;
+    for (const auto& q : plans)
+      any_overlap = any_overlap || (q.shaping.active() && q.shaping.when == plan::When::Overlap);
+    if (any_overlap) g_shared_window = new CommWindow(api, new Stats());  // never freed
+    g_hook_opts.shared_window = g_shared_window;
+  }
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    g_hook_names[i].store(new std::string(names[i]));
+    g_hooks[i].store(new Hook(api, std::move(plans[i]), g_hook_opts));  // never freed
+  }
+  g_nhooks.store(static_cast<int>(names.size()));
+  g_ncompare.store(static_cast<int>(names.size()));
+  Hook* h = g_hooks[0].load();
   init_gemm_controls(*h, gpa);  // the cuBLAS SM budget and its launch-order window (blas.hpp)
+  if (!env.steps_dir.empty() || names.size() > 1) init_step_clock(env, names, api, gpa);
   if (stream_method) {
     // The companion priority is the current context's greatest, read when the first companion
     // is made (a context exists by then).
@@ -863,9 +960,49 @@ void open_window(OrderWindow* w, ncclComm_t comm, cudaStream_t stream) {
   w->collective(dev, stream_ref(s, dev));
 }
 
+// What identifies a collective in a rank's sequence (steps/period.hpp).
+struct Coll {
+  const char* kind;
+  size_t count;
+  int dtype;
+  int op = -1;    // reduction, -1: none
+  int peer = -1;  // root or peer, -1: none
+};
+
+// The communicator's index in order of first use: stable between runs, unlike its address.
+int comm_index(ncclComm_t comm) {
+  static std::mutex mu;
+  static std::vector<ncclComm_t>* seen = new std::vector<ncclComm_t>();  // never freed
+  std::lock_guard<std::mutex> lock(mu);
+  for (std::size_t i = 0; i < seen->size(); ++i)
+    if ((*seen)[i] == comm) return static_cast<int>(i);
+  if (seen->size() >= 4096) return 4096;  // bounded: later communicators share one index
+  seen->push_back(comm);
+  return static_cast<int>(seen->size() - 1);
+}
+
+// Tells the step clock (before the collective is enqueued: a step boundary switches the
+// configuration first, so the collective runs under the new one).
+void step_collective(const Coll& c, ncclComm_t comm, cudaStream_t stream) {
+  StepClock* clock = g_clock.load(std::memory_order_acquire);
+  if (!clock) return;
+  int dev = -1;
+  if (!nccl().commCuDevice || nccl().commCuDevice(comm, &dev) != ncclSuccess || dev < 0) return;
+  const auto s = reinterpret_cast<CUstream>(stream);
+  bool capturing = false;
+  if (g_wapi.streamIsCapturing) {
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    capturing = g_wapi.streamIsCapturing(s, &st) != CUDA_SUCCESS ||
+                st != CU_STREAM_CAPTURE_STATUS_NONE;
+  }
+  clock->collective(cco::steps::signature(c.kind, c.count, c.dtype, c.op, c.peer, comm_index(comm)),
+                    dev, s, capturing);
+}
+
 template <class Call>
-ncclResult_t with_priority(ncclComm_t comm, cudaStream_t stream, Call&& call) {
+ncclResult_t with_priority(const Coll& info, ncclComm_t comm, cudaStream_t stream, Call&& call) {
   NcclStreams* s = disabled() ? nullptr : streams();  // makes the hook and the window first
+  if (!disabled()) step_collective(info, comm, stream);
   if (OrderWindow* w = g_order.load(std::memory_order_acquire)) open_window(w, comm, stream);
   InsideNccl inside;
   if (!s) return call(stream);
@@ -893,11 +1030,55 @@ void report_at_exit() {
              " seen=0 (no kernel launch reached the library)");
     return;
   }
-  if (level <= 0 || (level == 1 && !h->stats().any())) return;
-  log_line(
-      h->stats().summary(h->plan().policy, plan::to_string(h->plan().priority.method), getpid()));
-  if (level >= 2)
-    for (const auto& line : h->kernel_report()) log_line(line);
+  const int n = g_nhooks.load();
+  for (int i = 0; i < std::max(n, 1); ++i) {
+    Hook* hi = n > 0 ? g_hooks[static_cast<std::size_t>(i)].load() : h;
+    if (!hi || level <= 0 || (level == 1 && !hi->stats().any())) continue;
+    log_line(hi->stats().summary(hi->plan().policy, plan::to_string(hi->plan().priority.method),
+                                 getpid()));
+    if (level >= 2)
+      for (const auto& line : hi->kernel_report()) log_line(line);
+  }
+}
+
+// ccoverlap.policy(): the hook of a named policy or plan, made on first use (under g_init_mu).
+// Returns null and sets *why when it cannot be used.
+Hook* hook_for(const std::string& item, std::string* why) {
+  std::lock_guard<std::mutex> lock(g_init_mu);
+  const int n = g_nhooks.load();
+  for (int i = 0; i < n; ++i)
+    if (hook_name(i) == item) return g_hooks[static_cast<std::size_t>(i)].load();
+  if (n >= kMaxHooks) {
+    *why = "too many policies (" + std::to_string(kMaxHooks) + " at most)";
+    return nullptr;
+  }
+  plan::Plan p;
+  try {
+    p = resolve_item(item, std::nullopt);
+  } catch (const std::exception& e) {
+    *why = e.what();
+    return nullptr;
+  }
+  if (std::string r = plan::rotation_refusal(p); !r.empty()) {
+    *why = "'" + item + "' cannot be switched at run time: " + r;
+    return nullptr;
+  }
+  // A hook made after the start cannot share a window the others lack: one made now sees NCCL
+  // launches from now on (its own window, if its plan uses one).
+  auto* h = new Hook(g_api, std::move(p), g_hook_opts);  // never freed
+  g_hook_names[static_cast<std::size_t>(n)].store(new std::string(item));
+  g_hooks[static_cast<std::size_t>(n)].store(h);
+  g_nhooks.store(n + 1);
+  return h;
+}
+
+thread_local char t_api_error[512];  // trivially constructed: no TLS initialiser
+
+int api_fail(int code, const std::string& why) {
+  const std::size_t k = std::min(why.size(), sizeof t_api_error - 1);
+  std::memcpy(t_api_error, why.data(), k);
+  t_api_error[k] = '\0';
+  return code;
 }
 
 }  // namespace
@@ -1035,28 +1216,28 @@ CCO_EXPORT ncclResult_t ncclAllReduce(const void* sb, void* rb, size_t n, ncclDa
                                       ncclRedOp_t op, ncclComm_t comm, cudaStream_t st) {
   const auto fn = nccl().allReduce;
   if (!fn) return missing("ncclAllReduce");
-  return with_priority(comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, op, comm, s); });
+  return with_priority(Coll{"AllReduce", n, static_cast<int>(t), static_cast<int>(op)}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, op, comm, s); });
 }
 
 CCO_EXPORT ncclResult_t ncclBroadcast(const void* sb, void* rb, size_t n, ncclDataType_t t,
                                       int root, ncclComm_t comm, cudaStream_t st) {
   const auto fn = nccl().broadcast;
   if (!fn) return missing("ncclBroadcast");
-  return with_priority(comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, root, comm, s); });
+  return with_priority(Coll{"Broadcast", n, static_cast<int>(t), -1, root}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, root, comm, s); });
 }
 
 CCO_EXPORT ncclResult_t ncclBcast(void* b, size_t n, ncclDataType_t t, int root, ncclComm_t comm,
                                   cudaStream_t st) {
   const auto fn = nccl().bcast;
   if (!fn) return missing("ncclBcast");
-  return with_priority(comm, st, [&](cudaStream_t s) { return fn(b, n, t, root, comm, s); });
+  return with_priority(Coll{"Broadcast", n, static_cast<int>(t), -1, root}, comm, st, [&](cudaStream_t s) { return fn(b, n, t, root, comm, s); });
 }
 
 CCO_EXPORT ncclResult_t ncclReduce(const void* sb, void* rb, size_t n, ncclDataType_t t,
                                    ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t st) {
   const auto fn = nccl().reduce;
   if (!fn) return missing("ncclReduce");
-  return with_priority(comm, st,
+  return with_priority(Coll{"Reduce", n, static_cast<int>(t), static_cast<int>(op), root}, comm, st,
                        [&](cudaStream_t s) { return fn(sb, rb, n, t, op, root, comm, s); });
 }
 
@@ -1064,49 +1245,49 @@ CCO_EXPORT ncclResult_t ncclAllGather(const void* sb, void* rb, size_t n, ncclDa
                                       ncclComm_t comm, cudaStream_t st) {
   const auto fn = nccl().allGather;
   if (!fn) return missing("ncclAllGather");
-  return with_priority(comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, comm, s); });
+  return with_priority(Coll{"AllGather", n, static_cast<int>(t)}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, comm, s); });
 }
 
 CCO_EXPORT ncclResult_t ncclReduceScatter(const void* sb, void* rb, size_t n, ncclDataType_t t,
                                           ncclRedOp_t op, ncclComm_t comm, cudaStream_t st) {
   const auto fn = nccl().reduceScatter;
   if (!fn) return missing("ncclReduceScatter");
-  return with_priority(comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, op, comm, s); });
+  return with_priority(Coll{"ReduceScatter", n, static_cast<int>(t), static_cast<int>(op)}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, op, comm, s); });
 }
 
 CCO_EXPORT ncclResult_t ncclAlltoAll(const void* sb, void* rb, size_t n, ncclDataType_t t,
                                      ncclComm_t comm, cudaStream_t st) {
   const auto fn = nccl().alltoAll;
   if (!fn) return missing("ncclAlltoAll");
-  return with_priority(comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, comm, s); });
+  return with_priority(Coll{"AlltoAll", n, static_cast<int>(t)}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, comm, s); });
 }
 
 CCO_EXPORT ncclResult_t ncclGather(const void* sb, void* rb, size_t n, ncclDataType_t t, int root,
                                    ncclComm_t comm, cudaStream_t st) {
   const auto fn = nccl().gather;
   if (!fn) return missing("ncclGather");
-  return with_priority(comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, root, comm, s); });
+  return with_priority(Coll{"Gather", n, static_cast<int>(t), -1, root}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, root, comm, s); });
 }
 
 CCO_EXPORT ncclResult_t ncclScatter(const void* sb, void* rb, size_t n, ncclDataType_t t, int root,
                                     ncclComm_t comm, cudaStream_t st) {
   const auto fn = nccl().scatter;
   if (!fn) return missing("ncclScatter");
-  return with_priority(comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, root, comm, s); });
+  return with_priority(Coll{"Scatter", n, static_cast<int>(t), -1, root}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, root, comm, s); });
 }
 
 CCO_EXPORT ncclResult_t ncclSend(const void* sb, size_t n, ncclDataType_t t, int peer,
                                  ncclComm_t comm, cudaStream_t st) {
   const auto fn = nccl().send;
   if (!fn) return missing("ncclSend");
-  return with_priority(comm, st, [&](cudaStream_t s) { return fn(sb, n, t, peer, comm, s); });
+  return with_priority(Coll{"Send", n, static_cast<int>(t), -1, peer}, comm, st, [&](cudaStream_t s) { return fn(sb, n, t, peer, comm, s); });
 }
 
 CCO_EXPORT ncclResult_t ncclRecv(void* rb, size_t n, ncclDataType_t t, int peer, ncclComm_t comm,
                                  cudaStream_t st) {
   const auto fn = nccl().recv;
   if (!fn) return missing("ncclRecv");
-  return with_priority(comm, st, [&](cudaStream_t s) { return fn(rb, n, t, peer, comm, s); });
+  return with_priority(Coll{"Recv", n, static_cast<int>(t), -1, peer}, comm, st, [&](cudaStream_t s) { return fn(rb, n, t, peer, comm, s); });
 }
 
 CCO_EXPORT ncclResult_t ncclGroupStart() {
@@ -1143,6 +1324,87 @@ CCO_EXPORT ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* info) {
   if (!disabled())
     if (NcclStreams* s = streams()) return s->group_end(r, nccl().real);
   return r;
+}
+
+// ---- the C API (cco_api.h) --------------------------------------------------------------------
+
+CCO_EXPORT int cco_api_version() {
+  return CCO_API_VERSION;
+}
+
+CCO_EXPORT int cco_step_mark(void* stream) {
+  if (disabled()) return api_fail(CCO_API_DISABLED, "the library is disabled in this process");
+  if (!hook()) return api_fail(CCO_API_DISABLED, "the library is not active (no CUDA driver yet?)");
+  StepClock* c = g_clock.load(std::memory_order_acquire);
+  if (!c) return api_fail(CCO_API_NO_STEPS, "steps are not recorded (set CCO_STEPS_DIR, or use "
+                                            "cco run --steps-out or --compare)");
+  int dev = -1;
+  if (g_wapi.ctxGetDevice) {
+    CUdevice d = 0;
+    if (g_wapi.ctxGetDevice(&d) == CUDA_SUCCESS) dev = static_cast<int>(d);
+  }
+  const auto s = static_cast<CUstream>(stream);
+  bool capturing = false;
+  if (g_wapi.streamIsCapturing) {
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    capturing = g_wapi.streamIsCapturing(s, &st) != CUDA_SUCCESS ||
+                st != CU_STREAM_CAPTURE_STATUS_NONE;
+  }
+  c->mark(dev, s, capturing);
+  return CCO_API_OK;
+}
+
+CCO_EXPORT int cco_policy_set(const char* name) {
+  if (!name) return api_fail(CCO_API_BAD_ARGUMENT, "no policy name");
+  if (disabled()) return api_fail(CCO_API_DISABLED, "the library is disabled in this process");
+  if (!hook()) return api_fail(CCO_API_DISABLED, "the library is not active (no CUDA driver yet?)");
+  if (g_ncompare.load() > 1)
+    return api_fail(CCO_API_BUSY, "a comparison (CCO_COMPARE) is switching policies");
+  std::string why;
+  Hook* h = hook_for(name, &why);
+  if (!h) return api_fail(CCO_API_BAD_ARGUMENT, why);
+  g_hook.store(h, std::memory_order_release);
+  return CCO_API_OK;
+}
+
+CCO_EXPORT long cco_policy_get(char* buf, unsigned long len) {
+  Hook* h = disabled() ? nullptr : g_hook.load(std::memory_order_acquire);
+  std::string name = "(none)";
+  if (h) {
+    const int n = g_nhooks.load();
+    for (int i = 0; i < n; ++i)
+      if (g_hooks[static_cast<std::size_t>(i)].load() == h) name = hook_name(i);
+  }
+  if (buf && len > 0) {
+    const std::size_t k = std::min<std::size_t>(name.size(), len - 1);
+    std::memcpy(buf, name.data(), k);
+    buf[k] = '\0';
+  }
+  return static_cast<long>(name.size());
+}
+
+CCO_EXPORT long cco_stats(char* buf, unsigned long len) {
+  std::string out;
+  if (!disabled()) {
+    const int n = g_nhooks.load();
+    for (int i = 0; i < n; ++i) {
+      Hook* h = g_hooks[static_cast<std::size_t>(i)].load();
+      if (!h) continue;
+      out += h->stats().summary(hook_name(i),
+                                plan::to_string(h->plan().priority.method), getpid());
+      out += '\n';
+    }
+  }
+  if (buf && len > 0) {
+    const std::size_t k = std::min<std::size_t>(out.size(), len - 1);
+    std::memcpy(buf, out.data(), k);
+    buf[k] = '\0';
+  }
+  return static_cast<long>(out.size());
+}
+
+CCO_EXPORT const char* cco_last_error() {
+  return t_api_error;
 }
 
 // Statistics at exit (CCO_STATS). Only counters are read: no CUDA call, no stdio.

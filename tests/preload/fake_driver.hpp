@@ -77,6 +77,8 @@ struct FakeDriver {
   std::map<CUevent, bool> event_done;
   CUresult event_query_result = CUDA_SUCCESS;  // != SUCCESS: queries fail with it
   int event_creates = 0, event_queries = 0;
+  double gpu_ms = 0;                   // the fake GPU clock: an event recorded now gets this time
+  std::map<CUevent, double> event_ms;  // when each event was (last) recorded
   void complete_events() {
     for (auto& [e, done] : event_done) done = true;
   }
@@ -316,6 +318,14 @@ inline CUresult eventRecord(CUevent e, CUstream s) {
   if (g_fake->event_record_result != CUDA_SUCCESS) return g_fake->event_record_result;
   g_fake->log.push_back("record " + hex(e) + " on " + hex(s));
   g_fake->event_done[e] = false;
+  g_fake->event_ms[e] = g_fake->gpu_ms;
+  return CUDA_SUCCESS;
+}
+inline CUresult eventElapsedTime(float* ms, CUevent a, CUevent b) {
+  auto da = g_fake->event_done.find(a), db = g_fake->event_done.find(b);
+  if (da == g_fake->event_done.end() || db == g_fake->event_done.end()) return CUDA_ERROR_INVALID_HANDLE;
+  if (!da->second || !db->second) return CUDA_ERROR_NOT_READY;
+  *ms = static_cast<float>(g_fake->event_ms[b] - g_fake->event_ms[a]);
   return CUDA_SUCCESS;
 }
 inline CUresult eventQuery(CUevent e) {
@@ -408,6 +418,7 @@ inline preload::DriverApi FakeDriver::api() const {
   a.streamWaitEvent = fake::streamWaitEvent;
   a.streamIsCapturing = fake::isCapturing;
   a.eventQuery = fake::eventQuery;
+  a.eventElapsedTime = fake::eventElapsedTime;
   return a;
 }
 

@@ -8,6 +8,7 @@ if(TARGET cco.preload)
     cco_add_test(preload_${_t} SOURCES preload/test_${_t}.cpp LIBS cco.preload_core LABELS preload)
   endforeach()
   cco_add_test(preload_window SOURCES preload/test_window.cpp LIBS cco.preload_core LABELS preload)
+  cco_add_test(preload_step_clock SOURCES preload/test_step_clock.cpp LIBS cco.preload_core LABELS preload)
 
   # A fake libcuda.so.1 (in its own folder) and a program that reaches it as cudart does.
   add_library(cco.test.fake_cuda SHARED preload/fake_cuda.cpp)
@@ -62,7 +63,7 @@ if(TARGET cco.preload)
 
   # `cco run` through its own driver (the command is wired into cco separately).
   add_executable(cco.test.run_driver preload/run_driver.cpp ${PROJECT_SOURCE_DIR}/src/cli/run_cmd.cpp)
-  target_link_libraries(cco.test.run_driver PRIVATE cco.plan cco.warnings ${CMAKE_DL_LIBS})
+  target_link_libraries(cco.test.run_driver PRIVATE cco.plan cco.steps cco.warnings ${CMAKE_DL_LIBS})
   add_test(NAME cco.test.preload_run
     COMMAND ${CMAKE_COMMAND} -E env
       CCO_RUN=$<TARGET_FILE:cco.test.run_driver>

@@ -1,0 +1,234 @@
+"""ccoverlap for PyTorch programs: talk to libcco_preload.so from Python (docs/STEPS.md).
+
+The module works only inside a program started under the preload library (``cco run``); without
+it every call says so once (on stderr) and does nothing, so a program may import it
+unconditionally.
+
+    import ccoverlap
+    for batch in loader:
+        ccoverlap.step()                  # a step starts here (when automatic detection is not wanted)
+        ...
+    with ccoverlap.policy("off"):         # a region under another (switchable) policy
+        evaluate()
+    print(ccoverlap.stats())              # the library's counters, one dict per policy used
+
+Loaders read ccoverlap's JSON files (step files, comparisons, bench/tune/plan files) into pandas
+DataFrames when pandas is installed, else into lists of dicts.
+
+It talks to the library through its versioned C API (src/preload/cco_api.h), found with
+dlsym in the running process: nothing is linked, nothing is loaded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import sys
+from typing import Any, Dict, Iterator, List, Optional
+
+__all__ = ["available", "step", "policy", "current_policy", "stats", "load", "frame",
+           "read_steps", "read_compare", "API_VERSION"]
+
+API_VERSION = 1
+_MAX_FILE = 256 << 20  # the loaders read at most this much
+
+_lib: Any = None  # None: not looked up yet; False: absent
+_said: set = set()
+
+
+def _say_once(key: str, text: str) -> None:
+    if key not in _said:
+        _said.add(key)
+        print(f"ccoverlap: {text}", file=sys.stderr)
+
+
+def _api():
+    global _lib
+    if _lib is None:
+        try:
+            h = ctypes.CDLL(None)
+            version = h.cco_api_version
+        except (OSError, AttributeError):
+            _lib = False
+        else:
+            version.restype = ctypes.c_int
+            v = version()
+            if v != API_VERSION:
+                _say_once("version", f"the preload library speaks C API version {v}, this module "
+                                     f"version {API_VERSION}; doing nothing")
+                _lib = False
+            else:
+                h.cco_step_mark.argtypes = [ctypes.c_void_p]
+                h.cco_step_mark.restype = ctypes.c_int
+                h.cco_policy_set.argtypes = [ctypes.c_char_p]
+                h.cco_policy_set.restype = ctypes.c_int
+                for name in ("cco_policy_get", "cco_stats"):
+                    getattr(h, name).argtypes = [ctypes.c_char_p, ctypes.c_ulong]
+                    getattr(h, name).restype = ctypes.c_long
+                h.cco_last_error.restype = ctypes.c_char_p
+                _lib = h
+    if _lib is False:
+        _say_once("absent", "libcco_preload.so is not loaded in this process (start the program "
+                            "with `cco run`); ccoverlap calls do nothing")
+        return None
+    return _lib
+
+
+def _error(h) -> str:
+    e = h.cco_last_error()
+    return e.decode(errors="replace") if e else "unknown error"
+
+
+def _text(fn) -> str:
+    n = fn(None, 0)
+    buf = ctypes.create_string_buffer(n + 1)
+    fn(buf, n + 1)
+    return buf.value.decode(errors="replace")
+
+
+def available() -> bool:
+    """True when the preload library is loaded and speaks this module's API version."""
+    return _api() is not None
+
+
+def _stream_handle(stream) -> Optional[int]:
+    if stream is None:
+        torch = sys.modules.get("torch")
+        if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
+            return int(torch.cuda.current_stream().cuda_stream)
+        return 0
+    if hasattr(stream, "cuda_stream"):
+        return int(stream.cuda_stream)
+    return int(stream)
+
+
+def step(stream=None) -> bool:
+    """Marks the start of a step (and the end of the previous one).
+
+    ``stream``: a torch.cuda.Stream, a raw handle, or None for PyTorch's current stream. From the
+    first mark on, marks alone delimit steps. Returns True when the library took the mark.
+    """
+    h = _api()
+    if h is None:
+        return False
+    rc = h.cco_step_mark(ctypes.c_void_p(_stream_handle(stream) or None))
+    if rc != 0:
+        _say_once(f"step{rc}", f"step marks are not recorded: {_error(h)}")
+        return False
+    return True
+
+
+def current_policy() -> Optional[str]:
+    """The name of the policy in force, or None without the library."""
+    h = _api()
+    return None if h is None else _text(h.cco_policy_get)
+
+
+@contextlib.contextmanager
+def policy(name: str) -> Iterator[None]:
+    """Runs the body under another policy or plan file (one that can switch at run time:
+    shaping, and priority by launch attribute), then restores the one before.
+
+    Raises ValueError when the library refuses it; does nothing without the library.
+    """
+    h = _api()
+    if h is None:
+        yield
+        return
+    before = _text(h.cco_policy_get)
+    if h.cco_policy_set(name.encode()) != 0:
+        raise ValueError(f"ccoverlap.policy({name!r}): {_error(h)}")
+    try:
+        yield
+    finally:
+        if h.cco_policy_set(before.encode()) != 0:
+            _say_once("restore", f"could not restore policy {before!r}: {_error(h)}")
+
+
+def stats() -> List[Dict[str, str]]:
+    """The library's counters: one dict per policy used (keys as in CCO_STATS's lines)."""
+    h = _api()
+    if h is None:
+        return []
+    out = []
+    for line in _text(h.cco_stats).splitlines():
+        d: Dict[str, str] = {}
+        for part in line.split():
+            if "=" in part:
+                k, v = part.split("=", 1)
+                d[k] = v
+        if d:
+            out.append(d)
+    return out
+
+
+# ---- loaders ------------------------------------------------------------------------------------
+
+def load(path: str) -> Dict[str, Any]:
+    """Reads one of ccoverlap's JSON files (bounded; regular files only)."""
+    st = os.stat(path)
+    import stat as _stat
+    if not _stat.S_ISREG(st.st_mode):
+        raise ValueError(f"{path}: not a regular file")
+    if st.st_size > _MAX_FILE:
+        raise ValueError(f"{path}: larger than {_MAX_FILE} bytes")
+    with open(path, "rb") as f:
+        data = f.read(_MAX_FILE + 1)
+    try:
+        doc = json.loads(data)
+    except ValueError as e:
+        raise ValueError(f"{path}: not JSON ({e})") from None
+    if not isinstance(doc, dict) or "schema" not in doc:
+        raise ValueError(f"{path}: not a ccoverlap file (no schema)")
+    return doc
+
+
+def _rows(doc: Dict[str, Any]) -> List[Dict[str, Any]]:
+    schema = str(doc.get("schema", ""))
+    if schema.startswith("cco.steps/"):
+        meta = {k: doc.get(k) for k in ("pid", "rank", "device", "source", "period")}
+        configs = doc.get("configs") or []
+        return [dict(meta, **s, config_name=configs[s["config"]] if s["config"] < len(configs) else None)
+                for s in doc.get("steps", [])]
+    if schema.startswith("cco.compare/"):
+        rows = []
+        for c in doc.get("configs", []):
+            r = {k: v for k, v in c.items() if k != "vs_first"}
+            for k, v in (c.get("vs_first") or {}).items():
+                r[f"vs_first_{k}"] = v
+            rows.append(r)
+        return rows
+    for key in ("results", "rows", "tried", "steps", "configs"):
+        if isinstance(doc.get(key), list):
+            return [r if isinstance(r, dict) else {"value": r} for r in doc[key]]
+    return [doc]
+
+
+def frame(path: str):
+    """The rows of a ccoverlap JSON file: a pandas DataFrame if pandas is installed, else a list
+    of dicts. Step files give one row per step, comparisons one per configuration, bench and tune
+    files their result rows."""
+    rows = _rows(load(path))
+    try:
+        import pandas as pd  # noqa: WPS433 (optional)
+    except ImportError:
+        return rows
+    return pd.DataFrame(rows)
+
+
+def read_steps(path: str):
+    """A step file (cco.steps/1) as rows: one per step."""
+    doc = load(path)
+    if not str(doc.get("schema", "")).startswith("cco.steps/"):
+        raise ValueError(f"{path}: not a step file")
+    return frame(path)
+
+
+def read_compare(path: str):
+    """A comparison (cco.compare/1, cco run --compare-json) as rows: one per configuration."""
+    doc = load(path)
+    if not str(doc.get("schema", "")).startswith("cco.compare/"):
+        raise ValueError(f"{path}: not a comparison file")
+    return frame(path)

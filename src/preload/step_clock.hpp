@@ -1,0 +1,110 @@
+// The steps of the program, as the preload library sees them: found, timed, and used to rotate
+// configurations (cco run --compare; docs/STEPS.md).
+//
+// Sources of steps, in this order of precedence:
+//   - marks: the program calls cco_step_mark() (the C API; ccoverlap.step() in Python). From the
+//     first mark on, marks alone delimit steps;
+//   - collectives: the nccl* wrappers report every collective (its signature: period.hpp) and the
+//     PeriodDetector finds the repeating unit. Only the first device that issues a collective is
+//     followed (a process driving several GPUs is timed on that one).
+// At each step boundary the clock takes the host time and records an event on the boundary's
+// stream (the collective's or the mark's; not while that stream is being captured), so a step
+// has a host time (between boundaries) and a GPU time (between the events, once both completed:
+// resolved with cuEventQuery at later boundaries and at exit, never by waiting).
+//
+// Rotation: with n configurations, step k runs under config_of_step(k, n, warmup)
+// (schedule.hpp); `switch_to(c)` is called at the boundary before the collective goes on, so the
+// collective and everything the program launches after it run under the new configuration. A
+// relock (a new period) restarts the step count, the warm-up and the rotation.
+//
+// The step file (record.hpp) is written to `path` at exit (ended "exit") and, while the program
+// runs, at a boundary at most every `flush_ns` (ended "running"), by write-then-rename: a program
+// that dies keeps what was measured until its last flush, marked as such.
+//
+// Thread-safe: every entry point takes one mutex (collectives and marks are rare next to launches).
+// Fail-open: a failing event call leaves that step without a GPU time.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "preload/driver_api.hpp"
+#include "steps/period.hpp"
+#include "steps/record.hpp"
+
+namespace cco::preload {
+
+struct StepClockOptions {
+  std::vector<std::string> configs = {"(one)"};  ///< names, for the step file; >= 1
+  uint64_t warmup = 5;                           ///< steps under config 0 before rotating
+  steps::PeriodOptions period;
+  std::string path;                 ///< the step file ("" : none written)
+  uint64_t flush_ns = 5'000'000'000;  ///< flush at most this often (0: only at exit)
+  uint64_t max_steps = 1'000'000;   ///< steps kept (later ones are counted, not kept)
+  std::optional<int> rank;          ///< for the step file
+};
+
+class StepClock {
+ public:
+  /// `switch_to` is called (under the clock's mutex) when the configuration changes; may be empty.
+  /// `now` gives nanoseconds of a monotonic clock (tests pass their own).
+  StepClock(const DriverApi& api, StepClockOptions o, std::function<void(int)> switch_to,
+            std::function<uint64_t()> now);
+  StepClock(const StepClock&) = delete;
+  StepClock& operator=(const StepClock&) = delete;
+
+  /// A collective about to be enqueued on `stream` of device `dev` (capturing: that stream is
+  /// being captured). Ignored once marks are used, and for other devices than the first.
+  void collective(uint64_t signature, int dev, CUstream stream, bool capturing);
+
+  /// A step mark on `stream` (the program's; may be null: the legacy default stream).
+  void mark(int dev, CUstream stream, bool capturing);
+
+  /// The configuration now in force.
+  int active() const;
+
+  /// The step file as it stands (GPU times resolved as far as complete events allow).
+  steps::StepFile snapshot(const char* ended);
+
+  /// Writes the step file (no-op without a path). Returns false (and sets *error) on failure.
+  bool write(const char* ended, std::string* error = nullptr);
+
+ private:
+  struct Pending {
+    uint64_t step;  // the step this event starts
+    CUevent ev;
+  };
+  void boundary(bool ends_step, bool regular, CUstream stream, bool capturing);
+  void restart();
+  void resolve();
+  CUevent take_event();
+  steps::StepFile build_locked(const char* ended);
+  void write_locked(const char* ended, std::string* error, bool* ok);
+
+  DriverApi api_;
+  StepClockOptions o_;
+  std::function<void(int)> switch_to_;
+  std::function<uint64_t()> now_;
+  mutable std::mutex mu_;
+  steps::PeriodDetector det_;
+  std::string source_ = "none";
+  int device_ = -1;
+  int active_ = 0;
+  bool started_ = false;      // a boundary has been seen since the last (re)start
+  uint64_t step_ = 0;         // index of the step now running
+  uint64_t t_start_ = 0;      // host time at its boundary
+  uint64_t dropped_ = 0;      // steps beyond max_steps
+  std::vector<steps::StepTime> steps_;
+  std::vector<Pending> pending_;   // events of boundaries whose step's GPU time is unknown
+  std::vector<CUevent> free_;     // recorded and resolved: reusable
+  uint64_t last_flush_ = 0;
+  bool event_failed_ = false;
+};
+
+}  // namespace cco::preload

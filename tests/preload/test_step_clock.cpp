@@ -1,0 +1,164 @@
+// The step clock (step_clock.hpp) against the fake driver: steps found from collectives or marks,
+// host and GPU times, the rotation of configurations at step boundaries, the step file.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <vector>
+
+#include "fake_driver.hpp"
+#include "preload/step_clock.hpp"
+#include "steps/record.hpp"
+#include "steps/schedule.hpp"
+
+namespace {
+
+using cco::preload::StepClock;
+using cco::preload::StepClockOptions;
+using cco::test::FakeDriver;
+
+CUstream S(uintptr_t v) {
+  return reinterpret_cast<CUstream>(v);
+}
+
+class StepClockTest : public ::testing::Test {
+ protected:
+  void SetUp() override { fake.install(); }
+  FakeDriver fake;
+  uint64_t now = 1'000'000'000;  // the fake host clock (ns)
+  std::vector<int> switches;
+  std::unique_ptr<StepClock> make(StepClockOptions o) {
+    return std::make_unique<StepClock>(fake.api(), std::move(o),
+                                       [this](int c) { switches.push_back(c); },
+                                       [this] { return now; });
+  }
+  // One training step: 3 collectives and `ms` of host and GPU time; `ms_b` instead when the
+  // configuration in force after the step's first collective (a boundary) is 1.
+  void step(StepClock& c, double ms, int dev = 0, double ms_b = -1) {
+    for (uint64_t sig : {11u, 22u, 33u}) {
+      c.collective(sig, dev, S(0x77), false);
+      if (sig == 11u && ms_b >= 0 && c.active() == 1) ms = ms_b;
+      now += static_cast<uint64_t>(ms / 3 * 1e6);
+      fake.gpu_ms += ms / 3;
+    }
+  }
+};
+
+TEST_F(StepClockTest, RotatesAtBoundariesAndTimesSteps) {
+  StepClockOptions o;
+  o.configs = {"off", "shape:1"};
+  o.warmup = 2;
+  o.flush_ns = 0;
+  auto c = make(o);
+  // Period 3 is locked after 3 steps; then steps run A A (warm-up) A B B A A B B A ...
+  // and config 1 is 2 ms slower per step.
+  for (int i = 0; i < 24; ++i) {
+    step(*c, 10.0, 0, 12.0);
+    fake.complete_events();
+  }
+  const auto f = c->snapshot("exit");
+  EXPECT_EQ(f.source, "collectives");
+  EXPECT_EQ(f.period, 3);
+  ASSERT_GE(f.steps.size(), 15u);
+  for (const auto& s : f.steps) {
+    EXPECT_EQ(s.config, cco::steps::config_of_step(s.step, 2, 2)) << s.step;
+    EXPECT_NEAR(s.host_ms, s.config == 1 ? 12.0 : 10.0, 0.01) << s.step;
+    ASSERT_TRUE(s.gpu_ms.has_value()) << s.step;
+    EXPECT_NEAR(*s.gpu_ms, s.config == 1 ? 12.0 : 10.0, 0.01) << s.step;
+    EXPECT_TRUE(s.regular);
+  }
+  // The switches the hook saw: exactly the changes of the schedule.
+  ASSERT_FALSE(switches.empty());
+  EXPECT_EQ(switches.front(), 1);
+  for (std::size_t i = 1; i < switches.size(); ++i) EXPECT_NE(switches[i], switches[i - 1]);
+}
+
+TEST_F(StepClockTest, GpuTimeOnlyOnceEventsComplete) {
+  StepClockOptions o;
+  o.flush_ns = 0;
+  auto c = make(o);
+  for (int i = 0; i < 8; ++i) step(*c, 10.0);  // events never complete
+  auto f = c->snapshot("exit");
+  ASSERT_FALSE(f.steps.empty());
+  for (const auto& s : f.steps) EXPECT_FALSE(s.gpu_ms.has_value());
+  fake.complete_events();
+  f = c->snapshot("exit");  // resolved at the snapshot, without waiting
+  for (const auto& s : f.steps) EXPECT_TRUE(s.gpu_ms.has_value());
+}
+
+TEST_F(StepClockTest, CapturedBoundariesHaveNoGpuTime) {
+  StepClockOptions o;
+  o.flush_ns = 0;
+  auto c = make(o);
+  for (int i = 0; i < 8; ++i)
+    for (uint64_t sig : {1u, 2u}) {
+      c->collective(sig, 0, S(0x77), /*capturing=*/true);
+      now += 1'000'000;
+    }
+  fake.complete_events();
+  const auto f = c->snapshot("exit");
+  ASSERT_FALSE(f.steps.empty());
+  EXPECT_EQ(fake.event_creates, 0);
+  for (const auto& s : f.steps) EXPECT_FALSE(s.gpu_ms.has_value());
+}
+
+TEST_F(StepClockTest, MarksTakeOverAndOtherDevicesAreIgnored) {
+  StepClockOptions o;
+  o.flush_ns = 0;
+  auto c = make(o);
+  for (int i = 0; i < 6; ++i) step(*c, 10.0, /*dev=*/0);
+  for (int i = 0; i < 6; ++i) step(*c, 50.0, /*dev=*/1);  // another GPU of the process: ignored
+  auto f = c->snapshot("exit");
+  EXPECT_EQ(f.source, "collectives");
+  for (const auto& s : f.steps) EXPECT_NEAR(s.host_ms, 10.0, 0.01);
+  // Marks: from now on only they count.
+  for (int i = 0; i < 5; ++i) {
+    c->mark(0, S(0x5), false);
+    now += 7'000'000;
+    step(*c, 3.0);  // collectives between marks do not make steps any more
+  }
+  f = c->snapshot("exit");
+  EXPECT_EQ(f.source, "marker");
+  EXPECT_EQ(f.period, 0);
+  ASSERT_EQ(f.steps.size(), 4u);
+  for (const auto& s : f.steps) EXPECT_NEAR(s.host_ms, 10.0, 0.01);
+}
+
+TEST_F(StepClockTest, NoStepsWithoutRepeatsOrMarks) {
+  StepClockOptions o;
+  o.configs = {"off", "shape:1"};
+  o.flush_ns = 0;
+  auto c = make(o);
+  for (uint64_t i = 0; i < 500; ++i) c->collective(i * 7919, 0, S(0x77), false);
+  const auto f = c->snapshot("exit");
+  EXPECT_EQ(f.source, "none");
+  EXPECT_TRUE(f.steps.empty());
+  EXPECT_TRUE(switches.empty());  // never rotated
+}
+
+TEST_F(StepClockTest, WritesTheStepFileAndFlushesWhileRunning) {
+  const std::string dir = testing::TempDir();
+  StepClockOptions o;
+  o.path = dir + "cco_step_clock_" + std::to_string(::getpid()) + ".json";
+  o.flush_ns = 50'000'000;  // 50 ms of the fake clock
+  auto c = make(o);
+  for (int i = 0; i < 12; ++i) step(*c, 10.0);
+  // Flushed while running, without an explicit write.
+  auto f = cco::steps::read_step_file(o.path);
+  EXPECT_EQ(f.ended, "running");
+  EXPECT_FALSE(f.steps.empty());
+  std::string err;
+  ASSERT_TRUE(c->write("exit", &err)) << err;
+  f = cco::steps::read_step_file(o.path);
+  EXPECT_EQ(f.ended, "exit");
+  std::remove(o.path.c_str());
+
+  StepClockOptions bad;
+  bad.path = "/nonexistent/dir/steps.json";
+  bad.flush_ns = 0;
+  auto c2 = make(bad);
+  EXPECT_FALSE(c2->write("exit", &err));
+  EXPECT_NE(err.find("/nonexistent/dir/steps.json"), std::string::npos);
+}
+
+}  // namespace
