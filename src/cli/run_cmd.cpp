@@ -385,8 +385,6 @@ std::vector<std::string> check_compare_items(const std::vector<std::string>& ite
     const std::string name = file ? absolute(item) : item;
     if (name.find(',') != std::string::npos)
       throw Usage("--compare: '" + item + "': a plan path with ',' cannot be passed on");
-    for (const auto& seen : out)
-      if (seen == name) throw Usage("--compare: '" + item + "' given twice");
     out.push_back(name);
   }
   return out;

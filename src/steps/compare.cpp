@@ -38,7 +38,8 @@ CompareReport compare(const std::vector<StepFile>& files) {
   CompareReport r;
   r.files = files.size();
   if (files.empty()) {
-    r.refused = "no step file was written (did the program start under the preload library?)";
+    r.refused = "no step file was written: the program made no kernel launch, collective or step "
+                "mark under the preload library, or did not start under it";
     return r;
   }
   // The lowest rank (or, without ranks, the lowest pid) is the reference.
@@ -117,6 +118,9 @@ CompareReport compare(const std::vector<StepFile>& files) {
   for (int c = 0; c < n; ++c) {
     ConfigResult cr;
     cr.name = f.configs[static_cast<std::size_t>(c)];
+    // The same item twice (an A/A comparison, which must come out within noise): tell them apart.
+    if (std::count(f.configs.begin(), f.configs.end(), cr.name) > 1)
+      cr.name += " [" + std::to_string(c + 1) + "]";
     cr.summary = summarize(per[static_cast<std::size_t>(c)]);
     if (c > 0) cr.vs_first = paired_difference(per[0], per[static_cast<std::size_t>(c)]);
     r.configs.push_back(cr);

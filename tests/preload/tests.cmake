@@ -74,6 +74,15 @@ if(TARGET cco.preload)
       bash ${CMAKE_CURRENT_SOURCE_DIR}/preload/test_run.sh)
   set_tests_properties(cco.test.preload_run PROPERTIES LABELS "preload;cli" TIMEOUT 120)
 
+  # The Python module against the real library and the fake driver.
+  add_test(NAME cco.test.preload_python
+    COMMAND ${CMAKE_COMMAND} -E env
+      CCO_PRELOAD_LIB=$<TARGET_FILE:cco.preload>
+      CCO_FAKE_CUDA_DIR=$<TARGET_FILE_DIR:cco.test.fake_cuda>
+      CCO_BIN=$<TARGET_FILE:cco> CCO_SOURCE_DIR=${PROJECT_SOURCE_DIR}
+      bash ${CMAKE_CURRENT_SOURCE_DIR}/preload/test_python.sh)
+  set_tests_properties(cco.test.preload_python PROPERTIES LABELS "preload;python" TIMEOUT 120)
+
   # GPU: run plainly these check results only; scripts/gpu_preload.sh runs them under the
   # library with CCO_TEST_EXPECT_* set to check shaping and priority too.
   cco_add_test(gpu_preload GPU SOURCES preload/gpu/test_preload_gpu.cu LIBS cco.runtime LABELS "gpu;preload")
