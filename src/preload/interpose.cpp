@@ -942,22 +942,19 @@ struct InsideNccl {
   InsideNccl& operator=(const InsideNccl&) = delete;
 };
 
-// A collective on `stream` opens the launch-order window there (not while the stream is being
-// captured: a graph's collectives run when it is replayed, which the library does not see).
-void open_window(OrderWindow* w, ncclComm_t comm, cudaStream_t stream) {
+// The communicator's device, or -1 when NCCL cannot tell.
+int comm_device(ncclComm_t comm) {
   int dev = -1;
-  if (!nccl().commCuDevice || nccl().commCuDevice(comm, &dev) != ncclSuccess || dev < 0) {
-    warn_once("window-nccl-device", "cannot tell the device of an NCCL communicator; its "
-                                    "collectives do not open the launch-order window");
-    return;
-  }
-  const auto s = reinterpret_cast<CUstream>(stream);
-  if (g_wapi.streamIsCapturing) {
-    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
-    if (g_wapi.streamIsCapturing(s, &st) != CUDA_SUCCESS || st != CU_STREAM_CAPTURE_STATUS_NONE)
-      return;
-  }
-  w->collective(dev, stream_ref(s, dev));
+  if (!nccl().commCuDevice || nccl().commCuDevice(comm, &dev) != ncclSuccess || dev < 0) return -1;
+  return dev;
+}
+
+// True while `s` is being captured (a status that cannot be read counts as captured). Without
+// the query (an old driver) nothing is.
+bool is_capturing(CUstream s) {
+  if (!g_wapi.streamIsCapturing) return false;
+  CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+  return g_wapi.streamIsCapturing(s, &st) != CUDA_SUCCESS || st != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
 // What identifies a collective in a rank's sequence (steps/period.hpp).
@@ -981,29 +978,35 @@ int comm_index(ncclComm_t comm) {
   return static_cast<int>(seen->size() - 1);
 }
 
-// Tells the step clock (before the collective is enqueued: a step boundary switches the
-// configuration first, so the collective runs under the new one).
-void step_collective(const Coll& c, ncclComm_t comm, cudaStream_t stream) {
-  StepClock* clock = g_clock.load(std::memory_order_acquire);
-  if (!clock) return;
-  int dev = -1;
-  if (!nccl().commCuDevice || nccl().commCuDevice(comm, &dev) != ncclSuccess || dev < 0) return;
+// A collective about to be enqueued on `stream`: tells the step clock first (a step boundary
+// switches the configuration, so the collective runs under the new one), then opens the
+// launch-order window on the stream (not while it is being captured: a graph's collectives run
+// when it is replayed, which the library does not see). The device and the capture status are
+// asked once, and only when either needs them.
+void note_collective(const Coll& c, ncclComm_t comm, cudaStream_t stream) {
+  StepClock* clock = disabled() ? nullptr : g_clock.load(std::memory_order_acquire);
+  OrderWindow* w = g_order.load(std::memory_order_acquire);
+  if (!clock && !w) return;
+  const int dev = comm_device(comm);
   const auto s = reinterpret_cast<CUstream>(stream);
-  bool capturing = false;
-  if (g_wapi.streamIsCapturing) {
-    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
-    capturing = g_wapi.streamIsCapturing(s, &st) != CUDA_SUCCESS ||
-                st != CU_STREAM_CAPTURE_STATUS_NONE;
+  const bool capturing = dev >= 0 && is_capturing(s);
+  if (clock && dev >= 0)
+    clock->collective(
+        cco::steps::signature(c.kind, c.count, c.dtype, c.op, c.peer, comm_index(comm)), dev, s,
+        capturing);
+  if (!w) return;
+  if (dev < 0) {
+    warn_once("window-nccl-device", "cannot tell the device of an NCCL communicator; its "
+                                    "collectives do not open the launch-order window");
+    return;
   }
-  clock->collective(cco::steps::signature(c.kind, c.count, c.dtype, c.op, c.peer, comm_index(comm)),
-                    dev, s, capturing);
+  if (!capturing) w->collective(dev, stream_ref(s, dev));
 }
 
 template <class Call>
 ncclResult_t with_priority(const Coll& info, ncclComm_t comm, cudaStream_t stream, Call&& call) {
   NcclStreams* s = disabled() ? nullptr : streams();  // makes the hook and the window first
-  if (!disabled()) step_collective(info, comm, stream);
-  if (OrderWindow* w = g_order.load(std::memory_order_acquire)) open_window(w, comm, stream);
+  note_collective(info, comm, stream);
   InsideNccl inside;
   if (!s) return call(stream);
   const CUstream user = reinterpret_cast<CUstream>(stream);
@@ -1072,12 +1075,20 @@ Hook* hook_for(const std::string& item, std::string* why) {
   return h;
 }
 
+// `text` into buf (NUL-terminated, cut to len - 1 bytes); its full length (the C API's contract).
+long copy_out(const std::string& text, char* buf, unsigned long len) {
+  if (buf && len > 0) {
+    const std::size_t k = std::min<std::size_t>(text.size(), len - 1);
+    std::memcpy(buf, text.data(), k);
+    buf[k] = '\0';
+  }
+  return static_cast<long>(text.size());
+}
+
 thread_local char t_api_error[512];  // trivially constructed: no TLS initialiser
 
 int api_fail(int code, const std::string& why) {
-  const std::size_t k = std::min(why.size(), sizeof t_api_error - 1);
-  std::memcpy(t_api_error, why.data(), k);
-  t_api_error[k] = '\0';
+  copy_out(why, t_api_error, sizeof t_api_error);
   return code;
 }
 
@@ -1338,19 +1349,8 @@ CCO_EXPORT int cco_step_mark(void* stream) {
   StepClock* c = g_clock.load(std::memory_order_acquire);
   if (!c) return api_fail(CCO_API_NO_STEPS, "steps are not recorded (set CCO_STEPS_DIR, or use "
                                             "cco run --steps-out or --compare)");
-  int dev = -1;
-  if (g_wapi.ctxGetDevice) {
-    CUdevice d = 0;
-    if (g_wapi.ctxGetDevice(&d) == CUDA_SUCCESS) dev = static_cast<int>(d);
-  }
   const auto s = static_cast<CUstream>(stream);
-  bool capturing = false;
-  if (g_wapi.streamIsCapturing) {
-    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
-    capturing = g_wapi.streamIsCapturing(s, &st) != CUDA_SUCCESS ||
-                st != CU_STREAM_CAPTURE_STATUS_NONE;
-  }
-  c->mark(dev, s, capturing);
+  c->mark(current_device(), s, is_capturing(s));
   return CCO_API_OK;
 }
 
@@ -1375,12 +1375,7 @@ CCO_EXPORT long cco_policy_get(char* buf, unsigned long len) {
     for (int i = 0; i < n; ++i)
       if (g_hooks[static_cast<std::size_t>(i)].load() == h) name = hook_name(i);
   }
-  if (buf && len > 0) {
-    const std::size_t k = std::min<std::size_t>(name.size(), len - 1);
-    std::memcpy(buf, name.data(), k);
-    buf[k] = '\0';
-  }
-  return static_cast<long>(name.size());
+  return copy_out(name, buf, len);
 }
 
 CCO_EXPORT long cco_stats(char* buf, unsigned long len) {
@@ -1395,12 +1390,7 @@ CCO_EXPORT long cco_stats(char* buf, unsigned long len) {
       out += '\n';
     }
   }
-  if (buf && len > 0) {
-    const std::size_t k = std::min<std::size_t>(out.size(), len - 1);
-    std::memcpy(buf, out.data(), k);
-    buf[k] = '\0';
-  }
-  return static_cast<long>(out.size());
+  return copy_out(out, buf, len);
 }
 
 CCO_EXPORT const char* cco_last_error() {
