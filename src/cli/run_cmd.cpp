@@ -372,17 +372,15 @@ void check_made_for(const plan::Plan& plan, const RunOptions& o) {
 std::vector<std::string> check_compare_items(const std::vector<std::string>& items) {
   std::vector<std::string> out;
   for (const auto& item : items) {
-    const bool file = item.find('/') != std::string::npos ||
-                      (item.size() > 5 && item.compare(item.size() - 5, 5, ".json") == 0);
     plan::Plan p;
     try {
-      p = file ? plan::load(item) : plan::from_policy(item);
+      p = plan::load_item(item);
     } catch (const plan::Error& e) {
       throw Usage("--compare: " + std::string(e.what()));
     }
     if (const std::string why = plan::rotation_refusal(p); !why.empty())
       throw Usage("--compare: '" + item + "' cannot switch between steps: " + why);
-    const std::string name = file ? absolute(item) : item;
+    const std::string name = plan::is_plan_file(item) ? absolute(item) : item;
     if (name.find(',') != std::string::npos)
       throw Usage("--compare: '" + item + "': a plan path with ',' cannot be passed on");
     out.push_back(name);
@@ -414,9 +412,7 @@ bool report_steps(const std::string& dir, bool compare, const std::string& json_
   for (const auto& n : notes) std::fprintf(out, "cco: steps: %s\n", n.c_str());
   if (!compare) {
     for (const auto& f : files)
-      std::fprintf(out, "cco: steps: %s: %zu steps (%s%s)\n",
-                   f.rank ? ("rank " + std::to_string(*f.rank)).c_str()
-                          : ("pid " + std::to_string(f.pid)).c_str(),
+      std::fprintf(out, "cco: steps: %s: %zu steps (%s%s)\n", steps::process_name(f).c_str(),
                    f.steps.size(), f.source.c_str(),
                    f.period > 0 ? (", " + std::to_string(f.period) + " collectives each").c_str()
                                 : "");

@@ -766,6 +766,15 @@ bool valid_environment_name(std::string_view name) {
   return true;
 }
 
+bool is_plan_file(std::string_view item) {
+  return item.find('/') != std::string_view::npos ||
+         (item.size() > 5 && item.substr(item.size() - 5) == ".json");
+}
+
+Plan load_item(const std::string& item) {
+  return is_plan_file(item) ? load(item) : from_policy(item);
+}
+
 std::string rotation_refusal(const Plan& p) {
   if (p.priority.uses_stream())
     return "its priority method '" + std::string(to_string(p.priority.method)) +

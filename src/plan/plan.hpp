@@ -210,6 +210,13 @@ Plan from_policy(std::string_view name);
 /// only while communication is pending.
 inline constexpr const char* kDefaultPolicy = "shape+priority:model@overlap";
 
+/// True when an item of a list of configurations (cco run --compare, CCO_COMPARE,
+/// ccoverlap.policy()) names a plan file rather than a policy: it holds '/' or ends in ".json".
+bool is_plan_file(std::string_view item);
+
+/// The plan of such an item: load(item) for a plan file, else from_policy(item). Throws Error.
+Plan load_item(const std::string& item);
+
 /// Why a plan cannot take part in a run-time rotation (cco run --compare, ccoverlap.policy()),
 /// or "" when it can. Switchable: shaping (always or overlap) and priority by launch attribute.
 /// Not switchable (fixed when the program starts): priority by companion stream (its streams are

@@ -117,9 +117,7 @@ EnvConfig read_env(const std::function<const char*(const char*)>& get) {
 }
 
 plan::Plan resolve_item(const std::string& item, std::optional<plan::PriorityMethod> method) {
-  const bool file = item.find('/') != std::string::npos ||
-                    (item.size() > 5 && item.compare(item.size() - 5, 5, ".json") == 0);
-  plan::Plan p = file ? plan::load(item) : plan::from_policy(item);
+  plan::Plan p = plan::load_item(item);
   if (method) p.priority.method = *method;
   return p;
 }

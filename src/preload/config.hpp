@@ -44,9 +44,8 @@ struct EnvConfig {
 /// Reads the CCO_* variables through `get` (getenv in the library; a map in tests).
 EnvConfig read_env(const std::function<const char*(const char*)>& get);
 
-/// The plan of one item of a list (CCO_COMPARE, ccoverlap.policy()): a plan file when it contains
-/// '/' or ends in ".json", else a policy name; `method` overrides the priority method. Throws
-/// (plan::Error or std::exception) with one line.
+/// The plan of one item of a list (CCO_COMPARE, ccoverlap.policy()): plan::load_item(item), then
+/// `method` overrides the priority method. Throws (plan::Error or std::exception) with one line.
 plan::Plan resolve_item(const std::string& item, std::optional<plan::PriorityMethod> method);
 
 /// Parses a boolean variable: 1/true/yes/on, 0/false/no/off/empty (case-insensitive).

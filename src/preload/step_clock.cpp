@@ -24,6 +24,12 @@ int StepClock::active() const {
   return active_;
 }
 
+void StepClock::set_active(int c) {
+  if (c == active_) return;
+  active_ = c;
+  if (switch_to_) switch_to_(c);
+}
+
 void StepClock::restart() {
   // A new period (or the first mark): earlier steps were of another unit; start again.
   steps_.clear();
@@ -105,15 +111,10 @@ void StepClock::boundary(bool ends_step, bool regular, CUstream stream, bool cap
   resolve();
   // The configuration of the step that starts now.
   const int n = static_cast<int>(o_.configs.size());
-  const int c = steps::config_of_step(step_, n, o_.warmup);
-  if (c != active_) {
-    active_ = c;
-    if (switch_to_) switch_to_(c);
-  }
+  set_active(steps::config_of_step(step_, n, o_.warmup));
   if (!o_.path.empty() && o_.flush_ns > 0 && t - last_flush_ >= o_.flush_ns) {
     last_flush_ = t;
-    bool ok = true;
-    write_locked("running", nullptr, &ok);
+    write_locked("running", nullptr);
   }
 }
 
@@ -127,11 +128,7 @@ void StepClock::collective(uint64_t signature, int dev, CUstream stream, bool ca
   if (f.relocked) {
     source_ = "collectives";
     restart();
-    // Until the new period's first boundary, config 0 (a relock is a new warm-up).
-    if (active_ != 0) {
-      active_ = 0;
-      if (switch_to_) switch_to_(0);
-    }
+    set_active(0);  // until the new period's first boundary (a relock is a new warm-up)
   }
 }
 
@@ -169,14 +166,14 @@ steps::StepFile StepClock::snapshot(const char* ended) {
   return build_locked(ended);
 }
 
-void StepClock::write_locked(const char* ended, std::string* error, bool* ok) {
+bool StepClock::write_locked(const char* ended, std::string* error) {
   const steps::StepFile f = build_locked(ended);
   const std::string text = steps::to_json(f);
   const std::string tmp = o_.path + ".tmp" + std::to_string(::getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   auto fail = [&](const char* what) {
-    *ok = false;
     if (error) *error = o_.path + ": " + what + ": " + std::strerror(errno);
+    return false;
   };
   if (fd < 0) return fail("cannot create");
   std::size_t off = 0;
@@ -195,14 +192,13 @@ void StepClock::write_locked(const char* ended, std::string* error, bool* ok) {
     ::unlink(tmp.c_str());
     return fail("cannot rename");
   }
+  return true;
 }
 
 bool StepClock::write(const char* ended, std::string* error) {
   if (o_.path.empty()) return true;
   std::lock_guard<std::mutex> lock(mu_);
-  bool ok = true;
-  write_locked(ended, error, &ok);
-  return ok;
+  return write_locked(ended, error);
 }
 
 }  // namespace cco::preload

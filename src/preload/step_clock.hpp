@@ -85,7 +85,8 @@ class StepClock {
   void resolve();
   CUevent take_event();
   steps::StepFile build_locked(const char* ended);
-  void write_locked(const char* ended, std::string* error, bool* ok);
+  bool write_locked(const char* ended, std::string* error);  // with mu_ held
+  void set_active(int c);  // calls switch_to_ when c changes
 
   DriverApi api_;
   StepClockOptions o_;

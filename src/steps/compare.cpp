@@ -28,10 +28,6 @@ std::string pct(double v) {
   return b;
 }
 
-std::string rank_name(const StepFile& f) {
-  return f.rank ? "rank " + std::to_string(*f.rank) : "pid " + std::to_string(f.pid);
-}
-
 }  // namespace
 
 CompareReport compare(const std::vector<StepFile>& files) {
@@ -57,7 +53,7 @@ CompareReport compare(const std::vector<StepFile>& files) {
     const StepFile& o = files[i];
     if (o.source != f.source || o.period != f.period || o.configs != f.configs ||
         o.warmup != f.warmup) {
-      r.problems.push_back(rank_name(o) + " found other steps than " + rank_name(f) +
+      r.problems.push_back(process_name(o) + " found other steps than " + process_name(f) +
                            " (source " + o.source + ", period " + std::to_string(o.period) +
                            " against " + f.source + ", " + std::to_string(f.period) + ")");
       continue;
@@ -65,8 +61,8 @@ CompareReport compare(const std::vector<StepFile>& files) {
     const std::size_t common = std::min(o.steps.size(), f.steps.size());
     for (std::size_t k = 0; k < common; ++k)
       if (o.steps[k].step != f.steps[k].step || o.steps[k].config != f.steps[k].config) {
-        r.problems.push_back(rank_name(o) + " ran step " + std::to_string(o.steps[k].step) +
-                             " under another configuration than " + rank_name(f));
+        r.problems.push_back(process_name(o) + " ran step " + std::to_string(o.steps[k].step) +
+                             " under another configuration than " + process_name(f));
         break;
       }
   }

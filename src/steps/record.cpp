@@ -39,6 +39,10 @@ std::string to_json(const StepFile& f) {
   return j.dump(1) + "\n";
 }
 
+std::string process_name(const StepFile& f) {
+  return f.rank ? "rank " + std::to_string(*f.rank) : "pid " + std::to_string(f.pid);
+}
+
 StepFile parse_step_file(const std::string& text, const std::string& what) {
   json j;
   try {

@@ -49,6 +49,9 @@ struct StepFile {
 
 std::string to_json(const StepFile& f);
 
+/// "rank R" when the file names a rank, else "pid P": how reports name the process.
+std::string process_name(const StepFile& f);
+
 /// Parses a step file's text. Throws std::runtime_error with one clear line ("<what>: ...").
 StepFile parse_step_file(const std::string& text, const std::string& what = "step file");
 
