@@ -14,18 +14,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/gpu_env.sh
-B=${BUILD:-build-gpu}
-OUTDIR=${OUT:-out}
-mkdir -p "$OUTDIR"
-O=$(mktemp -d)
-trap 'cp "$O/summary.txt" "$OUTDIR/" 2>/dev/null; tar czf "$OUTDIR/logs.tgz" -C "$O" . 2>/dev/null' EXIT
-cco="$B/src/cli/cco"
-export CCO_PRELOAD_LIB="$PWD/$B/src/preload/libcco_preload.so"
-export PYTHONUNBUFFERED=1
+source scripts/gpu_logs.sh
 export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
 stages=${*:-a b c d e}
-say() { echo "$@" | tee -a "$O/summary.txt"; }
-has() { [[ " $stages " == *" $1 "* ]]; }
 STEPS=${STEPS:-80}
 ddp=(torchrun --standalone --nproc-per-node 1 scripts/ddp_gpt.py --layers 8 --d-model 1024
      --steps "$STEPS" --warmup 3)

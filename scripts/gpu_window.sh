@@ -22,18 +22,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/gpu_env.sh
-B=${BUILD:-build-gpu}
-OUTDIR=${OUT:-out}
-mkdir -p "$OUTDIR"
-O=$(mktemp -d)
-trap 'cp "$O/summary.txt" "$OUTDIR/" 2>/dev/null; tar czf "$OUTDIR/logs.tgz" -C "$O" . 2>/dev/null' EXIT
-cco="$B/src/cli/cco"
-export CCO_PRELOAD_LIB="$PWD/$B/src/preload/libcco_preload.so"
-export PYTHONUNBUFFERED=1
+source scripts/gpu_logs.sh
 stages=${*:-a b c d e f}
 py=python3
-say() { echo "$@" | tee -a "$O/summary.txt"; }
-has() { [[ " $stages " == *" $1 "* ]]; }
 res() { grep -h '^result:' "$1" | tail -1; }
 field() { sed -n "s/.* $2=\([^ ]*\).*/\1/p" <<<"$1"; }
 
