@@ -103,6 +103,9 @@ inline void* H(uintptr_t v) {
 inline CUfunction F(uintptr_t v) {
   return reinterpret_cast<CUfunction>(v);
 }
+inline CUstream S(uintptr_t v) {
+  return reinterpret_cast<CUstream>(v);
+}
 
 namespace fake {
 

@@ -12,9 +12,7 @@ using cco::test::FakeDriver;
 using preload::NcclReal;
 using preload::NcclStreams;
 
-CUstream S(uintptr_t v) {
-  return reinterpret_cast<CUstream>(v);
-}
+using cco::test::S;
 std::string hex(uintptr_t v) {
   return test::fake::hex(reinterpret_cast<void*>(v));
 }

@@ -17,9 +17,7 @@ using cco::preload::StepClock;
 using cco::preload::StepClockOptions;
 using cco::test::FakeDriver;
 
-CUstream S(uintptr_t v) {
-  return reinterpret_cast<CUstream>(v);
-}
+using cco::test::S;
 
 class StepClockTest : public ::testing::Test {
  protected:

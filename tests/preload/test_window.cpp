@@ -21,9 +21,7 @@ using cco::test::F;
 using cco::test::FakeDriver;
 using cco::test::H;
 
-CUstream S(uintptr_t v) {
-  return reinterpret_cast<CUstream>(v);
-}
+using cco::test::S;
 
 class WindowTest : public ::testing::Test {
  protected:
