@@ -169,6 +169,11 @@ CUresult stream_sync_entry(StreamSynchronizeFn real, CUstream s);
 CUresult event_sync_entry(EventSynchronizeFn real, CUevent e);
 CUresult ctx_sync_entry(CtxSynchronizeFn real);
 CUresult ctx_sync_v2_entry(CtxSynchronizeV2Fn real, CUcontext ctx);
+// Unloads: the handles of the unloaded code may name other kernels later.
+using ModuleUnloadFn = CUresult (*)(CUmodule);
+using LibraryUnloadFn = CUresult (*)(CUlibrary);
+CUresult module_unload_entry(ModuleUnloadFn real, CUmodule m);
+CUresult library_unload_entry(LibraryUnloadFn real, CUlibrary l);
 
 // One slot wrapper per window entry point: W<Sym, Fn, entry>::At<I>::fn calls entry(real, ...).
 template <Sym S, class F, auto Entry>
@@ -258,6 +263,8 @@ CCO_EXPORT CUresult cco_cuStreamSynchronize(CUstream) __asm__("cuStreamSynchroni
 CCO_EXPORT CUresult cco_cuStreamSynchronize_ptsz(CUstream) __asm__("cuStreamSynchronize_ptsz");
 CCO_EXPORT CUresult cco_cuEventSynchronize(CUevent) __asm__("cuEventSynchronize");
 CCO_EXPORT CUresult cco_cuCtxSynchronize() __asm__("cuCtxSynchronize");
+CCO_EXPORT CUresult cco_cuModuleUnload(CUmodule) __asm__("cuModuleUnload");
+CCO_EXPORT CUresult cco_cuLibraryUnload(CUlibrary) __asm__("cuLibraryUnload");
 
 // The cuBLAS and cuBLASLt entry points (X(Sym id, name, kind, (parameters), (arguments))),
 // generated from cublas_api.h and cublasLt.h of CUDA 13.0.
@@ -322,6 +329,10 @@ WrapperSet make_wrappers() {
       slots_of<WindowSlot<Sym::CtxSynchronize, CtxSynchronizeFn, &ctx_sync_entry>::At>(seq);
   w[row(Sym::CtxSynchronizeV2)] =
       slots_of<WindowSlot<Sym::CtxSynchronizeV2, CtxSynchronizeV2Fn, &ctx_sync_v2_entry>::At>(seq);
+  w[row(Sym::ModuleUnload)] =
+      slots_of<WindowSlot<Sym::ModuleUnload, ModuleUnloadFn, &module_unload_entry>::At>(seq);
+  w[row(Sym::LibraryUnload)] =
+      slots_of<WindowSlot<Sym::LibraryUnload, LibraryUnloadFn, &library_unload_entry>::At>(seq);
 #define CCO_BLAS_ROW(id, name, kind, params, args) \
   w[row(Sym::Blas##id)] =                          \
       slots_of<BlasSlot<Sym::Blas##id, BK::kind, decltype(&cco_##name)>::template At>(seq);
@@ -349,6 +360,8 @@ SlotTable& table() {
                       reinterpret_cast<const void*>(&cco_cuStreamSynchronize_ptsz),
                       reinterpret_cast<const void*>(&cco_cuEventSynchronize),
                       reinterpret_cast<const void*>(&cco_cuCtxSynchronize),
+                      reinterpret_cast<const void*>(&cco_cuModuleUnload),
+                      reinterpret_cast<const void*>(&cco_cuLibraryUnload),
                       CCO_BLAS_LIST(CCO_BLAS_OWN)});
 #undef CCO_BLAS_OWN
   return t;
@@ -653,6 +666,33 @@ CUresult ctx_sync_v2_entry(CtxSynchronizeV2Fn real, CUcontext ctx) {
     g_wapi.ctxPopCurrent(&popped);
   }
   if (dev >= 0) w->device_sync(dev);
+  return r;
+}
+
+// ---- unloads ---------------------------------------------------------------------------------
+// A module or library unloaded: its function handles may be handed out again for other kernels,
+// so every hook forgets its cached kernel entries (and their decisions). Done after the real call
+// returns and before the program can load anything else, so a reused handle is always looked up
+// afresh. Not in a forked child or a disabled process (no hook there).
+void forget_kernels() {
+  if (disabled()) return;
+  const int n = g_nhooks.load(std::memory_order_acquire);
+  for (int i = 0; i < n; ++i)
+    if (Hook* h = g_hooks[static_cast<std::size_t>(i)].load(std::memory_order_acquire))
+      h->invalidate();
+}
+
+CUresult module_unload_entry(ModuleUnloadFn real, CUmodule m) {
+  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
+  const CUresult r = real(m);
+  forget_kernels();
+  return r;
+}
+
+CUresult library_unload_entry(LibraryUnloadFn real, CUlibrary l) {
+  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
+  const CUresult r = real(l);
+  forget_kernels();
   return r;
 }
 
@@ -1096,23 +1136,85 @@ int api_fail(int code, const std::string& why) {
 
 // ---- exported symbols ------------------------------------------------------------------------
 
-CCO_EXPORT void* dlsym(void* handle, const char* name) {
-  const DlsymFn real = real_dlsym();
-  if (handle == RTLD_NEXT) {
-    if (name[0] == 'c' && name[1] == 'u' && sym_for_dlsym(name) && !disabled()) {
-      void* const caller = __builtin_return_address(0);
-      return substitute_lookup(name, dlsym_next_after(caller, name));
-    }
-    // A sibling call: the real dlsym sees our caller's return address, so RTLD_NEXT keeps its
-    // meaning for every other name (checked by tests/preload/test_preload_process.sh).
-    return real(handle, name);
-  }
-  void* p = real(handle, name);
-  if (!p || name[0] != 'c' || name[1] != 'u' || disabled()) return p;
+// dlsym. RTLD_NEXT means "the next definition after the *caller's* object", and the real dlsym
+// finds the caller from its own return address. So for RTLD_NEXT the real dlsym must be entered
+// with the program's return address: on x86-64 a few instructions of assembly (below) jump to
+// it with the caller's frame untouched, whatever the compiler and build type (Debug included);
+// elsewhere a sibling call from C++, which interpose.cpp is always compiled to make (-O2,
+// src/preload/CMakeLists.txt). The names the library wraps are looked up after the caller's
+// object by walking the link map (dlsym_next_after), then wrapped.
+//   cco_dlsym_other(handle, name)          every handle but RTLD_NEXT
+//   cco_dlsym_route(name)                  RTLD_NEXT: where to jump with (handle, name, caller)
+//   cco_dlsym_next_wrapped(h, name, caller) RTLD_NEXT for a name the library wraps
+extern "C" __attribute__((visibility("hidden"), used)) void* cco_dlsym_other(void* handle,
+                                                                              const char* name) {
+  void* p = real_dlsym()(handle, name);
+  if (!p || !name || name[0] != 'c' || name[1] != 'u' || disabled()) return p;
   // Not the place to start CCO_TRACE's session: a library's constructor may look the driver up
   // before this library's own constructors have run (see trace_hook.hpp).
   return substitute_lookup(name, p);
 }
+
+extern "C" __attribute__((visibility("hidden"), used)) void* cco_dlsym_next_wrapped(
+    void*, const char* name, void* caller) {
+  return substitute_lookup(name, dlsym_next_after(caller, name));
+}
+
+namespace {
+bool wrapped_next(const char* name) {
+  return name && name[0] == 'c' && name[1] == 'u' && sym_for_dlsym(name) && !disabled();
+}
+}  // namespace
+
+#if defined(__x86_64__) && defined(__ELF__)
+extern "C" __attribute__((visibility("hidden"), used)) void* cco_dlsym_route(const char* name) {
+  if (wrapped_next(name)) return reinterpret_cast<void*>(&cco_dlsym_next_wrapped);
+  return reinterpret_cast<void*>(real_dlsym());  // entered with the program's return address
+}
+
+// dlsym(handle, name): handle != RTLD_NEXT ((void*)-1) -> cco_dlsym_other. Otherwise
+// cco_dlsym_route(name) picks the target, the arguments and the stack are restored, the caller's
+// return address goes in as a third argument (the real dlsym ignores it), and the target is
+// entered by a jump: it returns straight to the program.
+__asm__(R"(
+    .text
+    .globl dlsym
+    .type dlsym, @function
+    .p2align 4
+dlsym:
+    .cfi_startproc
+    endbr64
+    cmpq $-1, %rdi
+    jne cco_dlsym_other
+    pushq %rdi
+    .cfi_adjust_cfa_offset 8
+    pushq %rsi
+    .cfi_adjust_cfa_offset 8
+    subq $8, %rsp
+    .cfi_adjust_cfa_offset 8
+    movq %rsi, %rdi
+    call cco_dlsym_route
+    addq $8, %rsp
+    .cfi_adjust_cfa_offset -8
+    popq %rsi
+    .cfi_adjust_cfa_offset -8
+    popq %rdi
+    .cfi_adjust_cfa_offset -8
+    movq (%rsp), %rdx
+    jmp *%rax
+    .cfi_endproc
+    .size dlsym, .-dlsym
+)");
+#else
+CCO_EXPORT void* dlsym(void* handle, const char* name) {
+  if (handle == RTLD_NEXT) {
+    if (wrapped_next(name)) return cco_dlsym_next_wrapped(handle, name, __builtin_return_address(0));
+    // A sibling call: the real dlsym sees our caller's return address.
+    return real_dlsym()(handle, name);
+  }
+  return cco_dlsym_other(handle, name);
+}
+#endif
 
 CUresult cco_cuGetProcAddress_v2(const char* sym, void** pfn, int ver, cuuint64_t flags,
                                  CUdriverProcAddressQueryResult* st) {
@@ -1208,6 +1310,16 @@ CUresult cco_cuEventSynchronize(CUevent e) {
 CUresult cco_cuCtxSynchronize() {
   static std::atomic<void*> cache{nullptr};
   return ctx_sync_entry(direct_real<CtxSynchronizeFn>(cache, "cuCtxSynchronize"));
+}
+
+CUresult cco_cuModuleUnload(CUmodule m) {
+  static std::atomic<void*> cache{nullptr};
+  return module_unload_entry(direct_real<ModuleUnloadFn>(cache, "cuModuleUnload"), m);
+}
+
+CUresult cco_cuLibraryUnload(CUlibrary l) {
+  static std::atomic<void*> cache{nullptr};
+  return library_unload_entry(direct_real<LibraryUnloadFn>(cache, "cuLibraryUnload"), l);
 }
 
 // cuBLAS and cuBLASLt: forwarded to what the caller would have reached; the SM budget applied

@@ -7,7 +7,8 @@
 namespace cco::preload {
 
 namespace {
-// The window's driver calls whose name is the same for every ABI (with or without _ptsz).
+// The window's driver calls whose name is the same for every ABI (with or without _ptsz), and the
+// unloads.
 std::optional<Sym> window_sym(std::string_view name) {
   if (name.size() > 5 && name.substr(name.size() - 5) == "_ptsz") name.remove_suffix(5);
   if (name == "cuEventRecord") return Sym::EventRecord;
@@ -15,6 +16,8 @@ std::optional<Sym> window_sym(std::string_view name) {
   if (name == "cuStreamWaitEvent") return Sym::StreamWaitEvent;
   if (name == "cuStreamSynchronize") return Sym::StreamSynchronize;
   if (name == "cuEventSynchronize") return Sym::EventSynchronize;
+  if (name == "cuModuleUnload") return Sym::ModuleUnload;
+  if (name == "cuLibraryUnload") return Sym::LibraryUnload;
   return std::nullopt;
 }
 }  // namespace

@@ -56,6 +56,9 @@ enum class Sym : int {
   EventSynchronize,      ///< cuEventSynchronize
   CtxSynchronize,        ///< cuCtxSynchronize (CUDA 2.0 ABI: no argument)
   CtxSynchronizeV2,      ///< cuCtxSynchronize_v2 (CUDA 13.0 ABI: a context)
+  // Unloads: every cached kernel decision is forgotten (a handle may name another kernel next).
+  ModuleUnload,   ///< cuModuleUnload
+  LibraryUnload,  ///< cuLibraryUnload
   // cuBLAS and cuBLASLt (found by dlsym only).
 #define CCO_BLAS_ENUM(id, name) Blas##id,
   CCO_BLAS_SYMS(CCO_BLAS_ENUM)
@@ -74,14 +77,15 @@ using WrapperSet = std::array<std::array<void*, kSlots>, kSymCount>;
 /// The symbol names dlsym substitutes: cuLaunchKernel[_ptsz], cuLaunchKernelEx[_ptsz],
 /// cuGetProcAddress (v1 ABI), cuGetProcAddress_v2, the window's cuEventRecord[WithFlags][_ptsz],
 /// cuStreamWaitEvent[_ptsz], cuStreamSynchronize[_ptsz], cuEventSynchronize,
-/// cuCtxSynchronize[_v2], and the cuBLAS/cuBLASLt names of CCO_BLAS_SYMS. nullopt for every
-/// other name.
+/// cuCtxSynchronize[_v2], cuModuleUnload, cuLibraryUnload, and the cuBLAS/cuBLASLt names of
+/// CCO_BLAS_SYMS. nullopt for every other name.
 std::optional<Sym> sym_for_dlsym(std::string_view name);
 
 /// The names cuGetProcAddress substitutes: cuLaunchKernel, cuLaunchKernelEx (and their _ptsz
 /// spellings, should the driver answer for them), and cuGetProcAddress itself, whose ABI is v2
 /// when the caller asks for CUDA 12.0 or later and v1 before; the window's driver calls, where
-/// cuCtxSynchronize has the v2 ABI (a context argument) for CUDA 13.0 or later requests.
+/// cuCtxSynchronize has the v2 ABI (a context argument) for CUDA 13.0 or later requests; and
+/// cuModuleUnload, cuLibraryUnload.
 std::optional<Sym> sym_for_proc(std::string_view name, int cuda_version);
 
 class SlotTable {

@@ -114,6 +114,25 @@ int main() {
   if (!direct) direct = reinterpret_cast<LaunchKernelFn>(dlsym(cuda, "cuLaunchKernel"));
   direct(F(0x10), 10000, 1, 1, 256, 1, 1, 0, nullptr, nullptr, nullptr);
   report("gemm-direct");
+  // A module and a library unloaded, their handles reused for an NCCL kernel (fake_cuda.cpp): the
+  // same handles must get fresh decisions, never the cached ones of the kernels unloaded.
+  if (std::getenv("FAKE_APP_UNLOAD")) {
+    void *mu = nullptr, *lu = nullptr;
+    gpa("cuModuleUnload", &mu, 12000, CU_GET_PROC_ADDRESS_DEFAULT, &st);
+    gpa("cuLibraryUnload", &lu, 12000, CU_GET_PROC_ADDRESS_DEFAULT, &st);
+    std::printf("unload ours=%d %d\n", ours(mu), ours(lu));
+    const CUresult rm = reinterpret_cast<CUresult (*)(CUmodule)>(mu)(reinterpret_cast<CUmodule>(0x7));
+    reinterpret_cast<LaunchKernelFn>(lk)(F(0x10), 10000, 1, 1, 256, 1, 1, 0, nullptr, nullptr,
+                                         nullptr);
+    std::printf("module-unload=%d ", static_cast<int>(rm));
+    report("reused-function");
+    const CUresult rl =
+        reinterpret_cast<CUresult (*)(CUlibrary)>(lu)(reinterpret_cast<CUlibrary>(0x8));
+    reinterpret_cast<LaunchKernelFn>(lk)(F(0x50), 10000, 1, 1, 256, 1, 1, 0, nullptr, nullptr,
+                                         nullptr);
+    std::printf("library-unload=%d ", static_cast<int>(rl));
+    report("reused-kernel");
+  }
   // A child forked after the library started (a data-loader worker, say): it must not hang on
   // the library's locks, its launches pass untouched, and it reports none of the parent's counts.
   if (std::getenv("FAKE_APP_FORK")) {

@@ -60,6 +60,21 @@ CUresult lkx_ptsz(const CUlaunchConfig* c, CUfunction, void**, void**) {
   return record(3, c->sharedMemBytes, c);
 }
 
+// Unloads that hand the freed handles out again, as a driver may: after cuModuleUnload the
+// handle 0x10 (my_gemm_k) names an NCCL kernel, after cuLibraryUnload the CUkernel 0x50 does.
+// A decision cached for the old kernel would shape the new one.
+const char* const kReusedName = "_Z38ncclDevKernel_AllReduce_Sum_f32_RING_LL17ncclDevKernelArgs4K";
+CUresult module_unload(CUmodule) {
+  std::lock_guard<std::mutex> lock(drv().mu);
+  drv().add(H(0x10), kReusedName, 96, 0);
+  return CUDA_SUCCESS;
+}
+CUresult library_unload(CUlibrary) {
+  std::lock_guard<std::mutex> lock(drv().mu);
+  drv().add(H(0x50), kReusedName, 96, 0).kernel_handle = true;
+  return CUDA_SUCCESS;
+}
+
 }  // namespace
 
 namespace {
@@ -77,6 +92,10 @@ CUresult gpa_v2(const char* sym, void** pfn, int ver, cuuint64_t flags,
     p = reinterpret_cast<void*>(ptsz ? lk_ptsz : lk);
   else if (s == "cuLaunchKernelEx")
     p = reinterpret_cast<void*>(ptsz ? lkx_ptsz : lkx);
+  else if (s == "cuModuleUnload")
+    p = reinterpret_cast<void*>(module_unload);
+  else if (s == "cuLibraryUnload")
+    p = reinterpret_cast<void*>(library_unload);
   else if (s == "cuGetProcAddress")
     p = ver >= 12000 ? reinterpret_cast<void*>(gpa_v2) : reinterpret_cast<void*>(gpa_v1);
   else {

@@ -18,7 +18,7 @@ fakecupti=${CCO_FAKE_CUPTI:-}
 cco=${CCO_BIN:-}
 
 # --- exports and dependencies ---------------------------------------------------------------
-want="cco_api_version cco_last_error cco_policy_get cco_policy_set cco_stats cco_step_mark cuCtxSynchronize cuEventRecord cuEventRecordWithFlags cuEventRecordWithFlags_ptsz cuEventRecord_ptsz cuEventSynchronize cuGetProcAddress cuGetProcAddress_v2 cuLaunchKernel cuLaunchKernelEx cuLaunchKernelEx_ptsz cuLaunchKernel_ptsz cuStreamSynchronize cuStreamSynchronize_ptsz cuStreamWaitEvent cuStreamWaitEvent_ptsz cublasDgemmStridedBatched cublasDgemmStridedBatched_64 cublasDgemm_v2 cublasDgemm_v2_64 cublasGemmBatchedEx cublasGemmBatchedEx_64 cublasGemmEx cublasGemmEx_64 cublasGemmStridedBatchedEx cublasGemmStridedBatchedEx_64 cublasGetSmCountTarget cublasHgemm cublasHgemmStridedBatched cublasHgemmStridedBatched_64 cublasHgemm_64 cublasLtMatmul cublasLtMatmulAlgoGetHeuristic cublasSetSmCountTarget cublasSgemmEx cublasSgemmEx_64 cublasSgemmStridedBatched cublasSgemmStridedBatched_64 cublasSgemm_v2 cublasSgemm_v2_64 dlsym ncclAllGather ncclAllReduce ncclAlltoAll ncclBcast ncclBroadcast ncclGather ncclGroupEnd ncclGroupSimulateEnd ncclGroupStart ncclRecv ncclReduce ncclReduceScatter ncclScatter ncclSend"
+want="cco_api_version cco_last_error cco_policy_get cco_policy_set cco_stats cco_step_mark cuCtxSynchronize cuEventRecord cuEventRecordWithFlags cuEventRecordWithFlags_ptsz cuEventRecord_ptsz cuEventSynchronize cuGetProcAddress cuGetProcAddress_v2 cuLaunchKernel cuLaunchKernelEx cuLaunchKernelEx_ptsz cuLaunchKernel_ptsz cuLibraryUnload cuModuleUnload cuStreamSynchronize cuStreamSynchronize_ptsz cuStreamWaitEvent cuStreamWaitEvent_ptsz cublasDgemmStridedBatched cublasDgemmStridedBatched_64 cublasDgemm_v2 cublasDgemm_v2_64 cublasGemmBatchedEx cublasGemmBatchedEx_64 cublasGemmEx cublasGemmEx_64 cublasGemmStridedBatchedEx cublasGemmStridedBatchedEx_64 cublasGetSmCountTarget cublasHgemm cublasHgemmStridedBatched cublasHgemmStridedBatched_64 cublasHgemm_64 cublasLtMatmul cublasLtMatmulAlgoGetHeuristic cublasSetSmCountTarget cublasSgemmEx cublasSgemmEx_64 cublasSgemmStridedBatched cublasSgemmStridedBatched_64 cublasSgemm_v2 cublasSgemm_v2_64 dlsym ncclAllGather ncclAllReduce ncclAlltoAll ncclBcast ncclBroadcast ncclGather ncclGroupEnd ncclGroupSimulateEnd ncclGroupStart ncclRecv ncclReduce ncclReduceScatter ncclScatter ncclSend"
 got=$(nm -D --defined-only "$lib" | awk 'NF == 3 {print $3}' | sort | tr '\n' ' ' | sed 's/ $//')
 [ "$got" = "$want" ] || fail "exported symbols differ:
   got:  $got
@@ -55,6 +55,15 @@ echo "$pre" | grep -q '^rtld_next=2$' || fail "dlsym(RTLD_NEXT) from a later lib
 echo "$pre" | grep -q '^malloc=1$' || fail "dlsym(RTLD_DEFAULT, malloc): $pre"
 echo "$pre" | grep -q '^missing=1$' || fail "dlsym of a missing symbol: $pre"
 echo "$pre" | grep -q '^cuLaunchKernel default=1 next=1 same=1$' || fail "dlsym of our own export: $pre"
+# The same checks on the library compiled without optimisation (a Debug build: no sibling calls),
+# where only the assembly entry of dlsym keeps RTLD_NEXT's meaning (x86-64 builds make it).
+lib_o0=${CCO_PRELOAD_LIB_O0:-}
+if [ -n "$lib_o0" ]; then
+  pre=$(env LD_PRELOAD="$lib_o0" "$probe" 2>&1)
+  echo "$pre" | grep -q '^rtld_next=2$' || fail "-O0 build: dlsym(RTLD_NEXT) from a later library lost its caller: $pre"
+  echo "$pre" | grep -q '^malloc=1$' || fail "-O0 build: dlsym(RTLD_DEFAULT, malloc): $pre"
+  echo "$pre" | grep -q '^cuLaunchKernel default=1 next=1 same=1$' || fail "-O0 build: dlsym of our own export: $pre"
+fi
 
 # --- the driver path, end to end, against a fake libcuda ---------------------------------------
 run_app() {  # run_app ENV...: the fake app's output (stdout) and stderr in $tmp/err
@@ -117,6 +126,25 @@ expect_line "$out" "fork: the child's launch" "child-gemm variant=0 shmem=0 .*"
 expect_line "$out" "fork: the child exits" "child exit=0"
 expect_line "$out" "fork: the parent still shapes" "gemm-direct variant=0 shmem=115713 .*"
 [ "$(grep -c 'stats pid=' "$tmp/err")" = 1 ] || fail "fork: one stats line (the parent's) expected: $(cat "$tmp/err")"
+
+# A module (library) unloaded and its function (kernel) handle reused for an NCCL kernel: the
+# cached "shape my_gemm_k" decision must not be applied to it. Plainly, both launches are
+# untouched; under shape:1 the same handles were shaped before the unloads.
+out=$(run_app CCO_POLICY=shape:1 FAKE_APP_UNLOAD=1)
+expect_line "$out" "unload, no library" "unload ours=0 0"
+out=$(run_app LD_PRELOAD="$lib" CCO_POLICY=shape:1 CCO_STATS=1 FAKE_APP_UNLOAD=1)
+expect_line "$out" "unload" "unload ours=1 1"
+expect_line "$out" "unload: shaped before" "gemm-legacy variant=0 shmem=$pad .*"
+expect_line "$out" "unload: shaped before" "ctxless-legacy variant=0 shmem=$pad .*"
+expect_line "$out" "unload: the reused function handle" "module-unload=0 reused-function variant=0 shmem=0 .*"
+expect_line "$out" "unload: the reused kernel handle" "library-unload=0 reused-kernel variant=0 shmem=0 .*"
+
+if [ -n "$lib_o0" ]; then
+  out=$(run_app LD_PRELOAD="$lib_o0" CCO_POLICY=shape:1 FAKE_APP_UNLOAD=1)
+  expect_line "$out" "-O0 build" "launch ours=1"
+  expect_line "$out" "-O0 build" "gemm-legacy variant=0 shmem=$pad .*"
+  expect_line "$out" "-O0 build: the reused function handle" "module-unload=0 reused-function variant=0 shmem=0 .*"
+fi
 
 out=$(run_app LD_PRELOAD="$lib" CCO_POLICY=off)
 expect_line "$out" "off" "gpa ours=1"

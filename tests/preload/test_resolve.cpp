@@ -49,6 +49,12 @@ TEST(Resolve, WindowAndBlasNames) {
   EXPECT_EQ(sym_for_dlsym("cuEventSynchronize"), Sym::EventSynchronize);
   EXPECT_EQ(sym_for_dlsym("cuCtxSynchronize"), Sym::CtxSynchronize);
   EXPECT_EQ(sym_for_dlsym("cuCtxSynchronize_v2"), Sym::CtxSynchronizeV2);
+  EXPECT_EQ(sym_for_dlsym("cuModuleUnload"), Sym::ModuleUnload);
+  EXPECT_EQ(sym_for_dlsym("cuLibraryUnload"), Sym::LibraryUnload);
+  EXPECT_EQ(sym_for_proc("cuModuleUnload", 12000), Sym::ModuleUnload);
+  EXPECT_EQ(sym_for_proc("cuLibraryUnload", 13000), Sym::LibraryUnload);
+  EXPECT_FALSE(sym_for_dlsym("cuModuleLoad"));
+  EXPECT_FALSE(sym_for_proc("cuLibraryLoadData", 12000));
   EXPECT_FALSE(sym_for_dlsym("cuEventQuery"));
   EXPECT_FALSE(sym_for_dlsym("cuStreamWaitValue32"));
   EXPECT_FALSE(sym_for_dlsym("cuEventRecordX"));

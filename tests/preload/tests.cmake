@@ -49,6 +49,10 @@ if(TARGET cco.preload)
   add_executable(cco.test.probe_main preload/probe_main.cpp)
   target_link_libraries(cco.test.probe_main PRIVATE -Wl,--no-as-needed cco.test.probe_a cco.test.probe_b ${CMAKE_DL_LIBS})
 
+  set(_preload_o0_env "")
+  if(TARGET cco.test.preload_o0)
+    set(_preload_o0_env CCO_PRELOAD_LIB_O0=$<TARGET_FILE:cco.test.preload_o0>)
+  endif()
   add_test(NAME cco.test.preload_process
     COMMAND ${CMAKE_COMMAND} -E env
       CCO_PRELOAD_LIB=$<TARGET_FILE:cco.preload>
@@ -57,7 +61,7 @@ if(TARGET cco.preload)
       CCO_FAKE_APP_EARLY=$<TARGET_FILE:cco.test.fake_app_early>
       CCO_PROBE_MAIN=$<TARGET_FILE:cco.test.probe_main>
       CCO_FAKE_BLAS_APP=$<TARGET_FILE:cco.test.fake_blas_app>
-      CCO_BIN=$<TARGET_FILE:cco> ${_fake_cupti_env}
+      CCO_BIN=$<TARGET_FILE:cco> ${_fake_cupti_env} ${_preload_o0_env}
       bash ${CMAKE_CURRENT_SOURCE_DIR}/preload/test_preload_process.sh)
   set_tests_properties(cco.test.preload_process PROPERTIES LABELS preload TIMEOUT 120)
 
