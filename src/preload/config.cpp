@@ -87,6 +87,34 @@ EnvConfig read_env(const std::function<const char*(const char*)>& get) {
       c.compare.clear();
     }
   }
+  // The online search (cco tune -- CMD): CCO_TUNE=1 with CCO_COMPARE's candidates and
+  // CCO_STEPS_DIR (its decision file lives there).
+  if (const char* v = get("CCO_TUNE"); v && *v) {
+    const auto f = parse_flag(v);
+    if (!f)
+      c.warnings.push_back(std::string("CCO_TUNE='") + v + "' is not 0 or 1; no search");
+    else
+      c.tune = *f;
+  }
+  auto count = [&](const char* name, uint64_t max, uint64_t* out) {
+    const char* v = get(name);
+    if (!v || !*v) return;
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long n = std::strtoull(v, &end, 10);
+    if (errno || *end || *v == '-' || n > max)
+      c.warnings.push_back(std::string(name) + "='" + v + "' is not a number from 0 to " +
+                           std::to_string(max) + "; the default is used");
+    else
+      *out = n;
+  };
+  count("CCO_TUNE_STEPS", 10000000, &c.tune_steps);
+  count("CCO_TUNE_TIME", 86400 * 30, &c.tune_time_s);
+  count("CCO_TUNE_WAIT", 86400, &c.tune_wait_s);
+  if (c.tune && (c.compare.size() < 2 || c.steps_dir.empty())) {
+    c.warnings.push_back("CCO_TUNE needs CCO_COMPARE (2 to 8 candidates) and CCO_STEPS_DIR; no search");
+    c.tune = false;
+  }
   if (const char* v = get("CCO_WARMUP_STEPS"); v && *v) {
     char* end = nullptr;
     errno = 0;

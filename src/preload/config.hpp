@@ -10,6 +10,11 @@
 //   CCO_COMPARE=A,B,...       rotate these policies or plan files between steps (a paired
 //                             comparison; docs/STEPS.md); takes the place of CCO_POLICY/CCO_PLAN
 //   CCO_WARMUP_STEPS=N        steps before the rotation starts (default 5)
+//   CCO_TUNE=1                search CCO_COMPARE's candidates online instead of rotating them
+//                             (cco tune -- CMD; needs CCO_STEPS_DIR, where DIR/tune.json is kept)
+//   CCO_TUNE_STEPS=N          search steps (default: the minimum, 6 rounds per stage)
+//   CCO_TUNE_TIME=S           end the search at the next stage after S seconds (0: no limit)
+//   CCO_TUNE_WAIT=S           how long a rank waits for rank 0's decision (default 300)
 //   RANK | OMPI_COMM_WORLD_RANK | PMI_RANK | SLURM_PROCID   the rank, named in the step file
 //
 // Bad values never stop the program: each gives one warning and the library runs unshaped (the
@@ -36,6 +41,10 @@ struct EnvConfig {
   std::string steps_dir;             ///< CCO_STEPS_DIR
   std::vector<std::string> compare;  ///< CCO_COMPARE, split at ','
   uint64_t warmup = 5;               ///< CCO_WARMUP_STEPS
+  bool tune = false;                 ///< CCO_TUNE
+  uint64_t tune_steps = 0;           ///< CCO_TUNE_STEPS
+  uint64_t tune_time_s = 0;          ///< CCO_TUNE_TIME
+  uint64_t tune_wait_s = 300;        ///< CCO_TUNE_WAIT
   std::optional<int> rank;           ///< from the launcher's variables
   bool bad = false;  ///< a value was invalid or CCO_PLAN and CCO_POLICY conflict: run unshaped
   std::vector<std::string> warnings;  ///< one line each, for warn_once

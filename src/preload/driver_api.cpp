@@ -40,6 +40,9 @@ bool load_driver_api(GetProcAddressV2Fn real_get_proc, DriverApi* api) {
   get("cuStreamIsCapturing", &api->streamIsCapturing);
   get("cuEventQuery", &api->eventQuery);
   get("cuEventElapsedTime", &api->eventElapsedTime);
+  get("cuEventSynchronize", &api->eventSynchronize);
+  get("cuDeviceGetName", &api->deviceGetName);
+  get("cuDriverGetVersion", &api->driverGetVersion);
   return api->ctxGetDevice && api->deviceGetAttribute && (api->funcGetName || api->kernelGetName) &&
          (api->funcGetAttribute || api->kernelGetAttribute);
 }

@@ -52,6 +52,10 @@ struct DriverApi {
   CUresult (*eventQuery)(CUevent e) = nullptr;
   // Step timing (step_clock.hpp).
   CUresult (*eventElapsedTime)(float* ms, CUevent start, CUevent end) = nullptr;
+  // The online search (cco tune -- CMD): the decider drains a stage, and names its device.
+  CUresult (*eventSynchronize)(CUevent e) = nullptr;
+  CUresult (*deviceGetName)(char* name, int len, CUdevice dev) = nullptr;
+  CUresult (*driverGetVersion)(int* version) = nullptr;
 };
 
 /// Fills `api` through the driver's real cuGetProcAddress_v2 (legacy-stream variants). Entries

@@ -446,6 +446,14 @@ void init_step_clock(const EnvConfig& env, const std::vector<std::string>& names
   o.configs = names;
   o.warmup = env.warmup;
   o.rank = env.rank;
+  if (env.tune && names.size() > 1) {
+    o.tune.on = true;
+    o.tune.budget = env.tune_steps;
+    o.tune.time_ns = env.tune_time_s * 1000000000ULL;
+    o.tune.wait_ns = env.tune_wait_s * 1000000000ULL;
+    o.tune.decider = !env.rank || *env.rank == 0;
+    o.tune.path = env.steps_dir + "/tune.json";
+  }
   if (!env.steps_dir.empty())
     o.path = env.steps_dir + "/steps-" +
              (env.rank ? "rank" + std::to_string(*env.rank) : "pid" + std::to_string(getpid())) +

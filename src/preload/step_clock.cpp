@@ -5,18 +5,62 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <utility>
 
+#include "preload/log.hpp"
 #include "steps/schedule.hpp"
 
 namespace cco::preload {
+namespace {
+
+// Write-then-rename: a reader sees the old file or the new one, never a part.
+bool write_atomic(const std::string& path, const std::string& text, std::string* error) {
+  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  auto fail = [&](const char* what) {
+    if (error) *error = path + ": " + what + ": " + std::strerror(errno);
+    return false;
+  };
+  if (fd < 0) return fail("cannot create");
+  std::size_t off = 0;
+  while (off < text.size()) {
+    const ssize_t w = ::write(fd, text.data() + off, text.size() - off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return fail("cannot write");
+    }
+    off += static_cast<std::size_t>(w);
+  }
+  ::close(fd);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    return fail("cannot rename");
+  }
+  return true;
+}
+
+}  // namespace
 
 StepClock::StepClock(const DriverApi& api, StepClockOptions o, std::function<void(int)> switch_to,
                      std::function<uint64_t()> now)
     : api_(api), o_(std::move(o)), switch_to_(std::move(switch_to)), now_(std::move(now)),
       det_(o_.period) {
   if (o_.configs.empty()) o_.configs = {"(one)"};
+  if (o_.tune.on) {
+    stages_ = steps::layout(steps::SearchOptions{static_cast<int>(o_.configs.size()), o_.warmup,
+                                                 o_.tune.budget, o_.tune.min_rounds});
+    tune_.candidates = o_.configs;
+    tune_.warmup = o_.warmup;
+    tune_.stages = stages_;
+    tune_.decider.rank = o_.rank;
+    tune_.decider.pid = static_cast<int>(::getpid());
+  }
 }
 
 int StepClock::active() const {
@@ -38,6 +82,15 @@ void StepClock::restart() {
   step_ = 0;
   for (const auto& p : pending_) free_.push_back(p.ev);
   pending_.clear();
+  // The search starts again too: a decision applies within its epoch only.
+  ++epoch_;
+  stage_ = -1;
+  set_.clear();
+  final_ = false;
+  winner_ = 0;
+  stopped_ = false;
+  tune_.epoch = epoch_;
+  tune_.decisions.clear();
 }
 
 CUevent StepClock::take_event() {
@@ -111,7 +164,7 @@ void StepClock::boundary(bool ends_step, bool regular, CUstream stream, bool cap
   resolve();
   // The configuration of the step that starts now.
   const int n = static_cast<int>(o_.configs.size());
-  set_active(steps::config_of_step(step_, n, o_.warmup));
+  set_active(o_.tune.on ? tune_config() : steps::config_of_step(step_, n, o_.warmup));
   if (!o_.path.empty() && o_.flush_ns > 0 && t - last_flush_ >= o_.flush_ns) {
     last_flush_ = t;
     write_locked("running", nullptr);
@@ -167,38 +220,148 @@ steps::StepFile StepClock::snapshot(const char* ended) {
 }
 
 bool StepClock::write_locked(const char* ended, std::string* error) {
-  const steps::StepFile f = build_locked(ended);
-  const std::string text = steps::to_json(f);
-  const std::string tmp = o_.path + ".tmp" + std::to_string(::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  auto fail = [&](const char* what) {
-    if (error) *error = o_.path + ": " + what + ": " + std::strerror(errno);
-    return false;
-  };
-  if (fd < 0) return fail("cannot create");
-  std::size_t off = 0;
-  while (off < text.size()) {
-    const ssize_t w = ::write(fd, text.data() + off, text.size() - off);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return fail("cannot write");
-    }
-    off += static_cast<std::size_t>(w);
-  }
-  ::close(fd);
-  if (::rename(tmp.c_str(), o_.path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    return fail("cannot rename");
-  }
-  return true;
+  return write_atomic(o_.path, steps::to_json(build_locked(ended)), error);
 }
 
 bool StepClock::write(const char* ended, std::string* error) {
   if (o_.path.empty()) return true;
   std::lock_guard<std::mutex> lock(mu_);
   return write_locked(ended, error);
+}
+
+// ---- the online search -------------------------------------------------------------------------
+
+steps::TuneFile StepClock::tune_state() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return tune_;
+}
+
+bool StepClock::write_tune_locked(std::string* error) {
+  if (!o_.tune.decider || o_.tune.path.empty()) return true;
+  return write_atomic(o_.tune.path, steps::to_json(tune_), error);
+}
+
+steps::Decision StepClock::decide_locked(int next) {
+  // Drain: the event just recorded ends the stage's last step; once it completed, every GPU time
+  // of the stage resolves. Waits once per stage, only in the decider.
+  if (api_.eventSynchronize && !pending_.empty() && pending_.back().step == step_)
+    api_.eventSynchronize(pending_.back().ev);
+  resolve();
+  const steps::Stage& st = stages_[static_cast<std::size_t>(stage_)];
+  // GPU times when the stage has them all, else host times (a stream event could not be recorded).
+  bool gpu = true;
+  for (uint64_t k = st.start; k < st.end(); ++k)
+    if (k >= steps_.size() || (steps_[k].regular && !steps_[k].gpu_ms)) gpu = false;
+  auto time_of = [&](uint64_t k) -> std::optional<double> {
+    if (k >= steps_.size() || steps_[k].step != k || !steps_[k].regular) return std::nullopt;
+    if (gpu) return steps_[k].gpu_ms;
+    return steps_[k].host_ms;
+  };
+  steps::StageTimes times;
+  for (uint64_t k = st.start; k < st.end(); ++k) times.push_back(time_of(k));
+  const std::string metric = gpu ? "gpu" : "host";
+  const bool out_of_time = o_.tune.time_ns > 0 && now_() - search_t0_ >= o_.tune.time_ns;
+  if (next < static_cast<int>(stages_.size()) && !out_of_time)
+    return steps::decide_next(stages_, next, set_, times, metric);
+  steps::History history;
+  for (uint64_t k = 0; k < step_ && k < steps_.size(); ++k)
+    history.emplace_back(steps_[k].config, time_of(k));
+  return steps::decide_final(stages_, stage_, set_, times, metric, history, step_,
+                             out_of_time ? "time budget" : "one left");
+}
+
+bool StepClock::wait_decision(steps::Decision* out) {
+  // The real clock (now_ may be a test's, which does not move while we wait).
+  const auto t0 = std::chrono::steady_clock::now();
+  std::string last_error;
+  for (;;) {
+    try {
+      const steps::TuneFile f = steps::read_tune_file(o_.tune.path);
+      if (f.epoch == epoch_) {
+        for (const steps::Decision& d : f.decisions) {
+          if (d.at_step != step_) continue;
+          const bool fits =
+              d.final || (d.stage >= 0 && d.stage < static_cast<int>(stages_.size()) &&
+                          d.set.size() == static_cast<std::size_t>(stages_[static_cast<std::size_t>(d.stage)].size));
+          if (!fits) {
+            warn_once("tune-bad", "tune: the decision for step " + std::to_string(step_) +
+                                      " does not fit this rank's layout; this rank keeps "
+                                      "candidate 0 (" + o_.configs[0] + ")");
+            return false;
+          }
+          *out = d;
+          return true;
+        }
+      }
+    } catch (const std::exception& e) {
+      last_error = e.what();  // not written yet (or being replaced): read again
+    }
+    if (static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                  std::chrono::steady_clock::now() - t0)
+                                  .count()) >= o_.tune.wait_ns) {
+      char waited[32];
+      std::snprintf(waited, sizeof waited, "%.3g s", static_cast<double>(o_.tune.wait_ns) / 1e9);
+      warn_once("tune-wait", "tune: no decision for step " + std::to_string(step_) +
+                                 " from the deciding rank after " + waited +
+                                 "; this rank keeps candidate 0 (" + o_.configs[0] + ")" +
+                                 (last_error.empty() ? "" : " (" + last_error + ")"));
+      return false;
+    }
+    timespec ts{static_cast<time_t>(o_.tune.poll_ns / 1000000000ULL),
+                static_cast<long>(o_.tune.poll_ns % 1000000000ULL)};
+    ::nanosleep(&ts, nullptr);
+  }
+}
+
+int StepClock::tune_config() {
+  if (stopped_) return 0;
+  if (final_) return winner_;
+  if (stages_.empty() || step_ < stages_[0].start) return 0;  // warm-up (or nothing to search)
+  if (stage_ < 0) {
+    stage_ = 0;
+    set_.clear();
+    for (int c = 0; c < stages_[0].size; ++c) set_.push_back(c);
+    search_t0_ = now_();
+    if (o_.tune.decider && api_.deviceGetName && device_ >= 0) {
+      char name[256] = {};
+      if (api_.deviceGetName(name, sizeof name, device_) == CUDA_SUCCESS)
+        tune_.decider.device_name = name;
+    }
+    tune_.decider.device = device_;
+    if (o_.tune.decider && api_.deviceGetAttribute && device_ >= 0)
+      api_.deviceGetAttribute(&tune_.decider.sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                              device_);
+    int v = 0;
+    if (o_.tune.decider && api_.driverGetVersion && api_.driverGetVersion(&v) == CUDA_SUCCESS)
+      tune_.decider.cuda_driver = std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+    std::string err;
+    if (!write_tune_locked(&err)) warn_once("tune-write", "tune: " + err);
+  }
+  while (step_ >= stages_[static_cast<std::size_t>(stage_)].end()) {
+    steps::Decision d;
+    if (o_.tune.decider) {
+      d = decide_locked(stage_ + 1);
+    } else if (!wait_decision(&d)) {
+      stopped_ = true;
+      return 0;
+    }
+    tune_.decisions.push_back(d);
+    if (d.final) {
+      final_ = true;
+      winner_ = d.set.at(0);
+      // Every rank's steps on disk before the decision is (cco tune stops the program after it).
+      if (!o_.path.empty()) write_locked("running", nullptr);
+      std::string err;
+      if (!write_tune_locked(&err)) warn_once("tune-write", "tune: " + err);
+      return winner_;
+    }
+    stage_ = d.stage;
+    set_ = d.set;
+    std::string err;
+    if (!write_tune_locked(&err)) warn_once("tune-write", "tune: " + err);
+  }
+  const steps::Stage& st = stages_[static_cast<std::size_t>(stage_)];
+  return set_.at(static_cast<std::size_t>(steps::slot_of(st, step_)));
 }
 
 }  // namespace cco::preload

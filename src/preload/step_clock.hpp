@@ -17,6 +17,14 @@
 // collective and everything the program launches after it run under the new configuration. A
 // relock (a new period) restarts the step count, the warm-up and the rotation.
 //
+// Online search (`tune`, cco tune -- CMD; search.hpp): instead of the fixed rotation, stages of
+// successive halving; at each stage's first step the decider (rank 0) drains the GPU up to that
+// boundary, ranks the stage's candidates from its own step times and writes the decision file;
+// every other rank waits there (bounded) until the decision for that step is in the file, so all
+// ranks switch identically. A follower whose wait times out keeps candidate 0 and says so. At the
+// final decision every rank writes its step file at once (cco tune reads them before it stops
+// the program).
+//
 // The step file (record.hpp) is written to `path` at exit (ended "exit") and, while the program
 // runs, at a boundary at most every `flush_ns` (ended "running"), by write-then-rename: a program
 // that dies keeps what was measured until its last flush, marked as such.
@@ -37,8 +45,20 @@
 #include "preload/driver_api.hpp"
 #include "steps/period.hpp"
 #include "steps/record.hpp"
+#include "steps/search.hpp"
 
 namespace cco::preload {
+
+struct TuneOptions {
+  bool on = false;
+  uint64_t budget = 0;     ///< search steps (0: the minimum)
+  int min_rounds = 6;
+  uint64_t time_ns = 0;    ///< the search ends at the next stage after this long (0: no limit)
+  bool decider = true;     ///< this process decides (rank 0, or no rank)
+  std::string path;        ///< the decision file (required when on)
+  uint64_t wait_ns = 300'000'000'000;  ///< a follower waits this long for a decision
+  uint64_t poll_ns = 1'000'000;        ///< between a follower's reads of the file
+};
 
 struct StepClockOptions {
   std::vector<std::string> configs = {"(one)"};  ///< names, for the step file; >= 1
@@ -48,6 +68,7 @@ struct StepClockOptions {
   uint64_t flush_ns = 5'000'000'000;  ///< flush at most this often (0: only at exit)
   uint64_t max_steps = 1'000'000;   ///< steps kept (later ones are counted, not kept)
   std::optional<int> rank;          ///< for the step file
+  TuneOptions tune;
 };
 
 class StepClock {
@@ -75,6 +96,9 @@ class StepClock {
   /// Writes the step file (no-op without a path). Returns false (and sets *error) on failure.
   bool write(const char* ended, std::string* error = nullptr);
 
+  /// The online search's decisions so far (tune mode; empty otherwise).
+  steps::TuneFile tune_state() const;
+
  private:
   struct Pending {
     uint64_t step;  // the step this event starts
@@ -87,6 +111,11 @@ class StepClock {
   steps::StepFile build_locked(const char* ended);
   bool write_locked(const char* ended, std::string* error);  // with mu_ held
   void set_active(int c);  // calls switch_to_ when c changes
+  // Online search: the candidate of step_ (deciding or waiting at a stage's first step).
+  int tune_config();
+  steps::Decision decide_locked(int next);      // the decider's decision starting stage `next`
+  bool wait_decision(steps::Decision* out);     // a follower's wait for the decision at step_
+  bool write_tune_locked(std::string* error);
 
   DriverApi api_;
   StepClockOptions o_;
@@ -106,6 +135,16 @@ class StepClock {
   std::vector<CUevent> free_;     // recorded and resolved: reusable
   uint64_t last_flush_ = 0;
   bool event_failed_ = false;
+  // Online search.
+  uint64_t epoch_ = 0;               // restarts so far (a decision applies within its epoch)
+  std::vector<steps::Stage> stages_;
+  int stage_ = -1;                   // the stage running (-1: not started)
+  std::vector<int> set_;             // its candidates
+  bool final_ = false;
+  int winner_ = 0;
+  bool stopped_ = false;             // a follower gave up waiting: candidate 0 from then on
+  uint64_t search_t0_ = 0;
+  steps::TuneFile tune_;
 };
 
 }  // namespace cco::preload

@@ -6,6 +6,7 @@
 #include <cuda.h>
 
 #include <atomic>
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <string>
@@ -76,7 +77,7 @@ struct FakeDriver {
   // Events: recorded -> not done until the test completes them (the communication window).
   std::map<CUevent, bool> event_done;
   CUresult event_query_result = CUDA_SUCCESS;  // != SUCCESS: queries fail with it
-  int event_creates = 0, event_queries = 0;
+  int event_creates = 0, event_queries = 0, event_syncs = 0;
   double gpu_ms = 0;                   // the fake GPU clock: an event recorded now gets this time
   std::map<CUevent, double> event_ms;  // when each event was (last) recorded
   void complete_events() {
@@ -338,6 +339,20 @@ inline CUresult eventQuery(CUevent e) {
   if (it == g_fake->event_done.end()) return CUDA_SUCCESS;  // never recorded: complete
   return it->second ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
+// The GPU runs in order: waiting for one event completes every event recorded so far.
+inline CUresult eventSynchronize(CUevent) {
+  ++g_fake->event_syncs;
+  g_fake->complete_events();
+  return CUDA_SUCCESS;
+}
+inline CUresult deviceGetName(char* name, int len, CUdevice) {
+  std::snprintf(name, static_cast<std::size_t>(len), "%s", "Fake H100");
+  return CUDA_SUCCESS;
+}
+inline CUresult driverGetVersion(int* v) {
+  *v = 13000;
+  return CUDA_SUCCESS;
+}
 inline CUresult streamWaitEvent(CUstream s, CUevent e, unsigned) {
   if (g_fake->wait_result != CUDA_SUCCESS) return g_fake->wait_result;
   g_fake->log.push_back("wait " + hex(s) + " for " + hex(e));
@@ -422,6 +437,9 @@ inline preload::DriverApi FakeDriver::api() const {
   a.streamIsCapturing = fake::isCapturing;
   a.eventQuery = fake::eventQuery;
   a.eventElapsedTime = fake::eventElapsedTime;
+  a.eventSynchronize = fake::eventSynchronize;
+  a.deviceGetName = fake::deviceGetName;
+  a.driverGetVersion = fake::driverGetVersion;
   return a;
 }
 

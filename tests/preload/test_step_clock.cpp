@@ -160,3 +160,127 @@ TEST_F(StepClockTest, WritesTheStepFileAndFlushesWhileRunning) {
 }
 
 }  // namespace
+
+// ---- the online search (cco tune -- CMD) -------------------------------------------------------
+
+namespace {
+
+class TuneClockTest : public StepClockTest {
+ protected:
+  std::string dir;
+  void SetUp() override {
+    StepClockTest::SetUp();
+    char t[] = "/tmp/cco-tune-test-XXXXXX";
+    ASSERT_NE(::mkdtemp(t), nullptr);
+    dir = t;
+  }
+  void TearDown() override {
+    std::remove((dir + "/tune.json").c_str());
+    ::rmdir(dir.c_str());
+  }
+  StepClockOptions options(bool decider) {
+    StepClockOptions o;
+    o.configs = {"off", "fast", "slow"};
+    o.warmup = 2;
+    o.flush_ns = 0;
+    o.rank = decider ? 0 : 1;
+    o.tune.on = true;
+    o.tune.min_rounds = 6;
+    o.tune.decider = decider;
+    o.tune.path = dir + "/tune.json";
+    o.tune.wait_ns = 2'000'000'000;
+    return o;
+  }
+  // A marked step of the decider: its time is that of the candidate in force (ms[c]) plus a
+  // jitter of +-j alternating by step.
+  void marked(StepClock& c, const std::vector<double>& ms, double j, int k) {
+    c.mark(0, S(0x77), false);
+    const double t = ms[static_cast<std::size_t>(c.active())] + (k % 2 ? -j : j);
+    now += static_cast<uint64_t>(t * 1e6);
+    fake.gpu_ms += t;
+  }
+};
+
+}  // namespace
+
+TEST_F(TuneClockTest, HalvesToTheFastestAndEveryRankFollowsTheDecider) {
+  auto d = make(options(true));
+  std::vector<int> dec_active, fol_active;
+  std::vector<int> fol_switches;
+  auto f = std::make_unique<StepClock>(fake.api(), options(false),
+                                       [&](int c) { fol_switches.push_back(c); },
+                                       [this] { return now; });
+  // 3 candidates -> 2 -> 1: 2 warm-up steps, 3 x 6, 2 x 6, then the winner.
+  for (int k = 0; k < 45; ++k) {
+    marked(*d, {100.0, 90.0, 120.0}, 2.0, k);
+    f->mark(0, S(0x88), false);  // the follower reads the decision the decider just wrote
+    dec_active.push_back(d->active());
+    fol_active.push_back(f->active());
+  }
+  EXPECT_EQ(dec_active, fol_active);
+  const auto t = d->tune_state();
+  ASSERT_EQ(t.decisions.size(), 2u);
+  EXPECT_EQ(t.decisions[0].stage, 1);
+  EXPECT_EQ(t.decisions[0].at_step, 20u);
+  EXPECT_EQ(t.decisions[0].set, (std::vector<int>{0, 1}));  // "slow" dropped
+  EXPECT_EQ(t.decisions[0].metric, "gpu");
+  EXPECT_TRUE(t.decisions[1].final);
+  EXPECT_EQ(t.decisions[1].at_step, 32u);
+  EXPECT_EQ(t.decisions[1].set, (std::vector<int>{1}));
+  EXPECT_EQ(t.decisions[1].why, "one left");
+  EXPECT_EQ(t.decider.device_name, "Fake H100");
+  EXPECT_EQ(t.decider.cuda_driver, "13.0");
+  EXPECT_EQ(dec_active.back(), 1);
+  EXPECT_GE(fake.event_syncs, 2);  // the decider drained each stage
+  // The decision file says the same (cco tune reads it).
+  const auto file = cco::steps::read_tune_file(dir + "/tune.json");
+  ASSERT_NE(file.final_decision(), nullptr);
+  EXPECT_EQ(file.final_decision()->set, (std::vector<int>{1}));
+  EXPECT_EQ(file.epoch, t.epoch);
+  // The step file: each step under the candidate the schedule gave it.
+  const auto steps = d->snapshot("exit");
+  for (const auto& s : steps.steps)
+    EXPECT_EQ(s.config, dec_active[static_cast<std::size_t>(s.step)]) << s.step;
+}
+
+TEST_F(TuneClockTest, KeepsTheBaselineWhenNothingIsFasterBeyondNoise) {
+  auto o = options(true);
+  o.configs = {"off", "same"};
+  auto d = make(o);
+  for (int k = 0; k < 30; ++k) marked(*d, {100.0, 99.8}, 3.0, k);
+  const auto t = d->tune_state();
+  ASSERT_EQ(t.decisions.size(), 1u);
+  EXPECT_TRUE(t.decisions[0].final);
+  EXPECT_EQ(t.decisions[0].set, (std::vector<int>{0}));
+  EXPECT_NE(t.decisions[0].why.find("baseline kept"), std::string::npos) << t.decisions[0].why;
+  EXPECT_EQ(d->active(), 0);
+}
+
+TEST_F(TuneClockTest, TheTimeBudgetEndsTheSearchAtTheNextStage) {
+  auto o = options(true);
+  o.tune.time_ns = 1;  // spent at once
+  auto d = make(o);
+  for (int k = 0; k < 40; ++k) marked(*d, {100.0, 80.0, 120.0}, 0.5, k);
+  const auto t = d->tune_state();
+  ASSERT_EQ(t.decisions.size(), 1u);
+  EXPECT_TRUE(t.decisions[0].final);
+  EXPECT_EQ(t.decisions[0].at_step, 20u);  // after stage 0, not stage 1
+  EXPECT_EQ(t.decisions[0].why, "time budget");
+  EXPECT_EQ(t.decisions[0].set, (std::vector<int>{1}));
+}
+
+TEST_F(TuneClockTest, AFollowerWithoutADeciderGivesUpAndKeepsTheBaseline) {
+  auto o = options(false);
+  o.tune.wait_ns = 30'000'000;  // 30 ms
+  auto f = make(o);
+  std::vector<int> active;
+  for (int k = 0; k < 30; ++k) {
+    f->mark(0, S(0x88), false);
+    active.push_back(f->active());
+  }
+  // Stage 0 needs no decision; at its end (step 20) the wait times out: candidate 0 from then on.
+  EXPECT_EQ(active[2], 0);
+  EXPECT_EQ(active[3], 1);
+  for (std::size_t k = 20; k < active.size(); ++k) EXPECT_EQ(active[k], 0) << k;
+  EXPECT_TRUE(f->tune_state().decisions.empty());
+}

@@ -1,0 +1,246 @@
+#include "steps/search.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "steps/paired.hpp"
+
+namespace cco::steps {
+
+using json = nlohmann::json;
+
+namespace {
+
+int halve(int m) {
+  return (m + 1) / 2;
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+std::vector<Stage> layout(const SearchOptions& o) {
+  std::vector<Stage> out;
+  if (o.n < 2) return out;
+  std::vector<int> sizes;
+  for (int m = o.n; m > 1; m = halve(m)) sizes.push_back(m);
+  const int rmin = std::max(1, o.min_rounds);
+  uint64_t start = o.warmup;
+  for (int m : sizes) {
+    const uint64_t share = o.budget / sizes.size() / static_cast<uint64_t>(m);
+    const int rounds = static_cast<int>(std::max<uint64_t>(static_cast<uint64_t>(rmin),
+                                                           std::min<uint64_t>(share, 1u << 20)));
+    out.push_back(Stage{start, m, rounds});
+    start = out.back().end();
+  }
+  return out;
+}
+
+uint64_t minimum_budget(int n, int min_rounds) {
+  uint64_t total = 0;
+  for (const Stage& s : layout(SearchOptions{n, 0, 0, min_rounds})) total += s.end() - s.start;
+  return total;
+}
+
+int slot_of(const Stage& st, uint64_t step) {
+  const uint64_t i = step - st.start;
+  const uint64_t m = static_cast<uint64_t>(st.size);
+  const uint64_t round = i / m, pos = i % m;
+  return static_cast<int>(round % 2 == 0 ? pos : m - 1 - pos);
+}
+
+std::vector<std::pair<int, double>> stage_scores(const Stage& st, const std::vector<int>& set,
+                                                 const StageTimes& times) {
+  const std::size_t m = static_cast<std::size_t>(st.size);
+  std::vector<std::vector<double>> dev(m);  // per slot: deviations from the round's median
+  for (int r = 0; r < st.rounds; ++r) {
+    std::vector<std::pair<std::size_t, double>> round;
+    for (std::size_t k = 0; k < m; ++k) {
+      const std::size_t i = static_cast<std::size_t>(r) * m + k;
+      if (i < times.size() && times[i])
+        round.emplace_back(static_cast<std::size_t>(slot_of(st, st.start + i)), *times[i]);
+    }
+    if (round.size() < 2) continue;  // nothing to pair against
+    std::vector<double> v;
+    for (const auto& [slot, t] : round) v.push_back(t);
+    const double med = median_of(v);
+    for (const auto& [slot, t] : round) dev[slot].push_back(t - med);
+  }
+  std::vector<std::pair<int, double>> out;
+  for (std::size_t k = 0; k < m && k < set.size(); ++k)
+    out.emplace_back(set[k], dev[k].empty() ? std::numeric_limits<double>::infinity()
+                                            : median_of(dev[k]));
+  // Best first; ties keep the order of `set` (stable).
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return a.second < b.second; });
+  return out;
+}
+
+Decision decide_next(const std::vector<Stage>& stages, int next, const std::vector<int>& set,
+                     const StageTimes& times, const std::string& metric) {
+  Decision d;
+  d.stage = next;
+  d.at_step = stages.at(static_cast<std::size_t>(next)).start;
+  d.metric = metric;
+  d.scores = stage_scores(stages.at(static_cast<std::size_t>(next - 1)), set, times);
+  const std::size_t keep = static_cast<std::size_t>(stages[static_cast<std::size_t>(next)].size);
+  std::vector<int> kept;
+  for (std::size_t i = 0; i < keep && i < d.scores.size(); ++i) kept.push_back(d.scores[i].first);
+  // In the order they had in `set`, so slots stay predictable.
+  for (int c : set)
+    if (std::find(kept.begin(), kept.end(), c) != kept.end()) d.set.push_back(c);
+  d.why = "halved";
+  return d;
+}
+
+std::pair<std::vector<double>, std::vector<double>> paired_rounds(const std::vector<Stage>& stages,
+                                                                  const History& history, int a,
+                                                                  int b) {
+  std::pair<std::vector<double>, std::vector<double>> out;
+  for (const Stage& st : stages) {
+    for (int r = 0; r < st.rounds; ++r) {
+      std::optional<double> ta, tb;
+      for (int k = 0; k < st.size; ++k) {
+        const uint64_t step = st.start + static_cast<uint64_t>(r * st.size + k);
+        if (step >= history.size()) break;
+        const auto& [c, t] = history[step];
+        if (c == a && t) ta = t;
+        if (c == b && t) tb = t;
+      }
+      if (ta && tb) {
+        out.first.push_back(*ta);
+        out.second.push_back(*tb);
+      }
+    }
+  }
+  return out;
+}
+
+Decision decide_final(const std::vector<Stage>& stages, int last, const std::vector<int>& set,
+                      const StageTimes& times, const std::string& metric, const History& history,
+                      uint64_t at, const std::string& why) {
+  Decision d;
+  d.stage = static_cast<int>(stages.size());
+  d.at_step = at;
+  d.final = true;
+  d.metric = metric;
+  d.scores = stage_scores(stages.at(static_cast<std::size_t>(last)), set, times);
+  int best = d.scores.empty() || !std::isfinite(d.scores.front().second) ? 0 : d.scores.front().first;
+  d.why = why;
+  if (best != 0) {
+    const auto [base, cand] = paired_rounds(stages, history, 0, best);
+    const PairedDiff diff = paired_difference(base, cand);
+    if (!(diff.enough && diff.hi < 0)) {
+      d.why += "; baseline kept: candidate " + std::to_string(best) +
+               (diff.enough ? " was not faster than candidate 0 beyond noise"
+                            : " had too few rounds beside candidate 0 for a 95% interval");
+      best = 0;
+    }
+  }
+  d.set = {best};
+  return d;
+}
+
+const Decision* TuneFile::final_decision() const {
+  for (const Decision& d : decisions)
+    if (d.final) return &d;
+  return nullptr;
+}
+
+std::string to_json(const TuneFile& f) {
+  json j;
+  j["schema"] = kTuneSchema;
+  j["epoch"] = f.epoch;
+  j["candidates"] = f.candidates;
+  j["warmup"] = f.warmup;
+  json dec = {{"pid", f.decider.pid}, {"device", f.decider.device},
+              {"device_name", f.decider.device_name}, {"sms", f.decider.sms},
+              {"cuda_driver", f.decider.cuda_driver}};
+  dec["rank"] = f.decider.rank ? json(*f.decider.rank) : json(nullptr);
+  j["decider"] = dec;
+  j["layout"] = json::array();
+  for (const Stage& s : f.stages)
+    j["layout"].push_back({{"start", s.start}, {"size", s.size}, {"rounds", s.rounds}});
+  j["decisions"] = json::array();
+  for (const Decision& d : f.decisions) {
+    json scores = json::array();
+    for (const auto& [c, v] : d.scores)
+      scores.push_back({c, std::isfinite(v) ? json(v) : json(nullptr)});
+    j["decisions"].push_back({{"stage", d.stage},
+                              {"at_step", d.at_step},
+                              {"set", d.set},
+                              {"final", d.final},
+                              {"metric", d.metric},
+                              {"scores", scores},
+                              {"why", d.why}});
+  }
+  return j.dump(1) + "\n";
+}
+
+TuneFile parse_tune_file(const std::string& text, const std::string& what) {
+  auto bad = [&](const std::string& why) -> std::runtime_error {
+    return std::runtime_error(what + ": " + why);
+  };
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    throw bad(std::string("invalid JSON: ") + e.what());
+  }
+  if (!j.is_object() || j.value("schema", std::string()) != kTuneSchema)
+    throw bad(std::string("not a tune file (schema must be \"") + kTuneSchema + "\")");
+  TuneFile f;
+  try {
+    f.epoch = j.at("epoch").get<uint64_t>();
+    f.candidates = j.at("candidates").get<std::vector<std::string>>();
+    f.warmup = j.at("warmup").get<uint64_t>();
+    const json& d = j.at("decider");
+    if (!d.at("rank").is_null()) f.decider.rank = d.at("rank").get<int>();
+    f.decider.pid = d.at("pid").get<int>();
+    f.decider.device = d.at("device").get<int>();
+    f.decider.device_name = d.at("device_name").get<std::string>();
+    f.decider.sms = d.at("sms").get<int>();
+    f.decider.cuda_driver = d.at("cuda_driver").get<std::string>();
+    for (const json& s : j.at("layout"))
+      f.stages.push_back(Stage{s.at("start").get<uint64_t>(), s.at("size").get<int>(),
+                               s.at("rounds").get<int>()});
+    const int n = static_cast<int>(f.candidates.size());
+    for (const json& x : j.at("decisions")) {
+      Decision dd;
+      dd.stage = x.at("stage").get<int>();
+      dd.at_step = x.at("at_step").get<uint64_t>();
+      dd.set = x.at("set").get<std::vector<int>>();
+      dd.final = x.at("final").get<bool>();
+      dd.metric = x.at("metric").get<std::string>();
+      for (const json& s : x.at("scores")) {
+        if (!s.is_array() || s.size() != 2) throw bad("a score must be [candidate, ms]");
+        dd.scores.emplace_back(s[0].get<int>(), s[1].is_null()
+                                                    ? std::numeric_limits<double>::infinity()
+                                                    : s[1].get<double>());
+      }
+      dd.why = x.at("why").get<std::string>();
+      for (int c : dd.set)
+        if (c < 0 || c >= n) throw bad("decision names candidate " + std::to_string(c) +
+                                       " of " + std::to_string(n));
+      if (dd.set.empty()) throw bad("a decision with no candidate");
+      f.decisions.push_back(std::move(dd));
+    }
+  } catch (const json::exception& e) {
+    throw bad(std::string("bad field: ") + e.what());
+  }
+  return f;
+}
+
+TuneFile read_tune_file(const std::string& path) {
+  return parse_tune_file(read_bounded(path, 16u << 20), path);
+}
+
+}  // namespace cco::steps
