@@ -19,6 +19,10 @@ namespace cco::cli {
 /// 127 (not found) or 126 (not executable), like a shell.
 int run_main(const std::vector<std::string>& args);
 
+/// cco tune [options] -- CMD: the program tuned online (successive halving over switchable
+/// policies, its steps as samples; docs/cli/tune.md, docs/STEPS.md). Writes a plan.
+int tune_program_main(const std::vector<std::string>& args);
+
 struct RunOptions {
   std::string policy;     ///< --policy NAME
   std::string plan_file;  ///< --plan FILE

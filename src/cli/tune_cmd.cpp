@@ -9,6 +9,7 @@
 #include "bench/options.hpp"
 #include "bench/step_bench.hpp"
 #include "cli/commands.hpp"
+#include "cli/run_cmd.hpp"
 #include "bench/report.hpp"
 #include "model/step.hpp"
 #include "tune/tune.hpp"
@@ -214,6 +215,8 @@ int tune_workload_main(const std::vector<std::string>& args) {
 }  // namespace
 
 int tune_main(const std::vector<std::string>& args) {
+  // A program to tune (after "--"): online, in the program itself.
+  if (std::find(args.begin(), args.end(), "--") != args.end()) return tune_program_main(args);
   if (is_workload(args)) return tune_workload_main(args);
   tune::TuneOptions t;
   t.argv = args;

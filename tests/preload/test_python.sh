@@ -13,7 +13,7 @@ if ! command -v python3 >/dev/null; then
 fi
 export PYTHONPATH="$src/python"
 unset CCO_DISABLE CCO_POLICY CCO_PLAN CCO_STATS CCO_VERBOSE CCO_PRIORITY_METHOD CCO_COMPARE \
-  CCO_STEPS_DIR CCO_WARMUP_STEPS RANK OMPI_COMM_WORLD_RANK PMI_RANK SLURM_PROCID
+  CCO_STEPS_DIR CCO_WARMUP_STEPS CCO_TUNE CCO_TUNE_STEPS CCO_TUNE_TIME CCO_TUNE_WAIT RANK OMPI_COMM_WORLD_RANK PMI_RANK SLURM_PROCID
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 tmp=$(mktemp -d)
@@ -103,6 +103,56 @@ rc=$?
 [ $rc = 3 ] || fail "no steps: exit $rc, want 3: $out"
 grep -q "refused: no step file was written: the program made no kernel launch" <<<"$out" ||
   fail "no refusal line: $out"
+
+# --- cco tune -- CMD: the online search picks the fastest policy; ranks agree ------------------
+# Each marked step sleeps by the policy in force: priority 4 ms, off 12 ms, shape:1 20 ms (host
+# times: the fake driver has no event timing).
+cat >"$tmp/tune.py" <<'PY'
+import ctypes, os, sys, time, ccoverlap
+ctypes.CDLL("libcuda.so.1", mode=ctypes.RTLD_GLOBAL)
+cost = {"priority": 0.004, "off": 0.012, "shape:1": 0.020}
+seen = []
+for _ in range(int(sys.argv[1])):
+    ccoverlap.step()
+    p = ccoverlap.current_policy()
+    seen.append(p)
+    time.sleep(cost[p])
+print("rank%s %s" % (os.environ.get("RANK", "-"), " ".join(seen)), flush=True)
+PY
+out=$(cd "$tmp" && env LD_LIBRARY_PATH="$fakedir" CCO_PRELOAD_LIB="$lib" "$cco" tune \
+  --candidates off,priority,shape:1 --steps 30 --warmup 2 --out "$tmp/plan.json" \
+  -- python3 "$tmp/tune.py" 400 2>"$tmp/err")
+rc=$?
+[ $rc = 0 ] || fail "cco tune exited $rc: $out $(cat "$tmp/err")"
+grep -q '"policy": "priority"' "$tmp/plan.json" 2>/dev/null || fail "tuned plan: $(cat "$tmp/plan.json" 2>&1) $(cat "$tmp/err")"
+grep -q '"generated_by": "cco tune -- CMD"' "$tmp/plan.json" || fail "plan provenance: $(cat "$tmp/plan.json")"
+grep -q 'stage 2 of 2 keeps off, priority' "$tmp/err" || fail "no stage line (shape:1 dropped): $(cat "$tmp/err")"
+grep -q 'the winner is priority (one left)' "$tmp/err" || fail "no winner line: $(cat "$tmp/err")"
+grep -q 'stopping the program' "$tmp/err" || fail "the program was not stopped after the search: $(cat "$tmp/err")"
+grep -q '^# plan written to' <<<"$out" || fail "no plan line: $out"
+grep -qE '^priority +[0-9]+ +[0-9.]+ .* -[0-9.]+ \[-[0-9.]+, -[0-9.]+\] over' <<<"$out" ||
+  fail "no paired line for the winner: $out"
+[ -f "$tmp/plan.steps/tune.json" ] || fail "no decision file kept in plan.steps"
+"$cco" run --plan "$tmp/plan.json" --dry-run -- true | grep -q '^CCO_PLAN=' || fail "the plan does not apply with cco run --plan"
+# An earlier run's folder is refused, one line.
+out=$(cd "$tmp" && env CCO_PRELOAD_LIB="$lib" "$cco" tune --out "$tmp/plan.json" -- true 2>&1)
+[ $? = 2 ] && grep -q 'already holds a tuning run' <<<"$out" || fail "reused folder: $out"
+
+# Two ranks (one deciding, one following), --online: both run the same policy at every step.
+cat >"$tmp/two.sh" <<SH
+RANK=0 python3 "$tmp/tune.py" 80 >"$tmp/rank0.out" &
+RANK=1 python3 "$tmp/tune.py" 80 >"$tmp/rank1.out"
+wait
+SH
+out=$(env LD_LIBRARY_PATH="$fakedir" CCO_PRELOAD_LIB="$lib" "$cco" tune --online \
+  --candidates off,priority,shape:1 --steps 30 --warmup 2 --out "$tmp/plan2.json" \
+  -- bash "$tmp/two.sh" 2>"$tmp/err")
+rc=$?
+[ $rc = 0 ] || fail "cco tune --online, two ranks: exit $rc: $out $(cat "$tmp/err")"
+r0=$(sed 's/^rank0 //' "$tmp/rank0.out" 2>/dev/null); r1=$(sed 's/^rank1 //' "$tmp/rank1.out" 2>/dev/null)
+[ -n "$r0" ] && [ "$r0" = "$r1" ] || fail "ranks disagree: rank0 '$r0' rank1 '$r1'"
+[ "$(tr ' ' '\n' <<<"$r0" | tail -1)" = priority ] || fail "--online: the winner does not run to the end: $r0"
+grep -q '^# cco tune: search complete' <<<"$out" || fail "two ranks: $out"
 
 [ $fails = 0 ] && echo "all python checks passed"
 exit $fails
