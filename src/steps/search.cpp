@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "steps/paired.hpp"
+#include "steps/schedule.hpp"
 
 namespace cco::steps {
 
@@ -53,8 +54,7 @@ uint64_t minimum_budget(int n, int min_rounds) {
 int slot_of(const Stage& st, uint64_t step) {
   const uint64_t i = step - st.start;
   const uint64_t m = static_cast<uint64_t>(st.size);
-  const uint64_t round = i / m, pos = i % m;
-  return static_cast<int>(round % 2 == 0 ? pos : m - 1 - pos);
+  return order_slot(st.size, i / m, static_cast<int>(i % m));  // schedule.hpp: carry-over balanced
 }
 
 std::vector<std::pair<int, double>> stage_scores(const Stage& st, const std::vector<int>& set,

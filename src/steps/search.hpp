@@ -3,8 +3,8 @@
 //
 // The layout is fixed in advance by the options alone: steps [0, warmup) run candidate 0; then
 // stage s runs m_s candidates (m_0 = n, m_{s+1} = ceil(m_s / 2), until one is left) for r_s
-// rounds of m_s steps, in the A B B A order of schedule.hpp (even rounds forward, odd rounds
-// reversed); r_s = max(min_rounds, budget / (stages * m_s)). So every rank knows at which step
+// rounds of m_s steps, in the carry-over balanced order of schedule.hpp (a Williams design; A B B A
+// for two); r_s = max(min_rounds, budget / (stages * m_s)). So every rank knows at which step
 // each stage starts. *Which* candidates a stage runs is a decision, made at its first step from
 // the previous stage's step times of one process (the decider: rank 0) and shared with the
 // others (the decision file below), never from each rank's own timing.
@@ -60,7 +60,7 @@ std::vector<Stage> layout(const SearchOptions& o);
 /// The fewest search steps `layout` takes for n candidates and min_rounds.
 uint64_t minimum_budget(int n, int min_rounds);
 
-/// The position in `set` of the candidate that step `step` of stage `st` runs.
+/// The position in `set` of the candidate that step `step` of stage `st` runs (order_slot).
 int slot_of(const Stage& st, uint64_t step);
 
 struct Decision {

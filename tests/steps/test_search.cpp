@@ -2,9 +2,11 @@
 // decisions, and its decision file.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "steps/schedule.hpp"
 #include "steps/search.hpp"
 
 using namespace cco::steps;
@@ -31,27 +33,71 @@ TEST(Search, LayoutHalvesUntilOneIsLeft) {
   EXPECT_EQ(minimum_budget(2, 6), 12u);
 }
 
-TEST(Search, SlotsAlternateForwardAndReverse) {
-  const Stage st{10, 3, 4};
+TEST(Search, SlotsFollowTheWilliamsRows) {
+  const Stage st{10, 3, 7};
   std::vector<int> got;
   for (uint64_t k = st.start; k < st.end(); ++k) got.push_back(slot_of(st, k));
-  EXPECT_EQ(got, (std::vector<int>{0, 1, 2, 2, 1, 0, 0, 1, 2, 2, 1, 0}));
+  // n = 3: 0 1 2 | 1 2 0 | 2 0 1, then the same rows reversed, then again from the first.
+  EXPECT_EQ(got, (std::vector<int>{0, 1, 2, 1, 2, 0, 2, 0, 1, 2, 1, 0, 0, 2, 1, 1, 0, 2, 0, 1, 2}));
+  const Stage two{0, 2, 4};
+  got.clear();
+  for (uint64_t k = 0; k < two.end(); ++k) got.push_back(slot_of(two, k));
+  EXPECT_EQ(got, (std::vector<int>{0, 1, 1, 0, 0, 1, 1, 0}));  // A B B A for two
+}
+
+TEST(Schedule, EveryConfigurationFollowsEveryOtherEquallyOften) {
+  for (int n = 2; n <= 8; ++n) {
+    const uint64_t rows = n % 2 ? 2 * static_cast<uint64_t>(n) : static_cast<uint64_t>(n);
+    // Each round is a permutation.
+    for (uint64_t r = 0; r < rows; ++r) {
+      std::vector<int> seen(static_cast<std::size_t>(n), 0);
+      for (int p = 0; p < n; ++p) ++seen[static_cast<std::size_t>(order_slot(n, r, p))];
+      for (int c = 0; c < n; ++c) EXPECT_EQ(seen[static_cast<std::size_t>(c)], 1) << n << " " << r;
+    }
+    // Inside rounds, over a full set of rows: every ordered pair equally often (a Williams design).
+    std::vector<int> pairs(static_cast<std::size_t>(n * n), 0);
+    for (uint64_t r = 0; r < rows; ++r)
+      for (int p = 1; p < n; ++p)
+        ++pairs[static_cast<std::size_t>(order_slot(n, r, p - 1) * n + order_slot(n, r, p))];
+    for (int a = 0; a < n; ++a)
+      for (int b = 0; b < n; ++b)
+        if (a != b) EXPECT_EQ(pairs[static_cast<std::size_t>(a * n + b)], pairs[1]) << n << ": " << a << b;
+    // Across round boundaries too, as the steps run: how often each configuration runs right
+    // after a given one differs by at most 2 over two full sets of rows (the forward/reverse
+    // order gave the middle configuration all of them: 12 against 0 for n = 3).
+    for (int slow = 0; slow < n; ++slow) {
+      std::vector<int> after(static_cast<std::size_t>(n), 0);
+      int prev = -1;
+      for (uint64_t step = 0; step < 2 * rows * static_cast<uint64_t>(n); ++step) {
+        const int c = config_of_step(step, n, 0);
+        if (prev == slow && c != slow) ++after[static_cast<std::size_t>(c)];
+        prev = c;
+      }
+      int lo = 1 << 30, hi = 0;
+      for (int c = 0; c < n; ++c)
+        if (c != slow) {
+          lo = std::min(lo, after[static_cast<std::size_t>(c)]);
+          hi = std::max(hi, after[static_cast<std::size_t>(c)]);
+        }
+      EXPECT_LE(hi - lo, 2) << "n=" << n << " after " << slow;
+    }
+  }
 }
 
 TEST(Search, ScoresAreMediansOfDeviationsFromTheRound) {
-  // Candidates {7, 3, 5} in slots 0, 1, 2; 2 rounds: forward then reverse.
+  // Candidates {7, 3, 5} in slots 0, 1, 2; 2 rounds: rows 0 1 2 and 1 2 0.
   const Stage st{0, 3, 2};
   // Round 0 (slots 0 1 2): 10, 12, 20  -> median 12: deviations -2, 0, +8
-  // Round 1 (slots 2 1 0): 30, 14, 11  -> median 14: deviations slot2 +16, slot1 0, slot0 -3
+  // Round 1 (slots 1 2 0): 30, 14, 11  -> median 14: deviations slot1 +16, slot2 0, slot0 -3
   const StageTimes t = {10.0, 12.0, 20.0, 30.0, 14.0, 11.0};
   const auto s = stage_scores(st, {7, 3, 5}, t);
   ASSERT_EQ(s.size(), 3u);
-  EXPECT_EQ(s[0].first, 7);
+  EXPECT_EQ(s[0].first, 7);  // -2, -3
   EXPECT_DOUBLE_EQ(s[0].second, -2.5);
-  EXPECT_EQ(s[1].first, 3);
-  EXPECT_DOUBLE_EQ(s[1].second, 0.0);
-  EXPECT_EQ(s[2].first, 5);
-  EXPECT_DOUBLE_EQ(s[2].second, 12.0);
+  EXPECT_EQ(s[1].first, 5);  // +8, 0
+  EXPECT_DOUBLE_EQ(s[1].second, 4.0);
+  EXPECT_EQ(s[2].first, 3);  // 0, +16
+  EXPECT_DOUBLE_EQ(s[2].second, 8.0);
 }
 
 TEST(Search, AConstantDriftDoesNotChangeTheRanking) {
@@ -70,7 +116,9 @@ TEST(Search, AConstantDriftDoesNotChangeTheRanking) {
 
 TEST(Search, UnmeasuredCandidatesGoLastAndTiesKeepOrder) {
   const Stage st{0, 3, 2};
-  const StageTimes t = {10.0, 10.0, std::nullopt, std::nullopt, 10.0, 10.0};
+  // Round 0 (slots 0 1 2): slot 2 unmeasured; round 1 (slots 1 2 0): only slot 2 measured, so
+  // nothing to pair against. Slot 2 has no deviation at all.
+  const StageTimes t = {10.0, 10.0, std::nullopt, std::nullopt, 10.0, std::nullopt};
   const auto s = stage_scores(st, {4, 2, 6}, t);
   EXPECT_EQ(s[0].first, 4);  // tie with 2: the earlier one first
   EXPECT_EQ(s[1].first, 2);
