@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <stdexcept>
 
@@ -195,42 +196,61 @@ TuneFile parse_tune_file(const std::string& text, const std::string& what) {
   } catch (const json::exception& e) {
     throw bad(std::string("invalid JSON: ") + e.what());
   }
-  if (!j.is_object() || j.value("schema", std::string()) != kTuneSchema)
+  if (!j.is_object() || !j.contains("schema") || !j["schema"].is_string() ||
+      j["schema"].get<std::string>() != kTuneSchema)
     throw bad(std::string("not a tune file (schema must be \"") + kTuneSchema + "\")");
+  // Whole numbers in a range (a float or a huge number is refused, never cast).
+  auto whole = [&](const json& v, const char* field, int64_t lo, int64_t hi) -> int64_t {
+    if (!v.is_number_integer()) throw bad(std::string(field) + " must be a whole number");
+    const int64_t x = v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)
+                          ? INT64_MAX
+                          : v.get<int64_t>();
+    if (x < lo || x > hi) throw bad(std::string(field) + " out of range");
+    return x;
+  };
+  constexpr int64_t kBig = int64_t{1} << 50;
   TuneFile f;
   try {
-    f.epoch = j.at("epoch").get<uint64_t>();
+    f.epoch = static_cast<uint64_t>(whole(j.at("epoch"), "epoch", 0, kBig));
     f.candidates = j.at("candidates").get<std::vector<std::string>>();
-    f.warmup = j.at("warmup").get<uint64_t>();
+    if (f.candidates.size() > 64) throw bad("too many candidates");
+    f.warmup = static_cast<uint64_t>(whole(j.at("warmup"), "warmup", 0, kBig));
     const json& d = j.at("decider");
-    if (!d.at("rank").is_null()) f.decider.rank = d.at("rank").get<int>();
-    f.decider.pid = d.at("pid").get<int>();
-    f.decider.device = d.at("device").get<int>();
+    if (!d.at("rank").is_null()) f.decider.rank = static_cast<int>(whole(d.at("rank"), "rank", 0, 1 << 24));
+    f.decider.pid = static_cast<int>(whole(d.at("pid"), "pid", 0, INT32_MAX));
+    f.decider.device = static_cast<int>(whole(d.at("device"), "device", -1, 1 << 20));
     f.decider.device_name = d.at("device_name").get<std::string>();
-    f.decider.sms = d.at("sms").get<int>();
+    f.decider.sms = static_cast<int>(whole(d.at("sms"), "sms", 0, 1 << 20));
     f.decider.cuda_driver = d.at("cuda_driver").get<std::string>();
-    for (const json& s : j.at("layout"))
-      f.stages.push_back(Stage{s.at("start").get<uint64_t>(), s.at("size").get<int>(),
-                               s.at("rounds").get<int>()});
+    for (const json& s : j.at("layout")) {
+      if (f.stages.size() >= 64) throw bad("too many stages");
+      f.stages.push_back(Stage{static_cast<uint64_t>(whole(s.at("start"), "start", 0, kBig)),
+                               static_cast<int>(whole(s.at("size"), "size", 1, 64)),
+                               static_cast<int>(whole(s.at("rounds"), "rounds", 1, 1 << 20))});
+    }
     const int n = static_cast<int>(f.candidates.size());
     for (const json& x : j.at("decisions")) {
+      if (f.decisions.size() >= 256) throw bad("too many decisions");
       Decision dd;
-      dd.stage = x.at("stage").get<int>();
-      dd.at_step = x.at("at_step").get<uint64_t>();
-      dd.set = x.at("set").get<std::vector<int>>();
+      dd.stage = static_cast<int>(whole(x.at("stage"), "stage", 0, 64));
+      dd.at_step = static_cast<uint64_t>(whole(x.at("at_step"), "at_step", 0, kBig));
+      for (const json& c : x.at("set")) {
+        const int64_t v = whole(c, "set", 0, 63);
+        if (v >= n) throw bad("decision names candidate " + std::to_string(v) + " of " +
+                              std::to_string(n));
+        dd.set.push_back(static_cast<int>(v));
+      }
+      if (dd.set.empty()) throw bad("a decision with no candidate");
       dd.final = x.at("final").get<bool>();
       dd.metric = x.at("metric").get<std::string>();
       for (const json& s : x.at("scores")) {
-        if (!s.is_array() || s.size() != 2) throw bad("a score must be [candidate, ms]");
-        dd.scores.emplace_back(s[0].get<int>(), s[1].is_null()
-                                                    ? std::numeric_limits<double>::infinity()
-                                                    : s[1].get<double>());
+        if (!s.is_array() || s.size() != 2 || !(s[1].is_null() || s[1].is_number()))
+          throw bad("a score must be [candidate, ms]");
+        dd.scores.emplace_back(static_cast<int>(whole(s[0], "score", 0, 63)),
+                               s[1].is_null() ? std::numeric_limits<double>::infinity()
+                                              : s[1].get<double>());
       }
       dd.why = x.at("why").get<std::string>();
-      for (int c : dd.set)
-        if (c < 0 || c >= n) throw bad("decision names candidate " + std::to_string(c) +
-                                       " of " + std::to_string(n));
-      if (dd.set.empty()) throw bad("a decision with no candidate");
       f.decisions.push_back(std::move(dd));
     }
   } catch (const json::exception& e) {
