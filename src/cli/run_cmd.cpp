@@ -88,6 +88,58 @@ bool truthy(const char* v) {
 
 }  // namespace
 
+// --steps-out DIR: made when missing; it must be a writable folder. Returns its absolute path.
+static std::string steps_folder(const std::string& dir) {
+  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
+    throw Usage("--steps-out " + dir + ": " + std::strerror(errno));
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || ::access(dir.c_str(), W_OK) != 0)
+    throw Usage("--steps-out " + dir + ": not a writable folder");
+  return absolute(dir);
+}
+
+// The preload library (--lib, $CCO_PRELOAD_LIB or beside cco), checked to load: the dynamic
+// loader only warns ("cannot be preloaded ... ignored") and runs the program without it.
+static std::string loadable_preload_library(const std::string& explicit_lib) {
+  const std::string lib = find_preload_library(self_exe(), explicit_lib, ::getenv("CCO_PRELOAD_LIB"));
+  if (void* h = ::dlopen(lib.c_str(), RTLD_LAZY | RTLD_LOCAL)) {
+    ::dlclose(h);
+    return lib;
+  }
+  const char* why = ::dlerror();
+  throw std::runtime_error("cannot load " + lib + ": " + (why ? why : "unknown error"));
+}
+
+// In a forked child: runs the command, or says why not and exits 127 (not found) or 126.
+[[noreturn]] static void exec_child(const std::vector<std::string>& command, const char* who) {
+  std::vector<char*> argv;
+  for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  ::execvp(argv[0], argv.data());
+  const int err = errno;
+  std::fprintf(stderr, "%s: error: cannot run '%s': %s\n", who, command[0].c_str(),
+               std::strerror(err));
+  ::_exit(err == ENOENT ? 127 : 126);
+}
+
+// The items of --compare / --candidates: 2 to 8, separated by ',', none empty.
+static std::vector<std::string> configuration_list(const std::string& flag, const std::string& v) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t comma = v.find(',', start);
+    const std::string item = v.substr(start, comma == std::string::npos ? comma : comma - start);
+    if (item.empty()) throw Usage(flag + " '" + v + "': an empty item");
+    out.push_back(item);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (out.size() < 2 || out.size() > 8)
+    throw Usage(flag + " needs 2 to 8 policies or plans separated by ',' (got " +
+                std::to_string(out.size()) + ")");
+  return out;
+}
+
 RunOptions parse_run_args(const std::vector<std::string>& args) {
   RunOptions o;
   std::size_t i = 1;
@@ -130,19 +182,7 @@ RunOptions parse_run_args(const std::vector<std::string>& args) {
       o.force = true;
     } else if (is(a, "--compare")) {
       const std::string v = value("--compare", i);
-      o.compare.clear();
-      std::size_t start = 0;
-      for (;;) {
-        const std::size_t comma = v.find(',', start);
-        const std::string item = v.substr(start, comma == std::string::npos ? comma : comma - start);
-        if (item.empty()) throw Usage("--compare '" + v + "': an empty item");
-        o.compare.push_back(item);
-        if (comma == std::string::npos) break;
-        start = comma + 1;
-      }
-      if (o.compare.size() < 2 || o.compare.size() > 8)
-        throw Usage("--compare needs 2 to 8 policies or plans separated by ',' (got " +
-                    std::to_string(o.compare.size()) + ")");
+      o.compare = configuration_list("--compare", v);
     } else if (is(a, "--steps-out")) {
       o.steps_out = value("--steps-out", i);
       if (o.steps_out.empty()) throw Usage("--steps-out needs a folder");
@@ -396,10 +436,10 @@ std::vector<std::string> check_compare_items(const std::vector<std::string>& ite
   return out;
 }
 
-bool report_steps(const std::string& dir, bool compare, const std::string& json_path,
-                  std::FILE* out) {
+// The step files of a folder (bounded), with one note per file that could not be read.
+static std::vector<steps::StepFile> read_step_files(const std::string& dir,
+                                             std::vector<std::string>* notes) {
   std::vector<steps::StepFile> files;
-  std::vector<std::string> notes;
   if (DIR* d = ::opendir(dir.c_str())) {
     while (dirent* e = ::readdir(d)) {
       const std::string n = e->d_name;
@@ -407,16 +447,24 @@ bool report_steps(const std::string& dir, bool compare, const std::string& json_
         continue;
       try {
         files.push_back(steps::read_step_file(dir + "/" + n));
-        if (files.back().ended != "exit")
-          notes.push_back(n + ": the process did not exit normally; its steps until the last "
-                              "flush are used (partial)");
       } catch (const std::exception& ex) {
-        notes.push_back(std::string("skipped ") + ex.what());
+        if (notes) notes->push_back(std::string("skipped ") + ex.what());
       }
-      if (files.size() > 4096) break;  // bounded
+      if (files.size() > 4096) break;
     }
     ::closedir(d);
   }
+  return files;
+}
+
+bool report_steps(const std::string& dir, bool compare, const std::string& json_path,
+                  std::FILE* out) {
+  std::vector<std::string> notes;
+  const std::vector<steps::StepFile> files = read_step_files(dir, &notes);
+  for (const auto& f : files)
+    if (f.ended != "exit")
+      notes.push_back(steps::process_name(f) + ": the process did not exit normally; its steps "
+                                               "until the last flush are used (partial)");
   for (const auto& n : notes) std::fprintf(out, "cco: steps: %s\n", n.c_str());
   if (!compare) {
     for (const auto& f : files)
@@ -451,14 +499,7 @@ int run_and_report(const RunOptions& o, const std::string& temp_dir) {
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("cannot fork: ") + std::strerror(errno));
   if (pid == 0) {
-    std::vector<char*> argv;
-    for (const auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execvp(argv[0], argv.data());
-    const int err = errno;
-    std::fprintf(stderr, "cco run: error: cannot run '%s': %s\n", o.command[0].c_str(),
-                 std::strerror(err));
-    ::_exit(err == ENOENT ? 127 : 126);
+    exec_child(o.command, "cco run");
   }
   g_child = pid;
   // Ctrl-C and termination go to the program; the report still follows.
@@ -520,15 +561,7 @@ int run_main(const std::vector<std::string>& args) {
     }
   }
 
-  const std::string lib = find_preload_library(self_exe(), o.lib, ::getenv("CCO_PRELOAD_LIB"));
-  // The dynamic loader only warns ("cannot be preloaded ... ignored") and runs the program
-  // without the library; check here so that cannot pass unnoticed.
-  if (void* h = ::dlopen(lib.c_str(), RTLD_LAZY | RTLD_LOCAL)) {
-    ::dlclose(h);
-  } else {
-    const char* why = ::dlerror();
-    throw std::runtime_error("cannot load " + lib + ": " + (why ? why : "unknown error"));
-  }
+  const std::string lib = loadable_preload_library(o.lib);
 
   std::string tuner;
   if (plan.nccl.uses_tuner()) {
@@ -546,13 +579,7 @@ int run_main(const std::vector<std::string>& args) {
                                "): " + std::strerror(errno));
     temp_dir = o.steps_out = pattern;
   } else if (!o.steps_out.empty()) {
-    if (::mkdir(o.steps_out.c_str(), 0755) != 0 && errno != EEXIST)
-      throw Usage("--steps-out " + o.steps_out + ": " + std::strerror(errno));
-    struct stat st {};
-    if (::stat(o.steps_out.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
-        ::access(o.steps_out.c_str(), W_OK) != 0)
-      throw Usage("--steps-out " + o.steps_out + ": not a writable folder");
-    o.steps_out = absolute(o.steps_out);
+    o.steps_out = steps_folder(o.steps_out);
   }
   std::vector<std::string> warnings;
   const auto changes = run_environment(
@@ -646,19 +673,7 @@ TuneProgramOptions parse_tune_program(const std::vector<std::string>& args) {
     }
     if (is("--candidates")) {
       const std::string v = value("--candidates");
-      o.candidates.clear();
-      std::size_t start = 0;
-      for (;;) {
-        const std::size_t comma = v.find(',', start);
-        const std::string item = v.substr(start, comma == std::string::npos ? comma : comma - start);
-        if (item.empty()) throw Usage("--candidates '" + v + "': an empty item");
-        o.candidates.push_back(item);
-        if (comma == std::string::npos) break;
-        start = comma + 1;
-      }
-      if (o.candidates.size() < 2 || o.candidates.size() > 8)
-        throw Usage("--candidates needs 2 to 8 policies or plans separated by ',' (got " +
-                    std::to_string(o.candidates.size()) + ")");
+      o.candidates = configuration_list("--candidates", v);
     } else if (is("--steps")) {
       o.steps = count_arg("--steps", value("--steps"), 1, 10000000);
     } else if (is("--time")) {
@@ -701,27 +716,6 @@ double seconds_since(const timespec& t0) {
   timespec t{};
   ::clock_gettime(CLOCK_MONOTONIC, &t);
   return static_cast<double>(t.tv_sec - t0.tv_sec) + static_cast<double>(t.tv_nsec - t0.tv_nsec) / 1e9;
-}
-
-// The step files of a folder (bounded), with one note per file that could not be read.
-std::vector<steps::StepFile> read_step_files(const std::string& dir,
-                                             std::vector<std::string>* notes) {
-  std::vector<steps::StepFile> files;
-  if (DIR* d = ::opendir(dir.c_str())) {
-    while (dirent* e = ::readdir(d)) {
-      const std::string n = e->d_name;
-      if (n.rfind("steps-", 0) != 0 || n.size() < 11 || n.compare(n.size() - 5, 5, ".json") != 0)
-        continue;
-      try {
-        files.push_back(steps::read_step_file(dir + "/" + n));
-      } catch (const std::exception& ex) {
-        if (notes) notes->push_back(std::string("skipped ") + ex.what());
-      }
-      if (files.size() > 4096) break;
-    }
-    ::closedir(d);
-  }
-  return files;
 }
 
 std::string decision_line(const steps::TuneFile& t, const steps::Decision& d) {
@@ -771,31 +765,18 @@ int tune_program_main(const std::vector<std::string>& args) {
       steps::SearchOptions{static_cast<int>(items.size()), static_cast<uint64_t>(o.warmup), budget, 6});
 
   // The folder of the step files and the decision file: new, or one without an earlier run.
-  if (::mkdir(o.steps_out.c_str(), 0755) != 0 && errno != EEXIST)
-    throw Usage("--steps-out " + o.steps_out + ": " + std::strerror(errno));
-  struct stat st {};
-  if (::stat(o.steps_out.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
-      ::access(o.steps_out.c_str(), W_OK) != 0)
-    throw Usage("--steps-out " + o.steps_out + ": not a writable folder");
-  o.steps_out = absolute(o.steps_out);
+  o.steps_out = steps_folder(o.steps_out);
   if (is_file(o.steps_out + "/tune.json") || !read_step_files(o.steps_out, nullptr).empty())
     throw Usage("--steps-out " + o.steps_out +
                 " already holds a tuning run (tune.json or steps-*.json): remove it or name "
                 "another folder");
   const std::string tune_path = o.steps_out + "/tune.json";
-  if (std::FILE* f = std::fopen(o.out.c_str(), "a")) {  // fail early, before the program runs
-    std::fclose(f);
-  } else {
-    throw Usage("--out " + o.out + ": " + std::strerror(errno));
-  }
+  // Fail early, before the program runs, without leaving a file behind.
+  if (is_file(o.out) ? ::access(o.out.c_str(), W_OK) != 0
+                     : ::access(dir_of(absolute(o.out)).c_str(), W_OK) != 0)
+    throw Usage("--out " + o.out + ": cannot be written");
 
-  const std::string lib = find_preload_library(self_exe(), o.lib, ::getenv("CCO_PRELOAD_LIB"));
-  if (void* h = ::dlopen(lib.c_str(), RTLD_LAZY | RTLD_LOCAL)) {
-    ::dlclose(h);
-  } else {
-    const char* why = ::dlerror();
-    throw std::runtime_error("cannot load " + lib + ": " + (why ? why : "unknown error"));
-  }
+  const std::string lib = loadable_preload_library(o.lib);
   RunOptions ro;
   ro.compare = items;
   ro.steps_out = o.steps_out;
@@ -832,14 +813,7 @@ int tune_program_main(const std::vector<std::string>& args) {
   if (pid < 0) throw std::runtime_error(std::string("cannot fork: ") + std::strerror(errno));
   if (pid == 0) {
     ::setpgid(0, 0);  // its own group: stopping it stops its workers too (torchrun's)
-    std::vector<char*> argv;
-    for (const auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execvp(argv[0], argv.data());
-    const int err = errno;
-    std::fprintf(stderr, "cco tune: error: cannot run '%s': %s\n", o.command[0].c_str(),
-                 std::strerror(err));
-    ::_exit(err == ENOENT ? 127 : 126);
+    exec_child(o.command, "cco tune");
   }
   ::setpgid(pid, pid);
   g_tune_child = pid;
@@ -855,7 +829,7 @@ int tune_program_main(const std::vector<std::string>& args) {
   double final_at = 0, term_at = -1;
   int status = 0;
   bool exited = false;
-  const double hard_limit = static_cast<double>(o.time_s) + std::max(120.0, o.time_s / 2.0);
+  const double hard_limit = static_cast<double>(o.time_s) + std::max(120.0, static_cast<double>(o.time_s) / 2.0);
   for (;;) {
     const pid_t w = ::waitpid(pid, &status, WNOHANG);
     if (w == pid) {
@@ -908,7 +882,10 @@ int tune_program_main(const std::vector<std::string>& args) {
   const int rc = !exited ? 1
                  : WIFEXITED(status) ? WEXITSTATUS(status)
                                      : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-  if (exited && (rc == 126 || rc == 127) && !tune) return rc;
+  if (exited && (rc == 126 || rc == 127) && !tune) {
+    ::rmdir(o.steps_out.c_str());  // made for this run and still empty
+    return rc;
+  }
   try {
     if (is_file(tune_path)) tune = steps::read_tune_file(tune_path);
   } catch (const std::exception& e) {
