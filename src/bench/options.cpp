@@ -1,6 +1,7 @@
 #include "bench/options.hpp"
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
@@ -13,6 +14,7 @@ namespace cco::bench {
 namespace {
 
 constexpr int64_t kMaxCollBytes = int64_t{64} << 30;  // beyond any GPU's memory today
+constexpr int kMaxSizes = 1000;  // sizes one sweep may have (-b, -e, -f)
 constexpr int64_t kMaxGemmDim = 131072;
 
 std::vector<std::string> split(const std::string& s, char sep) {
@@ -148,8 +150,8 @@ Options parse_options(const std::vector<std::string>& args) {
   std::string b, e, d = "float", op = "sum", coll = "allreduce", compute = "cublaslt", gemm,
                     gemm_dtype = "bf16", mem = "1G", modes, bps, pads;
   int check = 1;
-  app.add_option("-b,--minbytes", b);
-  app.add_option("-e,--maxbytes", e);
+  auto* opt_b = app.add_option("-b,--minbytes", b);
+  auto* opt_e = app.add_option("-e,--maxbytes", e);
   app.add_option("-f,--stepfactor", o.step_factor);
   app.add_option("-g,--ngpus", o.ngpus);
   app.add_option("-n,--iters", o.iters);
@@ -190,6 +192,9 @@ Options parse_options(const std::vector<std::string>& args) {
     throw UsageError(err.what());
   }
 
+  // An empty value is a mistake (an unset shell variable), not "the default".
+  if (opt_b->count() > 0 && b.empty()) throw UsageError("-b: needs a size (got an empty value)");
+  if (opt_e->count() > 0 && e.empty()) throw UsageError("-e: needs a size (got an empty value)");
   if (!b.empty()) o.min_bytes = bytes_arg(b, "-b");
   o.max_bytes = e.empty() ? o.min_bytes : bytes_arg(e, "-e");
   if (o.min_bytes < 1 || o.min_bytes > kMaxCollBytes)
@@ -198,6 +203,17 @@ Options parse_options(const std::vector<std::string>& args) {
   if (o.max_bytes < o.min_bytes) throw UsageError("-e must not be below -b");
   if (o.max_bytes > o.min_bytes && !(o.step_factor > 1))
     throw UsageError("-f: step factor must be greater than 1 when -e is above -b");
+  if (o.max_bytes > o.min_bytes) {
+    // Bounded: a factor barely above 1 would expand into millions of sizes.
+    const double n = std::floor(std::log(static_cast<double>(o.max_bytes) /
+                                         static_cast<double>(o.min_bytes)) /
+                                std::log(o.step_factor) + 1e-9) + 1;
+    if (!(n <= static_cast<double>(kMaxSizes)))
+      throw UsageError("-f " + fmt::format("{}", o.step_factor) + " from -b " +
+                       std::to_string(o.min_bytes) + " to -e " + std::to_string(o.max_bytes) +
+                       " gives " + fmt::format("{:.0f}", n) + " sizes; at most " +
+                       std::to_string(kMaxSizes) + " (raise -f or narrow -b/-e)");
+  }
   check_counts(o, check);
   if (o.average < 0 || o.average > 3) throw UsageError("-a: expected 0 (rank 0), 1 (mean), 2 (min) or 3 (max)");
   if (o.bootstrap != "auto" && o.bootstrap != "threads" && o.bootstrap != "env" && o.bootstrap != "mpi")

@@ -2,6 +2,8 @@
 // analysis (or the sweep), and draws a timeline (or the sweep chart) as SVG.
 #include "cli/report_cmd.hpp"
 
+#include "model/read_file.hpp"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -115,11 +117,7 @@ Args parse(const std::vector<std::string>& args) {
 }
 
 json read_json_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw model::Error("cannot read '" + path + "'");
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  const std::string text = ss.str();
+  const std::string text = model::read_file(path, model::kResultFileLimit);
   try {
     return json::parse(text);
   } catch (const json::exception& e) {

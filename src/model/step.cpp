@@ -2,6 +2,8 @@
 // expansion of parameters, repeats and buckets, validation, ordering, layout and T_ideal.
 #include "model/step.hpp"
 
+#include "model/read_file.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -1650,12 +1652,13 @@ Step parse_step(std::string_view text, const std::string& file, const StepLoadOp
 }
 
 Step load_step(const std::string& path, const StepLoadOptions& opt) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw StepError(path, {}, "cannot read the workload file");
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  if (f.bad()) throw StepError(path, {}, "error reading the workload file");
-  return parse_step(ss.str(), path, opt);
+  std::string text;
+  try {
+    text = read_file(path, kWorkloadFileLimit);
+  } catch (const FileError& e) {
+    throw StepError(path, {}, "the workload file " + e.reason());
+  }
+  return parse_step(text, path, opt);
 }
 
 std::pair<std::string, std::string> parse_override(const std::string& text) {

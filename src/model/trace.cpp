@@ -1,5 +1,7 @@
 #include "model/trace.hpp"
 
+#include "model/read_file.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -618,11 +620,7 @@ Trace parse_trace(std::string_view text, const std::string& source) {
 }
 
 Trace read_trace_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error("cannot read '" + path + "'");
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return parse_trace(ss.str(), path);
+  return parse_trace(read_file(path, kTraceFileLimit), path);
 }
 
 Trace merge_traces(const std::vector<Trace>& parts) {

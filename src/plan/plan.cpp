@@ -1,5 +1,8 @@
 #include "plan/plan.hpp"
 
+#include "model/limits.hpp"
+#include "model/read_file.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -497,12 +500,14 @@ std::vector<std::string> made_for_mismatch(const MadeFor& made, const std::strin
 }
 
 Plan load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("plan " + path + ": cannot be read");
-  std::ostringstream ss;
-  ss << in.rdbuf();
+  std::string text;
   try {
-    return parse(ss.str());
+    text = model::read_file(path, model::kPlanFileLimit);
+  } catch (const model::FileError& e) {
+    throw Error("plan " + path + ": " + e.reason());
+  }
+  try {
+    return parse(text);
   } catch (const Error& e) {
     throw Error("plan " + path + ": " + e.what());
   }

@@ -1,5 +1,8 @@
 #include "steps/record.hpp"
 
+#include "model/limits.hpp"
+#include "model/read_file.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -89,37 +92,11 @@ StepFile parse_step_file(const std::string& text, const std::string& what) {
 }
 
 std::string read_bounded(const std::string& path, std::size_t limit) {
-  // O_NONBLOCK: opening a FIFO with no writer must not hang; it is refused below anyway.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) throw std::runtime_error(path + ": " + std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw std::runtime_error(path + ": not a regular file");
+  try {
+    return model::read_file(path, limit);
+  } catch (const model::Error& e) {
+    throw std::runtime_error(e.what());
   }
-  if (static_cast<std::size_t>(st.st_size) > limit) {
-    ::close(fd);
-    throw std::runtime_error(path + ": larger than " + std::to_string(limit) + " bytes");
-  }
-  std::string out;
-  char buf[65536];
-  for (;;) {
-    const ssize_t r = ::read(fd, buf, sizeof buf);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) {
-      const int e = errno;
-      ::close(fd);
-      throw std::runtime_error(path + ": " + std::strerror(e));
-    }
-    if (r == 0) break;
-    out.append(buf, static_cast<std::size_t>(r));
-    if (out.size() > limit) {
-      ::close(fd);
-      throw std::runtime_error(path + ": larger than " + std::to_string(limit) + " bytes");
-    }
-  }
-  ::close(fd);
-  return out;
 }
 
 StepFile read_step_file(const std::string& path) {

@@ -90,6 +90,14 @@ TEST(Options, BadInput) {
   expect_usage({"-b", "1T"}, "between 1 and 64G");
   expect_usage({"-b", "64M", "-e", "1M"}, "-e must not be below -b");
   expect_usage({"-b", "1M", "-e", "4M", "-f", "1"}, "step factor");
+  // Bounded sweeps: a factor barely above 1 is refused, not expanded into millions of sizes.
+  expect_usage({"-b", "1K", "-e", "1G", "-f", "1.0000001"}, "gives 138629443 sizes; at most 1000");
+  EXPECT_EQ(sizes(parse({"-b", "1", "-e", "512", "-f", "2"})).size(), 10u);
+  EXPECT_EQ(sizes(parse({"-b", "1", "-e", "1G", "-f", "1.0211"})).size(), 996u);  // under 1000
+  EXPECT_THROW(parse({"-b", "1", "-e", "1G", "-f", "1.0210"}), UsageError);       // 1001
+  // An empty size is a mistake, never "the default".
+  expect_usage({"-b", ""}, "-b: needs a size");
+  expect_usage({"-b", "1M", "-e", ""}, "-e: needs a size");
   expect_usage({"-n", "0"}, "-n");
   expect_usage({"-w", "-1"}, "-w");
   expect_usage({"-c", "2"}, "-c");

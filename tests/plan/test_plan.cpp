@@ -1,6 +1,8 @@
 // Run plans: parsing, validation (one clear line per mistake), named policies, round trips,
 // kernel-name patterns.
 #include <gtest/gtest.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <fstream>
@@ -214,8 +216,34 @@ TEST(PlanLoad, FilesAndErrorsNameTheFile) {
     load("/nonexistent/plan.json");
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), "plan /nonexistent/plan.json: cannot be read");
+    EXPECT_EQ(std::string(e.what()),
+              "plan /nonexistent/plan.json: cannot be read (No such file or directory)");
   }
+  // Bounded input: a folder, a FIFO (never waited for) and a file over the limit, one line each.
+  auto message = [](const std::string& p) {
+    try {
+      load(p);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message("/tmp"), "plan /tmp: a folder, not a file");
+  char fifo[] = "/tmp/cco-plan-fifo-XXXXXX";
+  ASSERT_NE(::mkdtemp(fifo), nullptr);
+  const std::string f = std::string(fifo) + "/p.json";
+  ASSERT_EQ(::mkfifo(f.c_str(), 0600), 0);
+  EXPECT_EQ(message(f), "plan " + f + ": not a regular file (a FIFO, a socket or a device)");
+  ::unlink(f.c_str());
+  EXPECT_EQ(message("/dev/zero"), "plan /dev/zero: not a regular file (a FIFO, a socket or a device)");
+  const std::string big = std::string(fifo) + "/big.json";
+  {
+    std::ofstream o(big);
+    o << std::string((16u << 20) + 1, ' ');
+  }
+  EXPECT_EQ(message(big), "plan " + big + ": larger than the limit of 16 MiB");
+  ::unlink(big.c_str());
+  ::rmdir(fifo);
 }
 
 TEST(Policies, Names) {

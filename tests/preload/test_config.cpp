@@ -102,7 +102,7 @@ TEST(Config, BadValuesRunUnshaped) {
             "parts join with '+'; a policy may end in @overlap or @always, a priority policy in "
             "@launch-attr, @stream or @both); running unshaped");
   check_off(env({{"CCO_PLAN", "/nonexistent.json"}}),
-            "CCO_PLAN: plan /nonexistent.json: cannot be read; running unshaped");
+            "CCO_PLAN: plan /nonexistent.json: cannot be read (No such file or directory); running unshaped");
   check_off(env({{"CCO_PLAN", "/a.json"}, {"CCO_POLICY", "off"}}),
             "CCO_PLAN and CCO_POLICY are both set (/a.json, off); running unshaped");
   check_off(env({{"CCO_PRIORITY_METHOD", "fast"}}),

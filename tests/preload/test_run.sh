@@ -50,7 +50,7 @@ expect 2 "^cco run: error: --policy: unknown policy 'fast' \(known: off, priorit
 expect 2 "^cco run: error: --policy: policy 'shape:0': K must be >= 1" -- --policy shape:0 -- true
 expect 2 "^cco run: error: --policy needs a value" -- --policy
 expect 2 "^cco run: error: unknown option '--frob'" -- --frob -- true
-expect 2 "^cco run: error: plan $tmp/missing.json: cannot be read$" -- --plan "$tmp/missing.json" -- true
+expect 2 "^cco run: error: plan $tmp/missing.json: cannot be read \\(No such file or directory\\)$" -- --plan "$tmp/missing.json" -- true
 expect 2 "^cco run: error: plan $tmp/bad.json: shaping.default: must be >= 1 \(blocks per SM\), got 0$" -- --plan "$tmp/bad.json" -- true
 expect 1 "^cco run: error: --lib /nonexistent/libcco_preload.so: no such file$" -- --lib /nonexistent/libcco_preload.so -- true
 echo "not a library" >"$tmp/fake.so"

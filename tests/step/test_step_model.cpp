@@ -668,7 +668,8 @@ TEST(StepFiles, UnreadableFile) {
     load_step("/nonexistent/w.json", {});
     ADD_FAILURE();
   } catch (const StepError& e) {
-    EXPECT_EQ(std::string(e.what()), "/nonexistent/w.json: cannot read the workload file");
+    EXPECT_EQ(std::string(e.what()),
+              "/nonexistent/w.json: the workload file cannot be read (No such file or directory)");
   }
 }
 

@@ -248,7 +248,8 @@ TEST(ReportCmd, UsageErrors) {
 
 TEST(ReportCmd, InputErrors) {
   using cco::model::Error;
-  expect_throw<Error>({dir() + "does_not_exist.json"}, "cannot read");
+  expect_throw<Error>({dir() + "does_not_exist.json"}, "cannot be read (No such file or directory)");
+  expect_throw<Error>({"/tmp"}, "/tmp: a folder, not a file");
   expect_throw<Error>({write("cco_trunc.json", read(rank_file(0)).substr(0, 50))},
                       "not valid JSON");
   expect_throw<Error>({write("cco_empty.json", "")}, "the file is empty");

@@ -423,7 +423,7 @@ TEST(TraceJson, WriteAndReadFile) {
   EXPECT_EQ(u.kernels.size(), 3u);
   EXPECT_EQ(u.source, path);
   expect_error([] { cco::model::read_trace_file("/nonexistent/dir/x.json"); },
-               {"cannot read", "/nonexistent/dir/x.json"});
+               {"cannot be read", "/nonexistent/dir/x.json"});
   expect_error([] { cco::model::write_trace_file(rich(), "/nonexistent/dir/x.json"); },
                {"cannot write"});
 }

@@ -1,0 +1,37 @@
+// Reading an input file with a limit: every file the tool reads (workloads, plans, traces, bench
+// results, step and decision files) goes through here, so a FIFO, a device file, a folder or a
+// file larger than the limit gets one clear error instead of a hang or an exhausted memory.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <utility>
+
+#include "model/limits.hpp"
+
+namespace cco::model {
+
+/// Limits by kind of file (bytes).
+inline constexpr std::size_t kPlanFileLimit = 16u << 20;       ///< plans, decision files
+inline constexpr std::size_t kWorkloadFileLimit = 64u << 20;   ///< workloads, step files
+inline constexpr std::size_t kResultFileLimit = 256u << 20;    ///< bench / tune results
+inline constexpr std::size_t kTraceFileLimit = std::size_t{2} << 30;  ///< traces
+
+/// Why a file could not be read: what() is "PATH: REASON", reason() the part after the path:
+/// "cannot be read (No such file or directory)", "a folder, not a file", "not a regular file (a
+/// FIFO, a socket or a device)", "larger than the limit of N MiB".
+class FileError : public Error {
+ public:
+  FileError(const std::string& path, std::string reason)
+      : Error(path + ": " + reason), reason_(std::move(reason)) {}
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string reason_;
+};
+
+/// The whole content of a regular file of at most `limit` bytes. Opening never blocks (a FIFO
+/// without a writer is refused, not waited for). Throws FileError.
+std::string read_file(const std::string& path, std::size_t limit);
+
+}  // namespace cco::model
