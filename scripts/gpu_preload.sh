@@ -129,8 +129,8 @@ if [ "$stage" = all ] || [ "$stage" = tests ]; then
     say "      stream (pnccl*):   all-reduce $(ratio prio_stream) -> $(verdict "$(ratio prio_stream)")"
     say "      both:              all-reduce $(ratio prio_both) -> $(verdict "$(ratio prio_both)")"
     # Cost per launch: the same empty launches with no library, with it doing nothing, shaping.
-    have_time 30 && gpu rate_off 60 "${RUN[@]}" --policy off --stats -- "$gt" --gtest_filter='PreloadGpu.LaunchRate'
-    have_time 30 && gpu rate_shape 60 "${RUN[@]}" --policy shape+priority:model --stats -- "$gt" --gtest_filter='PreloadGpu.LaunchRate'
+    have_time 30 && gpu rate_off 60 "${RUN[@]}" --policy off --stats -- "$B/tests/cco.bench.launch_rate"
+    have_time 30 && gpu rate_shape 60 "${RUN[@]}" --policy shape+priority:model --stats -- "$B/tests/cco.bench.launch_rate"
   fi
 fi
 

@@ -51,10 +51,10 @@ if has a; then
     say "  window $pol: rc=$? $(grep -h 'cco-probe: window' "$f") $(grep -ho 'window_opened=[0-9]*\|skip.no-comm=[0-9]*' "$f" | tr '\n' ' ')"
   done
   f="$O/a_static.log"
-  timeout 180 "$cco" run --policy shape:2 -- env CCO_TEST_EXPECT_BLOCKS=2 "$gt" --gtest_filter='-*Priority*:*LaunchRate*' >"$f" 2>&1
+  timeout 180 "$cco" run --policy shape:2 -- env CCO_TEST_EXPECT_BLOCKS=2 "$gt" --gtest_filter='-*Priority*' >"$f" 2>&1
   say "  static shape:2 residency/graph/threads: rc=$? $(grep -h 'PASSED\|FAILED' "$f" | tr '\n' ' ')"
   f="$O/a_default_plain.log"
-  timeout 180 "$cco" run -- "$gt" --gtest_filter='-*Priority*:*LaunchRate*' >"$f" 2>&1
+  timeout 180 "$cco" run -- "$gt" --gtest_filter='-*Priority*' >"$f" 2>&1
   say "  default policy, results: rc=$? $(grep -h 'PASSED\|FAILED' "$f" | tr '\n' ' ') $(grep -ho 'cco-probe: direct launch.*' "$f")"
 fi
 
@@ -146,11 +146,11 @@ if has g; then
 fi
 
 if has h; then
-  say "== h: C++ launch rate (PreloadGpu.LaunchRate)"
-  gt="$B/tests/cco.test.gpu_preload"
+  say "== h: C++ launch rate (cco.bench.launch_rate)"
+  gt="$B/tests/cco.bench.launch_rate"
   for c in plain disabled off plain disabled off off disabled plain; do
     f="$O/h_${c}_$RANDOM.log"
-    run_cfg "$f" "$c" "$gt" --gtest_filter='PreloadGpu.LaunchRate'
+    run_cfg "$f" "$c" "$gt"
     say "  $c: $(grep -h 'cco-probe' "$f" | head -2 | tr '\n' ' ')"
   done
 fi

@@ -364,8 +364,11 @@ TEST(OccupancyLive, LiveLimitsMatchTable) {
   EXPECT_EQ(mismatches, 0) << "the live limits differ from the built-in " << arch << " entry";
 }
 
-// Runs last (tests run in definition order): the line recorded in the docs.
+// Runs last (tests run in definition order): the line recorded in the docs, and a check that the
+// comparisons above really ran (a filter or a loop that compares nothing must not pass quietly).
 TEST(OccupancyLive, Summary) {
+  EXPECT_GT(g_footprints, 0) << "no footprint was compared against the driver";
+  EXPECT_GT(g_boundaries, 0) << "no planner boundary was checked";
   std::printf("occupancy: %d footprints compared, %d planner boundaries checked, %s\n", g_footprints,
               g_boundaries,
               ::testing::UnitTest::GetInstance()->failed_test_count() == 0 ? "all agree"

@@ -91,6 +91,20 @@ if(TARGET cco.preload)
   # library with CCO_TEST_EXPECT_* set to check shaping and priority too.
   cco_add_test(gpu_preload GPU SOURCES preload/gpu/test_preload_gpu.cu LIBS cco.runtime LABELS "gpu;preload")
   target_include_directories(cco.test.gpu_preload PRIVATE ${NCCL_INCLUDE_DIR})
+  # What the library must change, asserted under ctest: the same binary under `cco run`, with the
+  # expectations on (a missing library fails them: the padding and the priority would be absent).
+  add_test(NAME cco.test.gpu_preload_shaped
+    COMMAND ${CMAKE_COMMAND} -E env CCO_PRELOAD_LIB=$<TARGET_FILE:cco.preload>
+      $<TARGET_FILE:cco> run --policy shape:2 -- env CCO_TEST_EXPECT_BLOCKS=2
+      $<TARGET_FILE:cco.test.gpu_preload> --gtest_filter=-*Priority*:*CommunicationWindow*)
+  add_test(NAME cco.test.gpu_preload_priority
+    COMMAND ${CMAKE_COMMAND} -E env CCO_PRELOAD_LIB=$<TARGET_FILE:cco.preload>
+      $<TARGET_FILE:cco> run --policy priority -- env CCO_TEST_EXPECT_PRIORITY=1
+      $<TARGET_FILE:cco.test.gpu_preload> --gtest_filter=*Priority*)
+  set_tests_properties(cco.test.gpu_preload_shaped cco.test.gpu_preload_priority PROPERTIES
+    LABELS "gpu;preload" SKIP_RETURN_CODE 77 TIMEOUT 300)
+  # A benchmark, not a test (built here, run by scripts/gpu_window.sh and gpu_preload.sh).
+  add_executable(cco.bench.launch_rate preload/gpu/bench_launch_rate.cu)
   # The communication window needs the library: the same binary under `cco run` (default policy).
   add_test(NAME cco.test.gpu_preload_window
     COMMAND ${CMAKE_COMMAND} -E env CCO_TEST_REQUIRE_WINDOW=1 CCO_PRELOAD_LIB=$<TARGET_FILE:cco.preload>
