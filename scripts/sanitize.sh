@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The GPU-free code under sanitizers (issue 9): AddressSanitizer + UndefinedBehaviorSanitizer
-# over every GPU-free test, then ThreadSanitizer over the code that uses threads (bootstrap).
+# over every GPU-free test (the preload library's unit tests included, where the CUDA and NCCL
+# headers exist), then ThreadSanitizer over the code that uses threads (bootstrap, preload).
 # Builds without CUDA, so it runs on any machine. Usage: scripts/sanitize.sh [asan|tsan|all]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,9 +15,13 @@ if [ "$what" = asan ] || [ "$what" = all ]; then
     ctest --test-dir build-asan --output-on-failure -LE gpu
 fi
 if [ "$what" = tsan ] || [ "$what" = all ]; then
-  echo "== TSan (bootstrap, in build-tsan)"
+  echo "== TSan (bootstrap, preload unit tests; in build-tsan)"
   cmake -S . -B build-tsan -G Ninja -DCCO_ENABLE_CUDA=OFF -DCCO_ENABLE_TSAN=ON \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-  cmake --build build-tsan --target $(cd build-tsan && ninja -t targets all | grep -oE '^cco\.test\.bootstrap[a-z_]*' | sort -u | tr '\n' ' ')
-  TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan --output-on-failure -L bootstrap
+  # The bootstrap, and the preload library's unit tests (its hook is called from many threads of
+  # the host program; built where the CUDA and NCCL headers exist).
+  cmake --build build-tsan --target $(cd build-tsan && ninja -t targets all |
+    grep -oE '^cco\.test\.(bootstrap|preload_(hook|decide|resolve|config|nccl_streams|trace_path|order_window|blas|window|step_clock))[a-z_]*' |
+    sort -u | tr '\n' ' ')
+  TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan --output-on-failure -L 'bootstrap|preload'
 fi

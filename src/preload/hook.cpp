@@ -65,6 +65,10 @@ Hook::Hook(const DriverApi& api, plan::Plan plan, HookOptions opts)
   }
 }
 
+Hook::~Hook() {
+  for (auto& l : limits_) delete l.load();
+}
+
 void Hook::invalidate() {
   std::unique_lock<std::shared_mutex> lock(map_mu_);
   for (auto& [key, e] : map_) graveyard_.push_back(std::move(e));

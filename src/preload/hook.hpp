@@ -52,6 +52,9 @@ struct HookOptions {
 class Hook {
  public:
   Hook(const DriverApi& api, plan::Plan plan, HookOptions opts = {});
+  /// Frees what the hook allocated (the library's own hooks live for the process; tests make and
+  /// drop them).
+  ~Hook();
   Hook(const Hook&) = delete;
   Hook& operator=(const Hook&) = delete;
 

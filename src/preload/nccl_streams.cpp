@@ -97,6 +97,10 @@ NcclStreams::Companion* NcclStreams::companion(CUstream user) {
   return c;
 }
 
+NcclStreams::~NcclStreams() {
+  for (auto& [key, c] : map_) delete c;
+}
+
 CUstream NcclStreams::fork(CUstream user) {
   Companion* c = companion(user);
   if (!c) {

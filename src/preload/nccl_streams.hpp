@@ -37,6 +37,9 @@ class NcclStreams {
   /// `priority` gives the priority of companion streams (the device's greatest); it is called
   /// when the first companion is made, with a context current.
   NcclStreams(const DriverApi& api, Stats& stats, std::function<int()> priority);
+  /// Frees the companions' bookkeeping; their driver streams and events are left to the driver
+  /// (the library's own NcclStreams lives for the process).
+  ~NcclStreams();
   NcclStreams(const NcclStreams&) = delete;
   NcclStreams& operator=(const NcclStreams&) = delete;
 

@@ -3,12 +3,16 @@
 # processes (exports, no-GPU loading, dlsym's RTLD_NEXT, a fake libcuda end to end, CCO_TRACE with
 # a fake libcupti); `cco run`.
 # GPU: graph capture, threads, residency and priority probes (tests/preload/gpu/).
-if(TARGET cco.preload)
+# The unit tests need only the core (built without CUDA too, where the headers exist: the
+# sanitizer builds run them); the rest needs the shared library.
+if(TARGET cco.preload_core)
   foreach(_t hook decide resolve config nccl_streams trace_path order_window blas)
     cco_add_test(preload_${_t} SOURCES preload/test_${_t}.cpp LIBS cco.preload_core LABELS preload)
   endforeach()
   cco_add_test(preload_window SOURCES preload/test_window.cpp LIBS cco.preload_core LABELS preload)
   cco_add_test(preload_step_clock SOURCES preload/test_step_clock.cpp LIBS cco.preload_core LABELS preload)
+endif()
+if(TARGET cco.preload)
 
   # A fake libcuda.so.1 (in its own folder) and a program that reaches it as cudart does.
   add_library(cco.test.fake_cuda SHARED preload/fake_cuda.cpp)
