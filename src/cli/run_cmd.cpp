@@ -122,6 +122,20 @@ static std::string loadable_preload_library(const std::string& explicit_lib) {
   ::_exit(err == ENOENT ? 127 : 126);
 }
 
+// A whole number from lo to hi, or Usage: "FLAG 'V' is not WHAT" (WHAT: "a whole number from lo
+// to hi" unless given).
+static long count_arg(const std::string& flag, const std::string& v, long lo, long hi,
+                      const std::string& what = "") {
+  char* end = nullptr;
+  errno = 0;
+  const long n = std::strtol(v.c_str(), &end, 10);
+  if (v.empty() || *end || errno || n < lo || n > hi)
+    throw Usage(flag + " '" + v + "' is not " +
+                (what.empty() ? "a whole number from " + std::to_string(lo) + " to " + std::to_string(hi)
+                              : what));
+  return n;
+}
+
 // The items of --compare / --candidates: 2 to 8, separated by ',', none empty.
 static std::vector<std::string> configuration_list(const std::string& flag, const std::string& v) {
   std::vector<std::string> out;
@@ -190,13 +204,7 @@ RunOptions parse_run_args(const std::vector<std::string>& args) {
       o.compare_json = value("--compare-json", i);
       if (o.compare_json.empty()) throw Usage("--compare-json needs a file");
     } else if (is(a, "--warmup")) {
-      const std::string v = value("--warmup", i);
-      char* end = nullptr;
-      errno = 0;
-      const long n = std::strtol(v.c_str(), &end, 10);
-      if (v.empty() || *end || errno || n < 0 || n > 1000000)
-        throw Usage("--warmup '" + v + "' is not a step count (0 to 1000000)");
-      o.warmup = n;
+      o.warmup = count_arg("--warmup", value("--warmup", i), 0, 1000000, "a step count (0 to 1000000)");
     } else if (is(a, "--trace")) {
       o.trace = value("--trace", i);
       if (const std::string bad = preload::check_trace_pattern(o.trace); !bad.empty())
@@ -317,18 +325,29 @@ std::string trace_pattern_path(const std::string& pattern) {
   return path;
 }
 
-std::string find_preload_library(const std::string& exe, const std::string& explicit_lib,
-                                 const char* env_lib) {
+namespace {
+// The library named by the option (`flag PATH`) or else the variable (`var=PATH`): that file,
+// absolute, or "" when neither names one. Throws when the named file does not exist.
+std::string named_library(const char* flag, const std::string& explicit_lib, const char* var,
+                          const char* env_lib) {
   if (!explicit_lib.empty()) {
     if (!is_file(explicit_lib))
-      throw std::runtime_error("--lib " + explicit_lib + ": no such file");
+      throw std::runtime_error(std::string(flag) + " " + explicit_lib + ": no such file");
     return absolute(explicit_lib);
   }
   if (env_lib && *env_lib) {
     if (!is_file(env_lib))
-      throw std::runtime_error(std::string("CCO_PRELOAD_LIB=") + env_lib + ": no such file");
+      throw std::runtime_error(std::string(var) + "=" + env_lib + ": no such file");
     return absolute(env_lib);
   }
+  return "";
+}
+}  // namespace
+
+std::string find_preload_library(const std::string& exe, const std::string& explicit_lib,
+                                 const char* env_lib) {
+  if (std::string p = named_library("--lib", explicit_lib, "CCO_PRELOAD_LIB", env_lib); !p.empty())
+    return p;
   const std::string dir = dir_of(exe);
   std::string looked;
   for (const char* rel : {"", "../preload/", "../lib/", "../lib64/"}) {
@@ -342,16 +361,9 @@ std::string find_preload_library(const std::string& exe, const std::string& expl
 
 std::string find_tuner_library(const std::string& preload_lib, const std::string& exe,
                                const std::string& explicit_lib, const char* env_lib) {
-  if (!explicit_lib.empty()) {
-    if (!is_file(explicit_lib))
-      throw std::runtime_error("--tuner-lib " + explicit_lib + ": no such file");
-    return absolute(explicit_lib);
-  }
-  if (env_lib && *env_lib) {
-    if (!is_file(env_lib))
-      throw std::runtime_error(std::string("CCO_TUNER_LIB=") + env_lib + ": no such file");
-    return absolute(env_lib);
-  }
+  if (std::string p = named_library("--tuner-lib", explicit_lib, "CCO_TUNER_LIB", env_lib);
+      !p.empty())
+    return p;
   std::string looked;
   auto look = [&](const std::string& dir, std::initializer_list<const char*> rels) -> std::string {
     for (const char* rel : rels) {
@@ -641,16 +653,6 @@ struct TuneProgramOptions {
   bool verbose = false;
   std::vector<std::string> command;
 };
-
-long count_arg(const std::string& flag, const std::string& v, long lo, long hi) {
-  char* end = nullptr;
-  errno = 0;
-  const long n = std::strtol(v.c_str(), &end, 10);
-  if (v.empty() || *end || errno || n < lo || n > hi)
-    throw Usage(flag + " '" + v + "' is not a whole number from " + std::to_string(lo) + " to " +
-                std::to_string(hi));
-  return n;
-}
 
 TuneProgramOptions parse_tune_program(const std::vector<std::string>& args) {
   TuneProgramOptions o;

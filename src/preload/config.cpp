@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <tuple>
 
 namespace cco::preload {
 namespace {
@@ -96,35 +97,28 @@ EnvConfig read_env(const std::function<const char*(const char*)>& get) {
     else
       c.tune = *f;
   }
-  auto count = [&](const char* name, uint64_t max, uint64_t* out) {
+  // A count from 0 to `max`; anything else keeps the default, with "NAME='v' " + `bad` said once.
+  auto count = [&](const char* name, uint64_t max, uint64_t* out, const std::string& bad) {
     const char* v = get(name);
     if (!v || !*v) return;
     char* end = nullptr;
     errno = 0;
     const unsigned long long n = std::strtoull(v, &end, 10);
     if (errno || *end || *v == '-' || n > max)
-      c.warnings.push_back(std::string(name) + "='" + v + "' is not a number from 0 to " +
-                           std::to_string(max) + "; the default is used");
+      c.warnings.push_back(std::string(name) + "='" + v + "' " + bad);
     else
       *out = n;
   };
-  count("CCO_TUNE_STEPS", 10000000, &c.tune_steps);
-  count("CCO_TUNE_TIME", 86400 * 30, &c.tune_time_s);
-  count("CCO_TUNE_WAIT", 86400, &c.tune_wait_s);
+  for (auto [name, max, out] : {std::tuple{"CCO_TUNE_STEPS", uint64_t{10000000}, &c.tune_steps},
+                                std::tuple{"CCO_TUNE_TIME", uint64_t{86400 * 30}, &c.tune_time_s},
+                                std::tuple{"CCO_TUNE_WAIT", uint64_t{86400}, &c.tune_wait_s}})
+    count(name, max, out,
+          "is not a number from 0 to " + std::to_string(max) + "; the default is used");
   if (c.tune && (c.compare.size() < 2 || c.steps_dir.empty())) {
     c.warnings.push_back("CCO_TUNE needs CCO_COMPARE (2 to 8 candidates) and CCO_STEPS_DIR; no search");
     c.tune = false;
   }
-  if (const char* v = get("CCO_WARMUP_STEPS"); v && *v) {
-    char* end = nullptr;
-    errno = 0;
-    const unsigned long long n = std::strtoull(v, &end, 10);
-    if (errno || *end || *v == '-' || n > 1000000)
-      c.warnings.push_back(std::string("CCO_WARMUP_STEPS='") + v +
-                           "' is not a step count (0 to 1000000); 5 are used");
-    else
-      c.warmup = n;
-  }
+  count("CCO_WARMUP_STEPS", 1000000, &c.warmup, "is not a step count (0 to 1000000); 5 are used");
   for (const char* name : {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"}) {
     const char* v = get(name);
     if (!v || !*v) continue;
