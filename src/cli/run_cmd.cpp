@@ -911,13 +911,7 @@ int tune_program_main(const std::vector<std::string>& args) {
   std::printf("# cco tune: %s\n", fin ? "search complete" : "search NOT complete (partial results)");
   if (dec && tune) {
     const bool gpu = fin ? fin->metric == "gpu" : true;
-    steps::History history;
-    for (const auto& s : dec->steps) {
-      if (s.step != history.size()) break;
-      std::optional<double> t;
-      if (s.regular) t = gpu ? s.gpu_ms : std::optional<double>(s.host_ms);
-      history.emplace_back(s.config, t);
-    }
+    const steps::History history = steps::history_of(dec->steps, gpu);
     const uint64_t search_end = fin ? fin->at_step : history.size();
     std::printf("# %s, %zu steps measured (%s times, ms), search steps %llu-%llu\n",
                 steps::process_name(*dec).c_str(), dec->steps.size(), gpu ? "GPU" : "host",

@@ -252,20 +252,12 @@ steps::Decision StepClock::decide_locked(int next) {
   bool gpu = true;
   for (uint64_t k = st.start; k < st.end(); ++k)
     if (k >= steps_.size() || (steps_[k].regular && !steps_[k].gpu_ms)) gpu = false;
-  auto time_of = [&](uint64_t k) -> std::optional<double> {
-    if (k >= steps_.size() || steps_[k].step != k || !steps_[k].regular) return std::nullopt;
-    if (gpu) return steps_[k].gpu_ms;
-    return steps_[k].host_ms;
-  };
-  steps::StageTimes times;
-  for (uint64_t k = st.start; k < st.end(); ++k) times.push_back(time_of(k));
+  const steps::History history = steps::history_of(steps_, gpu);
+  const steps::StageTimes times = steps::stage_times(st, history);
   const std::string metric = gpu ? "gpu" : "host";
   const bool out_of_time = o_.tune.time_ns > 0 && now_() - search_t0_ >= o_.tune.time_ns;
   if (next < static_cast<int>(stages_.size()) && !out_of_time)
     return steps::decide_next(stages_, next, set_, times, metric);
-  steps::History history;
-  for (uint64_t k = 0; k < step_ && k < steps_.size(); ++k)
-    history.emplace_back(steps_[k].config, time_of(k));
   return steps::decide_final(stages_, stage_, set_, times, metric, history, step_,
                              out_of_time ? "time budget" : "one left");
 }

@@ -102,6 +102,24 @@ Decision decide_next(const std::vector<Stage>& stages, int next, const std::vect
   return d;
 }
 
+History history_of(const std::vector<StepTime>& steps, bool gpu) {
+  History h;
+  for (const StepTime& s : steps) {
+    if (s.step != h.size()) break;
+    std::optional<double> t;
+    if (s.regular) t = gpu ? s.gpu_ms : std::optional<double>(s.host_ms);
+    h.emplace_back(s.config, t);
+  }
+  return h;
+}
+
+StageTimes stage_times(const Stage& st, const History& history) {
+  StageTimes t;
+  for (uint64_t k = st.start; k < st.end(); ++k)
+    t.push_back(k < history.size() ? history[k].second : std::nullopt);
+  return t;
+}
+
 std::pair<std::vector<double>, std::vector<double>> paired_rounds(const std::vector<Stage>& stages,
                                                                   const History& history, int a,
                                                                   int b) {

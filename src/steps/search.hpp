@@ -90,6 +90,14 @@ Decision decide_next(const std::vector<Stage>& stages, int next, const std::vect
 /// Every step so far, indexed by step: the candidate it ran and its time (if measured).
 using History = std::vector<std::pair<int, std::optional<double>>>;
 
+/// A process's steps (record.hpp) as a history: by step index from 0 until the first gap, each
+/// step's candidate and its GPU time (`gpu`) or host time; no time for an irregular step or a
+/// missing GPU time.
+History history_of(const std::vector<StepTime>& steps, bool gpu);
+
+/// The times of stage `st`'s steps in a history (none where the history ends first).
+StageTimes stage_times(const Stage& st, const History& history);
+
 /// The final decision, taking effect at step `at`, after stage `last` ran `set` (times as above).
 /// The best candidate wins if it beats candidate 0 beyond noise over the rounds of `history` in
 /// which both ran, else candidate 0 does; `why` (the reason the search ends) is kept and the

@@ -61,7 +61,9 @@ TEST(Schedule, EveryConfigurationFollowsEveryOtherEquallyOften) {
         ++pairs[static_cast<std::size_t>(order_slot(n, r, p - 1) * n + order_slot(n, r, p))];
     for (int a = 0; a < n; ++a)
       for (int b = 0; b < n; ++b)
-        if (a != b) EXPECT_EQ(pairs[static_cast<std::size_t>(a * n + b)], pairs[1]) << n << ": " << a << b;
+        if (a != b) {
+          EXPECT_EQ(pairs[static_cast<std::size_t>(a * n + b)], pairs[1]) << n << ": " << a << b;
+        }
     // Across round boundaries too, as the steps run: how often each configuration runs right
     // after a given one differs by at most 2 over two full sets of rows (the forward/reverse
     // order gave the middle configuration all of them: 12 against 0 for n = 3).
@@ -215,6 +217,32 @@ TEST(Search, PairedRoundsUseOnlyRoundsWithBoth) {
   const auto [a, b] = paired_rounds(stages, h, 0, 1);
   EXPECT_EQ(a, (std::vector<double>{10.0, 10.5, 10.0}));
   EXPECT_EQ(b, (std::vector<double>{9.0, 9.5, 9.0}));
+}
+
+TEST(Search, HistoryOfStepsStopsAtAGapAndDropsIrregularTimes) {
+  std::vector<StepTime> s(4);
+  for (uint64_t k = 0; k < 4; ++k) {
+    s[k].step = k;
+    s[k].config = static_cast<int>(k % 2);
+    s[k].host_ms = 10.0 + static_cast<double>(k);
+    s[k].gpu_ms = 9.0 + static_cast<double>(k);
+  }
+  s[1].regular = false;
+  s[2].gpu_ms.reset();
+  s[3].step = 7;  // a gap: nothing after it belongs to the history
+  const History g = history_of(s, true);
+  ASSERT_EQ(g.size(), 3u);
+  EXPECT_EQ(g[0], (std::pair<int, std::optional<double>>{0, 9.0}));
+  EXPECT_FALSE(g[1].second.has_value());  // irregular
+  EXPECT_FALSE(g[2].second.has_value());  // no GPU time
+  const History h = history_of(s, false);
+  EXPECT_EQ(h[2], (std::pair<int, std::optional<double>>{0, 12.0}));
+  const StageTimes t = stage_times(Stage{1, 2, 2}, h);  // steps 1..4: beyond the history, none
+  ASSERT_EQ(t.size(), 4u);
+  EXPECT_FALSE(t[0].has_value());
+  EXPECT_EQ(t[1], 12.0);
+  EXPECT_FALSE(t[2].has_value());
+  EXPECT_FALSE(t[3].has_value());
 }
 
 TEST(Search, TuneFileRoundTripAndBadInput) {
