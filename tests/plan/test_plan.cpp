@@ -386,14 +386,7 @@ TEST(Plans, GemmSmTarget) {
       "gemm": {"sm_target": -24, "when": "overlap"}})");
   EXPECT_EQ(p.gemm.sm_target, -24);
   EXPECT_EQ(p.gemm.when, When::Overlap);
-  auto err = [](const std::string& body) {
-    try {
-      parse(R"({"schema": "ccoverlap.plan", "schema_version": "1.0.0", )" + body + "}");
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
+  auto err = [](const std::string& body) { return error_of(doc(body)); };
   EXPECT_EQ(err(R"("gemm": {"sm_target": 0})"),
             "gemm.sm_target: must not be 0 (omit the section for no SM budget)");
   EXPECT_EQ(err(R"("gemm": {"sm_target": 5000})"),
@@ -434,14 +427,7 @@ TEST(Plans, NcclChannelsAndCtas) {
   EXPECT_EQ(to_json(b), to_json(p));
   EXPECT_EQ(channel_cap(b.nccl, "allreduce", (int64_t{64} << 20) + 1), 16);
 
-  auto err = [](const std::string& body) {
-    try {
-      parse(R"({"schema": "ccoverlap.plan", "schema_version": "1.0.0", )" + body + "}");
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
+  auto err = [](const std::string& body) { return error_of(doc(body)); };
   EXPECT_EQ(err(R"("nccl": {"channels": [{"collective": "alltoall", "max_channels": 4}]})"),
             "nccl.channels[0].collective: unknown collective 'alltoall' (known: allreduce, "
             "allgather, reducescatter, broadcast, reduce, *)");
