@@ -500,9 +500,18 @@ bool report_steps(const std::string& dir, bool compare, const std::string& json_
 
 namespace {
 
-pid_t g_child = -1;
+// Where Ctrl-C and termination go while cco waits for the program: its pid, or (negative) its
+// process group. 0: nowhere yet.
+pid_t g_signal_target = 0;
 void forward_signal(int sig) {
-  if (g_child > 0) ::kill(g_child, sig);
+  if (g_signal_target != 0) ::kill(g_signal_target, sig);
+}
+void forward_signals_to(pid_t target) {
+  g_signal_target = target;
+  struct sigaction sa {};
+  sa.sa_handler = forward_signal;
+  ::sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::sigaction(sig, &sa, nullptr);
 }
 
 // --compare / --steps-out: the program runs as a child; its step files are read when it ends.
@@ -513,12 +522,7 @@ int run_and_report(const RunOptions& o, const std::string& temp_dir) {
   if (pid == 0) {
     exec_child(o.command, "cco run");
   }
-  g_child = pid;
-  // Ctrl-C and termination go to the program; the report still follows.
-  struct sigaction sa {};
-  sa.sa_handler = forward_signal;
-  ::sigemptyset(&sa.sa_mask);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::sigaction(sig, &sa, nullptr);
+  forward_signals_to(pid);  // Ctrl-C and termination go to the program; the report still follows
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
@@ -747,24 +751,21 @@ std::string decision_line(const steps::TuneFile& t, const steps::Decision& d) {
   return line + "\n  scores (" + d.metric + " ms against each round's median): " + scores + "\n";
 }
 
-pid_t g_tune_child = -1;
-void forward_to_group(int sig) {
-  if (g_tune_child > 0) ::kill(-g_tune_child, sig);
-}
 
 }  // namespace
 
 int tune_program_main(const std::vector<std::string>& args) {
   TuneProgramOptions o = parse_tune_program(args);
   const std::vector<std::string> items = check_compare_items(o.candidates);
-  const uint64_t minimum = steps::minimum_budget(static_cast<int>(items.size()), 6);
+  const uint64_t minimum = steps::minimum_budget(static_cast<int>(items.size()), steps::kMinRounds);
   if (o.steps >= 0 && static_cast<uint64_t>(o.steps) < minimum)
     throw Usage("--steps " + std::to_string(o.steps) + " is below the " + std::to_string(minimum) +
                 " search steps that " + std::to_string(items.size()) +
-                " candidates need (6 rounds per stage of successive halving)");
+                " candidates need (" + std::to_string(steps::kMinRounds) +
+                " rounds per stage of successive halving)");
   const uint64_t budget = o.steps >= 0 ? static_cast<uint64_t>(o.steps) : 2 * minimum;
   const auto stages = steps::layout(
-      steps::SearchOptions{static_cast<int>(items.size()), static_cast<uint64_t>(o.warmup), budget, 6});
+      steps::SearchOptions{static_cast<int>(items.size()), static_cast<uint64_t>(o.warmup), budget});
 
   // The folder of the step files and the decision file: new, or one without an earlier run.
   o.steps_out = steps_folder(o.steps_out);
@@ -818,11 +819,7 @@ int tune_program_main(const std::vector<std::string>& args) {
     exec_child(o.command, "cco tune");
   }
   ::setpgid(pid, pid);
-  g_tune_child = pid;
-  struct sigaction sa {};
-  sa.sa_handler = forward_to_group;
-  ::sigemptyset(&sa.sa_mask);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::sigaction(sig, &sa, nullptr);
+  forward_signals_to(-pid);  // to its whole group
 
   // Follow the decisions; stop the program once the winner is known (unless --online).
   std::size_t shown = 0;
@@ -832,6 +829,13 @@ int tune_program_main(const std::vector<std::string>& args) {
   int status = 0;
   bool exited = false;
   const double hard_limit = static_cast<double>(o.time_s) + std::max(120.0, static_cast<double>(o.time_s) / 2.0);
+  // SIGTERM to the program's group (SIGKILL follows after 30 s, below).
+  auto stop = [&](const std::string& why, double now) {
+    std::fprintf(stderr, "%s\n", why.c_str());
+    ::kill(-pid, SIGTERM);
+    stopped = true;
+    term_at = now;
+  };
   for (;;) {
     const pid_t w = ::waitpid(pid, &status, WNOHANG);
     if (w == pid) {
@@ -861,20 +865,14 @@ int tune_program_main(const std::vector<std::string>& args) {
       for (const auto& f : read_step_files(o.steps_out, nullptr))
         if (f.steps.empty() || f.steps.back().step + 1 < fin->at_step) all = false;
       if (all || now - final_at > 10) {
-        std::fprintf(stderr, "cco tune: the search is done; stopping the program (--online keeps "
-                             "it running with the winner)\n");
-        ::kill(-pid, SIGTERM);
-        stopped = true;
-        term_at = now;
+        stop("cco tune: the search is done; stopping the program (--online keeps it running "
+             "with the winner)", now);
       }
     }
-    if (!stopped && !final_seen && now > hard_limit) {
-      std::fprintf(stderr, "cco tune: no final decision %.0f s after the start; stopping the "
-                           "program (partial results are kept)\n", now);
-      ::kill(-pid, SIGTERM);
-      stopped = true;
-      term_at = now;
-    }
+    if (!stopped && !final_seen && now > hard_limit)
+      stop("cco tune: no final decision " + std::to_string(std::lround(now)) +
+               " s after the start; stopping the program (partial results are kept)",
+           now);
     if (stopped && term_at >= 0 && now - term_at > 30) {
       ::kill(-pid, SIGKILL);
       term_at = -1;

@@ -52,7 +52,7 @@ namespace cco::preload {
 struct TuneOptions {
   bool on = false;
   uint64_t budget = 0;     ///< search steps (0: the minimum)
-  int min_rounds = 6;
+  int min_rounds = steps::kMinRounds;
   uint64_t time_ns = 0;    ///< the search ends at the next stage after this long (0: no limit)
   bool decider = true;     ///< this process decides (rank 0, or no rank)
   std::string path;        ///< the decision file (required when on)

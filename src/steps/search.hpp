@@ -39,12 +39,14 @@
 namespace cco::steps {
 
 inline constexpr const char* kTuneSchema = "cco.tune/1";
+/// Rounds per stage at least: 6 pairs is the fewest with a 95% sign-test interval (paired.hpp).
+inline constexpr int kMinRounds = 6;
 
 struct SearchOptions {
   int n = 1;               ///< candidates, 1..8
   uint64_t warmup = 5;     ///< steps under candidate 0 before the search
   uint64_t budget = 0;     ///< search steps wanted (0: the minimum the layout needs)
-  int min_rounds = 6;      ///< rounds per stage at least (6 pairs: a 95% sign-test interval)
+  int min_rounds = kMinRounds;  ///< rounds per stage at least
 };
 
 struct Stage {
