@@ -53,11 +53,11 @@ StepClock::StepClock(const DriverApi& api, StepClockOptions o, std::function<voi
       det_(o_.period) {
   if (o_.configs.empty()) o_.configs = {"(one)"};
   if (o_.tune.on) {
-    stages_ = steps::layout(steps::SearchOptions{static_cast<int>(o_.configs.size()), o_.warmup,
-                                                 o_.tune.budget, o_.tune.min_rounds});
+    tune_.stages = steps::layout(steps::SearchOptions{static_cast<int>(o_.configs.size()),
+                                                      o_.warmup, o_.tune.budget,
+                                                      o_.tune.min_rounds});
     tune_.candidates = o_.configs;
     tune_.warmup = o_.warmup;
-    tune_.stages = stages_;
     tune_.decider.rank = o_.rank;
     tune_.decider.pid = static_cast<int>(::getpid());
   }
@@ -247,7 +247,7 @@ steps::Decision StepClock::decide_locked(int next) {
   if (api_.eventSynchronize && !pending_.empty() && pending_.back().step == step_)
     api_.eventSynchronize(pending_.back().ev);
   resolve();
-  const steps::Stage& st = stages_[static_cast<std::size_t>(stage_)];
+  const steps::Stage& st = tune_.stages[static_cast<std::size_t>(stage_)];
   // GPU times when the stage has them all, else host times (a stream event could not be recorded).
   bool gpu = true;
   for (uint64_t k = st.start; k < st.end(); ++k)
@@ -256,9 +256,9 @@ steps::Decision StepClock::decide_locked(int next) {
   const steps::StageTimes times = steps::stage_times(st, history);
   const std::string metric = gpu ? "gpu" : "host";
   const bool out_of_time = o_.tune.time_ns > 0 && now_() - search_t0_ >= o_.tune.time_ns;
-  if (next < static_cast<int>(stages_.size()) && !out_of_time)
-    return steps::decide_next(stages_, next, set_, times, metric);
-  return steps::decide_final(stages_, stage_, set_, times, metric, history, step_,
+  if (next < static_cast<int>(tune_.stages.size()) && !out_of_time)
+    return steps::decide_next(tune_.stages, next, set_, times, metric);
+  return steps::decide_final(tune_.stages, stage_, set_, times, metric, history, step_,
                              out_of_time ? "time budget" : "one left");
 }
 
@@ -273,8 +273,8 @@ bool StepClock::wait_decision(steps::Decision* out) {
         for (const steps::Decision& d : f.decisions) {
           if (d.at_step != step_) continue;
           const bool fits =
-              d.final || (d.stage >= 0 && d.stage < static_cast<int>(stages_.size()) &&
-                          d.set.size() == static_cast<std::size_t>(stages_[static_cast<std::size_t>(d.stage)].size));
+              d.final || (d.stage >= 0 && d.stage < static_cast<int>(tune_.stages.size()) &&
+                          d.set.size() == static_cast<std::size_t>(tune_.stages[static_cast<std::size_t>(d.stage)].size));
           if (!fits) {
             warn_once("tune-bad", "tune: the decision for step " + std::to_string(step_) +
                                       " does not fit this rank's layout; this rank keeps "
@@ -308,11 +308,11 @@ bool StepClock::wait_decision(steps::Decision* out) {
 int StepClock::tune_config() {
   if (stopped_) return 0;
   if (final_) return winner_;
-  if (stages_.empty() || step_ < stages_[0].start) return 0;  // warm-up (or nothing to search)
+  if (tune_.stages.empty() || step_ < tune_.stages[0].start) return 0;  // warm-up (or nothing to search)
   if (stage_ < 0) {
     stage_ = 0;
     set_.clear();
-    for (int c = 0; c < stages_[0].size; ++c) set_.push_back(c);
+    for (int c = 0; c < tune_.stages[0].size; ++c) set_.push_back(c);
     search_t0_ = now_();
     if (o_.tune.decider && api_.deviceGetName && device_ >= 0) {
       char name[256] = {};
@@ -329,7 +329,7 @@ int StepClock::tune_config() {
     std::string err;
     if (!write_tune_locked(&err)) warn_once("tune-write", "tune: " + err);
   }
-  while (step_ >= stages_[static_cast<std::size_t>(stage_)].end()) {
+  while (step_ >= tune_.stages[static_cast<std::size_t>(stage_)].end()) {
     steps::Decision d;
     if (o_.tune.decider) {
       d = decide_locked(stage_ + 1);
@@ -352,7 +352,7 @@ int StepClock::tune_config() {
     std::string err;
     if (!write_tune_locked(&err)) warn_once("tune-write", "tune: " + err);
   }
-  const steps::Stage& st = stages_[static_cast<std::size_t>(stage_)];
+  const steps::Stage& st = tune_.stages[static_cast<std::size_t>(stage_)];
   return set_.at(static_cast<std::size_t>(steps::slot_of(st, step_)));
 }
 

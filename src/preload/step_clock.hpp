@@ -137,14 +137,13 @@ class StepClock {
   bool event_failed_ = false;
   // Online search.
   uint64_t epoch_ = 0;               // restarts so far (a decision applies within its epoch)
-  std::vector<steps::Stage> stages_;
   int stage_ = -1;                   // the stage running (-1: not started)
   std::vector<int> set_;             // its candidates
   bool final_ = false;
   int winner_ = 0;
   bool stopped_ = false;             // a follower gave up waiting: candidate 0 from then on
   uint64_t search_t0_ = 0;
-  steps::TuneFile tune_;
+  steps::TuneFile tune_;            // the layout, the decisions so far (the decision file)
 };
 
 }  // namespace cco::preload
