@@ -31,7 +31,7 @@ from typing import Any, Dict, Iterator, List, Optional
 __all__ = ["available", "step", "policy", "current_policy", "stats", "load", "frame",
            "read_steps", "read_compare", "API_VERSION"]
 
-API_VERSION = 1
+API_VERSION = 1  # the C API version this module needs; later versions only add functions
 _MAX_FILE = 256 << 20  # the loaders read at most this much
 
 _lib: Any = None  # None: not looked up yet; False: absent
@@ -55,9 +55,9 @@ def _api():
         else:
             version.restype = ctypes.c_int
             v = version()
-            if v != API_VERSION:
+            if v < API_VERSION:
                 _say_once("version", f"the preload library speaks C API version {v}, this module "
-                                     f"version {API_VERSION}; doing nothing")
+                                     f"needs version {API_VERSION}; doing nothing")
                 _lib = False
             else:
                 h.cco_step_mark.argtypes = [ctypes.c_void_p]

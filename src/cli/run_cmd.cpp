@@ -383,6 +383,16 @@ std::string find_tuner_library(const std::string& preload_lib, const std::string
 namespace {
 
 /// NCCL would only note a plugin it cannot use in its INFO log and run uncapped: check here.
+// A rotation whose items cap channels needs ccoverlap's tuner plugin in NCCL: another one named
+// in the environment would leave every configuration's channels alike, and the comparison would
+// compare nothing. (A single plan only warns: it still gets its other controls.)
+void refuse_foreign_tuner(const std::string& flag, const std::string& tuner_path) {
+  const char* have = ::getenv("NCCL_TUNER_PLUGIN");
+  if (have && *have && have != tuner_path && absolute(have) != tuner_path)
+    throw Usage(flag + ": its channel caps need ccoverlap's tuner plugin (" + tuner_path +
+                "), but NCCL_TUNER_PLUGIN=" + have + " is set: unset it");
+}
+
 void check_tuner_library(const std::string& path) {
   if (path.size() > kNcclPluginNameMax)
     throw std::runtime_error("the tuner plugin's path " + path + " is " +
@@ -429,8 +439,12 @@ void check_made_for(const plan::Plan& plan, const RunOptions& o) {
               "): re-tune with `cco tune`, or pass --force to apply it anyway");
 }
 
-std::vector<std::string> check_compare_items(const std::vector<std::string>& items) {
+// The items of a rotation, checked (each can switch between steps), as the library is given them.
+// *channels: some item caps NCCL channels (the tuner plugin is needed).
+std::vector<std::string> check_compare_items(const std::vector<std::string>& items,
+                                             bool* channels) {
   std::vector<std::string> out;
+  *channels = false;
   for (const auto& item : items) {
     plan::Plan p;
     try {
@@ -440,6 +454,7 @@ std::vector<std::string> check_compare_items(const std::vector<std::string>& ite
     }
     if (const std::string why = plan::rotation_refusal(p); !why.empty())
       throw Usage("--compare: '" + item + "' cannot switch between steps: " + why);
+    *channels = *channels || p.nccl.uses_tuner();
     const std::string name = plan::is_plan_file(item) ? absolute(item) : item;
     if (name.find(',') != std::string::npos)
       throw Usage("--compare: '" + item + "': a plan path with ',' cannot be passed on");
@@ -558,8 +573,9 @@ int run_main(const std::vector<std::string>& args) {
 
   plan::Plan plan;
   std::string plan_path;
+  bool compare_channels = false;
   if (!o.compare.empty()) {
-    o.compare = check_compare_items(o.compare);
+    o.compare = check_compare_items(o.compare, &compare_channels);
     plan = plan::from_policy("off");  // nothing of a single plan applies (all are switchable)
   } else if (!o.plan_file.empty()) {
     try {
@@ -580,9 +596,10 @@ int run_main(const std::vector<std::string>& args) {
   const std::string lib = loadable_preload_library(o.lib);
 
   std::string tuner;
-  if (plan.nccl.uses_tuner()) {
+  if (plan.nccl.uses_tuner() || compare_channels) {
     tuner = find_tuner_library(lib, self_exe(), o.tuner_lib, ::getenv("CCO_TUNER_LIB"));
     check_tuner_library(tuner);
+    if (compare_channels) refuse_foreign_tuner("--compare", tuner);
   }
 
   // --compare without --steps-out: the step files go to a folder of our own, removed after.
@@ -654,6 +671,7 @@ struct TuneProgramOptions {
   std::string out = "cco-tune-plan.json";
   std::string steps_out;  // "" : OUT without .json, plus ".steps"
   std::string lib;
+  std::string tuner_lib;
   bool verbose = false;
   std::vector<std::string> command;
 };
@@ -699,6 +717,9 @@ TuneProgramOptions parse_tune_program(const std::vector<std::string>& args) {
     } else if (is("--lib")) {
       o.lib = value("--lib");
       if (o.lib.empty()) throw Usage("--lib needs a value");
+    } else if (is("--tuner-lib")) {
+      o.tuner_lib = value("--tuner-lib");
+      if (o.tuner_lib.empty()) throw Usage("--tuner-lib needs a value");
     } else if (a == "-v" || a == "--verbose") {
       o.verbose = true;
     } else {
@@ -756,7 +777,8 @@ std::string decision_line(const steps::TuneFile& t, const steps::Decision& d) {
 
 int tune_program_main(const std::vector<std::string>& args) {
   TuneProgramOptions o = parse_tune_program(args);
-  const std::vector<std::string> items = check_compare_items(o.candidates);
+  bool channels = false;
+  const std::vector<std::string> items = check_compare_items(o.candidates, &channels);
   const uint64_t minimum = steps::minimum_budget(static_cast<int>(items.size()), steps::kMinRounds);
   if (o.steps >= 0 && static_cast<uint64_t>(o.steps) < minimum)
     throw Usage("--steps " + std::to_string(o.steps) + " is below the " + std::to_string(minimum) +
@@ -780,6 +802,12 @@ int tune_program_main(const std::vector<std::string>& args) {
     throw Usage("--out " + o.out + ": cannot be written");
 
   const std::string lib = loadable_preload_library(o.lib);
+  std::string tuner;
+  if (channels) {
+    tuner = find_tuner_library(lib, self_exe(), o.tuner_lib, ::getenv("CCO_TUNER_LIB"));
+    check_tuner_library(tuner);
+    refuse_foreign_tuner("--candidates", tuner);
+  }
   RunOptions ro;
   ro.compare = items;
   ro.steps_out = o.steps_out;
@@ -787,7 +815,7 @@ int tune_program_main(const std::vector<std::string>& args) {
   ro.verbose = o.verbose;
   ro.command = o.command;
   std::vector<std::string> warnings;
-  auto changes = run_environment(ro, plan::from_policy("off"), "", lib, "",
+  auto changes = run_environment(ro, plan::from_policy("off"), "", lib, tuner,
                                  [](const char* n) { return static_cast<const char*>(::getenv(n)); },
                                  &warnings);
   changes.push_back({"CCO_TUNE", "1"});

@@ -784,11 +784,8 @@ std::string rotation_refusal(const Plan& p) {
   if (p.priority.uses_stream())
     return "its priority method '" + std::string(to_string(p.priority.method)) +
            "' uses companion streams, made once per communicator (use @launch-attr)";
-  if (p.gemm.active())
-    return "its GEMM SM budget is bound to the program's cuBLAS when it loads (not switchable "
-           "yet)";
-  if (p.nccl.uses_tuner() || !p.nccl.environment().empty())
-    return "its NCCL settings are read by NCCL when a communicator is created";
+  if (!p.nccl.environment().empty())
+    return "its NCCL CTA settings are read by NCCL when a communicator is created";
   if (!p.environment.empty()) return "its environment is set before the program starts";
   return "";
 }

@@ -217,11 +217,14 @@ bool is_plan_file(std::string_view item);
 /// The plan of such an item: load(item) for a plan file, else from_policy(item). Throws Error.
 Plan load_item(const std::string& item);
 
-/// Why a plan cannot take part in a run-time rotation (cco run --compare, ccoverlap.policy()),
-/// or "" when it can. Switchable: shaping (always or overlap) and priority by launch attribute.
-/// Not switchable (fixed when the program starts): priority by companion stream (its streams are
-/// made per communicator), the GEMM SM budget (bound to the program's cuBLAS when loaded), the
-/// NCCL section and plan environment (read by NCCL when a communicator is created).
+/// Why a plan cannot take part in a run-time rotation (cco run --compare, cco tune -- CMD,
+/// ccoverlap.policy()), or "" when it can. Switchable: shaping (always or overlap), priority by
+/// launch attribute, the GEMM SM budget (read at every GEMM) and the NCCL channel cap
+/// (nccl.channels: the tuner plugin asks the configuration in force at every collective; only in
+/// a rotation, which switches at the same collective on every rank -- ccoverlap.policy() refuses
+/// it). Not switchable (fixed when the program starts): priority by companion stream (its streams
+/// are made per communicator), NCCL's CTA settings and the plan environment (read by NCCL when a
+/// communicator is created).
 std::string rotation_refusal(const Plan& p);
 
 /// Spellings for help and error messages ("off", "priority", "shape:K", ...).

@@ -55,9 +55,17 @@ Blas::Blas(const BlasApi& api, const plan::Gemm& gemm, const OrderWindow* window
     : api_(api),
       gemm_(gemm),
       window_(window),
-      stats_(stats),
+      stats_(&stats),
       active_(gemm.active()),
       max_handles_(max_handles) {}
+
+Blas::Blas(const BlasApi& api, ControlFn current, std::size_t max_handles)
+    : api_(api), current_(current), active_(current != nullptr), max_handles_(max_handles) {}
+
+GemmControl Blas::control() const {
+  if (current_) return current_();
+  return GemmControl{&gemm_, stats_, window_};
+}
 
 int Blas::sms(int dev) {
   if (dev < 0 || dev >= kMaxDevices) return 0;
@@ -76,23 +84,28 @@ int Blas::sms(int dev) {
   return n;
 }
 
-GemmDecision Blas::decide(int program) {
+GemmDecision Blas::decide(const GemmControl& c, int program) {
+  static const plan::Gemm kNone{};
+  const plan::Gemm& g = c.gemm ? *c.gemm : kNone;
+  if (!g.active()) return decide_gemm(g, 0, false, program);  // no device query needed
   CUdevice dev = -1;
   if (!api_.ctxGetDevice || api_.ctxGetDevice(&dev) != CUDA_SUCCESS) dev = -1;
   const int n = dev >= 0 ? sms(dev) : 0;
-  const bool open = gemm_.when == plan::When::Always || (window_ && window_->open(dev));
-  const GemmDecision d = decide_gemm(gemm_, n, open, program);
+  const bool open = g.when == plan::When::Always || (c.window && c.window->open(dev));
+  const GemmDecision d = decide_gemm(g, n, open, program);
   if (d.why == GemmWhy::OutOfRange)
-    warn_once("gemm-range-" + std::to_string(n),
-              "gemm.sm_target " + std::to_string(gemm_.sm_target) + " is out of range for a " +
+    warn_once("gemm-range-" + std::to_string(g.sm_target) + "-" + std::to_string(n),
+              "gemm.sm_target " + std::to_string(g.sm_target) + " is out of range for a " +
                   std::to_string(n) + "-SM device (device " + std::to_string(dev) +
                   "); GEMMs there keep their SM target");
-  if (d.why == GemmWhy::Applied) stats_.gemm_sm_targeted.fetch_add(1, std::memory_order_relaxed);
+  if (d.why == GemmWhy::Applied && c.stats)
+    c.stats->gemm_sm_targeted.fetch_add(1, std::memory_order_relaxed);
   return d;
 }
 
 void Blas::before_gemm(cublasHandle_t h) {
-  stats_.gemm_calls.fetch_add(1, std::memory_order_relaxed);
+  const GemmControl c = control();
+  if (c.stats) c.stats->gemm_calls.fetch_add(1, std::memory_order_relaxed);
   if (!active_ || !h || !api_.getSmCountTarget || !api_.setSmCountTarget) return;
   int cur = 0;
   if (api_.getSmCountTarget(h, &cur) != CUBLAS_STATUS_SUCCESS) return;  // the GEMM will say why
@@ -113,7 +126,7 @@ void Blas::before_gemm(cublasHandle_t h) {
     st.program = cur;
     st.ours = -1;
   }
-  const GemmDecision d = decide(st.program);
+  const GemmDecision d = decide(c, st.program);
   if (d.target == cur) return;
   if (api_.setSmCountTarget(h, d.target) != CUBLAS_STATUS_SUCCESS) {
     warn_once("gemm-set", "cublasSetSmCountTarget(" + std::to_string(d.target) +
@@ -154,7 +167,8 @@ std::size_t Blas::handles() const {
 }
 
 bool Blas::lt_before(cublasLtMatmulDesc_t d, int32_t* own) {
-  stats_.gemm_calls.fetch_add(1, std::memory_order_relaxed);
+  const GemmControl c = control();
+  if (c.stats) c.stats->gemm_calls.fetch_add(1, std::memory_order_relaxed);
   if (!active_ || !d || !api_.ltDescGet || !api_.ltDescSet) return false;
   size_t written = 0;
   *own = 0;
@@ -162,7 +176,7 @@ bool Blas::lt_before(cublasLtMatmulDesc_t d, int32_t* own) {
           CUBLAS_STATUS_SUCCESS ||
       written != sizeof *own)
     return false;  // the call itself will report a bad descriptor
-  const GemmDecision dec = decide(*own);
+  const GemmDecision dec = decide(c, *own);
   if (dec.target == *own) return false;
   const int32_t v = dec.target;
   if (api_.ltDescSet(d, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, &v, sizeof v) !=

@@ -16,6 +16,12 @@
 // Nothing is changed unless the plan asks for an SM target: another target may make cuBLAS choose
 // another algorithm and so change rounding (reproducibly: same plan, inputs and launch order, same
 // decisions).
+//
+// The gemm section is read at each call, from the control in force: one plan's (the single-plan
+// constructor), or whichever configuration a rotation or ccoverlap.policy() has switched to (the
+// ControlFn constructor). So the SM budget switches between steps like shaping does: the handle's
+// target follows the configuration in force, and the program's own value comes back under one
+// without an SM target.
 #pragma once
 
 #include <cublasLt.h>
@@ -89,11 +95,25 @@ class BlasCopy {
   std::atomic<const char*> path_{nullptr};
 };
 
+/// The control in force for one call: its gemm section, the statistics it counts in and the
+/// launch-order window (null: none; only asked under `when: overlap`).
+struct GemmControl {
+  const plan::Gemm* gemm = nullptr;  ///< null: no SM target
+  Stats* stats = nullptr;            ///< null: not counted
+  const OrderWindow* window = nullptr;
+};
+using ControlFn = GemmControl (*)();
+
 class Blas {
  public:
-  /// `window` may be null (no `when: overlap`: it is never asked). `stats` counts gemm_*.
+  /// One plan's control. `window` may be null (no `when: overlap`: it is never asked). `stats`
+  /// counts gemm_*.
   Blas(const BlasApi& api, const plan::Gemm& gemm, const OrderWindow* window, Stats& stats,
        std::size_t max_handles = 65536);
+  /// The control in force is asked of `current` at every call (a rotation between
+  /// configurations); always active: a configuration without an SM target gives the handle the
+  /// program's own value back.
+  Blas(const BlasApi& api, ControlFn current, std::size_t max_handles = 65536);
   Blas(const Blas&) = delete;
   Blas& operator=(const Blas&) = delete;
 
@@ -127,16 +147,18 @@ class Blas {
     int program = 0;  ///< the program's own target
     int ours = -1;    ///< what the library set on the handle (-1: it holds the program's)
   };
-  // The decision for the current device.
-  GemmDecision decide(int program);
+  GemmControl control() const;
+  // The decision for the current device under control `c`.
+  GemmDecision decide(const GemmControl& c, int program);
   int sms(int dev);
   bool lt_before(cublasLtMatmulDesc_t d, int32_t* own);
   void lt_after(cublasLtMatmulDesc_t d, int32_t own);
 
   BlasApi api_;
-  plan::Gemm gemm_;
-  const OrderWindow* window_;
-  Stats& stats_;
+  plan::Gemm gemm_;  // the single-plan control (current_ null)
+  const OrderWindow* window_ = nullptr;
+  Stats* stats_ = nullptr;
+  ControlFn current_ = nullptr;
   bool active_;
   std::size_t max_handles_;
   mutable std::mutex mu_;

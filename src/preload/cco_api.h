@@ -1,4 +1,4 @@
-/* The C API of libcco_preload.so (version 1): what a program -- or the Python module ccoverlap --
+/* The C API of libcco_preload.so (version 2: version 1 and cco_config_index): what a program -- or the Python module ccoverlap --
  * may ask of the preload library it runs under. docs/STEPS.md, "The C API".
  *
  * Find the functions with dlsym(RTLD_DEFAULT, "cco_api_version"): when the library is not loaded
@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define CCO_API_VERSION 1
+#define CCO_API_VERSION 2
 
 #define CCO_API_OK 0
 #define CCO_API_DISABLED 1     /* the library is disabled (CCO_DISABLE, a forked child) or idle */
@@ -42,6 +42,13 @@ long cco_policy_get(char* buf, unsigned long len);
 /* The library's counters: one line per policy used ("stats pid=... policy=... seen=..."),
  * written like cco_policy_get; returns the full length. */
 long cco_stats(char* buf, unsigned long len);
+
+/* The index of the configuration in force: in a comparison or a tuning run (CCO_COMPARE), its
+ * position in CCO_COMPARE's list, switched at the same collective on every rank; otherwise 0 for
+ * the program's plan and > 0 after cco_policy_set. -1 while the library is idle or disabled.
+ * ccoverlap's NCCL tuner plugin asks it at every collective to cap channels per configuration.
+ * (Since version 2.) */
+int cco_config_index(void);
 
 /* Why the last call of this thread failed ("" if none did). Valid until the thread's next call. */
 const char* cco_last_error(void);

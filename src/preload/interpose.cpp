@@ -396,6 +396,7 @@ GetProcAddressV2Fn real_get_proc_v2() {
 std::mutex g_init_mu;
 std::atomic<bool> g_init_final{false};  // true: no hook for this process (disabled)
 std::atomic<Hook*> g_hook{nullptr};      // the hook in force (one of g_hooks)
+std::atomic<int> g_hook_index{-1};       // its index in g_hooks (cco_config_index)
 // Every configuration's hook (cco run --compare, ccoverlap.policy()): g_hook switches between
 // them at step boundaries. Slots are written once, under g_init_mu, and never freed.
 constexpr int kMaxHooks = 16;
@@ -404,6 +405,13 @@ std::atomic<int> g_nhooks{0};
 std::atomic<int> g_ncompare{0};  // > 1: a rotation owns the switch (ccoverlap.policy refused)
 // The item each hook was made from (heap strings, never freed: no static initialiser here).
 std::array<std::atomic<const std::string*>, kMaxHooks> g_hook_names{};
+// Puts hook i in force: its index first, so that whoever sees the new hook sees its index.
+void set_hook(int i) {
+  if (Hook* h = g_hooks[static_cast<std::size_t>(i)].load()) {
+    g_hook_index.store(i, std::memory_order_release);
+    g_hook.store(h, std::memory_order_release);
+  }
+}
 std::string hook_name(int i) {
   const std::string* n = g_hook_names[static_cast<std::size_t>(i)].load(std::memory_order_acquire);
   return n ? *n : std::string();
@@ -416,18 +424,21 @@ std::atomic<NcclStreams*> g_streams{nullptr};
 std::atomic<int> g_stats_level{0};
 
 // ---- the compute SM budget and its launch-order window (blas.hpp, order_window.hpp) ----------
-// g_order exists only when the plan has `gemm.when: overlap`: otherwise the window's driver
-// wrappers cost one load and one branch. g_wapi is the driver as the window and the GEMM
-// decisions need it (written once, before g_order is published).
+// g_order exists only once a plan has `gemm.when: overlap`: otherwise the window's driver
+// wrappers cost one load and one branch. g_wapi is the driver as the window, the step clock and
+// the GEMM decisions need it (written once in init_hook, before any hook is published).
+// g_gemm_any: some configuration has an SM target (until then the cuBLAS wrappers forward at
+// once); set before that configuration's hook can be switched to.
 std::atomic<OrderWindow*> g_order{nullptr};
+std::atomic<bool> g_gemm_any{false};
 DriverApi g_wapi;
 
-void init_gemm_controls(Hook& h, GetProcAddressV2Fn gpa) {
-  const plan::Gemm& g = h.plan().gemm;
-  h.stats().gemm_active.store(g.active());
-  if (!g.active()) return;
-  load_driver_api(gpa, &g_wapi);  // what it lacks stays null (checked at each use)
-  if (g.when == plan::When::Overlap) g_order.store(new OrderWindow(), std::memory_order_release);
+// Under g_init_mu: what a plan's gemm section needs, before its hook can be in force.
+void gemm_controls_for(const plan::Plan& p) {
+  if (!p.gemm.active()) return;
+  if (p.gemm.when == plan::When::Overlap && !g_order.load(std::memory_order_acquire))
+    g_order.store(new OrderWindow(), std::memory_order_release);  // never freed
+  g_gemm_any.store(true, std::memory_order_release);
 }
 
 void steps_at_exit() {
@@ -440,8 +451,7 @@ void steps_at_exit() {
 
 // The step clock (step_clock.hpp): when steps are recorded or configurations compared.
 void init_step_clock(const EnvConfig& env, const std::vector<std::string>& names,
-                     const DriverApi& api, GetProcAddressV2Fn gpa) {
-  if (!g_wapi.ctxGetDevice) load_driver_api(gpa, &g_wapi);
+                     const DriverApi& api, bool must_agree) {
   StepClockOptions o;
   o.configs = names;
   o.warmup = env.warmup;
@@ -453,16 +463,14 @@ void init_step_clock(const EnvConfig& env, const std::vector<std::string>& names
     o.tune.wait_ns = env.tune_wait_s * 1000000000ULL;
     o.tune.decider = !env.rank || *env.rank == 0;
     o.tune.path = env.steps_dir + "/tune.json";
+    o.tune.must_agree = must_agree;
   }
   if (!env.steps_dir.empty())
     o.path = env.steps_dir + "/steps-" +
              (env.rank ? "rank" + std::to_string(*env.rank) : "pid" + std::to_string(getpid())) +
              ".json";
   auto* c = new StepClock(api, std::move(o),  // never freed
-                          [](int i) {
-                            if (Hook* h = g_hooks[static_cast<std::size_t>(i)].load())
-                              g_hook.store(h, std::memory_order_release);
-                          },
+                          [](int i) { set_hook(i); },
                           now_ns);
   g_clock.store(c, std::memory_order_release);
   // Registered after the CUDA runtime's own exit handler (the runtime is up by the first launch
@@ -523,7 +531,10 @@ void init_hook() {
     plans.push_back(std::move(p));
   }
   const bool stream_method = plans[0].priority.uses_stream();
+  bool channels = false;  // a configuration caps NCCL channels (the tuner plugin follows g_hook_index)
+  for (const auto& q : plans) channels = channels || q.nccl.uses_tuner();
   g_api = api;
+  load_driver_api(gpa, &g_wapi);  // what it lacks stays null (checked at each use)
   g_hook_opts = HookOptions{env.stats, env.verbose};
   if (plans.size() > 1) {
     // Every hook must see every NCCL launch: one window, shared, when any plan uses it.
@@ -534,20 +545,20 @@ void init_hook() {
     g_hook_opts.shared_window = g_shared_window;
   }
   for (std::size_t i = 0; i < plans.size(); ++i) {
+    gemm_controls_for(plans[i]);  // the cuBLAS SM budget and its launch-order window (blas.hpp)
     g_hook_names[i].store(new std::string(names[i]));
     g_hooks[i].store(new Hook(api, std::move(plans[i]), g_hook_opts));  // never freed
   }
   g_nhooks.store(static_cast<int>(names.size()));
   g_ncompare.store(static_cast<int>(names.size()));
   Hook* h = g_hooks[0].load();
-  init_gemm_controls(*h, gpa);  // the cuBLAS SM budget and its launch-order window (blas.hpp)
-  if (!env.steps_dir.empty() || names.size() > 1) init_step_clock(env, names, api, gpa);
+  if (!env.steps_dir.empty() || names.size() > 1) init_step_clock(env, names, api, channels && plans.size() > 1);
   if (stream_method) {
     // The companion priority is the current context's greatest, read when the first companion
     // is made (a context exists by then).
     g_streams.store(new NcclStreams(api, h->stats(), [h] { return h->greatest_priority(); }));
   }
-  g_hook.store(h, std::memory_order_release);
+  set_hook(0);
   // Registered after the CUDA runtime's own exit handler, so the trace is written before it.
   trace_register_late_exit();
 }
@@ -815,40 +826,48 @@ void* site_real(const char* name, const void* ra, bool* ours) {
   return f;
 }
 
-// The cuBLAS ([0]) or cuBLASLt ([1]) control, made at its first call; null when the plan has no
-// SM target (the wrappers forward at once).
+// The control in force for a GEMM: the gemm section of the configuration in force (g_hook).
+GemmControl gemm_control() {
+  Hook* h = g_hook.load(std::memory_order_acquire);
+  if (!h) return {};
+  return GemmControl{&h->plan().gemm, &h->stats(), g_order.load(std::memory_order_acquire)};
+}
+
+// The cuBLAS ([0]) or cuBLASLt ([1]) control, made at the first call once some configuration has
+// an SM target; null before that (the wrappers forward at once).
 Blas* blas_for(int which) {
-  if (Blas* b = g_blas[which].load(std::memory_order_acquire)) return b->active() ? b : nullptr;
   if (disabled()) return nullptr;
-  Hook* h = hook();
-  if (!h) return nullptr;
+  if (!g_gemm_any.load(std::memory_order_acquire)) {
+    // A GEMM before the first launch makes the hooks (what hook() does at a launch).
+    if (g_hook.load(std::memory_order_acquire) || !hook()) return nullptr;
+    if (!g_gemm_any.load(std::memory_order_acquire)) return nullptr;
+  }
+  if (Blas* b = g_blas[which].load(std::memory_order_acquire)) return b;
   std::lock_guard<std::mutex> lock(g_blas_mu);
-  if (Blas* b = g_blas[which].load(std::memory_order_acquire)) return b->active() ? b : nullptr;
+  if (Blas* b = g_blas[which].load(std::memory_order_acquire)) return b;
   BlasApi api;
   api.ctxGetDevice = g_wapi.ctxGetDevice;
   api.deviceGetAttribute = g_wapi.deviceGetAttribute;
-  if (h->plan().gemm.active()) {
-    const char* path = (which ? g_cublaslt_copy : g_cublas_copy).path();
-    if (!path) return nullptr;  // not accepted yet: the next call again
-    if (which) {
-      api.ltDescGet =
-          reinterpret_cast<LtDescGetFn>(sym_in_object(path, "cublasLtMatmulDescGetAttribute"));
-      api.ltDescSet =
-          reinterpret_cast<LtDescSetFn>(sym_in_object(path, "cublasLtMatmulDescSetAttribute"));
-    } else {
-      api.setSmCountTarget =
-          reinterpret_cast<SetSmCountTargetFn>(sym_in_object(path, "cublasSetSmCountTarget"));
-      api.getSmCountTarget =
-          reinterpret_cast<GetSmCountTargetFn>(sym_in_object(path, "cublasGetSmCountTarget"));
-    }
-    if (!api.ltDescGet && !api.setSmCountTarget)
-      warn_once(which ? "gemm-lt-api" : "gemm-api",
-                std::string("cannot find the SM-count target calls of ") + path +
-                    "; its GEMMs keep their SM target");
+  const char* path = (which ? g_cublaslt_copy : g_cublas_copy).path();
+  if (!path) return nullptr;  // not accepted yet: the next call again
+  if (which) {
+    api.ltDescGet =
+        reinterpret_cast<LtDescGetFn>(sym_in_object(path, "cublasLtMatmulDescGetAttribute"));
+    api.ltDescSet =
+        reinterpret_cast<LtDescSetFn>(sym_in_object(path, "cublasLtMatmulDescSetAttribute"));
+  } else {
+    api.setSmCountTarget =
+        reinterpret_cast<SetSmCountTargetFn>(sym_in_object(path, "cublasSetSmCountTarget"));
+    api.getSmCountTarget =
+        reinterpret_cast<GetSmCountTargetFn>(sym_in_object(path, "cublasGetSmCountTarget"));
   }
-  auto* b = new Blas(api, h->plan().gemm, g_order.load(std::memory_order_acquire), h->stats());
+  if (!api.ltDescGet && !api.setSmCountTarget)
+    warn_once(which ? "gemm-lt-api" : "gemm-api",
+              std::string("cannot find the SM-count target calls of ") + path +
+                  "; its GEMMs keep their SM target");
+  auto* b = new Blas(api, gemm_control);
   g_blas[which].store(b, std::memory_order_release);  // never freed
-  return b->active() ? b : nullptr;
+  return b;
 }
 
 template <BK K, class R, class First, class... A>
@@ -1092,35 +1111,43 @@ void report_at_exit() {
   }
 }
 
-// ccoverlap.policy(): the hook of a named policy or plan, made on first use (under g_init_mu).
-// Returns null and sets *why when it cannot be used.
-Hook* hook_for(const std::string& item, std::string* why) {
+// ccoverlap.policy(): the index of the hook of a named policy or plan, made on first use (under
+// g_init_mu). Returns -1 and sets *why when it cannot be used.
+int hook_for(const std::string& item, std::string* why) {
   std::lock_guard<std::mutex> lock(g_init_mu);
   const int n = g_nhooks.load();
   for (int i = 0; i < n; ++i)
-    if (hook_name(i) == item) return g_hooks[static_cast<std::size_t>(i)].load();
+    if (hook_name(i) == item) return i;
   if (n >= kMaxHooks) {
     *why = "too many policies (" + std::to_string(kMaxHooks) + " at most)";
-    return nullptr;
+    return -1;
   }
   plan::Plan p;
   try {
     p = resolve_item(item, std::nullopt);
   } catch (const std::exception& e) {
     *why = e.what();
-    return nullptr;
+    return -1;
   }
   if (std::string r = plan::rotation_refusal(p); !r.empty()) {
     *why = "'" + item + "' cannot be switched at run time: " + r;
-    return nullptr;
+    return -1;
   }
+  if (p.nccl.uses_tuner()) {
+    // A rank's own call may come at a different collective than another rank's: only a rotation
+    // (switched at the same collective on every rank) may change what NCCL does.
+    *why = "'" + item + "' caps NCCL channels, which switch only in a comparison or a tuning "
+           "run (cco run --compare, cco tune), at the same collective on every rank";
+    return -1;
+  }
+  gemm_controls_for(p);
   // A hook made after the start cannot share a window the others lack: one made now sees NCCL
   // launches from now on (its own window, if its plan uses one).
   auto* h = new Hook(g_api, std::move(p), g_hook_opts);  // never freed
   g_hook_names[static_cast<std::size_t>(n)].store(new std::string(item));
   g_hooks[static_cast<std::size_t>(n)].store(h);
   g_nhooks.store(n + 1);
-  return h;
+  return n;
 }
 
 // `text` into buf (NUL-terminated, cut to len - 1 bytes); its full length (the C API's contract).
@@ -1463,6 +1490,11 @@ CCO_EXPORT int cco_api_version() {
   return CCO_API_VERSION;
 }
 
+CCO_EXPORT int cco_config_index() {
+  if (disabled()) return -1;
+  return g_hook_index.load(std::memory_order_acquire);
+}
+
 CCO_EXPORT int cco_step_mark(void* stream) {
   if (disabled()) return api_fail(CCO_API_DISABLED, "the library is disabled in this process");
   if (!hook()) return api_fail(CCO_API_DISABLED, "the library is not active (no CUDA driver yet?)");
@@ -1481,9 +1513,9 @@ CCO_EXPORT int cco_policy_set(const char* name) {
   if (g_ncompare.load() > 1)
     return api_fail(CCO_API_BUSY, "a comparison (CCO_COMPARE) is switching policies");
   std::string why;
-  Hook* h = hook_for(name, &why);
-  if (!h) return api_fail(CCO_API_BAD_ARGUMENT, why);
-  g_hook.store(h, std::memory_order_release);
+  const int i = hook_for(name, &why);
+  if (i < 0) return api_fail(CCO_API_BAD_ARGUMENT, why);
+  set_hook(i);
   return CCO_API_OK;
 }
 

@@ -265,6 +265,7 @@ steps::Decision StepClock::decide_locked(int next) {
 bool StepClock::wait_decision(steps::Decision* out) {
   // The real clock (now_ may be a test's, which does not move while we wait).
   const auto t0 = std::chrono::steady_clock::now();
+  uint64_t next_warning = o_.tune.wait_ns;
   std::string last_error;
   for (;;) {
     try {
@@ -288,9 +289,21 @@ bool StepClock::wait_decision(steps::Decision* out) {
     } catch (const std::exception& e) {
       last_error = e.what();  // not written yet (or being replaced): read again
     }
-    if (static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                  std::chrono::steady_clock::now() - t0)
-                                  .count()) >= o_.tune.wait_ns) {
+    const auto waited_ns = static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
+            .count());
+    if (o_.tune.must_agree && waited_ns >= next_warning) {
+      // Going on alone could give this rank other NCCL channels than the decider's for the same
+      // collective (a hang or wrong data): wait on, and say so now and then.
+      char waited[32];
+      std::snprintf(waited, sizeof waited, "%.3g s", static_cast<double>(waited_ns) / 1e9);
+      warn_once("tune-wait-" + std::to_string(next_warning),
+                "tune: still no decision for step " + std::to_string(step_) +
+                    " from the deciding rank after " + waited +
+                    "; the candidates cap NCCL channels, which must agree on every rank, so this "
+                    "rank waits on" + (last_error.empty() ? "" : " (" + last_error + ")"));
+      next_warning += std::max<uint64_t>(o_.tune.wait_ns, 1);
+    } else if (!o_.tune.must_agree && waited_ns >= o_.tune.wait_ns) {
       char waited[32];
       std::snprintf(waited, sizeof waited, "%.3g s", static_cast<double>(o_.tune.wait_ns) / 1e9);
       warn_once("tune-wait", "tune: no decision for step " + std::to_string(step_) +

@@ -21,7 +21,8 @@
 // successive halving; at each stage's first step the decider (rank 0) drains the GPU up to that
 // boundary, ranks the stage's candidates from its own step times and writes the decision file;
 // every other rank waits there (bounded) until the decision for that step is in the file, so all
-// ranks switch identically. A follower whose wait times out keeps candidate 0 and says so. At the
+// ranks switch identically. A follower whose wait times out keeps candidate 0 and says so (unless
+// the candidates cap NCCL channels, which must agree on every rank: then it waits on). At the
 // final decision every rank writes its step file at once (cco tune reads them before it stops
 // the program).
 //
@@ -57,6 +58,10 @@ struct TuneOptions {
   bool decider = true;     ///< this process decides (rank 0, or no rank)
   std::string path;        ///< the decision file (required when on)
   uint64_t wait_ns = 300'000'000'000;  ///< a follower waits this long for a decision
+  /// The candidates change what NCCL does (channel caps): a follower must never go on alone
+  /// under another candidate than the decider's, so it waits on past wait_ns (one warning per
+  /// wait_ns); cco tune stops a program that never decides.
+  bool must_agree = false;
   uint64_t poll_ns = 1'000'000;        ///< between a follower's reads of the file
 };
 

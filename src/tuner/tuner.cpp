@@ -1,6 +1,8 @@
 #include "tuner/tuner.hpp"
 
 
+#include <dlfcn.h>
+
 #include <cinttypes>
 #include <cstdio>
 #include <exception>
@@ -50,9 +52,32 @@ void reset_warnings() noexcept {
   preload::reset_warnings();
 }
 
+namespace {
+// The preload library's cco_config_index, when it is loaded (dlsym: never linked).
+ConfigIndexFn library_index() {
+  return reinterpret_cast<ConfigIndexFn>(::dlsym(RTLD_DEFAULT, "cco_config_index"));
+}
+}  // namespace
+
+const plan::Nccl& Context::nccl() const {
+  if (configs_.empty()) return nccl_;
+  return configs_[static_cast<std::size_t>(config_in_force())];
+}
+
+bool Context::active() const {
+  for (const auto& c : configs_)
+    if (!c.channels.empty()) return true;
+  return !nccl_.channels.empty();
+}
+
+int Context::config_in_force() const {
+  const int i = index_ ? index_() : -1;
+  return i >= 0 && static_cast<std::size_t>(i) < configs_.size() ? i : 0;
+}
+
 std::unique_ptr<Context> Context::create(const GetEnv& get, ccoNcclDebugLogger_t logger,
                                          std::uint64_t comm_id, std::size_t nranks,
-                                         std::size_t nnodes) noexcept {
+                                         std::size_t nnodes, ConfigIndexFn index) noexcept {
   std::unique_ptr<Context> c;
   try {
     c.reset(new Context());
@@ -65,6 +90,52 @@ std::unique_ptr<Context> Context::create(const GetEnv& get, ccoNcclDebugLogger_t
       return c;
     }
     c->stats_on_ = env.stats > 0;
+    if (env.compare.size() > 1) {
+      // A rotation: every item's section, as the preload library resolves them (it runs 'off'
+      // throughout when any item cannot rotate, and so does this).
+      std::string name;
+      for (const auto& item : env.compare) name += (name.empty() ? "" : ",") + item;
+      c->policy_ = "compare(" + name + ")";
+      std::vector<plan::Nccl> configs;
+      for (const auto& item : env.compare) {
+        plan::Plan p;
+        std::string why;
+        try {
+          p = preload::resolve_item(item, env.method);
+          why = plan::rotation_refusal(p);
+        } catch (const std::exception& e) {
+          why = e.what();
+        }
+        if (!why.empty()) {
+          warn_once(logger, "CCO_COMPARE: '" + item + "' cannot rotate: " + why +
+                                "; NCCL's channel choice is kept");
+          return c;
+        }
+        configs.push_back(std::move(p.nccl));
+      }
+      if (configs.size() > static_cast<std::size_t>(kMaxConfigs)) {
+        warn_once(logger, "CCO_COMPARE has more than " + std::to_string(kMaxConfigs) +
+                              " items; NCCL's channel choice is kept");
+        return c;
+      }
+      bool any = false;
+      for (const auto& n : configs) any = any || n.uses_tuner();
+      if (!any) return c;
+      c->index_ = index ? index : library_index();
+      if (!c->index_) {
+        warn_once(logger, "the preload library (cco_config_index) is not loaded: the "
+                          "comparison's channel caps cannot follow its configurations; NCCL's "
+                          "channel choice is kept");
+        return c;
+      }
+      c->configs_ = std::move(configs);
+      if (logger)
+        logger(ccoNcclLogInfo, CCO_NCCL_SUBSYS_INIT | CCO_NCCL_SUBSYS_TUNING, __FILE__, __LINE__,
+               "cco-tuner: %s: channel caps per configuration for comm %" PRIx64
+               " (%zu ranks, %zu nodes)",
+               c->policy_.c_str(), comm_id, nranks, nnodes);
+      return c;
+    }
     std::vector<std::string> warnings;
     plan::Plan p = preload::resolve_plan(env, &warnings);
     for (const auto& w : warnings) warn_once(logger, for_tuner(w));
@@ -77,11 +148,17 @@ std::unique_ptr<Context> Context::create(const GetEnv& get, ccoNcclDebugLogger_t
              " (%zu ranks, %zu nodes)",
              c->policy_.c_str(), c->nccl_.channels.size(), comm_id, nranks, nnodes);
   } catch (const std::exception& e) {
-    if (c) c->nccl_.channels.clear();
+    if (c) {
+      c->nccl_.channels.clear();
+      c->configs_.clear();
+    }
     warn_once(logger,
               std::string("internal error: ") + e.what() + "; NCCL's channel choice is kept");
   } catch (...) {
-    if (c) c->nccl_.channels.clear();
+    if (c) {
+      c->nccl_.channels.clear();
+      c->configs_.clear();
+    }
     warn_once(logger, "internal error; NCCL's channel choice is kept");
   }
   return c;
@@ -91,10 +168,13 @@ void Context::get_coll_info(int coll_type, std::size_t bytes, int* n_channels) n
   const int slot = collective_index(coll_type);
   stats_.calls[slot].fetch_add(1, std::memory_order_relaxed);
   if (!n_channels) return;
-  const Decision d = decide(nccl_, coll_type, bytes, *n_channels);
+  const int config = configs_.empty() ? 0 : config_in_force();
+  const plan::Nccl& n = configs_.empty() ? nccl_ : configs_[static_cast<std::size_t>(config)];
+  const Decision d = decide(n, coll_type, bytes, *n_channels);
   if (!d.set) return;
   *n_channels = d.channels;
   stats_.capped[slot].fetch_add(1, std::memory_order_relaxed);
+  stats_.capped_by_config[static_cast<std::size_t>(config)].fetch_add(1, std::memory_order_relaxed);
 }
 
 std::string Context::stats_line() const {
@@ -119,6 +199,13 @@ std::string Context::stats_line() const {
                 static_cast<int>(::getpid()), comm_id_, calls, capped);
   std::string line(head);
   line += by;
+  if (!configs_.empty()) {
+    line += " configs=";
+    for (std::size_t i = 0; i < configs_.size(); ++i) {
+      if (i) line += '/';
+      line += std::to_string(stats_.capped_by_config[i].load(std::memory_order_relaxed));
+    }
+  }
   line += " policy=";
   line += policy_;
   return line;

@@ -549,3 +549,24 @@ TEST(PlanRegression, NumberOutOfRangeIsAPlanError) {
     "shaping": {"default": "model", "model_fraction": 1e999}})"),
                cco::plan::Error);
 }
+
+// What can switch between steps (cco run --compare, cco tune -- CMD): shaping, priority by launch
+// attribute, the SM budget and channel caps; not what NCCL or the program read once.
+TEST(PlanRotation, WhatCanSwitchBetweenSteps) {
+  for (const char* ok : {"off", "priority", "shape:1@overlap", "shape+priority:model",
+                         "sm-target:100", "sm-target:-16@overlap", "channels:4",
+                         "shape:1+channels:8", "priority+sm-target:64"})
+    EXPECT_EQ(cco::plan::rotation_refusal(cco::plan::from_policy(ok)), "") << ok;
+  EXPECT_NE(cco::plan::rotation_refusal(cco::plan::from_policy("priority@stream"))
+                .find("companion streams"),
+            std::string::npos);
+  EXPECT_NE(cco::plan::rotation_refusal(cco::plan::from_policy("torch-priority"))
+                .find("environment"),
+            std::string::npos);
+  const auto ctas = cco::plan::parse(R"({"schema": "ccoverlap.plan", "schema_version": "1.0.0",
+    "nccl": {"max_ctas": 16, "channels": [{"collective": "*", "max_channels": 4}]}})");
+  EXPECT_NE(cco::plan::rotation_refusal(ctas).find("CTA settings"), std::string::npos);
+  const auto channels = cco::plan::parse(R"({"schema": "ccoverlap.plan", "schema_version": "1.0.0",
+    "gemm": {"sm_target": -8}, "nccl": {"channels": [{"collective": "allreduce", "max_channels": 4}]}})");
+  EXPECT_EQ(cco::plan::rotation_refusal(channels), "");
+}

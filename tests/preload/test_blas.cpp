@@ -364,6 +364,75 @@ TEST_F(BlasTest, ManyHandlesBounded) {
   EXPECT_EQ(g_lines.size(), 1u);
 }
 
+// ---- a rotation: the control in force is asked at every call -------------------------------
+
+struct Rotation {
+  std::vector<plan::Gemm> gemm;
+  std::vector<Stats> stats;
+  const OrderWindow* window = nullptr;
+  int current = 0;
+} * g_rot = nullptr;
+
+GemmControl rotation_control() {
+  const auto i = static_cast<std::size_t>(g_rot->current);
+  return GemmControl{&g_rot->gemm[i], &g_rot->stats[i], g_rot->window};
+}
+
+TEST_F(BlasTest, RotationFollowsTheConfigurationInForce) {
+  Rotation rot;
+  rot.gemm = {plan::Gemm{}, G(100), G(-32)};  // off, sm-target:100, sm-target:-32
+  rot.stats = std::vector<Stats>(3);
+  g_rot = &rot;
+  Blas b(fake_api(), rotation_control);
+  EXPECT_TRUE(b.active()) << "a rotation is always active: 'off' must restore the handle";
+  const cublasHandle_t h = Hd(1);
+  EXPECT_EQ(b.program_set(h, 120, fake_set), CUBLAS_STATUS_SUCCESS);  // the program's own
+  EXPECT_EQ(gemm(b, h), 120) << "off: the program's own target";
+  rot.current = 1;
+  EXPECT_EQ(gemm(b, h), 100);
+  EXPECT_EQ(matmul(b, Dd(3)), 100);
+  EXPECT_EQ(fake.desc_target[Dd(3)], 0) << "the descriptor's own value restored";
+  rot.current = 0;
+  EXPECT_EQ(gemm(b, h), 120) << "back to off: the program's own value comes back";
+  EXPECT_EQ(matmul(b, Dd(3)), 0);
+  rot.current = 2;
+  EXPECT_EQ(gemm(b, h), 100) << "132 - 32";
+  fake.device = 1;
+  EXPECT_EQ(gemm(b, Hd(2)), 46) << "78 - 32: the carveout per device";
+  fake.device = 0;
+  int v = 0;
+  EXPECT_EQ(b.program_get(h, &v, fake_get), CUBLAS_STATUS_SUCCESS);
+  EXPECT_EQ(v, 120) << "the program is told its own value under any configuration";
+  rot.current = 0;
+  EXPECT_EQ(gemm(b, h), 120);
+  // Each configuration counts its own calls and targeted GEMMs.
+  EXPECT_EQ(rot.stats[0].gemm_calls.load(), 4u);
+  EXPECT_EQ(rot.stats[0].gemm_sm_targeted.load(), 0u);
+  EXPECT_EQ(rot.stats[1].gemm_calls.load(), 2u);
+  EXPECT_EQ(rot.stats[1].gemm_sm_targeted.load(), 2u);
+  EXPECT_EQ(rot.stats[2].gemm_sm_targeted.load(), 2u);
+  EXPECT_EQ(stats.gemm_calls.load(), 0u) << "nothing counted outside the configurations";
+  g_rot = nullptr;
+}
+
+TEST_F(BlasTest, RotationWindowComesWithTheControl) {
+  Rotation rot;
+  rot.gemm = {plan::Gemm{}, G(64, plan::When::Overlap)};
+  rot.stats = std::vector<Stats>(2);
+  g_rot = &rot;
+  Blas b(fake_api(), rotation_control);
+  rot.current = 1;
+  EXPECT_EQ(gemm(b, Hd(1)), 0) << "no window yet (made later, by a policy switched to)";
+  OrderWindow w;
+  rot.window = &w;
+  w.collective(0, StreamRef{reinterpret_cast<const void*>(0xD0)});
+  w.record(reinterpret_cast<const void*>(0xE), StreamRef{reinterpret_cast<const void*>(0xD0)});
+  EXPECT_EQ(gemm(b, Hd(1)), 64) << "inside the window";
+  rot.current = 0;
+  EXPECT_EQ(gemm(b, Hd(1)), 0) << "off inside the window: the program's own";
+  g_rot = nullptr;
+}
+
 TEST_F(BlasTest, SecondCopyLeftAloneWarnOnce) {
   BlasCopy copy("cuBLAS");
   int a = 0, b = 0;

@@ -18,7 +18,7 @@ fakecupti=${CCO_FAKE_CUPTI:-}
 cco=${CCO_BIN:-}
 
 # --- exports and dependencies ---------------------------------------------------------------
-want="cco_api_version cco_last_error cco_policy_get cco_policy_set cco_stats cco_step_mark cuCtxSynchronize cuEventRecord cuEventRecordWithFlags cuEventRecordWithFlags_ptsz cuEventRecord_ptsz cuEventSynchronize cuGetProcAddress cuGetProcAddress_v2 cuLaunchKernel cuLaunchKernelEx cuLaunchKernelEx_ptsz cuLaunchKernel_ptsz cuLibraryUnload cuModuleUnload cuStreamSynchronize cuStreamSynchronize_ptsz cuStreamWaitEvent cuStreamWaitEvent_ptsz cublasDgemmStridedBatched cublasDgemmStridedBatched_64 cublasDgemm_v2 cublasDgemm_v2_64 cublasGemmBatchedEx cublasGemmBatchedEx_64 cublasGemmEx cublasGemmEx_64 cublasGemmStridedBatchedEx cublasGemmStridedBatchedEx_64 cublasGetSmCountTarget cublasHgemm cublasHgemmStridedBatched cublasHgemmStridedBatched_64 cublasHgemm_64 cublasLtMatmul cublasLtMatmulAlgoGetHeuristic cublasSetSmCountTarget cublasSgemmEx cublasSgemmEx_64 cublasSgemmStridedBatched cublasSgemmStridedBatched_64 cublasSgemm_v2 cublasSgemm_v2_64 dlsym ncclAllGather ncclAllReduce ncclAlltoAll ncclBcast ncclBroadcast ncclGather ncclGroupEnd ncclGroupSimulateEnd ncclGroupStart ncclRecv ncclReduce ncclReduceScatter ncclScatter ncclSend"
+want="cco_api_version cco_config_index cco_last_error cco_policy_get cco_policy_set cco_stats cco_step_mark cuCtxSynchronize cuEventRecord cuEventRecordWithFlags cuEventRecordWithFlags_ptsz cuEventRecord_ptsz cuEventSynchronize cuGetProcAddress cuGetProcAddress_v2 cuLaunchKernel cuLaunchKernelEx cuLaunchKernelEx_ptsz cuLaunchKernel_ptsz cuLibraryUnload cuModuleUnload cuStreamSynchronize cuStreamSynchronize_ptsz cuStreamWaitEvent cuStreamWaitEvent_ptsz cublasDgemmStridedBatched cublasDgemmStridedBatched_64 cublasDgemm_v2 cublasDgemm_v2_64 cublasGemmBatchedEx cublasGemmBatchedEx_64 cublasGemmEx cublasGemmEx_64 cublasGemmStridedBatchedEx cublasGemmStridedBatchedEx_64 cublasGetSmCountTarget cublasHgemm cublasHgemmStridedBatched cublasHgemmStridedBatched_64 cublasHgemm_64 cublasLtMatmul cublasLtMatmulAlgoGetHeuristic cublasSetSmCountTarget cublasSgemmEx cublasSgemmEx_64 cublasSgemmStridedBatched cublasSgemmStridedBatched_64 cublasSgemm_v2 cublasSgemm_v2_64 dlsym ncclAllGather ncclAllReduce ncclAlltoAll ncclBcast ncclBroadcast ncclGather ncclGroupEnd ncclGroupSimulateEnd ncclGroupStart ncclRecv ncclReduce ncclReduceScatter ncclScatter ncclSend"
 got=$(nm -D --defined-only "$lib" | awk 'NF == 3 {print $3}' | sort | tr '\n' ' ' | sed 's/ $//')
 [ "$got" = "$want" ] || fail "exported symbols differ:
   got:  $got
@@ -199,6 +199,18 @@ if [ -n "$blasapp" ]; then
   expect_line "$out" "sm-target:100@overlap" "gemm status=0 target=0 get=0"
   out=$(blas_run LD_PRELOAD="$lib" CCO_POLICY=sm-target:100 CCO_DISABLE=1)
   expect_line "$out" "blas, CCO_DISABLE=1" "gemm status=0 target=0 get=0"
+  # A rotation switches the SM budget between steps (marked here): one warm-up step under 'off',
+  # then the A B B A rounds. The program always reads its own value back; each configuration
+  # counts its own GEMMs.
+  out=$(blas_run LD_PRELOAD="$lib" CCO_COMPARE=off,sm-target:100 CCO_WARMUP_STEPS=1 FAKE_BLAS_STEPS=9 CCO_STATS=1)
+  want="0:0:0 1:0:0 2:1:100 3:1:100 4:0:0 5:0:0 6:1:100 7:1:100 8:0:0"
+  got=$(printf '%s\n' "$out" | sed -n 's/^step \([0-9]*\) mark=0 config=\([0-9]*\) target=\([0-9]*\) get=0$/\1:\2:\3/p' | tr '\n' ' ')
+  [ "$got" = "$want " ] || fail "sm-target rotation: want '$want', got '$got' from: $out"
+  grep -qE "^cco-preload: stats .* policy=off .* gemm_calls=5 gemm_sm_targeted=0( |$)" "$tmp/err" || fail "rotation stats (off): $(cat "$tmp/err")"
+  grep -qE "^cco-preload: stats .* policy=sm-target:100 .* gemm_calls=4 gemm_sm_targeted=4( |$)" "$tmp/err" || fail "rotation stats (sm-target): $(cat "$tmp/err")"
+  # Without a comparison the configuration index is 0 (the program's plan).
+  out=$(blas_run LD_PRELOAD="$lib" CCO_POLICY=sm-target:100 FAKE_BLAS_STEPS=1)
+  expect_line "$out" "one plan" "step 0 mark=2 config=0 target=100 get=0"
 fi
 
 # --- CCO_TRACE ---------------------------------------------------------------------------------

@@ -47,12 +47,17 @@ assert before == "shape+priority:model@overlap", before
 with ccoverlap.policy("shape:1"):
     assert ccoverlap.current_policy() == "shape:1"
 assert ccoverlap.current_policy() == before
-for bad in ("no-such-policy", "sm-target:66", "priority@stream"):
+for bad in ("no-such-policy", "channels:4", "priority@stream"):
     try:
         with ccoverlap.policy(bad):
             raise SystemExit(f"{bad} was accepted")
     except ValueError as e:
         assert "ccoverlap.policy" in str(e), e
+        if bad == "channels:4":  # a rank's own switch could come at another collective
+            assert "same collective on every rank" in str(e), e
+assert ccoverlap.current_policy() == before
+with ccoverlap.policy("sm-target:66"):  # the SM budget is read at every GEMM: it switches
+    assert ccoverlap.current_policy() == "sm-target:66"
 assert ccoverlap.current_policy() == before
 st = ccoverlap.stats()
 assert any(d.get("policy") == "shape:1" for d in st), st

@@ -212,6 +212,19 @@ cco run: warning: keeping NCCL_MIN_CTAS=2 from the environment (the plan asks fo
   # exec: the program sees the plugin.
   out=$(CCO_TUNER_LIB=$tunerlib "$run" --policy channels:4 -- sh -c 'echo $NCCL_TUNER_PLUGIN')
   [ "$out" = "$tunerabs" ] || fail "NCCL_TUNER_PLUGIN in the program: $out"
+  # A rotation with channel caps gets the plugin (it follows the library's configuration in
+  # force); another plugin in the environment would leave every configuration's channels alike:
+  # refused. The SM budget rotates too, without the plugin; NCCL's CTA settings do not rotate.
+  export CCO_TUNER_LIB=$tunerlib
+  out=$("$run" --compare off,channels:4 --dry-run -- true 2>&1)
+  grep -qx "NCCL_TUNER_PLUGIN=$tunerabs" <<<"$out" || fail "--compare with channels: no plugin: $out"
+  grep -qx "CCO_COMPARE=off,channels:4" <<<"$out" || fail "--compare with channels: $out"
+  NCCL_TUNER_PLUGIN=/other/libnccl-tuner.so expect 2 "^cco run: error: --compare: its channel caps need ccoverlap's tuner plugin \($tunerabs\), but NCCL_TUNER_PLUGIN=/other/libnccl-tuner.so is set: unset it \(see cco run --help\)$" -- --compare off,channels:4 --dry-run -- true
+  out=$("$run" --compare off,sm-target:100 --dry-run -- true 2>&1)
+  grep -qx "CCO_COMPARE=off,sm-target:100" <<<"$out" || fail "--compare with sm-target: $out"
+  grep -q "NCCL_TUNER_PLUGIN" <<<"$out" && fail "--compare without channels set the plugin: $out"
+  expect 2 "^cco run: error: --compare: 'torch-priority' cannot switch between steps: its environment is set before the program starts \(see cco run --help\)$" -- --compare off,torch-priority -- true
+  unset CCO_TUNER_LIB
 elif [ -n "$tuner_named" ]; then
   fail "CCO_TUNER_LIB names $tunerlib, which does not exist"
 else

@@ -3,10 +3,14 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "fake_driver.hpp"
+#include "preload/log.hpp"
 #include "preload/step_clock.hpp"
 #include "steps/record.hpp"
 #include "steps/schedule.hpp"
@@ -283,4 +287,55 @@ TEST_F(TuneClockTest, AFollowerWithoutADeciderGivesUpAndKeepsTheBaseline) {
   EXPECT_EQ(active[3], 1);
   for (std::size_t k = 20; k < active.size(); ++k) EXPECT_EQ(active[k], 0) << k;
   EXPECT_TRUE(f->tune_state().decisions.empty());
+}
+
+namespace {
+std::vector<std::string> g_warned;
+void keep_line(const std::string& l) {
+  g_warned.push_back(l);
+}
+}  // namespace
+
+// Candidates that cap NCCL channels must agree on every rank: a follower whose decision is late
+// waits on (saying so) instead of going on alone under the baseline, then follows the decider.
+TEST_F(TuneClockTest, AFollowerWaitsOnWhenTheCandidatesMustAgree) {
+  // The decider's whole run first, its decision file put aside.
+  std::vector<int> dec_active;
+  {
+    auto d = make(options(true));
+    for (int k = 0; k < 45; ++k) {
+      marked(*d, {100.0, 90.0, 120.0}, 2.0, k);
+      dec_active.push_back(d->active());
+    }
+    ASSERT_EQ(d->tune_state().decisions.size(), 2u);
+  }
+  const std::string file = dir + "/tune.json", aside = dir + "/ready.json";
+  ASSERT_EQ(std::rename(file.c_str(), aside.c_str()), 0);
+  auto o = options(false);
+  o.tune.wait_ns = 30'000'000;  // 30 ms: the decision comes later than that
+  o.tune.must_agree = true;
+  auto f = make(o);
+  g_warned.clear();
+  cco::preload::reset_warnings();
+  cco::preload::set_log_sink(keep_line);
+  std::thread late([&] {  // only the file system is shared with the follower
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    std::rename(aside.c_str(), file.c_str());
+  });
+  std::vector<int> active;
+  for (int k = 0; k < 45; ++k) {
+    f->mark(0, S(0x88), false);
+    active.push_back(f->active());
+  }
+  late.join();
+  cco::preload::set_log_sink(nullptr);
+  std::remove(aside.c_str());
+  const auto t = f->tune_state();
+  ASSERT_EQ(t.decisions.size(), 2u) << "the follower gave up instead of waiting";
+  EXPECT_EQ(active, dec_active) << "every step under the decider's candidate";
+  EXPECT_EQ(active.back(), 1);
+  bool said = false;
+  for (const auto& l : g_warned)
+    said = said || l.find("still no decision for step 20") != std::string::npos;
+  EXPECT_TRUE(said) << "no line said that the follower waits on";
 }

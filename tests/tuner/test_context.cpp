@@ -127,6 +127,97 @@ TEST_F(TunerContext, RankConsistency) {
   }
 }
 
+// ---- a rotation (CCO_COMPARE): the configuration in force caps each collective --------------
+
+int g_index = 0;
+int fake_index() {
+  return g_index;
+}
+
+std::unique_ptr<Context> make_rotation(const std::string& items, cco::tuner::ConfigIndexFn index,
+                                       std::map<std::string, std::string> more = {}) {
+  more["CCO_COMPARE"] = items;
+  return Context::create(
+      [more](const char* n) -> const char* {
+        auto it = more.find(n);
+        return it == more.end() ? nullptr : it->second.c_str();
+      },
+      nullptr, 0xabcdef, 2, 1, index);
+}
+
+TEST_F(TunerContext, RotationCapsByTheConfigurationInForce) {
+  auto c = make_rotation("off,channels:4,shape:1+channels:8", fake_index, {{"CCO_STATS", "1"}});
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->configs(), 3u);
+  EXPECT_TRUE(c->active());
+  g_index = 0;
+  EXPECT_EQ(channels(*c, ccoNcclFuncAllReduce, 1 << 20), 0) << "off: NCCL's own";
+  g_index = 1;
+  EXPECT_EQ(channels(*c, ccoNcclFuncAllReduce, 1 << 20), 4);
+  EXPECT_EQ(channels(*c, ccoNcclFuncAllGather, 1 << 20), 4);
+  g_index = 2;
+  EXPECT_EQ(channels(*c, ccoNcclFuncAllReduce, 1 << 20), 8);
+  g_index = 1;
+  EXPECT_EQ(channels(*c, ccoNcclFuncAllReduce, 1 << 20), 4) << "back";
+  g_index = -1;  // the library idle (before its first launch): the first configuration
+  EXPECT_EQ(channels(*c, ccoNcclFuncAllReduce, 1 << 20), 0);
+  g_index = 7;  // a policy switched to outside the list (cannot happen in a rotation): the first
+  EXPECT_EQ(channels(*c, ccoNcclFuncAllReduce, 1 << 20), 0);
+  EXPECT_TRUE(g_lines.empty());
+  c->finalize();
+  ASSERT_EQ(g_lines.size(), 1u);
+  EXPECT_NE(g_lines[0].find(" configs=0/3/1 policy=compare(off,channels:4,shape:1+channels:8)"),
+            std::string::npos)
+      << g_lines[0];
+}
+
+// Two ranks switch at the same collective (the library's rotation is decided from the
+// collective sequence): for every configuration they must answer alike.
+TEST_F(TunerContext, RotationRankConsistency) {
+  auto rank0 = make_rotation("channels:2,channels:6", fake_index);
+  auto rank1 = make_rotation("channels:2,channels:6", fake_index);
+  for (int i : {0, 1, 0, 1})
+    for (int t = 0; t < ccoNcclNumFuncs; ++t) {
+      g_index = i;
+      ASSERT_EQ(channels(*rank0, t, 1 << 20), channels(*rank1, t, 1 << 20)) << i << " " << t;
+    }
+  g_index = 1;
+  EXPECT_EQ(channels(*rank0, ccoNcclFuncReduceScatter, 1 << 20), 6);
+}
+
+TEST_F(TunerContext, RotationWithoutTheLibraryCapsNothing) {
+  // No cco_config_index in this test process: the caps cannot follow the configurations.
+  auto c = make_rotation("off,channels:4", nullptr);
+  ASSERT_NE(c, nullptr);
+  EXPECT_FALSE(c->active());
+  g_index = 1;
+  EXPECT_EQ(channels(*c, ccoNcclFuncAllReduce, 1 << 20), 0);
+  ASSERT_EQ(g_lines.size(), 1u);
+  EXPECT_NE(g_lines[0].find("the preload library (cco_config_index) is not loaded"),
+            std::string::npos)
+      << g_lines[0];
+}
+
+TEST_F(TunerContext, RotationWithAnItemThatCannotRotateCapsNothing) {
+  // The library runs 'off' throughout then; so must the tuner.
+  for (const char* items : {"channels:4,torch-priority", "channels:4,no-such-policy"}) {
+    g_lines.clear();
+    tuner::reset_warnings();
+    auto c = make_rotation(items, fake_index);
+    ASSERT_NE(c, nullptr);
+    EXPECT_FALSE(c->active()) << items;
+    g_index = 0;
+    EXPECT_EQ(channels(*c, ccoNcclFuncAllReduce, 1 << 20), 0) << items;
+    ASSERT_EQ(g_lines.size(), 1u) << items;
+    EXPECT_NE(g_lines[0].find("cannot rotate"), std::string::npos) << g_lines[0];
+  }
+  // A rotation without channel caps needs no index at all (and says nothing).
+  g_lines.clear();
+  auto quiet = make_rotation("off,shape:1", nullptr);
+  EXPECT_FALSE(quiet->active());
+  EXPECT_TRUE(g_lines.empty());
+}
+
 TEST_F(TunerContext, BadPlanOneWarningNcclsChoiceKept) {
   const auto path =
       write_file("tuner_bad.json", R"({"schema": "ccoverlap.plan", "schema_version": "1.0.0",

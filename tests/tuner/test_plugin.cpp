@@ -19,6 +19,14 @@
 
 #include "tuner/nccl_tuner_abi.h"
 
+// The preload library's C API function the plugin asks in a rotation (src/preload/cco_api.h),
+// played by this test program: exported from the executable (ENABLE_EXPORTS), so the plugin's
+// dlsym(RTLD_DEFAULT, ...) finds it as it finds the preload library's.
+int g_config_index = 0;
+extern "C" __attribute__((visibility("default"))) int cco_config_index() {
+  return g_config_index;
+}
+
 namespace {
 
 struct Logged {
@@ -93,8 +101,8 @@ class TunerPlugin : public ::testing::Test {
   void SetUp() override {
     ASSERT_NE(handle_, nullptr);
     ASSERT_NE(v5_, nullptr);
-    for (const char* v :
-         {"CCO_POLICY", "CCO_PLAN", "CCO_STATS", "CCO_DISABLE", "CCO_PRIORITY_METHOD"})
+    for (const char* v : {"CCO_POLICY", "CCO_PLAN", "CCO_STATS", "CCO_DISABLE",
+                          "CCO_PRIORITY_METHOD", "CCO_COMPARE"})
       ::unsetenv(v);
     g_logged.clear();
   }
@@ -166,6 +174,18 @@ TEST_F(TunerPlugin, PolicyCapsThroughTheAbi) {
   EXPECT_EQ(
       g_logged[0].text.rfind("cco-tuner: policy channels:4: 1 channel rule(s) for comm 42", 0), 0u)
       << g_logged[0].text;
+}
+
+// cco run --compare off,channels:4: the cap follows the library's configuration in force.
+TEST_F(TunerPlugin, RotationFollowsTheLibrarysConfiguration) {
+  ::setenv("CCO_COMPARE", "off,channels:4", 1);
+  g_config_index = 0;
+  EXPECT_EQ(run_v5({{ccoNcclFuncAllReduce, 1 << 20}}), (std::vector<int>{0}));
+  g_config_index = 1;
+  EXPECT_EQ(run_v5({{ccoNcclFuncAllReduce, 1 << 20}, {ccoNcclFuncAllGather, 1 << 10}}),
+            (std::vector<int>{4, 4}));
+  EXPECT_EQ(warnings_logged(), 0);
+  g_config_index = 0;
 }
 
 TEST_F(TunerPlugin, PlanFileCapsThroughTheAbi) {

@@ -10,6 +10,8 @@ if(TARGET cco.tuner)
   cco_add_test(tuner_plugin SOURCES tuner/test_plugin.cpp LABELS tuner)
   target_include_directories(cco.test.tuner_plugin PRIVATE ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(cco.test.tuner_plugin PRIVATE ${CMAKE_DL_LIBS})
+  # It plays the preload library's cco_config_index for the plugin's dlsym(RTLD_DEFAULT, ...).
+  set_target_properties(cco.test.tuner_plugin PROPERTIES ENABLE_EXPORTS ON)
   add_dependencies(cco.test.tuner_plugin cco.tuner)
   set_tests_properties(cco.test.tuner_plugin PROPERTIES ENVIRONMENT "CCO_TUNER_LIB=$<TARGET_FILE:cco.tuner>")
 
