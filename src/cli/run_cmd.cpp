@@ -88,6 +88,25 @@ bool truthy(const char* v) {
 
 }  // namespace
 
+// --step-nvtx NAME: a glob of at most 255 printable characters.
+std::string check_step_nvtx(const std::string& name) {
+  if (name.empty()) throw Usage("--step-nvtx needs a range name");
+  if (name.size() > 255) throw Usage("--step-nvtx: a range name of at most 255 characters");
+  for (unsigned char c : name)
+    if (c < 0x20 || c == 0x7f) throw Usage("--step-nvtx: the range name has a control character");
+  return name;
+}
+
+// --step-nvtx: the library must be NVTX's injection; another tool named there would get the
+// ranges instead, and no step would be found.
+void refuse_foreign_nvtx(const std::string& lib) {
+  const char* have = ::getenv("NVTX_INJECTION64_PATH");
+  if (have && *have && have != lib && absolute(have) != lib)
+    throw Usage(std::string("--step-nvtx: NVTX_INJECTION64_PATH=") + have +
+                " is set (another NVTX tool); steps from NVTX ranges need the library as the "
+                "injection: unset it");
+}
+
 // --steps-out DIR: made when missing; it must be a writable folder. Returns its absolute path.
 static std::string steps_folder(const std::string& dir) {
   if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
@@ -205,6 +224,8 @@ RunOptions parse_run_args(const std::vector<std::string>& args) {
       if (o.compare_json.empty()) throw Usage("--compare-json needs a file");
     } else if (is(a, "--warmup")) {
       o.warmup = count_arg("--warmup", value("--warmup", i), 0, 1000000, "a step count (0 to 1000000)");
+    } else if (is(a, "--step-nvtx")) {
+      o.step_nvtx = check_step_nvtx(value("--step-nvtx", i));
     } else if (is(a, "--trace")) {
       o.trace = value("--trace", i);
       if (const std::string bad = preload::check_trace_pattern(o.trace); !bad.empty())
@@ -224,6 +245,8 @@ RunOptions parse_run_args(const std::vector<std::string>& args) {
                 " needs --compare (or --steps-out)");
   if (!o.compare_json.empty() && o.compare.empty())
     throw Usage("--compare-json needs --compare");
+  if (!o.step_nvtx.empty() && o.compare.empty() && o.steps_out.empty())
+    throw Usage("--step-nvtx needs --compare (or --steps-out): steps are only found for them");
   if (o.command.empty()) throw Usage("no command to run (cco run [options] -- CMD [ARGS...])");
   return o;
 }
@@ -264,6 +287,14 @@ std::vector<EnvChange> run_environment(const RunOptions& opts, const plan::Plan&
     out.push_back({"CCO_PLAN", std::nullopt});
   }
   if (!opts.steps_out.empty()) out.push_back({"CCO_STEPS_DIR", opts.steps_out});
+  if (!opts.step_nvtx.empty()) {
+    // The library is NVTX's injection (run_main refused another one named in the environment).
+    out.push_back({"CCO_STEP_NVTX", opts.step_nvtx});
+    out.push_back({"NVTX_INJECTION64_PATH", lib_path});
+    if (warnings && !opts.trace.empty())
+      warnings->push_back("--step-nvtx makes the library NVTX's injection: the trace has no NVTX "
+                          "ranges (one injection per process)");
+  }
   if (opts.warmup >= 0) out.push_back({"CCO_WARMUP_STEPS", std::to_string(opts.warmup)});
   if (opts.stats) out.push_back({"CCO_STATS", "1"});
   if (opts.verbose) out.push_back({"CCO_VERBOSE", "1"});
@@ -439,8 +470,6 @@ void check_made_for(const plan::Plan& plan, const RunOptions& o) {
               "): re-tune with `cco tune`, or pass --force to apply it anyway");
 }
 
-// The items of a rotation, checked (each can switch between steps), as the library is given them.
-// *channels: some item caps NCCL channels (the tuner plugin is needed).
 std::vector<std::string> check_compare_items(const std::vector<std::string>& items,
                                              bool* channels) {
   std::vector<std::string> out;
@@ -594,6 +623,7 @@ int run_main(const std::vector<std::string>& args) {
   }
 
   const std::string lib = loadable_preload_library(o.lib);
+  if (!o.step_nvtx.empty()) refuse_foreign_nvtx(lib);
 
   std::string tuner;
   if (plan.nccl.uses_tuner() || compare_channels) {
@@ -672,6 +702,7 @@ struct TuneProgramOptions {
   std::string steps_out;  // "" : OUT without .json, plus ".steps"
   std::string lib;
   std::string tuner_lib;
+  std::string step_nvtx;  // steps from an NVTX range (as cco run)
   bool verbose = false;
   std::vector<std::string> command;
 };
@@ -720,6 +751,8 @@ TuneProgramOptions parse_tune_program(const std::vector<std::string>& args) {
     } else if (is("--tuner-lib")) {
       o.tuner_lib = value("--tuner-lib");
       if (o.tuner_lib.empty()) throw Usage("--tuner-lib needs a value");
+    } else if (is("--step-nvtx")) {
+      o.step_nvtx = check_step_nvtx(value("--step-nvtx"));
     } else if (a == "-v" || a == "--verbose") {
       o.verbose = true;
     } else {
@@ -802,6 +835,7 @@ int tune_program_main(const std::vector<std::string>& args) {
     throw Usage("--out " + o.out + ": cannot be written");
 
   const std::string lib = loadable_preload_library(o.lib);
+  if (!o.step_nvtx.empty()) refuse_foreign_nvtx(lib);
   std::string tuner;
   if (channels) {
     tuner = find_tuner_library(lib, self_exe(), o.tuner_lib, ::getenv("CCO_TUNER_LIB"));
@@ -813,6 +847,7 @@ int tune_program_main(const std::vector<std::string>& args) {
   ro.steps_out = o.steps_out;
   ro.warmup = o.warmup;
   ro.verbose = o.verbose;
+  ro.step_nvtx = o.step_nvtx;
   ro.command = o.command;
   std::vector<std::string> warnings;
   auto changes = run_environment(ro, plan::from_policy("off"), "", lib, tuner,

@@ -40,12 +40,17 @@ struct RunOptions {
   std::string steps_out;     ///< --steps-out DIR: keep the step files there
   long warmup = -1;          ///< --warmup N: steps before the rotation starts (-1: the default, 5)
   std::string compare_json;  ///< --compare-json FILE: the comparison as JSON
+  /// --step-nvtx NAME: steps start where an NVTX range named NAME (a glob) starts; the library
+  /// becomes NVTX's injection (NVTX_INJECTION64_PATH).
+  std::string step_nvtx;
   std::vector<std::string> command;  ///< CMD ARGS...
 };
 
 /// --compare's items checked and made absolute (plan files): each must name a policy or a plan
 /// that can switch at run time (plan::rotation_refusal). Throws Usage naming the item and why.
-std::vector<std::string> check_compare_items(const std::vector<std::string>& items);
+/// *channels: some item caps NCCL channels (the tuner plugin is needed).
+std::vector<std::string> check_compare_items(const std::vector<std::string>& items,
+                                             bool* channels);
 
 /// What runs after the program under --compare or --steps-out: reads the step files in `dir`
 /// (steps-*.json, bounded), prints the comparison (when `compare`) to `out`, writes `json_path`

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <tuple>
 
 namespace cco::preload {
@@ -119,6 +120,12 @@ EnvConfig read_env(const std::function<const char*(const char*)>& get) {
     c.tune = false;
   }
   count("CCO_WARMUP_STEPS", 1000000, &c.warmup, "is not a step count (0 to 1000000); 5 are used");
+  if (const char* v = get("CCO_STEP_NVTX"); v && *v) {
+    if (std::strlen(v) > 255)
+      c.warnings.push_back("CCO_STEP_NVTX is longer than 255 characters; no steps from NVTX");
+    else
+      c.step_nvtx = v;
+  }
   for (const char* name : {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"}) {
     const char* v = get(name);
     if (!v || !*v) continue;

@@ -10,6 +10,8 @@
 //   CCO_COMPARE=A,B,...       rotate these policies or plan files between steps (a paired
 //                             comparison; docs/STEPS.md); takes the place of CCO_POLICY/CCO_PLAN
 //   CCO_WARMUP_STEPS=N        steps before the rotation starts (default 5)
+//   CCO_STEP_NVTX=NAME        steps start where an NVTX range named NAME (a glob) starts; the
+//                             library must be NVTX's injection (NVTX_INJECTION64_PATH)
 //   CCO_TUNE=1                search CCO_COMPARE's candidates online instead of rotating them
 //                             (cco tune -- CMD; needs CCO_STEPS_DIR, where DIR/tune.json is kept)
 //   CCO_TUNE_STEPS=N          search steps (default: the minimum, 6 rounds per stage)
@@ -41,6 +43,7 @@ struct EnvConfig {
   std::string steps_dir;             ///< CCO_STEPS_DIR
   std::vector<std::string> compare;  ///< CCO_COMPARE, split at ','
   uint64_t warmup = 5;               ///< CCO_WARMUP_STEPS
+  std::string step_nvtx;             ///< CCO_STEP_NVTX (at most 255 characters)
   bool tune = false;                 ///< CCO_TUNE
   uint64_t tune_steps = 0;           ///< CCO_TUNE_STEPS
   uint64_t tune_time_s = 0;          ///< CCO_TUNE_TIME

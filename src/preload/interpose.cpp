@@ -42,6 +42,7 @@
 #include "preload/hook.hpp"
 #include "preload/log.hpp"
 #include "preload/nccl_streams.hpp"
+#include "preload/nvtx_steps.hpp"
 #include "preload/order_window.hpp"
 #include "preload/resolve.hpp"
 #include "preload/step_clock.hpp"
@@ -1504,6 +1505,33 @@ CCO_EXPORT int cco_step_mark(void* stream) {
   const auto s = static_cast<CUstream>(stream);
   c->mark(current_device(), s, is_capturing(s));
   return CCO_API_OK;
+}
+
+// NVTX's injection entry (nvtx_steps.hpp): called by every copy of NVTX in the process at its
+// first call when NVTX_INJECTION64_PATH names this library (cco run --step-nvtx). Only with
+// CCO_STEP_NVTX; otherwise 0, which leaves that copy of NVTX idle, as it is without an injection.
+namespace {
+void nvtx_step() {
+  if (disabled() || !hook()) return;  // before the driver is loaded: no step yet
+  if (StepClock* c = g_clock.load(std::memory_order_acquire))
+    c->mark(current_device(), nullptr, is_capturing(nullptr));  // the legacy default stream
+}
+}  // namespace
+
+CCO_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get) {
+  if (disabled()) return 0;
+  static const NvtxStepNames* names = [] {  // read once; never freed
+    const EnvConfig env =
+        read_env([](const char* n) { return static_cast<const char*>(std::getenv(n)); });
+    return env.step_nvtx.empty() ? nullptr : new NvtxStepNames(env.step_nvtx);
+  }();
+  if (!names) return 0;
+  if (!install_nvtx_steps(get, names, nvtx_step)) {
+    warn_once("nvtx-install", "CCO_STEP_NVTX: this NVTX has no callback tables the library "
+                              "knows; its ranges mark no steps");
+    return 0;
+  }
+  return 1;
 }
 
 CCO_EXPORT int cco_policy_set(const char* name) {

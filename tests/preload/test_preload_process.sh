@@ -18,7 +18,7 @@ fakecupti=${CCO_FAKE_CUPTI:-}
 cco=${CCO_BIN:-}
 
 # --- exports and dependencies ---------------------------------------------------------------
-want="cco_api_version cco_config_index cco_last_error cco_policy_get cco_policy_set cco_stats cco_step_mark cuCtxSynchronize cuEventRecord cuEventRecordWithFlags cuEventRecordWithFlags_ptsz cuEventRecord_ptsz cuEventSynchronize cuGetProcAddress cuGetProcAddress_v2 cuLaunchKernel cuLaunchKernelEx cuLaunchKernelEx_ptsz cuLaunchKernel_ptsz cuLibraryUnload cuModuleUnload cuStreamSynchronize cuStreamSynchronize_ptsz cuStreamWaitEvent cuStreamWaitEvent_ptsz cublasDgemmStridedBatched cublasDgemmStridedBatched_64 cublasDgemm_v2 cublasDgemm_v2_64 cublasGemmBatchedEx cublasGemmBatchedEx_64 cublasGemmEx cublasGemmEx_64 cublasGemmStridedBatchedEx cublasGemmStridedBatchedEx_64 cublasGetSmCountTarget cublasHgemm cublasHgemmStridedBatched cublasHgemmStridedBatched_64 cublasHgemm_64 cublasLtMatmul cublasLtMatmulAlgoGetHeuristic cublasSetSmCountTarget cublasSgemmEx cublasSgemmEx_64 cublasSgemmStridedBatched cublasSgemmStridedBatched_64 cublasSgemm_v2 cublasSgemm_v2_64 dlsym ncclAllGather ncclAllReduce ncclAlltoAll ncclBcast ncclBroadcast ncclGather ncclGroupEnd ncclGroupSimulateEnd ncclGroupStart ncclRecv ncclReduce ncclReduceScatter ncclScatter ncclSend"
+want="InitializeInjectionNvtx2 cco_api_version cco_config_index cco_last_error cco_policy_get cco_policy_set cco_stats cco_step_mark cuCtxSynchronize cuEventRecord cuEventRecordWithFlags cuEventRecordWithFlags_ptsz cuEventRecord_ptsz cuEventSynchronize cuGetProcAddress cuGetProcAddress_v2 cuLaunchKernel cuLaunchKernelEx cuLaunchKernelEx_ptsz cuLaunchKernel_ptsz cuLibraryUnload cuModuleUnload cuStreamSynchronize cuStreamSynchronize_ptsz cuStreamWaitEvent cuStreamWaitEvent_ptsz cublasDgemmStridedBatched cublasDgemmStridedBatched_64 cublasDgemm_v2 cublasDgemm_v2_64 cublasGemmBatchedEx cublasGemmBatchedEx_64 cublasGemmEx cublasGemmEx_64 cublasGemmStridedBatchedEx cublasGemmStridedBatchedEx_64 cublasGetSmCountTarget cublasHgemm cublasHgemmStridedBatched cublasHgemmStridedBatched_64 cublasHgemm_64 cublasLtMatmul cublasLtMatmulAlgoGetHeuristic cublasSetSmCountTarget cublasSgemmEx cublasSgemmEx_64 cublasSgemmStridedBatched cublasSgemmStridedBatched_64 cublasSgemm_v2 cublasSgemm_v2_64 dlsym ncclAllGather ncclAllReduce ncclAlltoAll ncclBcast ncclBroadcast ncclGather ncclGroupEnd ncclGroupSimulateEnd ncclGroupStart ncclRecv ncclReduce ncclReduceScatter ncclScatter ncclSend"
 got=$(nm -D --defined-only "$lib" | awk 'NF == 3 {print $3}' | sort | tr '\n' ' ' | sed 's/ $//')
 [ "$got" = "$want" ] || fail "exported symbols differ:
   got:  $got
@@ -211,6 +211,33 @@ if [ -n "$blasapp" ]; then
   # Without a comparison the configuration index is 0 (the program's plan).
   out=$(blas_run LD_PRELOAD="$lib" CCO_POLICY=sm-target:100 FAKE_BLAS_STEPS=1)
   expect_line "$out" "one plan" "step 0 mark=2 config=0 target=100 get=0"
+fi
+
+# --- steps from NVTX ranges (CCO_STEP_NVTX, the library as NVTX's injection) ----------------------
+nvtxapp=${CCO_FAKE_NVTX_APP:-}
+if [ -n "$nvtxapp" ]; then
+  libabs=$(readlink -f "$lib")
+  nvtx_run() { env LD_LIBRARY_PATH="$fakedir" LD_PRELOAD="$lib" NVTX_INJECTION64_PATH="$libabs" "$@" "$nvtxapp" 2>"$tmp/err"; }
+  steps_of() {  # FILE: "SOURCE N CONFIGS" of a step file
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["source"], len(d["steps"]), "".join(str(s["config"]) for s in d["steps"]))' "$1"
+  }
+  if command -v python3 >/dev/null; then
+    mkdir -p "$tmp/nvtx1" "$tmp/nvtx2" "$tmp/nvtx3"
+    # Each start of "train_step" is a step (5 marks: 4 complete steps); "forward" is none. NVTX's
+    # nesting levels are kept.
+    out=$(nvtx_run CCO_STEP_NVTX=train_step CCO_STEPS_DIR="$tmp/nvtx1" FAKE_NVTX_STEPS=5)
+    expect_line "$out" "nvtx levels" "step 4 levels=0,1"
+    got=$(steps_of "$(ls "$tmp"/nvtx1/steps-*.json | head -1)")
+    [ "$got" = "marker 4 0000" ] || fail "nvtx steps: '$got' ($(cat "$tmp/err"))"
+    # They drive a rotation like ccoverlap.step(): A B B A ... from the first step (no warm-up).
+    nvtx_run CCO_STEP_NVTX='train_*' CCO_COMPARE=off,shape:1 CCO_WARMUP_STEPS=0 CCO_STEPS_DIR="$tmp/nvtx2" FAKE_NVTX_STEPS=9 >/dev/null
+    got=$(steps_of "$(ls "$tmp"/nvtx2/steps-*.json | head -1)")
+    [ "$got" = "marker 8 01100110" ] || fail "nvtx rotation: '$got' ($(cat "$tmp/err"))"
+    # Without CCO_STEP_NVTX the library declines the injection: NVTX stays idle (its own answer).
+    out=$(nvtx_run CCO_STEPS_DIR="$tmp/nvtx3" FAKE_NVTX_STEPS=2)
+    expect_line "$out" "nvtx declined" "step 1 levels=-2,-2"
+    [ -z "$(ls "$tmp"/nvtx3)" ] || [ "$(steps_of "$(ls "$tmp"/nvtx3/steps-*.json | head -1)")" = "none 0 " ] || fail "nvtx declined: steps were found"
+  fi
 fi
 
 # --- CCO_TRACE ---------------------------------------------------------------------------------

@@ -136,6 +136,24 @@ out=$("$run" --policy=shape:2 --dry-run echo hi)
 echo "$out" | grep -qx "CCO_POLICY=shape:2" || fail "--policy=VALUE and a command without --: $out"
 echo "$out" | tail -1 | grep -qx "echo hi" || fail "command without --: $out"
 
+# --step-nvtx: the library becomes NVTX's injection; steps start at the named range.
+out=$("$run" --step-nvtx train_step --steps-out "$tmp/nv" --dry-run -- true 2>&1)
+grep -qx "CCO_STEP_NVTX=train_step" <<<"$out" || fail "--step-nvtx: $out"
+grep -qx "NVTX_INJECTION64_PATH=$libabs" <<<"$out" || fail "--step-nvtx: no injection: $out"
+expect 2 "^cco run: error: --step-nvtx needs --compare \(or --steps-out\): steps are only found for them \(see cco run --help\)$" -- --step-nvtx train_step -- true
+expect 2 "^cco run: error: --step-nvtx needs a range name \(see cco run --help\)$" -- --step-nvtx= --steps-out "$tmp/nv" -- true
+NVTX_INJECTION64_PATH=/other/libnsys-injection.so expect 2 "^cco run: error: --step-nvtx: NVTX_INJECTION64_PATH=/other/libnsys-injection.so is set \(another NVTX tool\); steps from NVTX ranges need the library as the injection: unset it \(see cco run --help\)$" -- --step-nvtx train_step --steps-out "$tmp/nv" -- true
+out=$("$run" --step-nvtx train_step --steps-out "$tmp/nv" --trace "$tmp/t.json" --dry-run -- true 2>&1)
+grep -q "warning: --step-nvtx makes the library NVTX's injection: the trace has no NVTX ranges" <<<"$out" || fail "--step-nvtx with --trace: no warning: $out"
+# End to end: a program that marks its steps with NVTX only, compared.
+if [ -n "$cco" ] && [ -n "${CCO_FAKE_NVTX_APP:-}" ]; then
+  out=$(env LD_LIBRARY_PATH="$fakedir" CCO_PRELOAD_LIB="$lib" FAKE_NVTX_STEPS=30 "$cco" run \
+    --compare off,shape:1 --warmup 2 --step-nvtx 'train_*' -- "$CCO_FAKE_NVTX_APP" 2>&1)
+  rc=$?
+  [ $rc = 0 ] || fail "--step-nvtx --compare exited $rc: $out"
+  grep -q '^# compare: 13 rounds of 2 steps (steps found from marker)' <<<"$out" || fail "--step-nvtx --compare: $out"
+fi
+
 # The NCCL tuner plugin: plans with nccl.channels get NCCL_TUNER_PLUGIN; the nccl section's
 # variables (NCCL_MIN_CTAS, NCCL_MAX_CTAS, NCCL_CTA_POLICY) are set like the plan's own.
 if [ -f "$tunerlib" ]; then

@@ -6,7 +6,7 @@
 # The unit tests need only the core (built without CUDA too, where the headers exist: the
 # sanitizer builds run them); the rest needs the shared library.
 if(TARGET cco.preload_core)
-  foreach(_t hook decide resolve config nccl_streams trace_path order_window blas)
+  foreach(_t hook decide resolve config nccl_streams trace_path order_window blas nvtx_steps)
     cco_add_test(preload_${_t} SOURCES preload/test_${_t}.cpp LIBS cco.preload_core LABELS preload)
   endforeach()
   cco_add_test(preload_window SOURCES preload/test_window.cpp LIBS cco.preload_core LABELS preload)
@@ -46,6 +46,10 @@ if(TARGET cco.preload)
   add_executable(cco.test.fake_blas_app preload/fake_blas_app.cpp)
   target_include_directories(cco.test.fake_blas_app SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
   target_link_libraries(cco.test.fake_blas_app PRIVATE cco.test.fake_cublas ${CMAKE_DL_LIBS})
+  # A program whose steps are NVTX ranges only (the header-only NVTX v3): --step-nvtx.
+  add_executable(cco.test.fake_nvtx_app preload/fake_nvtx_app.cpp)
+  target_include_directories(cco.test.fake_nvtx_app SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+  target_link_libraries(cco.test.fake_nvtx_app PRIVATE ${CMAKE_DL_LIBS})
   # dlsym's RTLD_NEXT from a library loaded after the preload library.
   add_library(cco.test.probe_a SHARED preload/probe_a.cpp)
   add_library(cco.test.probe_b SHARED preload/probe_b.cpp)
@@ -65,6 +69,7 @@ if(TARGET cco.preload)
       CCO_FAKE_APP_EARLY=$<TARGET_FILE:cco.test.fake_app_early>
       CCO_PROBE_MAIN=$<TARGET_FILE:cco.test.probe_main>
       CCO_FAKE_BLAS_APP=$<TARGET_FILE:cco.test.fake_blas_app>
+      CCO_FAKE_NVTX_APP=$<TARGET_FILE:cco.test.fake_nvtx_app>
       CCO_BIN=$<TARGET_FILE:cco> ${_fake_cupti_env} ${_preload_o0_env}
       bash ${CMAKE_CURRENT_SOURCE_DIR}/preload/test_preload_process.sh)
   set_tests_properties(cco.test.preload_process PROPERTIES LABELS preload TIMEOUT 120)
@@ -78,6 +83,7 @@ if(TARGET cco.preload)
       CCO_PRELOAD_LIB=$<TARGET_FILE:cco.preload>
       CCO_FAKE_CUDA_DIR=$<TARGET_FILE_DIR:cco.test.fake_cuda>
       CCO_FAKE_APP=$<TARGET_FILE:cco.test.fake_app>
+      CCO_FAKE_NVTX_APP=$<TARGET_FILE:cco.test.fake_nvtx_app>
       CCO_BIN=$<TARGET_FILE:cco> ${_fake_cupti_env}
       bash ${CMAKE_CURRENT_SOURCE_DIR}/preload/test_run.sh)
   set_tests_properties(cco.test.preload_run PROPERTIES LABELS "preload;cli" TIMEOUT 120)
