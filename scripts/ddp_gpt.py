@@ -103,6 +103,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=3, help="untimed steps first (also checksummed)")
     ap.add_argument("--mode", choices=["ddp", "compute-only", "comm-only"], default="ddp")
     ap.add_argument("--bucket-mb", type=float, default=25.0, help="DDP bucket_cap_mb")
+    ap.add_argument("--nvtx-steps", action="store_true",
+                    help="wrap each step in an NVTX range 'train_step' (cco run --step-nvtx)")
     args = ap.parse_args()
 
     dist.init_process_group("nccl")
@@ -144,6 +146,8 @@ def main():
     for step in range(total):
         dist.barrier()
         torch.cuda.synchronize()
+        if args.nvtx_steps:
+            torch.cuda.nvtx.range_push("train_step")
         start.record()
         if args.mode == "comm-only":
             works = [dist.all_reduce(b, async_op=True) for b in bufs]
@@ -164,6 +168,8 @@ def main():
             opt.step()
             opt.zero_grad(set_to_none=True)
         end.record()
+        if args.nvtx_steps:
+            torch.cuda.nvtx.range_pop()
         torch.cuda.synchronize()
         ms = torch.tensor([start.elapsed_time(end)], device=dev)
         dist.all_reduce(ms, op=dist.ReduceOp.MAX)  # a step is as slow as its slowest rank

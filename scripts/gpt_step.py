@@ -88,6 +88,8 @@ def main():
     ap.add_argument("--numel", type=int, default=1024, help="launch-rate: elements per launch")
     ap.add_argument("--mark-steps", action="store_true",
                     help="mark each step with ccoverlap.step() (python/ccoverlap on PYTHONPATH)")
+    ap.add_argument("--nvtx-steps", action="store_true",
+                    help="wrap each step in an NVTX range 'train_step' (cco run --step-nvtx)")
     args = ap.parse_args()
     torch.cuda.set_device(0)
     if args.mode == "launch-rate":
@@ -147,6 +149,8 @@ def main():
         torch.cuda.synchronize()
         if mark:
             mark()
+        if args.nvtx_steps:
+            torch.cuda.nvtx.range_push("train_step")
         start.record()
         loss = step_fn(tokens, targets)
         opt.step()
@@ -155,6 +159,8 @@ def main():
         else:
             opt.zero_grad(set_to_none=True)
         end.record()
+        if args.nvtx_steps:
+            torch.cuda.nvtx.range_pop()
         torch.cuda.synchronize()
         losses.append(float(loss))
         if step >= args.warmup:
