@@ -16,6 +16,8 @@ matmul + softmax. Modes:
     ddp           DistributedDataParallel (gradient all-reduce overlapped with backward)
     compute-only  the same steps without gradient all-reduce (model.no_sync())
     comm-only     only the all-reduces DDP would do (25 MB buckets of the gradient size)
+    fsdp          FSDP2 (fully_shard per block and on the whole model): all-gathers before
+                  forward and backward of each block, reduce-scatters of its gradients
 """
 import argparse
 import hashlib
@@ -101,7 +103,7 @@ def main():
     ap.add_argument("--batch", type=int, default=8, help="sequences per rank per step")
     ap.add_argument("--steps", type=int, default=15, help="timed steps")
     ap.add_argument("--warmup", type=int, default=3, help="untimed steps first (also checksummed)")
-    ap.add_argument("--mode", choices=["ddp", "compute-only", "comm-only"], default="ddp")
+    ap.add_argument("--mode", choices=["ddp", "compute-only", "comm-only", "fsdp"], default="ddp")
     ap.add_argument("--bucket-mb", type=float, default=25.0, help="DDP bucket_cap_mb")
     ap.add_argument("--nvtx-steps", action="store_true",
                     help="wrap each step in an NVTX range 'train_step' (cco run --step-nvtx)")
@@ -127,6 +129,12 @@ def main():
         bucket = max(1, int(args.bucket_mb * 1024 * 1024 / 4))
         sizes = [min(bucket, nparams - i) for i in range(0, nparams, bucket)]
         bufs = [torch.ones(n, device=dev) for n in sizes]
+    elif args.mode == "fsdp":
+        from torch.distributed.fsdp import fully_shard
+        for blk in model.blocks:
+            fully_shard(blk)
+        net = fully_shard(model)
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.0, foreach=True)
     else:
         # compute-only uses the same wrapper under no_sync(), so both run the same kernels.
         net = nn.parallel.DistributedDataParallel(model, device_ids=[local], bucket_cap_mb=args.bucket_mb,
@@ -191,7 +199,9 @@ def main():
     if args.mode == "comm-only":
         psum = sum(float(b.double().sum()) for b in bufs)
     else:
-        psum = sum(float(p.detach().double().sum()) for p in model.parameters())
+        # FSDP's parameters are DTensors: the whole tensor, gathered, on every rank.
+        psum = sum(float((p.full_tensor() if hasattr(p, "full_tensor") else p).detach().double().sum())
+                   for p in model.parameters())
     times.sort()
     med = statistics.median(times)
     p10 = times[max(0, int(0.1 * (len(times) - 1)))]

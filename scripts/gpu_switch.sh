@@ -11,6 +11,8 @@
 #      with the library's per-configuration GEMM counters
 #   c  the channel cap rotating in one-rank DDP: the plugin loaded, its per-configuration line
 #   t  cco tune over off, sm-target:-16, shape+priority:model@overlap on one-rank DDP GPT
+#   f  FSDP2 GPT with one rank: steps found from its collectives (A/A), and its checksums plainly
+#      and under the default policy
 # Usage: BUILD=build-gpu scripts/gpu_switch.sh [stages, default "p n s c t"]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -66,5 +68,16 @@ if has t; then
   say "== t tune: rc=$? $((SECONDS - t0)) s"
   grep -E '^cco tune: step|^  scores' "$O/t.err" | tee -a "$O/summary.txt"
   python3 -c "import json,sys; p=json.load(open(sys.argv[1])); print('plan policy', p.get('policy'), 'gemm', p.get('gemm'))" "$O/t.plan.json" 2>&1 | tee -a "$O/summary.txt"
+fi
+if has f; then
+  fsdp=(torchrun --standalone --nproc-per-node 1 scripts/ddp_gpt.py --mode fsdp --layers 8 --d-model 1024)
+  compare f_aa off,off --warmup 5 --steps-out "$O/f.steps" -- "${fsdp[@]}" --steps 80 --warmup 3
+  python3 -c "import json,glob; d=json.load(open(sorted(glob.glob('$O/f.steps/steps-*.json'))[0])); print('fsdp step file: source', d['source'], 'period', d['period'], 'collectives', d['collectives'], 'locks', d['locks'], 'mismatches', d['mismatches'], 'steps', len(d['steps']))" 2>&1 | tee -a "$O/summary.txt"
+  for how in plain default; do
+    f="$O/f_$how.log"
+    if [ $how = plain ]; then timeout 120 "${fsdp[@]}" --steps 6 --warmup 1 >"$f" 2>&1
+    else timeout 120 "$cco" run -- "${fsdp[@]}" --steps 6 --warmup 1 >"$f" 2>&1; fi
+    say "== f $how: rc=$? $(grep -h '^result:' "$f" | grep -oE '(median_step_ms|loss_checksum|param_checksum)=[^ ]*' | tr '\n' ' ')"
+  done
 fi
 say "# done $(date -u +%FT%TZ)"
