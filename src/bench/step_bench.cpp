@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "bench/runner.hpp"
+#include "bench/step_args.hpp"
 #include "bootstrap/bootstrap.hpp"
 #include "model/occupancy.hpp"
 #include "runtime/check.hpp"
@@ -93,15 +94,15 @@ class CommSwap {
 // ---------------------------------------------------------------------------------------------
 
 StepOptions parse_step_options(const std::vector<std::string>& args) {
-  model::StepArgs sa;
+  bench::StepArgs sa;
   try {
-    sa = model::split_step_args(args);
+    sa = bench::split_step_args(args);
   } catch (const model::Error& e) {
     throw UsageError(e.what());
   }
   if (sa.workload.empty()) throw UsageError("--workload FILE is missing");
   if (sa.validate)
-    throw UsageError("--validate checks the file without running it (model::load_step)");
+    throw UsageError("--validate checks the file without running it (workload::load_step)");
   if (sa.gpu_memory > 0)
     throw UsageError("--gpu-memory goes with --validate (a run checks the GPUs' own memory)");
   static const std::set<std::string> not_here = {
@@ -178,14 +179,14 @@ model::OverlapTimes StepReport::times(const StepRow& row) const {
 // The run
 // ---------------------------------------------------------------------------------------------
 
-void check_step_runnable(const model::Step& step, int64_t memory_bytes, bool check) {
-  model::check_memory(step, memory_bytes, check);
+void check_step_runnable(const workload::Step& step, int64_t memory_bytes, bool check) {
+  workload::check_memory(step, memory_bytes, check);
   if (!check) return;
   for (const auto& op : step.ops)
-    if (op.kind == model::OpKind::Collective &&
+    if (op.kind == workload::OpKind::Collective &&
         (op.coll == model::Collective::AllReduce || op.coll == model::Collective::ReduceScatter) &&
         (op.redop == model::RedOp::Prod || op.redop == model::RedOp::Avg))
-      throw model::StepError(step.file, op.pos,
+      throw workload::StepError(step.file, op.pos,
                              "-c 1 cannot verify reduction '" +
                                  std::string(model::to_string(op.redop)) + "' of collective '" +
                                  op.id + "' (checked: sum, min, max); use -c 0");
@@ -218,13 +219,13 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
     throw UsageError("-g " + std::to_string(ngpus) + ": only " + std::to_string(ndev) +
                      " GPU(s) visible");
 
-  model::StepLoadOptions lo;
+  workload::StepLoadOptions lo;
   lo.nranks = ngpus;
   lo.overrides = so.params;
   lo.check = o.check;
   StepReport rep;
-  rep.step = model::load_step(so.workload, lo);
-  const model::Step& step = rep.step;
+  rep.step = workload::load_step(so.workload, lo);
+  const workload::Step& step = rep.step;
 
   // Refused before anything runs: memory on the smallest GPU, reductions -c cannot check.
   int64_t mem = INT64_MAX;
@@ -243,7 +244,7 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
   rep.host = host_name();
   rep.nranks = ngpus;
   rep.checked = o.check;
-  rep.memory_bytes = model::layout_step(step, o.check).total;
+  rep.memory_bytes = workload::layout_step(step, o.check).total;
   rep.config = {{"workload", so.workload},
                 {"ngpus", ngpus},
                 {"iters", o.iters},
@@ -526,9 +527,9 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
       const auto& op = step.ops[i];
       StepOpResult x;
       x.id = op.id;
-      x.kind = op.kind == model::OpKind::Collective ? model::to_string(op.coll)
-                                                    : model::to_string(op.kind);
-      x.stream = model::to_string(op.stream);
+      x.kind = op.kind == workload::OpKind::Collective ? model::to_string(op.coll)
+                                                    : workload::to_string(op.kind);
+      x.stream = workload::to_string(op.stream);
       x.alone.samples = alone[i];
       x.flops = op.flops();
       x.traffic = op.traffic();
@@ -542,9 +543,9 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
     for (std::size_t j = 0; j < ns; ++j) {
       std::vector<double> tj(nops);
       for (std::size_t i = 0; i < nops; ++i) tj[i] = alone[i][j];
-      rep.t_comp.samples.push_back(model::compute_time(step, tj));
-      rep.t_comm.samples.push_back(model::comm_time(step, tj));
-      rep.t_ideal.samples.push_back(model::ideal_time(step, tj));
+      rep.t_comp.samples.push_back(workload::compute_time(step, tj));
+      rep.t_comm.samples.push_back(workload::comm_time(step, tj));
+      rep.t_ideal.samples.push_back(workload::ideal_time(step, tj));
     }
     for (std::size_t r = 0; r < planned.size(); ++r) {
       StepRow row;
@@ -589,7 +590,7 @@ std::string format_step_report(const StepReport& r) {
   out << "\n";
   int gemms = 0, mems = 0, colls = 0;
   for (const auto& op : s.ops) {
-    if (op.kind == model::OpKind::Gemm)
+    if (op.kind == workload::OpKind::Gemm)
       ++gemms;
     else if (op.is_membound())
       ++mems;
@@ -668,7 +669,7 @@ nlohmann::json step_report_json(const StepReport& r) {
   j["versions"] = r.versions;
   j["devices"] = r.devices;
   j["config"] = r.config;
-  j["workload"] = model::to_json(r.step);
+  j["workload"] = workload::to_json(r.step);
   j["memory_bytes"] = r.memory_bytes;
   j["checked"] = r.checked;
   j["times_us"] = {{"t_comp", timing_json(r.t_comp)},

@@ -4,10 +4,10 @@
 // (concurrent, priority, shape k, shape+priority k). A sample is the max over ranks of one
 // iteration; figures are medians over -n samples. docs/METRICS.md defines the figures, with
 // T_comp = the sum of compute ops alone, T_comm = the sum of collectives alone and T_ideal = the
-// critical path of the step's graph with each op's time alone (model::ideal_time).
+// critical path of the step's graph with each op's time alone (workload::ideal_time).
 //
 // The declarations are GPU-free; run_step needs CUDA and NCCL (cco.bench). --validate does not
-// come here: it is model::load_step + model::validation_summary (GPU-free, cco.model).
+// come here: it is workload::load_step + workload::validation_summary (GPU-free, cco.model).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -22,7 +22,7 @@
 #include "bench/options.hpp"
 #include "bench/report.hpp"
 #include "model/occupancy.hpp"
-#include "model/step.hpp"
+#include "workload/workload.hpp"
 
 namespace cco::bench {
 
@@ -71,7 +71,7 @@ struct StepDeviceContext {
   model::DeviceLimits limits;       ///< of rank 0's device
   std::vector<StepKernel> kernels;  ///< the step's shapeable kernels (empty: no shape rows)
   int nranks = 0;
-  const model::Step* step = nullptr;  ///< the step as expanded for this run
+  const workload::Step* step = nullptr;  ///< the step as expanded for this run
 };
 
 /// Chooses the rows once the device is known (called on rank 0 only; the rows are then sent to
@@ -97,12 +97,12 @@ struct StepReport {
   nlohmann::json versions = nlohmann::json::object();
   nlohmann::json devices = nlohmann::json::array();
   nlohmann::json config = nlohmann::json::object();
-  model::Step step;          ///< as expanded for this run (parameters with overrides)
+  workload::Step step;          ///< as expanded for this run (parameters with overrides)
   int64_t memory_bytes = 0;  ///< device memory the step's layout takes on each rank
   bool checked = false;
   Timing t_seq;                     ///< the seq row's samples
   Timing t_comp, t_comm;            ///< per iteration: sums of the ops' times alone
-  Timing t_ideal;                   ///< per iteration: model::ideal_time of the ops' times alone
+  Timing t_ideal;                   ///< per iteration: workload::ideal_time of the ops' times alone
   std::vector<StepOpResult> ops;    ///< indexed like step.ops
   std::vector<StepKernel> kernels;  ///< the step's shapeable kernels on rank 0's device
   std::vector<StepRow> rows;
@@ -114,15 +114,15 @@ struct StepReport {
 };
 
 /// Loads the workload for -g ranks (every visible GPU when 0), refuses it before anything runs
-/// when it does not fit the smallest GPU's memory (model::check_memory) or when -c cannot verify
+/// when it does not fit the smallest GPU's memory (workload::check_memory) or when -c cannot verify
 /// a reduction, then measures it on one thread per GPU with the rows of expand_rows() (--modes,
 /// --blocks-per-sm, --pad). `progress` gets a line every few seconds unless -q. Throws
-/// model::StepError (bad file: exit 2), UsageError, NoGpu, rt::Error.
+/// workload::StepError (bad file: exit 2), UsageError, NoGpu, rt::Error.
 StepReport run_step(const StepOptions& options, std::ostream& progress);
 
-/// Refuses, before anything runs, a step that does not fit `memory_bytes` (model::check_memory)
-/// or, with `check`, has a reduction -c cannot verify (prod, avg); throws model::StepError.
-void check_step_runnable(const model::Step& step, int64_t memory_bytes, bool check);
+/// Refuses, before anything runs, a step that does not fit `memory_bytes` (workload::check_memory)
+/// or, with `check`, has a reduction -c cannot verify (prod, avg); throws workload::StepError.
+void check_step_runnable(const workload::Step& step, int64_t memory_bytes, bool check);
 
 /// The same with rows chosen by `rows` (used by `cco tune --workload`). Ops alone and seq always
 /// use the run's own communicator (the --nccl-* flags) and the whole device, so every row

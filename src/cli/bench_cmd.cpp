@@ -11,7 +11,8 @@
 #include "bench/step_bench.hpp"
 #endif
 #include "cli/commands.hpp"
-#include "model/step.hpp"
+#include "workload/workload.hpp"
+#include "bench/step_args.hpp"
 
 namespace cco::cli {
 namespace {
@@ -32,10 +33,10 @@ namespace {
 
 /// `cco bench --workload FILE`: a training step from a workload file (docs/WORKLOADS.md).
 /// --validate needs no GPU.
-int workload_main(const std::vector<std::string>& args, const model::StepArgs& sa) {
+int workload_main(const std::vector<std::string>& args, const bench::StepArgs& sa) {
   if (sa.validate) {
-    const auto step = model::load_step(sa.workload, sa.load_options());
-    std::fputs(model::validation_summary(step, sa.check).c_str(), stdout);
+    const auto step = workload::load_step(sa.workload, sa.load_options());
+    std::fputs(workload::validation_summary(step, sa.check).c_str(), stdout);
     return 0;
   }
 #ifndef CCO_HAVE_CUDA
@@ -58,7 +59,7 @@ int workload_main(const std::vector<std::string>& args, const model::StepArgs& s
 }
 
 int bench_main(const std::vector<std::string>& args) {
-  const auto sa = model::split_step_args(args);
+  const auto sa = bench::split_step_args(args);
   if (!sa.workload.empty()) return workload_main(args, sa);
   const auto opt = bench::parse_options(args);
 #ifndef CCO_HAVE_CUDA

@@ -19,7 +19,8 @@
 
 #include "cli/commands.hpp"
 #include "model/limits.hpp"
-#include "model/trace.hpp"
+#include "trace/analysis.hpp"
+#include "trace/format.hpp"
 #include "report/svg.hpp"
 #include "report/sweep.hpp"
 #include "report/timeline.hpp"
@@ -140,13 +141,13 @@ std::string us(int64_t ns) {
   return fmt::format("{:.1f}", static_cast<double>(ns) / 1e3);
 }
 
-std::map<int, std::size_t> ranges_per_rank(const model::Trace& t) {
+std::map<int, std::size_t> ranges_per_rank(const trace::Trace& t) {
   std::map<int, std::size_t> n;
   for (const auto& r : t.ranges) ++n[r.rank];
   return n;
 }
 
-std::string analysis_row(const model::OverlapAnalysis& a) {
+std::string analysis_row(const trace::OverlapAnalysis& a) {
   const std::string rank = a.rank >= 0 ? std::to_string(a.rank) : "all";
   const std::string dev = a.device >= 0 ? std::to_string(a.device) : "-";
   return fmt::format(
@@ -157,11 +158,11 @@ std::string analysis_row(const model::OverlapAnalysis& a) {
       std::isnan(a.efficiency) ? "n/a" : fmt::format("{:.2f}", a.efficiency));
 }
 
-std::string format_analysis(const model::Trace& t, const model::TraceAnalysis& an, int64_t origin,
-                            const Args& a, const model::AnalysisOptions& window) {
+std::string format_analysis(const trace::Trace& t, const trace::TraceAnalysis& an, int64_t origin,
+                            const Args& a, const trace::AnalysisOptions& window) {
   std::string o = "# ccoverlap report (trace analysis, docs/TRACE.md)\n# input: " + t.source + "\n";
   std::size_t comm = 0;
-  for (const auto& k : t.kernels) comm += k.category == model::KernelCategory::Communication;
+  for (const auto& k : t.kernels) comm += k.category == trace::KernelCategory::Communication;
   o += fmt::format("# ranks: {}  streams: {}  kernels: {} ({} compute, {} communication)\n",
                    t.ranks.size(), t.streams.size(), t.kernels.size(), t.kernels.size() - comm,
                    comm);
@@ -232,9 +233,9 @@ std::string format_analysis(const model::Trace& t, const model::TraceAnalysis& a
 
 // The window of --range NAME: from the earliest start to the latest end of the ranges so named,
 // one per rank (ranks of one run share the clock).
-model::AnalysisOptions range_window(const model::Trace& t, const std::string& name) {
+trace::AnalysisOptions range_window(const trace::Trace& t, const std::string& name) {
   std::map<int, std::size_t> per_rank;
-  model::AnalysisOptions w;
+  trace::AnalysisOptions w;
   for (const auto& r : t.ranges) {
     if (r.name != name) continue;
     ++per_rank[r.rank];
@@ -269,30 +270,30 @@ model::AnalysisOptions range_window(const model::Trace& t, const std::string& na
 }
 
 int report_trace(const Args& a, const std::vector<json>& docs) {
-  std::vector<model::Trace> parts;
+  std::vector<trace::Trace> parts;
   for (std::size_t i = 0; i < docs.size(); ++i)
-    parts.push_back(model::trace_from_json(docs[i], a.files[i]));
-  model::Trace t = parts.size() == 1 ? parts.front() : model::merge_traces(parts);
+    parts.push_back(trace::trace_from_json(docs[i], a.files[i]));
+  trace::Trace t = parts.size() == 1 ? parts.front() : trace::merge_traces(parts);
   if (t.kernels.empty())
     throw model::Error(t.source + ": no GPU kernel events in the trace" +
                        (t.dropped_records
                             ? fmt::format(" ({} records were dropped)", t.dropped_records)
                             : std::string()));
-  model::fill_blocks_per_sm(t);
+  trace::fill_blocks_per_sm(t);
   int64_t origin = t.kernels.front().start_ns;
   for (const auto& k : t.kernels) origin = std::min(origin, k.start_ns);
-  model::AnalysisOptions opt;
+  trace::AnalysisOptions opt;
   if (!a.range.empty()) opt = range_window(t, a.range);
   if (a.from_us) opt.from_ns = origin + std::llround(*a.from_us * 1e3);
   if (a.to_us) opt.to_ns = origin + std::llround(*a.to_us * 1e3);
-  const auto an = model::analyze(t, opt);
+  const auto an = trace::analyze(t, opt);
   if (t.dropped_records)
     std::fprintf(stderr,
                  "cco report: warning: %llu records were dropped while tracing; the "
                  "trace is incomplete\n",
                  static_cast<unsigned long long>(t.dropped_records));
 
-  json j = model::analysis_to_json(an);
+  json j = trace::analysis_to_json(an);
   j["inputs"] = a.files;
   json marks = json::array();
   for (const auto& m : t.marks)

@@ -11,7 +11,7 @@
 #include "cli/commands.hpp"
 #include "cli/run_cmd.hpp"
 #include "bench/report.hpp"
-#include "model/step.hpp"
+#include "workload/workload.hpp"
 #include "tune/tune.hpp"
 #include "tune/tune_workload.hpp"
 
@@ -191,11 +191,11 @@ int tune_workload_main(const std::vector<std::string>& args) {
   if (!iters_given) t.step.common.iters = 30;  // the final round decides: 30 samples unless -n
   if (t.step.common.ngpus > 0) {
     // The file is judged before any GPU is touched when the ranks are known (-g).
-    model::StepLoadOptions lo;
+    workload::StepLoadOptions lo;
     lo.nranks = t.step.common.ngpus;
     lo.overrides = t.step.params;
     lo.check = t.step.common.check;
-    (void)model::load_step(t.step.workload, lo);
+    (void)workload::load_step(t.step.workload, lo);
   }
   const auto res = tune::run_tune_workload(t, std::cerr);
   std::printf("# cco tune: workload %s%s%s\n",

@@ -20,7 +20,7 @@
 #include "preload/trace_path.hpp"
 
 #ifdef CCO_PRELOAD_TRACE
-#include "model/trace.hpp"
+#include "trace/format.hpp"
 #include "trace/session.hpp"
 #endif
 
@@ -62,7 +62,7 @@ void write_trace() noexcept {
   try {
     g_session->stop();  // flushes every CUPTI buffer; never throws
     if (g_verbose) log_line("trace pid=" + std::to_string(g_pid) + ": CUPTI stopped");
-    model::Trace t = g_session->trace();
+    trace::Trace t = g_session->trace();
     // Warnings that arose while tracing (dropped records, unreadable buffers): one line.
     std::string w = g_session->warning();
     const std::string& w0 = *g_start_warning;
@@ -92,7 +92,7 @@ void write_trace() noexcept {
     }
     path =
         expand_trace_path(*g_pattern, g_pid, rank, trace_top_process(g_trace_pid->c_str(), g_pid));
-    model::write_trace_file(t, path);
+    trace::write_trace_file(t, path);
     std::string ranks;
     for (const auto& r : t.ranks) {
       if (!ranks.empty()) ranks += ',';

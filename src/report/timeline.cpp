@@ -54,7 +54,7 @@ TimeUnit unit_for(int64_t span_ns) {
   return {1e9, "s"};
 }
 
-std::string kernel_tooltip(const model::KernelEvent& k, int64_t t0, const TimeUnit& u) {
+std::string kernel_tooltip(const trace::KernelEvent& k, int64_t t0, const TimeUnit& u) {
   std::string s = k.name + "\n";
   s += fmt::format("rank {} device {} stream {}", k.rank, k.device, k.stream);
   if (k.priority) s += fmt::format(" priority {}", *k.priority);
@@ -83,7 +83,7 @@ std::string utf8_prefix(const std::string& s, std::size_t n) {
   return s.substr(0, n);
 }
 
-std::string range_tooltip(const model::NvtxRange& r, int64_t t0, const TimeUnit& u) {
+std::string range_tooltip(const trace::NvtxRange& r, int64_t t0, const TimeUnit& u) {
   std::string s = r.name + "\n";
   s += fmt::format("NVTX range, rank {} thread {}", r.rank, r.thread);
   if (!r.domain.empty()) s += ", domain " + r.domain;
@@ -96,12 +96,12 @@ std::string range_tooltip(const model::NvtxRange& r, int64_t t0, const TimeUnit&
 // A rank's NVTX ranges in [lo, hi], each with its lane: the first lane free at its start (outer
 // ranges come first, so nested ones go one lane down), the last lane when all are taken.
 struct LanedRange {
-  const model::NvtxRange* range;
+  const trace::NvtxRange* range;
   int lane;
 };
-std::vector<LanedRange> lay_out_ranges(const model::Trace& t, int rank, int64_t lo, int64_t hi,
+std::vector<LanedRange> lay_out_ranges(const trace::Trace& t, int rank, int64_t lo, int64_t hi,
                                        int* lanes) {
-  std::vector<const model::NvtxRange*> v;
+  std::vector<const trace::NvtxRange*> v;
   for (const auto& r : t.ranges)
     if (r.rank == rank && r.end_ns >= lo && r.start_ns <= hi) v.push_back(&r);
   std::stable_sort(v.begin(), v.end(), [](const auto* a, const auto* b) {
@@ -127,7 +127,7 @@ std::vector<LanedRange> lay_out_ranges(const model::Trace& t, int rank, int64_t 
 
 }  // namespace
 
-Svg timeline_svg(const model::Trace& t, const TimelineOptions& opt) {
+Svg timeline_svg(const trace::Trace& t, const TimelineOptions& opt) {
   // The window.
   int64_t lo = 0, hi = 0;
   bool any = false;
@@ -145,7 +145,7 @@ Svg timeline_svg(const model::Trace& t, const TimelineOptions& opt) {
   const TimeUnit unit = unit_for(hi - lo);
 
   // Rows: per rank, its streams by priority (most urgent first), then stream id.
-  std::map<int, std::vector<const model::StreamInfo*>> rows;
+  std::map<int, std::vector<const trace::StreamInfo*>> rows;
   for (const auto& s : t.streams) rows[s.rank].push_back(&s);
   for (auto& [r, v] : rows)
     std::stable_sort(v.begin(), v.end(), [](const auto* a, const auto* b) {
@@ -193,7 +193,7 @@ Svg timeline_svg(const model::Trace& t, const TimelineOptions& opt) {
 
   const std::string title = opt.title.empty() ? "ccoverlap timeline" : opt.title;
   svg.text(8, 22, title, 15, "start", "#222", "bold");
-  const auto an = model::analyze(t, {lo, hi});
+  const auto an = trace::analyze(t, {lo, hi});
   svg.text(8, 42,
            fmt::format("{} kernels, window {} {}; overlap efficiency {} (overlapped / min(compute "
                        "busy, comm busy)){}",
@@ -245,7 +245,7 @@ Svg timeline_svg(const model::Trace& t, const TimelineOptions& opt) {
       struct RBox {
         double x0, x1;
         std::size_t count;
-        const model::NvtxRange* first;
+        const trace::NvtxRange* first;
       };
       std::vector<std::vector<RBox>> per_lane(static_cast<std::size_t>(lanes[rank]));
       for (const auto& lr : laned[rank]) {
@@ -294,9 +294,9 @@ Svg timeline_svg(const model::Trace& t, const TimelineOptions& opt) {
       // Kernels of this row, adjacent ones closer than half a pixel merged when either is thin.
       struct Box {
         double x0, x1;
-        model::KernelCategory cat;
+        trace::KernelCategory cat;
         std::size_t count;
-        const model::KernelEvent* first;
+        const trace::KernelEvent* first;
       };
       std::vector<Box> boxes;
       for (const auto& k : t.kernels) {
@@ -315,7 +315,7 @@ Svg timeline_svg(const model::Trace& t, const TimelineOptions& opt) {
         boxes.push_back({x0, x1, k.category, 1, &k});
       }
       for (const auto& b : boxes) {
-        const bool comm = b.cat == model::KernelCategory::Communication;
+        const bool comm = b.cat == trace::KernelCategory::Communication;
         const double w = std::max(b.x1 - b.x0, 0.6);
         std::string tip;
         if (tips)
@@ -340,18 +340,18 @@ Svg timeline_svg(const model::Trace& t, const TimelineOptions& opt) {
     // waited for SMs.
     svg.text(18, y + 10, "overlap / comm waiting", 10, "start", "#555");
     svg.rect(left, y + 1, pw, sum_h - 1, fill_style("#f7f7f7"));
-    std::vector<model::Interval> comp, comm;
+    std::vector<trace::Interval> comp, comm;
     for (const auto& k : t.kernels) {
       if (k.rank != rank) continue;
-      (k.category == model::KernelCategory::Communication ? comm : comp)
+      (k.category == trace::KernelCategory::Communication ? comm : comp)
           .push_back({std::max(k.start_ns, lo), std::min(k.end_ns, hi)});
     }
     svg.open_group("plot");
     for (const auto& iv :
-         model::interval_intersection(model::interval_union(comp), model::interval_union(comm)))
+         trace::interval_intersection(trace::interval_union(comp), trace::interval_union(comm)))
       svg.rect(xof(iv.begin), y + 1, std::max(xof(iv.end) - xof(iv.begin), 0.6), sum_h - 1,
                fill_style(kOverlapColour));
-    for (const auto& w : model::communication_waits(t, rank, {lo, hi}))
+    for (const auto& w : trace::communication_waits(t, rank, {lo, hi}))
       svg.rect(xof(w.begin_ns), y + 1, std::max(xof(w.end_ns) - xof(w.begin_ns), 0.6), sum_h - 1,
                fill_style(kWaitColour),
                tips ? fmt::format("{} waited {} us for SMs ({})", w.kernel,

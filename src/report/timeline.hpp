@@ -1,6 +1,6 @@
 // The timeline picture of a trace: one row per (rank, stream), most urgent priority first,
 // compute and communication kernels in two colours, and under each rank a row marking where
-// the two overlapped and where communication waited for SMs (model::communication_waits).
+// the two overlapped and where communication waited for SMs (trace::communication_waits).
 // A rank with NVTX ranges in the window gets a thin row above its streams: nested or
 // overlapping ranges stacked in up to kNvtxLanes lanes.
 #pragma once
@@ -9,7 +9,8 @@
 #include <optional>
 #include <string>
 
-#include "model/trace.hpp"
+#include "trace/analysis.hpp"
+#include "trace/format.hpp"
 #include "report/svg.hpp"
 
 namespace cco::report {
@@ -33,7 +34,7 @@ inline constexpr const char* kNvtxColour = "#b279a2";
 inline constexpr int kNvtxLanes = 4;
 
 /// Throws model::Error when the trace has no kernel in the window.
-Svg timeline_svg(const model::Trace& t, const TimelineOptions& opt = {});
+Svg timeline_svg(const trace::Trace& t, const TimelineOptions& opt = {});
 
 /// The kernel name without "void ", template arguments and parameters, at most max_chars long:
 /// "void gemm_kernel<float, 4>(float*, int)" -> "gemm_kernel".

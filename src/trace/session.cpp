@@ -24,7 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "model/trace_nvtx.hpp"
+#include "trace/nvtx.hpp"
 
 #ifndef CCO_CUPTI_BUILD_DIR
 #define CCO_CUPTI_BUILD_DIR ""
@@ -286,8 +286,8 @@ struct Session::State {
   std::vector<std::string> names;
   std::unordered_map<const char*, uint32_t> name_index;
   std::vector<RawKernel> kernels;
-  std::vector<model::Mark> marks;
-  model::NvtxPairing nvtx;
+  std::vector<trace::Mark> marks;
+  trace::NvtxPairing nvtx;
   bool ranges_on = false;                   // the marker kind was enabled at least once
   std::map<uint64_t, int> rank_of_tid;      // gettid() of set_rank's caller -> rank
   std::map<uint64_t, int> rank_of_pthread;  // the same by pthread_self() (CUPTI's default id)
@@ -396,8 +396,8 @@ void read_record(Session::State& s, const CUpti_Activity* rec) {
       if (start == end) break;
       // No timestamp: left out here, so its partner shows up as unmatched in the notes.
       if (m->timestamp == 0) break;
-      model::NvtxRecord x;
-      x.kind = start ? model::NvtxRecord::Kind::Start : model::NvtxRecord::Kind::End;
+      trace::NvtxRecord x;
+      x.kind = start ? trace::NvtxRecord::Kind::Start : trace::NvtxRecord::Kind::End;
       x.id = m->id;
       x.ts_ns = static_cast<int64_t>(m->timestamp);
       if (m->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD) x.thread = m->objectId.pt.threadId;
@@ -765,7 +765,7 @@ void Session::mark(const std::string& name, int rank) noexcept {
   }
 }
 
-model::Trace Session::trace(int rank) const {
+trace::Trace Session::trace(int rank) const {
   std::lock_guard lk(g_mu);
   const State& s = *s_;
   auto rank_of = [&](uint32_t device) {
@@ -779,16 +779,16 @@ model::Trace Session::trace(int rank) const {
       return 0;  // the NULL stream has the default priority
     return std::nullopt;
   };
-  model::Trace t;
+  trace::Trace t;
   std::vector<std::string> demangled(s.names.size());
   for (std::size_t i = 0; i < s.names.size(); ++i) demangled[i] = demangle(s.names[i]);
   std::set<int> devs;
   for (const auto& r : s.kernels) {
     const int rk = rank_of(r.device);
     if (rank >= 0 && rk != rank) continue;
-    model::KernelEvent k;
+    trace::KernelEvent k;
     k.name = demangled[r.name];
-    k.category = model::classify_kernel(s.names[r.name]);
+    k.category = trace::classify_kernel(s.names[r.name]);
     k.rank = rk;
     k.device = static_cast<int>(r.device);
     k.stream = r.stream;
@@ -817,8 +817,8 @@ model::Trace Session::trace(int rank) const {
     for (const auto& l : s.labels) low(rank_of(l.device));
     if (!lowest)
       for (const auto& [d, r] : s.rank_of_device) low(r);
-    std::vector<model::NvtxRange> ranges = s.nvtx.ranges();
-    model::assign_nvtx_ranks(ranges, cupti_api().system_thread_ids ? s.rank_of_tid : s.rank_of_pthread,
+    std::vector<trace::NvtxRange> ranges = s.nvtx.ranges();
+    trace::assign_nvtx_ranks(ranges, cupti_api().system_thread_ids ? s.rank_of_tid : s.rank_of_pthread,
                              lowest.value_or(0));
     for (auto& r : ranges)
       if (rank < 0 || r.rank == rank) t.ranges.push_back(std::move(r));
@@ -827,7 +827,7 @@ model::Trace Session::trace(int rank) const {
   for (const auto& l : s.labels) {
     const int rk = rank_of(l.device);
     if (rank >= 0 && rk != rank) continue;
-    model::StreamInfo si;
+    trace::StreamInfo si;
     si.rank = rk;
     si.device = static_cast<int>(l.device);
     si.stream = l.stream;
@@ -839,7 +839,7 @@ model::Trace Session::trace(int rank) const {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   for (int d : devs) {
-    model::RankInfo ri;
+    trace::RankInfo ri;
     ri.rank = rank_of(static_cast<uint32_t>(d));
     ri.device = d;
     if (auto it = s.devices.find(d); it != s.devices.end()) {
@@ -864,12 +864,12 @@ model::Trace Session::trace(int rank) const {
                       (s.ranges_on ? "; NVTX ranges on" : "; NVTX ranges off"));
   t.source = "cupti";
   t.normalize();
-  model::fill_blocks_per_sm(t);
+  trace::fill_blocks_per_sm(t);
   return t;
 }
 
 void Session::write(const std::string& path, int rank) const {
-  model::write_trace_file(trace(rank), path);
+  trace::write_trace_file(trace(rank), path);
 }
 
 }  // namespace cco::trace

@@ -1,7 +1,7 @@
 // CUPTI kernel tracing (docs/TRACE.md): every kernel that runs on any device of this process,
 // with its stream, the stream's priority and the launch (grid, block, registers, shared
 // memory), and the program's NVTX ranges, written as Chrome/Perfetto JSON through the model
-// (model/trace.hpp).
+// (trace/format.hpp).
 //
 // NVTX ranges: CUPTI sees NVTX calls only as NVTX's injection library, which NVTX looks up
 // once, at the process's first NVTX call, from $NVTX_INJECTION64_PATH. start() sets that
@@ -33,7 +33,8 @@
 #include <memory>
 #include <string>
 
-#include "model/trace.hpp"
+#include "trace/analysis.hpp"
+#include "trace/format.hpp"
 
 namespace cco::trace {
 
@@ -103,7 +104,7 @@ class Session {
   /// The trace of every device (rank < 0) or of one rank's devices. Kernel names demangled,
   /// blocks per SM from the occupancy model where the architecture is known. NVTX ranges not
   /// closed (yet) are left out and named in the notes.
-  model::Trace trace(int rank = -1) const;
+  trace::Trace trace(int rank = -1) const;
   /// Writes trace(rank) as Chrome/Perfetto JSON; throws model::Error when it cannot write.
   void write(const std::string& path, int rank = -1) const;
 

@@ -74,11 +74,11 @@ WorkloadTuneResult run_tune_workload(const WorkloadTuneOptions& o, std::ostream&
 
   // The cache key needs the expanded step, the devices and the versions: all known before
   // anything is measured.
-  model::StepLoadOptions lo;
+  workload::StepLoadOptions lo;
   lo.nranks = ngpus;
   lo.overrides = o.step.params;
   lo.check = common.check;
-  const model::Step step = model::load_step(o.step.workload, lo);
+  const workload::Step step = workload::load_step(o.step.workload, lo);
   nlohmann::json devices = nlohmann::json::array();
   int64_t memory = INT64_MAX;
   for (int i = 0; i < ngpus; ++i) {

@@ -40,7 +40,7 @@ struct WorkloadTuneResult {
 /// screen_iters samples), then measures the finalists with -n samples and -c verification, picks
 /// the fastest median (concurrent is always a finalist) and caches the plan. Progress lines go to
 /// `progress` unless -q. Runs one process with a thread per GPU, like `cco bench --workload`.
-/// Throws NoGpu without a GPU, UsageError or model::StepError for bad input (also when started
+/// Throws NoGpu without a GPU, UsageError or workload::StepError for bad input (also when started
 /// under a launcher of several processes), std::runtime_error when the final round has wrong
 /// elements (no plan is made), rt::Error on a failed GPU call.
 WorkloadTuneResult run_tune_workload(const WorkloadTuneOptions& o, std::ostream& progress);

@@ -131,13 +131,13 @@ RowSpec predict_workload(const WorkloadSpaceInput&) {
   return r;
 }
 
-std::string step_hash(const model::Step& step) {
-  auto j = model::to_json(step);
+std::string step_hash(const workload::Step& step) {
+  auto j = workload::to_json(step);
   j.erase("file");
   return stable_hash(j.dump());
 }
 
-nlohmann::json workload_json(const model::Step& step) {
+nlohmann::json workload_json(const workload::Step& step) {
   nlohmann::json params = nlohmann::json::object(), overrides = nlohmann::json::object();
   for (const auto& p : step.params) {
     const nlohmann::json v = p.is_string ? nlohmann::json(p.text) : nlohmann::json(p.value);
@@ -150,7 +150,7 @@ nlohmann::json workload_json(const model::Step& step) {
 }
 
 std::string workload_cache_key(const nlohmann::json& devices, const nlohmann::json& versions,
-                               int nranks, const model::Step& step, const bench::Options& o,
+                               int nranks, const workload::Step& step, const bench::Options& o,
                                const WorkloadSpaceOptions& space) {
   nlohmann::json k;
   k["kind"] = "workload";
@@ -263,7 +263,7 @@ nlohmann::json workload_plan_json(const bench::StepReport& rep, const std::vecto
     bool vendor = false;
     for (const auto& op : rep.step.ops)
       vendor =
-          vendor || (op.kind == model::OpKind::Gemm && op.engine == model::GemmEngine::CublasLt);
+          vendor || (op.kind == workload::OpKind::Gemm && op.engine == workload::GemmEngine::CublasLt);
     if (vendor)
       notes.push_back("shape k=" + std::to_string(a.spec.blocks_per_sm) +
                       " was measured with only the step's own kernels padded (" + a.shaping +

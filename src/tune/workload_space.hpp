@@ -17,7 +17,7 @@
 #include "bench/options.hpp"
 #include "bench/step_bench.hpp"
 #include "model/limits.hpp"
-#include "model/step.hpp"
+#include "workload/workload.hpp"
 
 namespace cco::tune {
 
@@ -60,19 +60,19 @@ std::vector<bench::RowSpec> build_workload_space(const WorkloadSpaceInput& in,
 /// that needs no kernel of ours.
 bench::RowSpec predict_workload(const WorkloadSpaceInput& in);
 
-/// A stable hash (16 hex digits) of the expanded step: everything model::to_json records but the
+/// A stable hash (16 hex digits) of the expanded step: everything workload::to_json records but the
 /// file's path, so the same workload with the same parameters hashes alike wherever it lies.
-std::string step_hash(const model::Step& step);
+std::string step_hash(const workload::Step& step);
 
 /// The workload as recorded in a plan: file, name, ranks, every parameter's final value, the
 /// overrides given (--param) and step_hash.
-nlohmann::json workload_json(const model::Step& step);
+nlohmann::json workload_json(const workload::Step& step);
 
 /// The cache key of a workload tuning result: devices (name, SMs), software versions, ranks, the
 /// expanded step (step_hash), the communicator flags (--nccl-*), whether results are verified
 /// (-c) and the space searched. -n, -w, -q and output paths do not enter it.
 std::string workload_cache_key(const nlohmann::json& devices, const nlohmann::json& versions,
-                               int nranks, const model::Step& step, const bench::Options& common,
+                               int nranks, const workload::Step& step, const bench::Options& common,
                                const WorkloadSpaceOptions& space);
 
 /// One candidate's result in the final (side-by-side) round.

@@ -14,9 +14,9 @@
 namespace cco::wl {
 
 using model::Collective;
-using model::OpKind;
+using workload::OpKind;
 using model::RedOp;
-using model::StreamId;
+using workload::StreamId;
 
 namespace {
 
@@ -110,14 +110,14 @@ struct StepExec::LtPlan {
   }
 };
 
-StepExec::StepExec(const model::Step& step, const rt::Comm& comm, const StepExecOptions& opt)
+StepExec::StepExec(const workload::Step& step, const rt::Comm& comm, const StepExecOptions& opt)
     : step_(step), comm_(comm), opt_(opt) {
   if (step.nranks != comm.nranks())
     throw model::Error("workload '" + step.name + "' was loaded for " +
                        std::to_string(step.nranks) + " ranks but the communicator has " +
                        std::to_string(comm.nranks()));
   const std::size_t n = step.ops.size();
-  layout_ = model::layout_step(step, opt.check);
+  layout_ = workload::layout_step(step, opt.check);
   pad_.assign(n, 0);
   op_plan_.assign(n, nullptr);
   needs_event_.assign(n, 0);
@@ -137,7 +137,7 @@ StepExec::StepExec(const model::Step& step, const rt::Comm& comm, const StepExec
 
     for (std::size_t i = 0; i < n; ++i) {
       const auto& o = step.ops[i];
-      if (o.kind != OpKind::Gemm || o.engine != model::GemmEngine::CublasLt) continue;
+      if (o.kind != OpKind::Gemm || o.engine != workload::GemmEngine::CublasLt) continue;
       if (!lt_) {
         cublasLtHandle_t h = nullptr;
         CCO_CUBLAS_CHECK(cublasLtCreate(&h));
@@ -164,7 +164,7 @@ StepExec::StepExec(const model::Step& step, const rt::Comm& comm, const StepExec
                                                     static_cast<uint64_t>(o.m), o.n));
         cublasLtMatmulPreference_t pref = nullptr;
         CCO_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-        const size_t ws = model::StepLayout::kWorkspaceBytes;
+        const size_t ws = workload::StepLayout::kWorkspaceBytes;
         const auto st_attr = cublasLtMatmulPreferenceSetAttribute(
             pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
         int found = 0;
@@ -219,7 +219,7 @@ void StepExec::fill_inputs() {
                   nullptr);
     if (layout_.pattern[t].valid())
       fill_pattern(at(layout_.pattern[t]), dt, sz(layout_.pattern[t].bytes / esz), r + 1, 0,
-                   model::pattern_mod(dt, nr), nullptr);
+                   workload::pattern_mod(dt, nr), nullptr);
   }
   if (layout_.mem_x.valid()) {
     fill_random(at(layout_.mem_x), DType::F32, sz(layout_.mem_x.bytes / 4), opt_.seed + 101,
@@ -231,14 +231,14 @@ void StepExec::fill_inputs() {
     const auto& buf = step_.buffers[b];
     void* p = at(layout_.named[b]);
     switch (buf.fill) {
-      case model::BufferFill::Random:
+      case workload::BufferFill::Random:
         fill_random(p, buf.dtype, sz(buf.elements), opt_.seed ^ name_hash(buf.name), nullptr);
         break;
-      case model::BufferFill::Pattern:
-        fill_pattern(p, buf.dtype, sz(buf.elements), r + 1, 0, model::pattern_mod(buf.dtype, nr),
+      case workload::BufferFill::Pattern:
+        fill_pattern(p, buf.dtype, sz(buf.elements), r + 1, 0, workload::pattern_mod(buf.dtype, nr),
                      nullptr);
         break;
-      case model::BufferFill::Output:
+      case workload::BufferFill::Output:
         break;  // poisoned below with the other outputs
     }
   }
@@ -248,13 +248,13 @@ void StepExec::fill_inputs() {
 
 bool StepExec::shapeable(std::size_t i) const {
   const auto& o = step_.ops.at(i);
-  return o.is_membound() || (o.kind == OpKind::Gemm && o.engine == model::GemmEngine::Builtin);
+  return o.is_membound() || (o.kind == OpKind::Gemm && o.engine == workload::GemmEngine::Builtin);
 }
 
 const void* StepExec::kernel(std::size_t i) const {
   const auto& o = step_.ops.at(i);
   if (o.is_membound()) return membound_kernel();
-  if (o.kind == OpKind::Gemm && o.engine == model::GemmEngine::Builtin)
+  if (o.kind == OpKind::Gemm && o.engine == workload::GemmEngine::Builtin)
     return builtin_gemm_kernel(o.dtype);
   return nullptr;
 }
@@ -288,7 +288,7 @@ void StepExec::enqueue_op(std::size_t i, cudaStream_t s) {
   const auto& R = layout_.ops[i];
   switch (o.kind) {
     case OpKind::Gemm: {
-      if (o.engine == model::GemmEngine::Builtin) {
+      if (o.engine == workload::GemmEngine::Builtin) {
         builtin_gemm(at(R.a), at(R.b), at(R.c), o.dtype, static_cast<int>(o.m),
                      static_cast<int>(o.n), static_cast<int>(o.k), sz(pad_[i]), s);
       } else {
@@ -381,7 +381,7 @@ void StepExec::enqueue_streams(cudaStream_t compute, cudaStream_t comm) {
 void StepExec::poison(cudaStream_t s) {
   for (std::size_t i = 0; i < size(); ++i) {
     const auto& R = layout_.ops[i];
-    for (const model::Region* r : {&R.c, &R.z, &R.recv})
+    for (const workload::Region* r : {&R.c, &R.z, &R.recv})
       if (r->valid()) CCO_CUDA_CHECK(cudaMemsetAsync(at(*r), 0xff, sz(r->bytes), s));
   }
 }
@@ -410,7 +410,7 @@ std::vector<unsigned long long> StepExec::verify(bool reference, cudaStream_t s)
     if (o.kind == OpKind::Gemm) {
       const auto elems = sz(o.m * o.n);
       count_unequal(at(R.c), at(R.snap), o.dtype, elems, w, s);
-      const std::string key = std::string(model::to_string(o.engine)) + ":" +
+      const std::string key = std::string(workload::to_string(o.engine)) + ":" +
                               model::to_string(o.dtype) + ":" + std::to_string(o.m) + "x" +
                               std::to_string(o.n) + "x" + std::to_string(o.k);
       if (reference && referenced.insert(key).second) {
@@ -432,7 +432,7 @@ std::vector<unsigned long long> StepExec::verify(bool reference, cudaStream_t s)
       if (reduces(o.coll) && reduced_scale(o.redop, nr) == 0)
         throw model::Error("collective '" + o.id + "': cannot verify reduction '" +
                            model::to_string(o.redop) + "' (checked: sum, min, max); use -c 0");
-      const int mod = model::pattern_mod(o.dtype, nr);
+      const int mod = workload::pattern_mod(o.dtype, nr);
       const auto count = sz(o.nccl_count(nr));
       const auto esz = model::dtype_size(o.dtype);
       const auto t = o.dtype;

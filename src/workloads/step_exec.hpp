@@ -1,4 +1,4 @@
-// A training step (model/step.hpp) on one rank: its buffers in one device arena, its GEMMs
+// A training step (workload/workload.hpp) on one rank: its buffers in one device arena, its GEMMs
 // (cuBLASLt or the built-in GEMM), memory-bound kernels and NCCL collectives, enqueued one op at
 // a time, all on one stream (seq), or on a compute and a comm stream with events for the
 // dependencies that cross streams (the overlapped modes). Verification reuses the workloads'
@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "model/occupancy.hpp"
-#include "model/step.hpp"
+#include "workload/workload.hpp"
 #include "runtime/comm.hpp"
 
 namespace cco::wl {
@@ -38,12 +38,12 @@ class StepExec {
  public:
   /// Builds the step on the current device for `comm`'s rank. `step` must have been loaded for
   /// comm.nranks() ranks (throws model::Error otherwise) and must outlive this object.
-  StepExec(const model::Step& step, const rt::Comm& comm, const StepExecOptions& opt = {});
+  StepExec(const workload::Step& step, const rt::Comm& comm, const StepExecOptions& opt = {});
   ~StepExec();
   StepExec(const StepExec&) = delete;
   StepExec& operator=(const StepExec&) = delete;
 
-  const model::Step& step() const { return step_; }
+  const workload::Step& step() const { return step_; }
   std::size_t size() const { return step_.ops.size(); }
   int64_t arena_bytes() const { return layout_.total; }
 
@@ -83,10 +83,10 @@ class StepExec {
 
  private:
   struct LtPlan;
-  const model::Step& step_;
+  const workload::Step& step_;
   const rt::Comm& comm_;
   StepExecOptions opt_;
-  model::StepLayout layout_;
+  workload::StepLayout layout_;
   char* arena_ = nullptr;
   unsigned long long* counters_ = nullptr;  // one per op
   std::vector<int64_t> pad_;                // per op
@@ -97,7 +97,7 @@ class StepExec {
   std::map<std::string, std::unique_ptr<LtPlan>> lt_plans_;  // by shape and dtype
   std::vector<LtPlan*> op_plan_;                             // per op (cuBLASLt GEMMs)
 
-  char* at(const model::Region& r) const { return r.valid() ? arena_ + r.offset : nullptr; }
+  char* at(const workload::Region& r) const { return r.valid() ? arena_ + r.offset : nullptr; }
   void fill_inputs();
   void release();  // frees what the constructor acquired (also when it throws)
 };

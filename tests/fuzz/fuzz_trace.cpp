@@ -1,4 +1,4 @@
-// Kernel traces read by `cco report` (cco::model::parse_trace and what report_trace does with
+// Kernel traces read by `cco report` (cco::trace::parse_trace and what report_trace does with
 // the result). Contract: parse_trace returns a Trace or throws model::Error; normalising,
 // occupancy filling, the analysis, the timeline SVG and writing the trace back never fail on a
 // trace it accepted (timeline_svg may throw model::Error for an empty window), and a written
@@ -7,34 +7,35 @@
 
 #include "fuzz_common.hpp"
 #include "model/limits.hpp"
-#include "model/trace.hpp"
+#include "trace/analysis.hpp"
+#include "trace/format.hpp"
 #include "report/timeline.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   using namespace cco;
-  model::Trace t;
+  trace::Trace t;
   try {
-    t = model::parse_trace(fuzz::as_text(data, size), "fuzz.json");
+    t = trace::parse_trace(fuzz::as_text(data, size), "fuzz.json");
   } catch (const model::Error&) {
     return 0;
   }
   if (t.kernels.empty()) return 0;  // `cco report` refuses it here
-  model::fill_blocks_per_sm(t);
+  trace::fill_blocks_per_sm(t);
   int64_t first = t.kernels.front().start_ns, last = t.kernels.front().end_ns;
   for (const auto& k : t.kernels) {
     first = std::min(first, k.start_ns);
     last = std::max(last, k.end_ns);
   }
-  const auto an = model::analyze(t);
-  (void)model::analysis_to_json(an).dump();
+  const auto an = trace::analyze(t);
+  (void)trace::analysis_to_json(an).dump();
   // A window over the middle half, as --from/--to give it.
-  model::AnalysisOptions w;
+  trace::AnalysisOptions w;
   const int64_t quarter = static_cast<int64_t>((static_cast<__int128>(last) - first) / 4);
   w.from_ns = first + quarter;
   w.to_ns = last - quarter;
   if (*w.to_ns <= *w.from_ns) return 0;  // every kernel at one instant: `cco report` refuses the window
-  (void)model::analyze(t, w);
-  for (const auto& r : t.ranks) (void)model::communication_waits(t, r.rank, w);
+  (void)trace::analyze(t, w);
+  for (const auto& r : t.ranks) (void)trace::communication_waits(t, r.rank, w);
   try {
     report::TimelineOptions to;
     to.width = 600;
@@ -44,9 +45,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     (void)report::timeline_svg(t, to).str();
   } catch (const model::Error&) {
   }
-  const std::string written = model::trace_to_json(t).dump();
+  const std::string written = trace::trace_to_json(t).dump();
   try {
-    (void)model::parse_trace(written, "written");
+    (void)trace::parse_trace(written, "written");
   } catch (const model::Error& e) {
     fuzz::violated("parse_trace refuses what trace_to_json wrote", e.what());
   }

@@ -48,8 +48,8 @@ function(cco_add_fuzz name)
 endfunction()
 
 cco_add_fuzz(plan LIBS cco.plan)
-cco_add_fuzz(workload LIBS cco.model)
-cco_add_fuzz(trace LIBS cco.report cco.model)
+cco_add_fuzz(workload LIBS cco.workload)
+cco_add_fuzz(trace LIBS cco.report cco.trace_core)
 cco_add_fuzz(bench_json LIBS cco.report)
 # src/preload is built only with CUDA; its configuration code is plain C++ over cco.plan.
 cco_add_fuzz(preload_env LIBS cco.plan SOURCES ${PROJECT_SOURCE_DIR}/src/preload/config.cpp)

@@ -101,7 +101,7 @@ TEST(StepBench, RefusedBeforeRunningWhenOverMemory) {
   try {
     run({"--workload", workload("ddp_llama13b.json"), "-g", "1", "--param", "layers=400", "-q"});
     ADD_FAILURE() << "not refused";
-  } catch (const model::StepError& e) {
+  } catch (const workload::StepError& e) {
     EXPECT_NE(std::string(e.what()).find("the step needs"), std::string::npos) << e.what();
     EXPECT_GT(e.pos().line, 0);
   }
@@ -116,7 +116,7 @@ TEST(StepBench, UncheckableReductionRefusedWithMinusC) {
   "ops": [{"id": "ar", "kind": "allreduce", "bytes": 1024, "op": "prod"}]})",
              f);
   std::fclose(f);
-  EXPECT_THROW(run({"--workload", path, "-g", "1", "-n", "1", "-w", "0", "-q"}), model::StepError);
+  EXPECT_THROW(run({"--workload", path, "-g", "1", "-n", "1", "-w", "0", "-q"}), workload::StepError);
   EXPECT_NO_THROW(run({"--workload", path, "-g", "1", "-n", "1", "-w", "0", "-c", "0", "-q"}));
 }
 
@@ -138,9 +138,9 @@ class OneRank : public ::testing::Test {
  protected:
   void SetUp() override {
     CCO_CUDA_CHECK(cudaSetDevice(0));
-    model::StepLoadOptions lo;
+    workload::StepLoadOptions lo;
     lo.nranks = 1;
-    step_ = model::parse_step(kFlow, "flow.json", lo);
+    step_ = workload::parse_step(kFlow, "flow.json", lo);
     const auto id = rt::make_unique_id();
     comm_ = std::make_unique<rt::Comm>(id, 1, 0, rt::CommConfig{});
     ex_ = std::make_unique<wl::StepExec>(step_, *comm_);
@@ -161,7 +161,7 @@ class OneRank : public ::testing::Test {
     for (auto x : w) t += x;
     return t;
   }
-  model::Step step_;
+  workload::Step step_;
   std::unique_ptr<rt::Comm> comm_;
   std::unique_ptr<wl::StepExec> ex_;
   cudaStream_t a_ = nullptr, b_ = nullptr;
@@ -200,14 +200,14 @@ TEST_F(OneRank, PaddingOnlyForOurKernels) {
   EXPECT_THROW(ex_->set_extra_smem(static_cast<std::size_t>(step_.find_op("g")), 1024),
                model::Error);
   EXPECT_NO_THROW(ex_->set_extra_smem(static_cast<std::size_t>(step_.find_op("g")), 0));
-  EXPECT_EQ(ex_->arena_bytes(), model::layout_step(step_, true).total);
+  EXPECT_EQ(ex_->arena_bytes(), workload::layout_step(step_, true).total);
 }
 
 TEST(StepExecTest, RanksMustMatch) {
   CCO_CUDA_CHECK(cudaSetDevice(0));
-  model::StepLoadOptions lo;
+  workload::StepLoadOptions lo;
   lo.nranks = 2;
-  const auto step = model::parse_step(kFlow, "flow.json", lo);
+  const auto step = workload::parse_step(kFlow, "flow.json", lo);
   rt::Comm comm(rt::make_unique_id(), 1, 0, rt::CommConfig{});
   EXPECT_THROW(wl::StepExec(step, comm), model::Error);
 }

@@ -1,4 +1,4 @@
-// Workload files (model/step.hpp), GPU-free: parsing and expansion, every validation error with
+// Workload files (workload/workload.hpp), GPU-free: parsing and expansion, every validation error with
 // the line and column it must point at, dependency ordering, T_ideal on hand-checked graphs, the
 // memory layout and check, the command-line split, and every shipped workload.
 #include <gtest/gtest.h>
@@ -10,11 +10,14 @@
 #include <string>
 #include <vector>
 
-#include "model/step.hpp"
+#include "bench/step_args.hpp"
+#include "workload/workload.hpp"
 
 namespace {
 
 using namespace cco::model;
+using namespace cco::workload;
+using cco::bench::split_step_args;
 
 // ---- helpers --------------------------------------------------------------------------------
 

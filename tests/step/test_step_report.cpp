@@ -24,10 +24,10 @@ const char* kDoc = R"({
 
 bench::StepReport made_up() {
   bench::StepReport r;
-  model::StepLoadOptions lo;
+  workload::StepLoadOptions lo;
   lo.nranks = 2;
   lo.overrides = {{"layers", "3"}};
-  r.step = model::parse_step(kDoc, "tiny.json", lo);
+  r.step = workload::parse_step(kDoc, "tiny.json", lo);
   r.argv = {"bench", "--workload", "tiny.json"};
   r.date = "2026-01-01T00:00:00Z";
   r.host = "h";

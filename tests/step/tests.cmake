@@ -1,7 +1,7 @@
 # Training-step workloads (issue 8). GPU-free: the workload-file model (parsing, validation and
 # its error positions, ordering, T_ideal, layout, every shipped workload). GPU-labelled: every
 # shipped workload measured with -c on 1 and 2 GPUs, and the executor's own checks.
-cco_add_test(step_model SOURCES step/test_step_model.cpp LIBS cco.model LABELS "model;step")
+cco_add_test(step_model SOURCES step/test_step_model.cpp LIBS cco.workload cco.bench_core LABELS "workload;step")
 target_compile_definitions(cco.test.step_model PRIVATE CCO_WORKLOADS_DIR="${PROJECT_SOURCE_DIR}/workloads"
   CCO_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 

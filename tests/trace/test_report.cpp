@@ -13,7 +13,7 @@
 #include <typeinfo>
 
 #include "model/limits.hpp"
-#include "model/trace.hpp"
+#include "trace/format.hpp"
 #include "report/svg.hpp"
 #include "report/sweep.hpp"
 #include "report/timeline.hpp"
@@ -21,9 +21,9 @@
 
 namespace {
 
-using cco::model::KernelCategory;
-using cco::model::KernelEvent;
-using cco::model::Trace;
+using cco::trace::KernelCategory;
+using cco::trace::KernelEvent;
+using cco::trace::Trace;
 using cco::test::check_xml;
 namespace rp = cco::report;
 
@@ -44,7 +44,7 @@ std::size_t count(const std::string& s, const std::string& what) {
 Trace bench_like(int iterations = 3) {
   Trace t;
   for (int r = 0; r < 2; ++r) {
-    cco::model::RankInfo ri;
+    cco::trace::RankInfo ri;
     ri.rank = r;
     ri.device = r;
     ri.device_name = "NVIDIA H200";
@@ -236,7 +236,7 @@ Trace with_ranges(int iterations = 3) {
   for (int it = 0; it < iterations; ++it)
     for (int r = 0; r < 2; ++r) {
       const int64_t t0 = base + it * 2'000'000 + r * 3'000;
-      cco::model::NvtxRange outer;
+      cco::trace::NvtxRange outer;
       outer.name = "concurrent, iteration " + std::to_string(it);
       outer.rank = r;
       outer.thread = 1000 + static_cast<uint64_t>(r);
@@ -250,7 +250,7 @@ Trace with_ranges(int iterations = 3) {
       t.ranges.push_back(outer);
       t.ranges.push_back(inner);
     }
-  cco::model::NvtxRange utf8;
+  cco::trace::NvtxRange utf8;
   utf8.name =
       "\xc3\xa9tape \xe2\x80\x94 " + std::string(200, 'x') + " \xc3\xa9";  // cut in the picture
   utf8.rank = 0;
@@ -306,7 +306,7 @@ TEST(Timeline, NvtxLanesAreCappedAndWindowed) {
   Trace t = bench_like(1);
   // 8 nested ranges on rank 0: 4 lanes, the deeper ones share the last.
   for (int d = 0; d < 8; ++d) {
-    cco::model::NvtxRange r;
+    cco::trace::NvtxRange r;
     r.name = "depth " + std::to_string(d);
     r.rank = 0;
     r.thread = 5;

@@ -12,13 +12,14 @@
 #include "cli/commands.hpp"
 #include "cli/report_cmd.hpp"
 #include "model/limits.hpp"
-#include "model/trace.hpp"
+#include "trace/analysis.hpp"
+#include "trace/format.hpp"
 #include "xml_check.hpp"
 
 namespace {
 
-using cco::model::KernelCategory;
-using cco::model::KernelEvent;
+using cco::trace::KernelCategory;
+using cco::trace::KernelEvent;
 
 std::string dir() {
   return ::testing::TempDir();
@@ -52,23 +53,23 @@ KernelEvent K(int rank, int64_t stream, KernelCategory cat, int64_t start, int64
 
 // Rank r: compute [0, 100 us), communication [20, 60 us) (rank 0) or [100, 150 us) (rank 1).
 std::string rank_file(int r) {
-  cco::model::Trace t;
+  cco::trace::Trace t;
   t.kernels = {K(r, 1, KernelCategory::Compute, 0, 100'000),
                r == 0 ? K(r, 2, KernelCategory::Communication, 20'000, 60'000)
                       : K(r, 2, KernelCategory::Communication, 100'000, 150'000)};
   t.marks = {{50'000, -1, "half way"}};
   t.normalize();
   const std::string p = dir() + "cco_rank" + std::to_string(r) + ".json";
-  cco::model::write_trace_file(t, p);
+  cco::trace::write_trace_file(t, p);
   return p;
 }
 
 // rank_file(r) with NVTX ranges: "step 0" [10, 50 us) and "step 1" [60, 90 us) on every rank,
 // "warm-up" twice on rank 0, and a truncated range named in the notes (as Session writes it).
 std::string ranges_file(int r) {
-  cco::model::Trace t = cco::model::read_trace_file(rank_file(r));
+  cco::trace::Trace t = cco::trace::read_trace_file(rank_file(r));
   auto add = [&](const std::string& name, int64_t a, int64_t b) {
-    cco::model::NvtxRange x;
+    cco::trace::NvtxRange x;
     x.name = name;
     x.rank = r;
     x.thread = 100 + static_cast<uint64_t>(r);
@@ -86,7 +87,7 @@ std::string ranges_file(int r) {
       "NVTX range 'late' opened on thread 100 at 95000 ns was not closed while "
       "tracing: truncated, left out of the trace");
   const std::string p = dir() + "cco_ranges" + std::to_string(r) + ".json";
-  cco::model::write_trace_file(t, p);
+  cco::trace::write_trace_file(t, p);
   return p;
 }
 

@@ -18,7 +18,8 @@
 #include <set>
 #include <string>
 
-#include "model/trace.hpp"
+#include "trace/analysis.hpp"
+#include "trace/format.hpp"
 #include "trace/session.hpp"
 #include "trace_kernels.hpp"
 
@@ -91,7 +92,7 @@ TEST(GpuTrace, KernelsStreamsAndPriorities) {
   int occ = 0;
   CHECK_CUDA(cco::test::compute_occupancy(256, dyn, &occ));
 
-  const cco::model::Trace t = s.trace();
+  const cco::trace::Trace t = s.trace();
   const std::string file = ::testing::TempDir() + "cco_gpu_trace.json";
   s.write(file, 0);
   std::printf("trace: %zu kernels, %zu streams, written to %s\nnotes:", t.kernels.size(),
@@ -117,7 +118,7 @@ TEST(GpuTrace, KernelsStreamsAndPriorities) {
     std::printf(
         "  %-16s stream %3lld prio %3s  %8.1f us  grid %d block %d regs %d smem %lld+%lld "
         "bps %d  launch %s  %s\n",
-        cco::model::to_string(k.category), static_cast<long long>(k.stream),
+        cco::trace::to_string(k.category), static_cast<long long>(k.stream),
         k.priority ? std::to_string(*k.priority).c_str() : "?",
         static_cast<double>(k.duration_ns()) / 1e3, k.grid.x, k.block.x, k.registers,
         static_cast<long long>(k.static_smem), static_cast<long long>(k.dynamic_smem),
@@ -125,13 +126,13 @@ TEST(GpuTrace, KernelsStreamsAndPriorities) {
     EXPECT_GT(k.end_ns, k.start_ns);
     if (k.name.find("ncclKernel_ccoTraceTestFake") != std::string::npos) {
       ++comm;
-      EXPECT_EQ(k.category, cco::model::KernelCategory::Communication);
+      EXPECT_EQ(k.category, cco::trace::KernelCategory::Communication);
       EXPECT_EQ(k.stream, stream_of_label["comm"]);
       EXPECT_EQ(k.priority, greatest);
       EXPECT_EQ(k.grid.x, 24);
       EXPECT_EQ(k.block.x, 640);
     } else if (k.name.find("cco_trace_test_compute") != std::string::npos) {
-      EXPECT_EQ(k.category, cco::model::KernelCategory::Compute);
+      EXPECT_EQ(k.category, cco::trace::KernelCategory::Compute);
       EXPECT_EQ(k.name.rfind("cco_trace_test_compute(long long, int*)", 0), 0u)
           << "demangled: " << k.name;
       // CUPTI reports the registers allocated per thread, not the compiled count: measured on
@@ -169,7 +170,7 @@ TEST(GpuTrace, KernelsStreamsAndPriorities) {
   EXPECT_GT(t.marks[0].ts_ns, first - 1'000'000'000) << "mark and kernels on different clocks?";
 
   // The analysis sees both categories; the file reads back the same.
-  const auto an = cco::model::analyze(t);
+  const auto an = cco::trace::analyze(t);
   EXPECT_GT(an.ranks[0].compute_busy_ns, 0);
   EXPECT_GT(an.ranks[0].comm_busy_ns, 0);
   std::printf(
@@ -177,7 +178,7 @@ TEST(GpuTrace, KernelsStreamsAndPriorities) {
       "(%s)\n",
       us(an.ranks[0].compute_busy_ns), us(an.ranks[0].comm_busy_ns), us(an.ranks[0].overlapped_ns),
       us(an.ranks[0].longest_comm_wait.length()), an.ranks[0].longest_comm_wait.method.c_str());
-  const auto back = cco::model::read_trace_file(file);
+  const auto back = cco::trace::read_trace_file(file);
   EXPECT_EQ(back.kernels.size(), t.kernels.size());
 
   CHECK_CUDA(cudaStreamDestroy(lo));
@@ -260,11 +261,11 @@ TEST(GpuTrace, NvtxRangesAroundAKernel) {
   s.stop();
   nvtxRangePop();
 
-  const cco::model::Trace t = s.trace();
+  const cco::trace::Trace t = s.trace();
   std::printf("trace: %zu kernels, %zu NVTX ranges; notes:", t.kernels.size(), t.ranges.size());
   for (const auto& n : t.notes) std::printf(" [%s]", n.c_str());
   std::printf("\n");
-  std::map<std::string, const cco::model::NvtxRange*> by_name;
+  std::map<std::string, const cco::trace::NvtxRange*> by_name;
   for (const auto& r : t.ranges) {
     std::printf("  range '%s' domain '%s' rank %d thread %llu: %lld .. %lld ns (%.1f us)\n",
                 r.name.c_str(), r.domain.c_str(), r.rank, static_cast<unsigned long long>(r.thread),
@@ -311,7 +312,7 @@ TEST(GpuTrace, NvtxRangesAroundAKernel) {
   // The file keeps them.
   const std::string file = ::testing::TempDir() + "cco_gpu_trace_nvtx.json";
   s.write(file);
-  const auto back = cco::model::read_trace_file(file);
+  const auto back = cco::trace::read_trace_file(file);
   EXPECT_EQ(back.ranges.size(), t.ranges.size());
   EXPECT_EQ(back.kernels.size(), t.kernels.size());
   CHECK_CUDA(cudaFree(counter));

@@ -9,16 +9,17 @@
 #include <typeinfo>
 
 #include "model/limits.hpp"
-#include "model/trace.hpp"
-#include "model/trace_nvtx.hpp"
+#include "trace/analysis.hpp"
+#include "trace/format.hpp"
+#include "trace/nvtx.hpp"
 
 namespace {
 
 using cco::model::Error;
-using cco::model::Interval;
-using cco::model::KernelCategory;
-using cco::model::KernelEvent;
-using cco::model::Trace;
+using cco::trace::Interval;
+using cco::trace::KernelCategory;
+using cco::trace::KernelEvent;
+using cco::trace::Trace;
 
 constexpr auto kComp = KernelCategory::Compute;
 constexpr auto kComm = KernelCategory::Communication;
@@ -64,7 +65,7 @@ void expect_error(F f, std::initializer_list<const char*> parts) {
 // ------------------------------------------------------------------------------------------
 
 TEST(Classify, NcclKernelsInEverySpelling) {
-  using cco::model::is_communication_kernel;
+  using cco::trace::is_communication_kernel;
   EXPECT_TRUE(is_communication_kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL"));
   EXPECT_TRUE(is_communication_kernel(
       "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"));
@@ -77,9 +78,9 @@ TEST(Classify, NcclKernelsInEverySpelling) {
   EXPECT_FALSE(is_communication_kernel("_Z11gemm_kernelv"));
   EXPECT_FALSE(is_communication_kernel("my_ncclDevKernel_lookalike"));
   EXPECT_FALSE(is_communication_kernel(""));
-  EXPECT_EQ(cco::model::classify_kernel("ncclKernel_x"), kComm);
-  EXPECT_STREQ(cco::model::to_string(kComm), "communication");
-  EXPECT_STREQ(cco::model::to_string(kComp), "compute");
+  EXPECT_EQ(cco::trace::classify_kernel("ncclKernel_x"), kComm);
+  EXPECT_STREQ(cco::trace::to_string(kComm), "communication");
+  EXPECT_STREQ(cco::trace::to_string(kComp), "compute");
 }
 
 // ------------------------------------------------------------------------------------------
@@ -87,22 +88,22 @@ TEST(Classify, NcclKernelsInEverySpelling) {
 // ------------------------------------------------------------------------------------------
 
 TEST(Intervals, UnionMergesOverlappingAndTouching) {
-  const auto u = cco::model::interval_union({{5, 10}, {0, 3}, {3, 4}, {8, 12}, {20, 20}, {15, 14}});
+  const auto u = cco::trace::interval_union({{5, 10}, {0, 3}, {3, 4}, {8, 12}, {20, 20}, {15, 14}});
   ASSERT_EQ(u.size(), 2u);
   EXPECT_EQ(u[0], (Interval{0, 4}));
   EXPECT_EQ(u[1], (Interval{5, 12}));
-  EXPECT_EQ(cco::model::total_length(u), 11);
+  EXPECT_EQ(cco::trace::total_length(u), 11);
 }
 
 TEST(Intervals, Intersection) {
-  const auto a = cco::model::interval_union({{0, 10}, {20, 30}});
-  const auto b = cco::model::interval_union({{5, 25}, {28, 40}});
-  const auto i = cco::model::interval_intersection(a, b);
+  const auto a = cco::trace::interval_union({{0, 10}, {20, 30}});
+  const auto b = cco::trace::interval_union({{5, 25}, {28, 40}});
+  const auto i = cco::trace::interval_intersection(a, b);
   ASSERT_EQ(i.size(), 3u);
   EXPECT_EQ(i[0], (Interval{5, 10}));
   EXPECT_EQ(i[1], (Interval{20, 25}));
   EXPECT_EQ(i[2], (Interval{28, 30}));
-  EXPECT_TRUE(cco::model::interval_intersection(a, {}).empty());
+  EXPECT_TRUE(cco::trace::interval_intersection(a, {}).empty());
 }
 
 // ------------------------------------------------------------------------------------------
@@ -111,7 +112,7 @@ TEST(Intervals, Intersection) {
 
 TEST(Analysis, FullOverlap) {
   // compute [0, 100) on stream 1, communication [20, 60) on stream 2: all of comm is hidden.
-  const auto a = cco::model::analyze(make({K(0, 1, kComp, 0, 100), K(0, 2, kComm, 20, 60)}));
+  const auto a = cco::trace::analyze(make({K(0, 1, kComp, 0, 100), K(0, 2, kComm, 20, 60)}));
   ASSERT_EQ(a.ranks.size(), 1u);
   const auto& r = a.ranks[0];
   EXPECT_EQ(r.compute_busy_ns, 100);
@@ -127,7 +128,7 @@ TEST(Analysis, FullOverlap) {
 }
 
 TEST(Analysis, NoOverlap) {
-  const auto a = cco::model::analyze(make({K(0, 1, kComp, 0, 100), K(0, 2, kComm, 100, 150)}));
+  const auto a = cco::trace::analyze(make({K(0, 1, kComp, 0, 100), K(0, 2, kComm, 100, 150)}));
   const auto& r = a.ranks[0];
   EXPECT_EQ(r.overlapped_ns, 0);
   EXPECT_EQ(r.exposed_comm_ns, 50);
@@ -138,7 +139,7 @@ TEST(Analysis, NoOverlap) {
 
 TEST(Analysis, PartialOverlap) {
   // compute [0, 100), comm [80, 180): 20 overlapped of the shorter part's 100.
-  const auto a = cco::model::analyze(make({K(0, 1, kComp, 0, 100), K(0, 2, kComm, 80, 180)}));
+  const auto a = cco::trace::analyze(make({K(0, 1, kComp, 0, 100), K(0, 2, kComm, 80, 180)}));
   const auto& r = a.ranks[0];
   EXPECT_EQ(r.overlapped_ns, 20);
   EXPECT_EQ(r.exposed_comm_ns, 80);
@@ -148,7 +149,7 @@ TEST(Analysis, PartialOverlap) {
 
 TEST(Analysis, SameCategoryOverlappingAcrossStreamsCountsOnce) {
   // Two compute streams overlap each other in [50, 100): compute busy is the union, 150.
-  const auto a = cco::model::analyze(make({K(0, 1, kComp, 0, 100), K(0, 3, kComp, 50, 150),
+  const auto a = cco::trace::analyze(make({K(0, 1, kComp, 0, 100), K(0, 3, kComp, 50, 150),
                                            K(0, 2, kComm, 140, 200), K(0, 4, kComm, 150, 170)}));
   const auto& r = a.ranks[0];
   EXPECT_EQ(r.compute_busy_ns, 150);
@@ -160,14 +161,14 @@ TEST(Analysis, SameCategoryOverlappingAcrossStreamsCountsOnce) {
 }
 
 TEST(Analysis, OnlyOneCategoryGivesNaNEfficiency) {
-  const auto a = cco::model::analyze(make({K(0, 1, kComp, 0, 100)}));
+  const auto a = cco::trace::analyze(make({K(0, 1, kComp, 0, 100)}));
   EXPECT_TRUE(std::isnan(a.ranks[0].efficiency));
   EXPECT_EQ(a.ranks[0].exposed_comm_ns, 0);
 }
 
 TEST(Analysis, MultipleRanksMerge) {
   // rank 0: full overlap (40 of 40); rank 1: none (0 of 50), later on the common clock.
-  const auto a = cco::model::analyze(make({K(0, 1, kComp, 0, 100), K(0, 2, kComm, 20, 60),
+  const auto a = cco::trace::analyze(make({K(0, 1, kComp, 0, 100), K(0, 2, kComm, 20, 60),
                                            K(1, 1, kComp, 10, 110), K(1, 2, kComm, 110, 160)}));
   ASSERT_EQ(a.ranks.size(), 2u);
   EXPECT_DOUBLE_EQ(a.ranks[0].efficiency, 1.0);
@@ -185,16 +186,16 @@ TEST(Analysis, MultipleRanksMerge) {
 }
 
 TEST(Analysis, WindowClipsKernels) {
-  cco::model::AnalysisOptions w;
+  cco::trace::AnalysisOptions w;
   w.from_ns = 50;
   w.to_ns = 90;
-  const auto a = cco::model::analyze(make({K(0, 1, kComp, 0, 100), K(0, 2, kComm, 80, 180)}), w);
+  const auto a = cco::trace::analyze(make({K(0, 1, kComp, 0, 100), K(0, 2, kComm, 80, 180)}), w);
   EXPECT_EQ(a.ranks[0].compute_busy_ns, 40);
   EXPECT_EQ(a.ranks[0].comm_busy_ns, 10);
   EXPECT_EQ(a.ranks[0].overlapped_ns, 10);
   EXPECT_EQ(a.ranks[0].span_ns, 40);
   w.to_ns = 50;
-  EXPECT_THROW(cco::model::analyze(make({K(0, 1, kComp, 0, 100)}), w), Error);
+  EXPECT_THROW(cco::trace::analyze(make({K(0, 1, kComp, 0, 100)}), w), Error);
 }
 
 TEST(Analysis, CommWaitFromLaunchTimestamps) {
@@ -203,7 +204,7 @@ TEST(Analysis, CommWaitFromLaunchTimestamps) {
   // 160; compute ran [140, 170), so it waited 10 for SMs.
   const auto t = make({K(0, 1, kComp, 0, 100), K(0, 1, kComp, 140, 170),
                        K(0, 2, kComm, 100, 150, 10), K(0, 2, kComm, 160, 200, 110)});
-  const auto a = cco::model::analyze(t);
+  const auto a = cco::trace::analyze(t);
   const auto& w = a.ranks[0].longest_comm_wait;
   EXPECT_EQ(w.begin_ns, 10);
   EXPECT_EQ(w.end_ns, 100);
@@ -211,7 +212,7 @@ TEST(Analysis, CommWaitFromLaunchTimestamps) {
   EXPECT_EQ(w.stream, 2);
   EXPECT_EQ(w.method, "launch");
   EXPECT_EQ(a.ranks[0].comm_wait_ns, 100);
-  const auto all = cco::model::communication_waits(t, 0);
+  const auto all = cco::trace::communication_waits(t, 0);
   ASSERT_EQ(all.size(), 2u);
   EXPECT_EQ(all[1].begin_ns, 150);
   EXPECT_EQ(all[1].end_ns, 160);
@@ -219,14 +220,14 @@ TEST(Analysis, CommWaitFromLaunchTimestamps) {
 
 TEST(Analysis, CommWaitOnlyCountsWhileComputeRuns) {
   // Launched at 0, starts at 100, but compute ran only in [30, 60): the wait is that part.
-  const auto a = cco::model::analyze(make({K(0, 1, kComp, 30, 60), K(0, 2, kComm, 100, 120, 1)}));
+  const auto a = cco::trace::analyze(make({K(0, 1, kComp, 30, 60), K(0, 2, kComm, 100, 120, 1)}));
   EXPECT_EQ(a.ranks[0].longest_comm_wait.length(), 30);
 }
 
 TEST(Analysis, CommWaitFallsBackToStreamGaps) {
   // No launch times: the gap [10, 50) between the two collectives on stream 2, where compute
   // ran [5, 40), gives 30; the first collective has no lower bound.
-  const auto a = cco::model::analyze(
+  const auto a = cco::trace::analyze(
       make({K(0, 2, kComm, 0, 10), K(0, 2, kComm, 50, 60), K(0, 1, kComp, 5, 40)}));
   const auto& w = a.ranks[0].longest_comm_wait;
   EXPECT_EQ(w.begin_ns, 10);
@@ -235,14 +236,14 @@ TEST(Analysis, CommWaitFallsBackToStreamGaps) {
 }
 
 TEST(Analysis, NoWaitWhenCommStartsAtOnce) {
-  const auto a = cco::model::analyze(make({K(0, 1, kComp, 0, 100), K(0, 2, kComm, 5, 50, 5)}));
+  const auto a = cco::trace::analyze(make({K(0, 1, kComp, 0, 100), K(0, 2, kComm, 5, 50, 5)}));
   EXPECT_EQ(a.ranks[0].longest_comm_wait.length(), 0);
-  EXPECT_TRUE(cco::model::analysis_to_json(a)["ranks"][0]["longest_comm_wait"].is_null());
+  EXPECT_TRUE(cco::trace::analysis_to_json(a)["ranks"][0]["longest_comm_wait"].is_null());
 }
 
 TEST(Analysis, JsonHasEveryFigure) {
-  const auto j = cco::model::analysis_to_json(
-      cco::model::analyze(make({K(0, 1, kComp, 0, 100), K(0, 2, kComm, 80, 180, 1)})));
+  const auto j = cco::trace::analysis_to_json(
+      cco::trace::analyze(make({K(0, 1, kComp, 0, 100), K(0, 2, kComm, 80, 180, 1)})));
   EXPECT_EQ(j["schema"], "ccoverlap.trace_analysis");
   for (const char* k : {"compute_busy_ns", "comm_busy_ns", "overlapped_ns", "exposed_comm_ns",
                         "span_ns", "efficiency", "longest_comm_wait", "comm_wait_ns"})
@@ -257,7 +258,7 @@ TEST(Analysis, JsonHasEveryFigure) {
 
 Trace rich() {
   Trace t;
-  cco::model::RankInfo r0;
+  cco::trace::RankInfo r0;
   r0.rank = 0;
   r0.device = 0;
   r0.device_name = "NVIDIA H200";
@@ -296,8 +297,8 @@ Trace rich() {
 
 TEST(TraceJson, RoundTripIsExact) {
   const Trace t = rich();
-  const std::string text = cco::model::trace_to_json(t).dump();
-  const Trace u = cco::model::parse_trace(text, "mem");
+  const std::string text = cco::trace::trace_to_json(t).dump();
+  const Trace u = cco::trace::parse_trace(text, "mem");
   ASSERT_EQ(u.kernels.size(), t.kernels.size());
   for (std::size_t i = 0; i < t.kernels.size(); ++i) {
     const auto& a = t.kernels[i];
@@ -337,17 +338,17 @@ TEST(TraceJson, RoundTripIsExact) {
   EXPECT_EQ(u.marks[0].name, "concurrent, iteration 0");
   EXPECT_EQ(u.marks[1].rank, 1);
   // Writing what was read gives the same file.
-  EXPECT_EQ(cco::model::trace_to_json(u).dump(), text);
+  EXPECT_EQ(cco::trace::trace_to_json(u).dump(), text);
 }
 
 TEST(TraceJson, TimesFromTsAndDurWhenNsArgsAreAbsent) {
-  auto j = cco::model::trace_to_json(rich());
+  auto j = cco::trace::trace_to_json(rich());
   for (auto& e : j["traceEvents"])
     if (e["ph"] == "X") {
       e["args"].erase("start_ns");
       e["args"].erase("end_ns");
     }
-  const Trace u = cco::model::trace_from_json(j);
+  const Trace u = cco::trace::trace_from_json(j);
   const Trace t = rich();
   for (std::size_t i = 0; i < t.kernels.size(); ++i) {
     EXPECT_EQ(u.kernels[i].start_ns, t.kernels[i].start_ns);
@@ -356,7 +357,7 @@ TEST(TraceJson, TimesFromTsAndDurWhenNsArgsAreAbsent) {
 }
 
 TEST(TraceJson, PerfettoRowsAndCategories) {
-  const auto j = cco::model::trace_to_json(rich());
+  const auto j = cco::trace::trace_to_json(rich());
   int procs = 0, threads = 0, kernels = 0;
   bool prio_named = false;
   for (const auto& e : j["traceEvents"]) {
@@ -405,26 +406,26 @@ TEST(TraceJson, ForeignChromeTraceOfKernels) {
     {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", "pid": 0,
      "tid": 20, "ts": 50.5, "dur": 100, "args": {"device": 0, "stream": 20}},
     {"ph": "i", "name": "marker", "pid": 0, "tid": 0, "ts": 1}]})";
-  const Trace t = cco::model::parse_trace(text, "torch.json");
+  const Trace t = cco::trace::parse_trace(text, "torch.json");
   ASSERT_EQ(t.kernels.size(), 2u);
   EXPECT_EQ(t.kernels[0].category, kComp);
   EXPECT_EQ(t.kernels[0].registers, 168);
   EXPECT_EQ(t.kernels[0].static_smem, 200000);
   EXPECT_EQ(t.kernels[0].start_ns, 10500);
   EXPECT_EQ(t.kernels[1].category, kComm);
-  const auto a = cco::model::analyze(t);
+  const auto a = cco::trace::analyze(t);
   EXPECT_EQ(a.ranks[0].overlapped_ns, 60000);
 }
 
 TEST(TraceJson, WriteAndReadFile) {
   const std::string path = ::testing::TempDir() + "cco_trace_rt.json";
-  cco::model::write_trace_file(rich(), path);
-  const Trace u = cco::model::read_trace_file(path);
+  cco::trace::write_trace_file(rich(), path);
+  const Trace u = cco::trace::read_trace_file(path);
   EXPECT_EQ(u.kernels.size(), 3u);
   EXPECT_EQ(u.source, path);
-  expect_error([] { cco::model::read_trace_file("/nonexistent/dir/x.json"); },
+  expect_error([] { cco::trace::read_trace_file("/nonexistent/dir/x.json"); },
                {"cannot be read", "/nonexistent/dir/x.json"});
-  expect_error([] { cco::model::write_trace_file(rich(), "/nonexistent/dir/x.json"); },
+  expect_error([] { cco::trace::write_trace_file(rich(), "/nonexistent/dir/x.json"); },
                {"cannot write"});
 }
 
@@ -433,17 +434,17 @@ TEST(TraceJson, WriteAndReadFile) {
 // ------------------------------------------------------------------------------------------
 
 TEST(TraceErrors, MalformedTruncatedEmpty) {
-  expect_error([] { cco::model::parse_trace("{", "a.json"); }, {"a.json", "not valid JSON"});
-  expect_error([] { cco::model::parse_trace("", "e.json"); }, {"e.json", "empty"});
-  expect_error([] { cco::model::parse_trace("  \n", "e.json"); }, {"e.json", "empty"});
-  const std::string full = cco::model::trace_to_json(rich()).dump();
+  expect_error([] { cco::trace::parse_trace("{", "a.json"); }, {"a.json", "not valid JSON"});
+  expect_error([] { cco::trace::parse_trace("", "e.json"); }, {"e.json", "empty"});
+  expect_error([] { cco::trace::parse_trace("  \n", "e.json"); }, {"e.json", "empty"});
+  const std::string full = cco::trace::trace_to_json(rich()).dump();
   for (std::size_t cut : {std::size_t{1}, full.size() / 3, full.size() / 2, full.size() - 2})
-    expect_error([&] { cco::model::parse_trace(full.substr(0, cut), "t.json"); },
+    expect_error([&] { cco::trace::parse_trace(full.substr(0, cut), "t.json"); },
                  {"t.json", "not valid JSON"});
 }
 
 TEST(TraceErrors, WrongShapeOrSchema) {
-  using cco::model::parse_trace;
+  using cco::trace::parse_trace;
   expect_error([] { parse_trace("[1, 2]", "x"); }, {"x: not a trace"});
   expect_error([] { parse_trace("{}", "x"); }, {"no \"traceEvents\""});
   expect_error([] { parse_trace(R"({"traceEvents": 5})", "x"); }, {"not an array"});
@@ -464,7 +465,7 @@ TEST(TraceErrors, WrongShapeOrSchema) {
 }
 
 TEST(TraceErrors, BadEvents) {
-  using cco::model::parse_trace;
+  using cco::trace::parse_trace;
   auto ev = [](const std::string& e) { return R"({"traceEvents": [)" + e + "]}"; };
   expect_error(
       [&] {
@@ -544,17 +545,17 @@ TEST(TraceMerge, RankFilesMergeAndDuplicatesAreRefused) {
   Trace b = make({K(1, 1, kComp, 0, 100), K(1, 2, kComm, 100, 150)});
   b.source = "r1.json";
   b.dropped_records = 2;
-  const Trace m = cco::model::merge_traces({a, b});
+  const Trace m = cco::trace::merge_traces({a, b});
   EXPECT_EQ(m.kernels.size(), 4u);
   EXPECT_EQ(m.ranks.size(), 2u);
   EXPECT_EQ(m.dropped_records, 3u);
   EXPECT_EQ(m.source, "r0.json, r1.json");
-  EXPECT_EQ(cco::model::analyze(m).ranks.size(), 2u);
-  expect_error([&] { cco::model::merge_traces({a, a}); }, {"rank 0", "r0.json", "twice"});
+  EXPECT_EQ(cco::trace::analyze(m).ranks.size(), 2u);
+  expect_error([&] { cco::trace::merge_traces({a, a}); }, {"rank 0", "r0.json", "twice"});
   // A process-wide mark appears in each rank file of that process: kept once.
   a.marks = {{5, -1, "step"}};
   b.marks = {{5, -1, "step"}, {7, 1, "mine"}};
-  EXPECT_EQ(cco::model::merge_traces({a, b}).marks.size(), 2u);
+  EXPECT_EQ(cco::trace::merge_traces({a, b}).marks.size(), 2u);
 }
 
 TEST(TraceOccupancy, BlocksPerSmFromTheModel) {
@@ -569,7 +570,7 @@ TEST(TraceOccupancy, BlocksPerSmFromTheModel) {
     k.static_smem = 16896;
   }
   t.kernels[1].dynamic_smem = 40449;
-  cco::model::fill_blocks_per_sm(t);
+  cco::trace::fill_blocks_per_sm(t);
   int found4 = 0, found3 = 0;
   for (const auto& k : t.kernels) {
     found4 += k.blocks_per_sm == 4;
@@ -580,7 +581,7 @@ TEST(TraceOccupancy, BlocksPerSmFromTheModel) {
   // Unknown architecture: left at 0, no error.
   Trace u = make({K(0, 1, kComp, 0, 10)});
   u.ranks[0].arch = "sm_999";
-  cco::model::fill_blocks_per_sm(u);
+  cco::trace::fill_blocks_per_sm(u);
   EXPECT_EQ(u.kernels[0].blocks_per_sm, 0);
 }
 
@@ -604,7 +605,7 @@ namespace {
 // Mutated files (bytes flipped, cut, fields swapped for other types) never crash the reader and
 // never escape as anything but model::Error.
 TEST(TraceErrors, MutatedInputsGiveOnlyModelErrors) {
-  const std::string good = cco::model::trace_to_json(rich()).dump();
+  const std::string good = cco::trace::trace_to_json(rich()).dump();
   uint64_t seed = 12345;
   auto next = [&] {
     seed = seed * 6364136223846793005ull + 1442695040888963407ull;
@@ -628,7 +629,7 @@ TEST(TraceErrors, MutatedInputsGiveOnlyModelErrors) {
       s = s.substr(0, p + 1) + junk[next() % std::size(junk)] + s.substr(e);
     }
     try {
-      (void)cco::model::parse_trace(s, "m.json");
+      (void)cco::trace::parse_trace(s, "m.json");
       ++ok;
     } catch (const Error& e) {
       ++errors;
@@ -650,9 +651,9 @@ TEST(TraceErrors, MutatedInputsGiveOnlyModelErrors) {
 
 namespace {
 
-using cco::model::NvtxPairing;
-using cco::model::NvtxRange;
-using cco::model::NvtxRecord;
+using cco::trace::NvtxPairing;
+using cco::trace::NvtxRange;
+using cco::trace::NvtxRecord;
 
 NvtxRecord Start(uint64_t id, int64_t ts, uint64_t thread, std::string name,
                  std::string domain = {}) {
@@ -794,7 +795,7 @@ TEST(NvtxPairing, RanksFromTheThreadThatOpenedTheRange) {
   v[0].thread = 100;
   v[1].thread = 200;
   v[2].thread = 300;
-  cco::model::assign_nvtx_ranks(v, {{100, 0}, {200, 1}}, 5);
+  cco::trace::assign_nvtx_ranks(v, {{100, 0}, {200, 1}}, 5);
   EXPECT_EQ(v[0].rank, 0);
   EXPECT_EQ(v[1].rank, 1);
   EXPECT_EQ(v[2].rank, 5);  // a thread that is no rank's: the fallback
@@ -831,9 +832,9 @@ TEST(NvtxJson, RoundTripIsExactAndRowsSitAboveTheStreams) {
   EXPECT_EQ(t.ranges[1].name, "zero length on another thread");
   EXPECT_EQ(t.ranges[2].name, "inner \"q\" <&>");
   EXPECT_EQ(t.ranges[3].rank, 1);
-  const auto j = cco::model::trace_to_json(t);
+  const auto j = cco::trace::trace_to_json(t);
   const std::string text = j.dump();
-  const Trace u = cco::model::parse_trace(text, "mem");
+  const Trace u = cco::trace::parse_trace(text, "mem");
   ASSERT_EQ(u.ranges.size(), t.ranges.size());
   for (std::size_t i = 0; i < t.ranges.size(); ++i) {
     EXPECT_EQ(u.ranges[i].name, t.ranges[i].name);
@@ -844,8 +845,8 @@ TEST(NvtxJson, RoundTripIsExactAndRowsSitAboveTheStreams) {
     EXPECT_EQ(u.ranges[i].thread, t.ranges[i].thread);
   }
   EXPECT_EQ(u.kernels.size(), t.kernels.size()) << "ranges are not kernels";
-  EXPECT_EQ(cco::model::analyze(u).kernels, cco::model::analyze(t).kernels);
-  EXPECT_EQ(cco::model::trace_to_json(u).dump(), text);
+  EXPECT_EQ(cco::trace::analyze(u).kernels, cco::trace::analyze(t).kernels);
+  EXPECT_EQ(cco::trace::trace_to_json(u).dump(), text);
 
   // Perfetto: complete events, cat "nvtx", tid = 2^32 + thread, rows named and sorted first.
   std::map<std::pair<int, int64_t>, std::string> row_name;
@@ -857,12 +858,12 @@ TEST(NvtxJson, RoundTripIsExactAndRowsSitAboveTheStreams) {
     if (e["ph"] == "M" && e["name"] == "thread_sort_index") row_sort[key] = e["args"]["sort_index"];
     if (e["ph"] == "X" && e["cat"] == "nvtx") {
       ++ranges;
-      EXPECT_GE(e["tid"].get<int64_t>(), cco::model::kNvtxTidBase);
+      EXPECT_GE(e["tid"].get<int64_t>(), cco::trace::kNvtxTidBase);
       EXPECT_GE(e["dur"].get<double>(), 0.0);
     }
   }
   EXPECT_EQ(ranges, 4);
-  const int64_t nv = cco::model::kNvtxTidBase;
+  const int64_t nv = cco::trace::kNvtxTidBase;
   auto name = [&](int pid, int64_t tid) { return row_name[std::make_pair(pid, tid)]; };
   auto sort = [&](int pid, int64_t tid) {
     const auto it = row_sort.find(std::make_pair(pid, tid));
@@ -881,7 +882,7 @@ TEST(NvtxJson, RoundTripIsExactAndRowsSitAboveTheStreams) {
   EXPECT_EQ(sort(1, 7), 5);
   // A trace without ranges keeps the stream rows' indices it always had.
   int64_t expect = 0;
-  const auto plain = cco::model::trace_to_json(rich());
+  const auto plain = cco::trace::trace_to_json(rich());
   for (const auto& e : plain["traceEvents"]) {
     if (e["ph"] == "M" && e["name"] == "thread_sort_index") {
       EXPECT_EQ(e["args"]["sort_index"], expect);
@@ -893,14 +894,14 @@ TEST(NvtxJson, RoundTripIsExactAndRowsSitAboveTheStreams) {
 
 TEST(NvtxJson, TimesFromTsAndDurAndThreadFromTid) {
   const Trace t = with_ranges();
-  auto j = cco::model::trace_to_json(t);
+  auto j = cco::trace::trace_to_json(t);
   for (auto& e : j["traceEvents"])
     if (e["ph"] == "X" && e["cat"] == "nvtx") {
       e["args"].erase("start_ns");
       e["args"].erase("end_ns");
       e["args"].erase("thread");
     }
-  const Trace u = cco::model::trace_from_json(j);
+  const Trace u = cco::trace::trace_from_json(j);
   ASSERT_EQ(u.ranges.size(), t.ranges.size());
   for (std::size_t i = 0; i < t.ranges.size(); ++i) {
     EXPECT_EQ(u.ranges[i].start_ns, t.ranges[i].start_ns);
@@ -913,14 +914,14 @@ TEST(NvtxJson, TimesFromTsAndDurAndThreadFromTid) {
   only.normalize();
   ASSERT_EQ(only.ranks.size(), 1u);
   EXPECT_EQ(only.ranks[0].rank, 3);
-  const Trace back = cco::model::parse_trace(cco::model::trace_to_json(only).dump(), "r");
+  const Trace back = cco::trace::parse_trace(cco::trace::trace_to_json(only).dump(), "r");
   ASSERT_EQ(back.ranges.size(), 1u);
   EXPECT_EQ(back.ranges[0].start_ns, 500);
   EXPECT_EQ(back.ranges[0].end_ns, 900);
 }
 
 TEST(NvtxJson, BadRangeEventsAreOneClearError) {
-  using cco::model::parse_trace;
+  using cco::trace::parse_trace;
   auto ev = [](const std::string& e) { return R"({"traceEvents": [)" + e + "]}"; };
   expect_error(
       [&] {
@@ -972,7 +973,7 @@ TEST(NvtxJson, BadRangeEventsAreOneClearError) {
       },
       {"\"args\" is not an object"});
   // Mutated files with ranges: model::Error or a valid trace, nothing else.
-  const std::string good = cco::model::trace_to_json(with_ranges()).dump();
+  const std::string good = cco::trace::trace_to_json(with_ranges()).dump();
   uint64_t seed = 99;
   int errors = 0;
   for (int i = 0; i < 1500; ++i) {
@@ -1003,7 +1004,7 @@ TEST(NvtxJson, RangesFollowTheirRanksWhenFilesMerge) {
   Trace b = make({K(1, 1, kComp, 0, 100)});
   b.source = "r1.json";
   b.ranges = {R(1, 12, 0, 60, "step 0")};
-  const Trace m = cco::model::merge_traces({a, b});
+  const Trace m = cco::trace::merge_traces({a, b});
   ASSERT_EQ(m.ranges.size(), 2u);
   EXPECT_EQ(m.ranges[0].rank, 0);
   EXPECT_EQ(m.ranges[1].rank, 1);
@@ -1011,7 +1012,7 @@ TEST(NvtxJson, RangesFollowTheirRanksWhenFilesMerge) {
   Trace c;
   c.source = "c.json";
   c.ranges = {R(0, 13, 0, 10, "stray")};
-  expect_error([&] { cco::model::merge_traces({a, c}); }, {"rank 0", "r0.json", "c.json"});
+  expect_error([&] { cco::trace::merge_traces({a, c}); }, {"rank 0", "r0.json", "c.json"});
 }
 
 }  // namespace

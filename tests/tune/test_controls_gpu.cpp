@@ -12,7 +12,7 @@
 #include <string>
 
 #include "bench/runner.hpp"
-#include "model/trace.hpp"
+#include "trace/format.hpp"
 #include "runtime/device.hpp"
 
 using namespace cco;
@@ -25,7 +25,7 @@ std::string temp_trace(const std::string& tag) {
       .string();
 }
 
-model::Trace traced_bench(std::vector<std::string> args, const std::string& tag) {
+trace::Trace traced_bench(std::vector<std::string> args, const std::string& tag) {
   const auto path = temp_trace(tag);
   args.insert(args.end(), {"--trace", path, "-q"});
   auto o = bench::parse_options(args);
@@ -34,12 +34,12 @@ model::Trace traced_bench(std::vector<std::string> args, const std::string& tag)
   unsigned long long wrong = 0;
   for (const auto& r : rep.rows) wrong += r.wrong;
   EXPECT_EQ(wrong, 0u) << tag;
-  auto t = model::read_trace_file(path);
+  auto t = trace::read_trace_file(path);
   std::filesystem::remove(path);
   return t;
 }
 
-std::set<unsigned> nccl_grids(const model::Trace& t) {
+std::set<unsigned> nccl_grids(const trace::Trace& t) {
   std::set<unsigned> g;
   for (const auto& k : t.kernels)
     if (k.name.rfind("ncclDevKernel", 0) == 0 || k.name.rfind("ncclKernel", 0) == 0)
@@ -68,7 +68,7 @@ TEST(Controls, NcclCtaBudgetIsTheGridOfEveryNcclKernel) {
 TEST(Controls, CublasLtSmTargetChangesTheGemmLaunches) {
   const int n = std::min(2, rt::device_count());
   if (n < 2) GTEST_SKIP() << "needs 2 GPUs";
-  auto gemm_grids = [](const model::Trace& t) {
+  auto gemm_grids = [](const trace::Trace& t) {
     std::multiset<unsigned> g;
     for (const auto& k : t.kernels)
       if (k.name.find("cco::") == std::string::npos &&

@@ -57,12 +57,12 @@ const char* kDoc = R"({
   ]
 })";
 
-model::Step load(std::vector<std::pair<std::string, std::string>> overrides,
+workload::Step load(std::vector<std::pair<std::string, std::string>> overrides,
                  const std::string& file = "tiny.json", int nranks = 2) {
-  model::StepLoadOptions lo;
+  workload::StepLoadOptions lo;
   lo.nranks = nranks;
   lo.overrides = std::move(overrides);
-  return model::parse_step(kDoc, file, lo);
+  return workload::parse_step(kDoc, file, lo);
 }
 
 }  // namespace

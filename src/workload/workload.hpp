@@ -1,4 +1,4 @@
-// Training-step workloads: the workload file (docs/WORKLOADS.md, schema "ccoverlap.workload"
+// Training-step workloads (src/workload/, target cco.workload): the workload file (docs/WORKLOADS.md, schema "ccoverlap.workload"
 // 1.0.0), its parser and validation, dependency ordering, the memory layout a step needs on one
 // GPU, and T_ideal as the critical path of the step's graph. GPU-free: no CUDA header, so every
 // check runs anywhere (`cco bench --workload FILE --validate`).
@@ -26,7 +26,13 @@
 #include "model/metrics.hpp"
 #include "model/types.hpp"
 
-namespace cco::model {
+namespace cco::workload {
+
+// The model's vocabulary, in which workloads are written.
+using model::Collective;
+using model::DType;
+using model::Error;
+using model::RedOp;
 
 inline constexpr const char* kWorkloadSchema = "ccoverlap.workload";
 inline constexpr const char* kWorkloadSchemaVersion = "1.0.0";
@@ -276,25 +282,4 @@ nlohmann::json to_json(const Step& step);
 /// FLOPs and collective bytes, the issue order's first ops, and the memory layout.
 std::string validation_summary(const Step& step, bool check);
 
-// ---------------------------------------------------------------------------------------------
-// Command-line arguments of `cco bench --workload` (GPU-free, so --validate works anywhere)
-// ---------------------------------------------------------------------------------------------
-
-struct StepArgs {
-  std::string workload;   ///< --workload FILE (empty: not a workload run)
-  bool validate = false;  ///< --validate
-  std::vector<std::pair<std::string, std::string>> params;  ///< --param NAME=VALUE (repeatable)
-  int64_t gpu_memory = 0;         ///< --gpu-memory SIZE (validate: memory to check against)
-  int ngpus = 0;                  ///< -g/--ngpus as given (also left in `rest`)
-  bool check = true;              ///< -c/--check as given (also left in `rest`)
-  std::vector<std::string> rest;  ///< the other arguments in order (args[0] kept)
-  /// Load options for --validate: nranks = ngpus (2 when 0), overrides, gpu_memory, check.
-  StepLoadOptions load_options() const;
-};
-
-/// Takes --workload, --validate, --param and --gpu-memory out of `cco bench` arguments (args[0]
-/// is "bench"); reads -g and -c without removing them. Throws Error for a missing or malformed
-/// value, or --validate / --param / --gpu-memory without --workload.
-StepArgs split_step_args(const std::vector<std::string>& args);
-
-}  // namespace cco::model
+}  // namespace cco::workload

@@ -1,9 +1,9 @@
-#include "model/trace_nvtx.hpp"
+#include "trace/nvtx.hpp"
 
 #include <algorithm>
 #include <utility>
 
-namespace cco::model {
+namespace cco::trace {
 
 void NvtxPairing::add(const NvtxRecord& r) {
   if (r.kind == NvtxRecord::Kind::Start) {
@@ -76,4 +76,4 @@ void assign_nvtx_ranks(std::vector<NvtxRange>& ranges,
   }
 }
 
-}  // namespace cco::model
+}  // namespace cco::trace

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "model/trace.hpp"
+#include "trace/format.hpp"
 
-namespace cco::model {
+namespace cco::trace {
 
 /// One START or END record of an NVTX range, as the tracer copied it.
 struct NvtxRecord {
@@ -66,4 +66,4 @@ class NvtxPairing {
 void assign_nvtx_ranks(std::vector<NvtxRange>& ranges,
                        const std::map<uint64_t, int>& rank_of_thread, int fallback);
 
-}  // namespace cco::model
+}  // namespace cco::trace
