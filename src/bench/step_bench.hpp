@@ -6,8 +6,10 @@
 // T_comp = the sum of compute ops alone, T_comm = the sum of collectives alone and T_ideal = the
 // critical path of the step's graph with each op's time alone (workload::ideal_time).
 //
-// The declarations are GPU-free; run_step needs CUDA and NCCL (cco.bench). --validate does not
-// come here: it is workload::load_step + workload::validation_summary (GPU-free, cco.model).
+// The declarations are GPU-free; the options and the renderings are in cco.bench_core
+// (step_report.cpp, tested without CUDA); run_step needs CUDA and NCCL (cco.bench, step_bench.cpp).
+// --validate does not come here: it is workload::load_step + workload::validation_summary
+// (GPU-free, cco.workload).
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -5,16 +5,11 @@ cco_add_test(step_model SOURCES step/test_step_model.cpp LIBS cco.workload cco.b
 target_compile_definitions(cco.test.step_model PRIVATE CCO_WORKLOADS_DIR="${PROJECT_SOURCE_DIR}/workloads"
   CCO_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 
+# The report renderings on a made-up report (bench core): no GPU, no CUDA.
+cco_add_test(step_report SOURCES step/test_step_report.cpp LIBS cco.bench_core LABELS step)
+
 if(CCO_ENABLE_CUDA)
-  # Until src/bench/CMakeLists.txt lists step_bench.cpp in cco.bench, the tests compile it.
-  set(_cco_step_bench_src "")
-  get_target_property(_cco_bench_srcs cco.bench SOURCES)
-  if(NOT "${_cco_bench_srcs}" MATCHES "step_bench")
-    set(_cco_step_bench_src ${PROJECT_SOURCE_DIR}/src/bench/step_bench.cpp)
-  endif()
-  # The report renderings on a made-up report: runs without a GPU (no label gpu).
-  cco_add_test(step_report SOURCES step/test_step_report.cpp ${_cco_step_bench_src} LIBS cco.bench LABELS step)
-  cco_add_test(gpu_step GPU SOURCES step/test_step_gpu.cpp ${_cco_step_bench_src} LIBS cco.bench
+  cco_add_test(gpu_step GPU SOURCES step/test_step_gpu.cpp LIBS cco.bench
                LABELS "gpu;multigpu;step")
   target_compile_definitions(cco.test.gpu_step PRIVATE CCO_WORKLOADS_DIR="${PROJECT_SOURCE_DIR}/workloads")
 endif()
