@@ -18,6 +18,7 @@
 #include "runtime/green.hpp"
 #include "trace/session.hpp"
 #include "workloads/workload.hpp"
+#include "model/version.hpp"
 
 namespace cco::bench {
 namespace {
@@ -211,7 +212,7 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
   rep.redop = model::to_string(o.op);
   const auto v = rt::versions();
   rep.versions = {{"cuda_driver", v.driver}, {"cuda_runtime", v.runtime}, {"nccl", v.nccl},
-                  {"cublaslt", v.cublas}, {"ccoverlap", "0.1.0"}};
+                  {"cublaslt", v.cublas}, {"ccoverlap", model::kVersion}};
 
   wl::ComputeSpec cs;
   cs.kind = o.compute;

@@ -23,6 +23,7 @@
 #include "runtime/device.hpp"
 #include "runtime/green.hpp"
 #include "workloads/step_exec.hpp"
+#include "model/version.hpp"
 
 namespace cco::bench {
 namespace {
@@ -172,7 +173,7 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
                   {"cuda_runtime", v.runtime},
                   {"nccl", v.nccl},
                   {"cublaslt", v.cublas},
-                  {"ccoverlap", "0.1.0"}};
+                  {"ccoverlap", model::kVersion}};
   rt::CommConfig cc;
   cc.min_ctas = o.nccl_min_ctas;
   cc.max_ctas = o.nccl_max_ctas;

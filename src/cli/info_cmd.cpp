@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "model/version.hpp"
 #include "cli/commands.hpp"
 #include "model/limits.hpp"
 #ifdef CCO_HAVE_CUDA
@@ -78,11 +79,11 @@ int info_main(const std::vector<std::string>& args) {
   nlohmann::json j;
   j["schema"] = "ccoverlap.info";
   j["schema_version"] = "1.0.0";
-  j["versions"] = {{"ccoverlap", CCO_VERSION}, {"cuda_driver", v.driver}, {"cuda_runtime", v.runtime},
+  j["versions"] = {{"ccoverlap", model::kVersion}, {"cuda_driver", v.driver}, {"cuda_runtime", v.runtime},
                    {"nccl", v.nccl}, {"cublaslt", v.cublas}};
   j["devices"] = nlohmann::json::array();
   std::string out = fmt::format("ccoverlap {}: CUDA driver {}, runtime {}, cuBLASLt {}, NCCL {}\n",
-                                CCO_VERSION, v.driver.empty() ? "none" : v.driver, v.runtime,
+                                model::kVersion, v.driver.empty() ? "none" : v.driver, v.runtime,
                                 v.cublas, v.nccl);
   if (n == 0) {
     j["no_gpu"] = why;

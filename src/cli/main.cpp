@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "model/version.hpp"
 #include "bench/options.hpp"
 #include "bootstrap/bootstrap.hpp"
 #include "cli/commands.hpp"
@@ -44,7 +45,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (cmd == "--version") {
-    std::printf("ccoverlap %s\n", CCO_VERSION);
+    std::printf("ccoverlap %s\n", cco::model::kVersion);
     return 0;
   }
   struct Cmd {
