@@ -1,0 +1,55 @@
+// What `cco run` and `cco tune -- CMD` share to start a program under the preload library
+// (run_cmd.cpp defines them): paths, the libraries and their checks, option values, step files,
+// signals. Internal to src/cli/.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "steps/record.hpp"
+
+namespace cco::cli {
+
+bool is_file(const std::string& p);
+/// realpath, or `p` unchanged when it cannot be resolved.
+std::string absolute(const std::string& p);
+std::string dir_of(const std::string& p);
+/// This executable's path ("" when /proc cannot say).
+std::string self_exe();
+
+/// --step-nvtx NAME checked: a glob of at most 255 printable characters. Throws Usage.
+std::string check_step_nvtx(const std::string& name);
+/// Throws Usage when NVTX_INJECTION64_PATH names another tool than the library `lib`.
+void refuse_foreign_nvtx(const std::string& lib);
+/// --steps-out DIR: made when missing; it must be a writable folder. Returns its absolute path.
+std::string steps_folder(const std::string& dir);
+/// The preload library (--lib, CCO_PRELOAD_LIB, next to cco), checked to load. Throws.
+std::string loadable_preload_library(const std::string& explicit_lib);
+/// A whole number from lo to hi, or Usage: "FLAG 'V' is not WHAT" (WHAT: "a whole number from
+/// lo to hi" when empty).
+long count_arg(const std::string& flag, const std::string& v, long lo, long hi,
+               const std::string& what = "");
+/// A comma-separated list of 2 to 8 configurations (policies or plan files). Throws Usage.
+std::vector<std::string> configuration_list(const std::string& flag, const std::string& v);
+
+/// Throws Usage when NCCL_TUNER_PLUGIN names another plugin than ccoverlap's (`tuner_path`):
+/// a rotation's channel caps would not differ.
+void refuse_foreign_tuner(const std::string& flag, const std::string& tuner_path);
+/// Loads the tuner plugin once and checks its symbol and path length. Throws.
+void check_tuner_library(const std::string& path);
+
+/// The step files of a folder (bounded), with one note per file that could not be read.
+std::vector<steps::StepFile> read_step_files(const std::string& dir,
+                                             std::vector<std::string>* notes);
+
+/// In a forked child: exec `command` (PATH searched); on failure one line "WHO: cannot run ..."
+/// and _exit(126 or 127), as a shell would.
+[[noreturn]] void exec_child(const std::vector<std::string>& command, const char* who);
+
+/// SIGINT, SIGTERM, SIGHUP and SIGQUIT go to `target` (a pid, or a negative process group)
+/// while cco waits for it.
+void forward_signals_to(pid_t target);
+
+}  // namespace cco::cli

@@ -1,0 +1,392 @@
+// cco tune -- CMD: the program tuned online (docs/STEPS.md, "Tuning the program"): the search
+// layout checked before anything runs, the program started under the preload library in tune
+// mode, progress from the decision file, the plan written, the program stopped. Shares cco run's
+// launcher (run_support.hpp).
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/run_cmd.hpp"
+#include "cli/run_support.hpp"
+#include "plan/plan.hpp"
+#include "steps/paired.hpp"
+#include "steps/record.hpp"
+#include "steps/search.hpp"
+#ifdef CCO_HAVE_CUDA
+#include "runtime/device.hpp"
+#endif
+
+namespace cco::cli {
+namespace {
+
+struct TuneProgramOptions {
+  std::vector<std::string> candidates = {"off", "priority", "shape:model@overlap",
+                                         "shape+priority:model@overlap"};
+  long steps = -1;       // search steps (-1: twice the minimum)
+  long time_s = 900;     // the search ends at the next stage after this
+  long warmup = 5;
+  long wait_s = 300;     // a rank's wait for rank 0's decision
+  bool online = false;
+  std::string out = "cco-tune-plan.json";
+  std::string steps_out;  // "" : OUT without .json, plus ".steps"
+  std::string lib;
+  std::string tuner_lib;
+  std::string step_nvtx;  // steps from an NVTX range (as cco run)
+  bool verbose = false;
+  std::vector<std::string> command;
+};
+
+TuneProgramOptions parse_tune_program(const std::vector<std::string>& args) {
+  TuneProgramOptions o;
+  std::size_t i = 1;
+  auto value = [&](const std::string& flag) -> std::string {
+    const std::string& a = args[i];
+    if (a.size() > flag.size() && a.compare(0, flag.size() + 1, flag + "=") == 0)
+      return a.substr(flag.size() + 1);
+    if (i + 1 >= args.size() || args[i + 1] == "--") throw Usage(flag + " needs a value");
+    return args[++i];
+  };
+  auto is = [&](const std::string& flag) {
+    return args[i] == flag || args[i].rfind(flag + "=", 0) == 0;
+  };
+  for (; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") {
+      ++i;
+      break;
+    }
+    if (is("--candidates")) {
+      const std::string v = value("--candidates");
+      o.candidates = configuration_list("--candidates", v);
+    } else if (is("--steps")) {
+      o.steps = count_arg("--steps", value("--steps"), 1, 10000000);
+    } else if (is("--time")) {
+      o.time_s = count_arg("--time", value("--time"), 1, 86400 * 30);
+    } else if (is("--warmup")) {
+      o.warmup = count_arg("--warmup", value("--warmup"), 0, 1000000);
+    } else if (is("--wait")) {
+      o.wait_s = count_arg("--wait", value("--wait"), 1, 86400);
+    } else if (a == "--online") {
+      o.online = true;
+    } else if (is("--out")) {
+      o.out = value("--out");
+      if (o.out.empty()) throw Usage("--out needs a file");
+    } else if (is("--steps-out")) {
+      o.steps_out = value("--steps-out");
+      if (o.steps_out.empty()) throw Usage("--steps-out needs a folder");
+    } else if (is("--lib")) {
+      o.lib = value("--lib");
+      if (o.lib.empty()) throw Usage("--lib needs a value");
+    } else if (is("--tuner-lib")) {
+      o.tuner_lib = value("--tuner-lib");
+      if (o.tuner_lib.empty()) throw Usage("--tuner-lib needs a value");
+    } else if (is("--step-nvtx")) {
+      o.step_nvtx = check_step_nvtx(value("--step-nvtx"));
+    } else if (a == "-v" || a == "--verbose") {
+      o.verbose = true;
+    } else {
+      throw Usage("unknown option '" + a + "' (cco tune [options] -- CMD [ARGS...])");
+    }
+  }
+  o.command.assign(args.begin() + static_cast<std::ptrdiff_t>(std::min(i, args.size())),
+                   args.end());
+  if (o.command.empty()) throw Usage("no command to tune (cco tune [options] -- CMD [ARGS...])");
+  if (o.steps_out.empty()) {
+    std::string base = o.out;
+    if (base.size() > 5 && base.compare(base.size() - 5, 5, ".json") == 0)
+      base.resize(base.size() - 5);
+    o.steps_out = base + ".steps";
+  }
+  return o;
+}
+
+// Seconds since `t0` on the monotonic clock.
+double seconds_since(const timespec& t0) {
+  timespec t{};
+  ::clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<double>(t.tv_sec - t0.tv_sec) + static_cast<double>(t.tv_nsec - t0.tv_nsec) / 1e9;
+}
+
+std::string decision_line(const steps::TuneFile& t, const steps::Decision& d) {
+  auto name = [&](int c) {
+    return c >= 0 && c < static_cast<int>(t.candidates.size()) ? t.candidates[static_cast<std::size_t>(c)]
+                                                                : "?";
+  };
+  std::string scores;
+  for (const auto& [c, v] : d.scores) {
+    char buf[64];
+    if (std::isfinite(v))
+      std::snprintf(buf, sizeof buf, "%+.3f", v);
+    else
+      std::snprintf(buf, sizeof buf, "unmeasured");
+    scores += (scores.empty() ? "" : ", ") + name(c) + " " + buf;
+  }
+  std::string line;
+  if (d.final) {
+    line = "cco tune: step " + std::to_string(d.at_step) + ": the winner is " + name(d.set[0]) +
+           " (" + d.why + ")";
+  } else {
+    std::string kept;
+    for (int c : d.set) kept += (kept.empty() ? "" : ", ") + name(c);
+    line = "cco tune: step " + std::to_string(d.at_step) + ": stage " + std::to_string(d.stage + 1) +
+           " of " + std::to_string(t.stages.size()) + " keeps " + kept;
+  }
+  return line + "\n  scores (" + d.metric + " ms against each round's median): " + scores + "\n";
+}
+
+
+}  // namespace
+
+int tune_program_main(const std::vector<std::string>& args) {
+  TuneProgramOptions o = parse_tune_program(args);
+  bool channels = false;
+  const std::vector<std::string> items = check_compare_items(o.candidates, &channels);
+  const uint64_t minimum = steps::minimum_budget(static_cast<int>(items.size()), steps::kMinRounds);
+  if (o.steps >= 0 && static_cast<uint64_t>(o.steps) < minimum)
+    throw Usage("--steps " + std::to_string(o.steps) + " is below the " + std::to_string(minimum) +
+                " search steps that " + std::to_string(items.size()) +
+                " candidates need (" + std::to_string(steps::kMinRounds) +
+                " rounds per stage of successive halving)");
+  const uint64_t budget = o.steps >= 0 ? static_cast<uint64_t>(o.steps) : 2 * minimum;
+  const auto stages = steps::layout(
+      steps::SearchOptions{static_cast<int>(items.size()), static_cast<uint64_t>(o.warmup), budget});
+
+  // The folder of the step files and the decision file: new, or one without an earlier run.
+  o.steps_out = steps_folder(o.steps_out);
+  if (is_file(o.steps_out + "/tune.json") || !read_step_files(o.steps_out, nullptr).empty())
+    throw Usage("--steps-out " + o.steps_out +
+                " already holds a tuning run (tune.json or steps-*.json): remove it or name "
+                "another folder");
+  const std::string tune_path = o.steps_out + "/tune.json";
+  // Fail early, before the program runs, without leaving a file behind.
+  if (is_file(o.out) ? ::access(o.out.c_str(), W_OK) != 0
+                     : ::access(dir_of(absolute(o.out)).c_str(), W_OK) != 0)
+    throw Usage("--out " + o.out + ": cannot be written");
+
+  const std::string lib = loadable_preload_library(o.lib);
+  if (!o.step_nvtx.empty()) refuse_foreign_nvtx(lib);
+  std::string tuner;
+  if (channels) {
+    tuner = find_tuner_library(lib, self_exe(), o.tuner_lib, ::getenv("CCO_TUNER_LIB"));
+    check_tuner_library(tuner);
+    refuse_foreign_tuner("--candidates", tuner);
+  }
+  RunOptions ro;
+  ro.compare = items;
+  ro.steps_out = o.steps_out;
+  ro.warmup = o.warmup;
+  ro.verbose = o.verbose;
+  ro.step_nvtx = o.step_nvtx;
+  ro.command = o.command;
+  std::vector<std::string> warnings;
+  auto changes = run_environment(ro, plan::from_policy("off"), "", lib, tuner,
+                                 [](const char* n) { return static_cast<const char*>(::getenv(n)); },
+                                 &warnings);
+  changes.push_back({"CCO_TUNE", "1"});
+  changes.push_back({"CCO_TUNE_STEPS", std::to_string(budget)});
+  changes.push_back({"CCO_TUNE_TIME", std::to_string(o.time_s)});
+  changes.push_back({"CCO_TUNE_WAIT", std::to_string(o.wait_s)});
+  for (const auto& w : warnings) std::fprintf(stderr, "cco tune: warning: %s\n", w.c_str());
+  for (const auto& c : changes) {
+    if (c.value)
+      ::setenv(c.name.c_str(), c.value->c_str(), 1);
+    else
+      ::unsetenv(c.name.c_str());
+  }
+  uint64_t search_steps = 0;
+  for (const auto& s : stages) search_steps += s.end() - s.start;
+  std::fprintf(stderr,
+               "cco tune: %zu candidates, %zu stages of successive halving, %llu search steps "
+               "after %ld warm-up steps (time budget %ld s); steps and decisions in %s\n",
+               items.size(), stages.size(), static_cast<unsigned long long>(search_steps), o.warmup,
+               o.time_s, o.steps_out.c_str());
+
+  timespec t0{};
+  ::clock_gettime(CLOCK_MONOTONIC, &t0);
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error(std::string("cannot fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::setpgid(0, 0);  // its own group: stopping it stops its workers too (torchrun's)
+    exec_child(o.command, "cco tune");
+  }
+  ::setpgid(pid, pid);
+  forward_signals_to(-pid);  // to its whole group
+
+  // Follow the decisions; stop the program once the winner is known (unless --online).
+  std::size_t shown = 0;
+  std::optional<steps::TuneFile> tune;
+  bool stopped = false, final_seen = false;
+  double final_at = 0, term_at = -1;
+  int status = 0;
+  bool exited = false;
+  const double hard_limit = static_cast<double>(o.time_s) + std::max(120.0, static_cast<double>(o.time_s) / 2.0);
+  // SIGTERM to the program's group (SIGKILL follows after 30 s, below).
+  auto stop = [&](const std::string& why, double now) {
+    std::fprintf(stderr, "%s\n", why.c_str());
+    ::kill(-pid, SIGTERM);
+    stopped = true;
+    term_at = now;
+  };
+  for (;;) {
+    const pid_t w = ::waitpid(pid, &status, WNOHANG);
+    if (w == pid) {
+      exited = true;
+      break;
+    }
+    if (w < 0 && errno != EINTR) break;
+    try {
+      if (is_file(tune_path)) tune = steps::read_tune_file(tune_path);
+    } catch (const std::exception&) {
+      // being replaced: read again next time
+    }
+    if (tune) {
+      for (; shown < tune->decisions.size(); ++shown) {
+        std::fputs(decision_line(*tune, tune->decisions[shown]).c_str(), stderr);
+        if (tune->decisions[shown].final) {
+          final_seen = true;
+          final_at = seconds_since(t0);
+        }
+      }
+    }
+    const double now = seconds_since(t0);
+    if (!stopped && !o.online && final_seen) {
+      // Every rank wrote its steps at the final decision; give them a moment to land.
+      const auto* fin = tune->final_decision();
+      bool all = true;
+      for (const auto& f : read_step_files(o.steps_out, nullptr))
+        if (f.steps.empty() || f.steps.back().step + 1 < fin->at_step) all = false;
+      if (all || now - final_at > 10) {
+        stop("cco tune: the search is done; stopping the program (--online keeps it running "
+             "with the winner)", now);
+      }
+    }
+    if (!stopped && !final_seen && now > hard_limit)
+      stop("cco tune: no final decision " + std::to_string(std::lround(now)) +
+               " s after the start; stopping the program (partial results are kept)",
+           now);
+    if (stopped && term_at >= 0 && now - term_at > 30) {
+      ::kill(-pid, SIGKILL);
+      term_at = -1;
+    }
+    ::usleep(100000);
+  }
+  const int rc = !exited ? 1
+                 : WIFEXITED(status) ? WEXITSTATUS(status)
+                                     : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  if (exited && (rc == 126 || rc == 127) && !tune) {
+    ::rmdir(o.steps_out.c_str());  // made for this run and still empty
+    return rc;
+  }
+  try {
+    if (is_file(tune_path)) tune = steps::read_tune_file(tune_path);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cco tune: %s\n", e.what());
+  }
+  if (tune)
+    for (; shown < tune->decisions.size(); ++shown)
+      std::fputs(decision_line(*tune, tune->decisions[shown]).c_str(), stderr);
+
+  // The report: each candidate's search steps on the deciding process, and its paired difference
+  // to the baseline over the rounds in which both ran.
+  std::vector<std::string> notes;
+  const auto files = read_step_files(o.steps_out, &notes);
+  for (const auto& n : notes) std::printf("cco tune: %s\n", n.c_str());
+  const steps::StepFile* dec = nullptr;
+  for (const auto& f : files)
+    if (tune && ((tune->decider.rank && f.rank == tune->decider.rank) ||
+                 (!tune->decider.rank && f.pid == tune->decider.pid)))
+      dec = &f;
+  const steps::Decision* fin = tune ? tune->final_decision() : nullptr;
+  std::printf("# cco tune: %s\n", fin ? "search complete" : "search NOT complete (partial results)");
+  if (dec && tune) {
+    const bool gpu = fin ? fin->metric == "gpu" : true;
+    const steps::History history = steps::history_of(dec->steps, gpu);
+    const uint64_t search_end = fin ? fin->at_step : history.size();
+    std::printf("# %s, %zu steps measured (%s times, ms), search steps %llu-%llu\n",
+                steps::process_name(*dec).c_str(), dec->steps.size(), gpu ? "GPU" : "host",
+                static_cast<unsigned long long>(tune->warmup),
+                static_cast<unsigned long long>(search_end));
+    std::printf("%-36s %6s %9s %9s %9s  %s\n", "candidate", "steps", "median", "q1", "q3",
+                "paired vs first (95% CI)");
+    for (std::size_t c = 0; c < tune->candidates.size(); ++c) {
+      std::vector<double> v;
+      for (uint64_t k = tune->warmup; k < search_end && k < history.size(); ++k)
+        if (history[k].first == static_cast<int>(c) && history[k].second) v.push_back(*history[k].second);
+      const steps::Summary s = steps::summarize(v);
+      std::string diff = "-";
+      if (c > 0) {
+        const auto [a, b] = steps::paired_rounds(tune->stages, history, 0, static_cast<int>(c));
+        const steps::PairedDiff p = steps::paired_difference(a, b);
+        char buf[128];
+        if (p.enough)
+          std::snprintf(buf, sizeof buf, "%+.3f [%+.3f, %+.3f] over %zu rounds", p.median, p.lo,
+                        p.hi, p.pairs);
+        else
+          std::snprintf(buf, sizeof buf, "too few rounds (%zu)", p.pairs);
+        diff = buf;
+      }
+      std::printf("%-36s %6zu %9.3f %9.3f %9.3f  %s\n", tune->candidates[c].c_str(), s.n, s.median,
+                  s.q1, s.q3, diff.c_str());
+    }
+  } else {
+    std::printf("# no steps of the deciding process were found%s\n",
+                tune ? "" : " (no decision file: the program found no steps, or ended first)");
+  }
+  if (!fin) {
+    std::printf("# no plan written: the search did not finish (program exit %d); the step files "
+                "and decisions so far are in %s\n", rc, o.steps_out.c_str());
+    return rc != 0 ? rc : 3;
+  }
+
+  // The plan: the winner's, with where it was measured.
+  const std::string winner = tune->candidates.at(static_cast<std::size_t>(fin->set.at(0)));
+  nlohmann::json plan = nlohmann::json::parse(plan::to_json(plan::load_item(winner)));
+  plan["generated_by"] = "cco tune -- CMD";
+  char date[32] = {};
+  const std::time_t now_t = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now_t));
+  nlohmann::json decisions = nlohmann::json::parse(steps::to_json(*tune))["decisions"];
+  plan["tuning"] = {{"date", date},
+                    {"program", o.command},
+                    {"candidates", tune->candidates},
+                    {"winner", winner},
+                    {"why", fin->why},
+                    {"metric", fin->metric},
+                    {"warmup", tune->warmup},
+                    {"search_steps", fin->at_step - tune->warmup},
+                    {"ranks", files.size()},
+                    {"device", tune->decider.device_name},
+                    {"device_index", tune->decider.device},
+                    {"sms", tune->decider.sms},
+                    {"versions", {{"cuda_driver", tune->decider.cuda_driver}}},
+                    {"decisions", decisions},
+                    {"steps_dir", o.steps_out}};
+  std::FILE* pf = std::fopen(o.out.c_str(), "w");
+  const std::string text = plan.dump(2) + "\n";
+  if (!pf || std::fwrite(text.data(), 1, text.size(), pf) != text.size() || std::fclose(pf) != 0)
+    throw std::runtime_error("cannot write the plan " + o.out + ": " + std::strerror(errno));
+  std::printf("# plan written to %s: %s (%s); apply it with `cco run --plan %s -- CMD`\n",
+              o.out.c_str(), winner.c_str(), fin->why.c_str(), o.out.c_str());
+  // The program's own failure counts, unless we stopped it.
+  if (stopped || rc == 0) return 0;
+  std::fprintf(stderr, "cco tune: the program exited %d after the search\n", rc);
+  return rc;
+}
+
+}  // namespace cco::cli
