@@ -15,7 +15,7 @@
 // Thread-safe: entries are cached per (handle, device) in a map behind a shared mutex, and in a
 // small per-thread cache in front of it, so the steady state takes no lock.
 //
-// The hook owns no global state: interpose.cpp creates one per process; tests create their own
+// The hook owns no global state: configs.cpp creates one per configuration; tests create their own
 // with a fake DriverApi.
 #pragma once
 

@@ -39,6 +39,7 @@
 #include "preload/cco_api.h"
 #include "preload/config.hpp"
 #include "preload/driver_api.hpp"
+#include "preload/entry.hpp"
 #include "preload/hook.hpp"
 #include "preload/log.hpp"
 #include "preload/nccl_streams.hpp"
@@ -61,9 +62,10 @@
 #endif
 
 using namespace cco::preload;
+using namespace cco::preload::entry;
 namespace plan = cco::plan;
 
-namespace {
+namespace cco::preload::entry {
 
 using DlsymFn = void* (*)(void*, const char*);
 
@@ -78,7 +80,7 @@ DlsymFn init_real_dlsym() {
   return fn;
 }
 
-inline DlsymFn real_dlsym() {
+DlsymFn real_dlsym() {
   DlsymFn fn = g_real_dlsym.load(std::memory_order_acquire);
   return fn ? fn : init_real_dlsym();
 }
@@ -154,27 +156,7 @@ CUresult gpa_v1_slot(const char* sym, void** pfn, int ver, cuuint64_t flags) {
                      sym, pfn, ver, flags);
 }
 
-// The launch-order window's driver calls (order_window.hpp) and the cuBLAS/cuBLASLt wrappers
-// (blas.hpp): defined below.
-using EventRecordFn = CUresult (*)(CUevent, CUstream);
-using EventRecordWithFlagsFn = CUresult (*)(CUevent, CUstream, unsigned);
-using StreamWaitEventFn = CUresult (*)(CUstream, CUevent, unsigned);
-using StreamSynchronizeFn = CUresult (*)(CUstream);
-using EventSynchronizeFn = CUresult (*)(CUevent);
-using CtxSynchronizeFn = CUresult (*)();
-using CtxSynchronizeV2Fn = CUresult (*)(CUcontext);
-CUresult event_record_entry(EventRecordFn real, CUevent e, CUstream s);
-CUresult event_record_flags_entry(EventRecordWithFlagsFn real, CUevent e, CUstream s, unsigned f);
-CUresult stream_wait_entry(StreamWaitEventFn real, CUstream s, CUevent e, unsigned f);
-CUresult stream_sync_entry(StreamSynchronizeFn real, CUstream s);
-CUresult event_sync_entry(EventSynchronizeFn real, CUevent e);
-CUresult ctx_sync_entry(CtxSynchronizeFn real);
-CUresult ctx_sync_v2_entry(CtxSynchronizeV2Fn real, CUcontext ctx);
-// Unloads: the handles of the unloaded code may name other kernels later.
-using ModuleUnloadFn = CUresult (*)(CUmodule);
-using LibraryUnloadFn = CUresult (*)(CUlibrary);
-CUresult module_unload_entry(ModuleUnloadFn real, CUmodule m);
-CUresult library_unload_entry(LibraryUnloadFn real, CUlibrary l);
+// The launch-order window's driver calls and unloads are in driver_calls.cpp (entry.hpp).
 
 // One slot wrapper per window entry point: W<Sym, Fn, entry>::At<I>::fn calls entry(real, ...).
 template <Sym S, class F, auto Entry>
@@ -231,7 +213,7 @@ struct GpaV2W {
   static constexpr auto fn = &gpa_v2_slot<I>;
 };
 
-}  // namespace
+}  // namespace cco::preload::entry
 
 // The directly exported driver entry points (defined below; declared here for the table).
 CCO_EXPORT CUresult cco_cuLaunchKernel(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
@@ -301,7 +283,7 @@ CCO_EXPORT CUresult cco_cuLibraryUnload(CUlibrary) __asm__("cuLibraryUnload");
 CCO_BLAS_LIST(CCO_BLAS_DECLARE)
 #undef CCO_BLAS_DECLARE
 
-namespace {
+namespace cco::preload::entry {
 
 constexpr int row(Sym s) {
   return static_cast<int>(s);
@@ -393,191 +375,6 @@ GetProcAddressV2Fn real_get_proc_v2() {
   return reinterpret_cast<GetProcAddressV2Fn>(driver_symbol("cuGetProcAddress_v2"));
 }
 
-// ---- the hook, made at the first launch or collective ----------------------------------------
-std::mutex g_init_mu;
-std::atomic<bool> g_init_final{false};  // true: no hook for this process (disabled)
-std::atomic<Hook*> g_hook{nullptr};      // the hook in force (one of g_hooks)
-std::atomic<int> g_hook_index{-1};       // its index in g_hooks (cco_config_index)
-// Every configuration's hook (cco run --compare, ccoverlap.policy()): g_hook switches between
-// them at step boundaries. Slots are written once, under g_init_mu, and never freed.
-constexpr int kMaxHooks = 16;
-std::array<std::atomic<Hook*>, kMaxHooks> g_hooks{};
-std::atomic<int> g_nhooks{0};
-std::atomic<int> g_ncompare{0};  // > 1: a rotation owns the switch (ccoverlap.policy refused)
-// The item each hook was made from (heap strings, never freed: no static initialiser here).
-std::array<std::atomic<const std::string*>, kMaxHooks> g_hook_names{};
-// Puts hook i in force: its index first, so that whoever sees the new hook sees its index.
-void set_hook(int i) {
-  if (Hook* h = g_hooks[static_cast<std::size_t>(i)].load()) {
-    g_hook_index.store(i, std::memory_order_release);
-    g_hook.store(h, std::memory_order_release);
-  }
-}
-std::string hook_name(int i) {
-  const std::string* n = g_hook_names[static_cast<std::size_t>(i)].load(std::memory_order_acquire);
-  return n ? *n : std::string();
-}
-std::atomic<StepClock*> g_clock{nullptr};
-CommWindow* g_shared_window = nullptr;
-HookOptions g_hook_opts;
-DriverApi g_api;  // the hooks' driver table (set before the first hook is published)
-std::atomic<NcclStreams*> g_streams{nullptr};
-std::atomic<int> g_stats_level{0};
-
-// ---- the compute SM budget and its launch-order window (blas.hpp, order_window.hpp) ----------
-// g_order exists only once a plan has `gemm.when: overlap`: otherwise the window's driver
-// wrappers cost one load and one branch. g_wapi is the driver as the window, the step clock and
-// the GEMM decisions need it (written once in init_hook, before any hook is published).
-// g_gemm_any: some configuration has an SM target (until then the cuBLAS wrappers forward at
-// once); set before that configuration's hook can be switched to.
-std::atomic<OrderWindow*> g_order{nullptr};
-std::atomic<bool> g_gemm_any{false};
-DriverApi g_wapi;
-
-// Under g_init_mu: what a plan's gemm section needs, before its hook can be in force.
-void gemm_controls_for(const plan::Plan& p) {
-  if (!p.gemm.active()) return;
-  if (p.gemm.when == plan::When::Overlap && !g_order.load(std::memory_order_acquire))
-    g_order.store(new OrderWindow(), std::memory_order_release);  // never freed
-  g_gemm_any.store(true, std::memory_order_release);
-}
-
-void steps_at_exit() {
-  if (g_forked_child.load()) return;
-  StepClock* c = g_clock.load(std::memory_order_acquire);
-  if (!c) return;
-  std::string err;
-  if (!c->write("exit", &err)) warn_once("steps-write", "cannot write the step file: " + err);
-}
-
-// The step clock (step_clock.hpp): when steps are recorded or configurations compared.
-void init_step_clock(const EnvConfig& env, const std::vector<std::string>& names,
-                     const DriverApi& api, bool must_agree) {
-  StepClockOptions o;
-  o.configs = names;
-  o.warmup = env.warmup;
-  o.rank = env.rank;
-  if (env.tune && names.size() > 1) {
-    o.tune.on = true;
-    o.tune.budget = env.tune_steps;
-    o.tune.time_ns = env.tune_time_s * 1000000000ULL;
-    o.tune.wait_ns = env.tune_wait_s * 1000000000ULL;
-    o.tune.decider = !env.rank || *env.rank == 0;
-    o.tune.path = env.steps_dir + "/tune.json";
-    o.tune.must_agree = must_agree;
-  }
-  if (!env.steps_dir.empty())
-    o.path = env.steps_dir + "/steps-" +
-             (env.rank ? "rank" + std::to_string(*env.rank) : "pid" + std::to_string(getpid())) +
-             ".json";
-  auto* c = new StepClock(api, std::move(o),  // never freed
-                          [](int i) { set_hook(i); },
-                          now_ns);
-  g_clock.store(c, std::memory_order_release);
-  // Registered after the CUDA runtime's own exit handler (the runtime is up by the first launch
-  // or collective), so it runs first: events can still be queried.
-  std::atexit(steps_at_exit);
-}
-
-// Called under g_init_mu. Makes the hook, or decides there is none (CCO_DISABLE), or -- when
-// the driver is not loaded yet (an NCCL call before any CUDA call) -- leaves it for the next try.
-void init_hook() {
-  // Once the library starts, a forked child must not take its locks (see g_forked_child).
-  static bool atfork = false;
-  if (!atfork) atfork = pthread_atfork(nullptr, nullptr, on_fork_child) == 0;
-  EnvConfig env = read_env([](const char* n) { return static_cast<const char*>(std::getenv(n)); });
-  for (const auto& w : env.warnings) warn_once(w, w);
-  g_stats_level.store(env.stats);
-  if (env.disabled) {
-    g_init_final.store(true, std::memory_order_release);
-    return;
-  }
-  trace_start_once();  // the first launch or collective (never a lookup: trace_hook.hpp)
-  const GetProcAddressV2Fn gpa = real_get_proc_v2();
-  if (!gpa) return;
-  std::vector<std::string> warns;
-  plan::Plan p = resolve_plan(env, &warns);
-  for (const auto& w : warns) warn_once(w, w);
-  DriverApi api;
-  if (!load_driver_api(gpa, &api))
-    warn_once("driver-api",
-              "the CUDA driver lacks calls the library needs (cuGetProcAddress, "
-              "cuFuncGetName, cuFuncGetAttribute, ...); launches are left unchanged");
-  // A comparison: one plan per item, all switchable at run time, or no comparison at all.
-  std::vector<plan::Plan> plans;
-  std::vector<std::string> names;
-  if (!env.compare.empty()) {
-    if (!env.plan_path.empty() || !env.policy.empty())
-      warn_once("compare-policy", "CCO_COMPARE is set: CCO_POLICY and CCO_PLAN are ignored");
-    for (const auto& item : env.compare) {
-      std::string why;
-      try {
-        plans.push_back(resolve_item(item, env.method));
-        why = plan::rotation_refusal(plans.back());
-      } catch (const std::exception& e) {
-        why = e.what();
-      }
-      if (!why.empty()) {
-        warn_once("compare-item", "CCO_COMPARE: '" + item + "' cannot rotate: " + why +
-                                      "; no comparison, the program runs under 'off'");
-        plans.assign(1, plan::from_policy("off"));
-        names.assign(1, "off");
-        break;
-      }
-      names.push_back(item);
-    }
-  }
-  if (plans.empty()) {
-    names.push_back(p.policy);
-    plans.push_back(std::move(p));
-  }
-  const bool stream_method = plans[0].priority.uses_stream();
-  bool channels = false;  // a configuration caps NCCL channels (the tuner plugin follows g_hook_index)
-  for (const auto& q : plans) channels = channels || q.nccl.uses_tuner();
-  g_api = api;
-  load_driver_api(gpa, &g_wapi);  // what it lacks stays null (checked at each use)
-  g_hook_opts = HookOptions{env.stats, env.verbose};
-  if (plans.size() > 1) {
-    // Every hook must see every NCCL launch: one window, shared, when any plan uses it.
-    bool any_overlap = false;
-    for (const auto& q : plans)
-      any_overlap = any_overlap || (q.shaping.active() && q.shaping.when == plan::When::Overlap);
-    if (any_overlap) g_shared_window = new CommWindow(api, new Stats());  // never freed
-    g_hook_opts.shared_window = g_shared_window;
-  }
-  for (std::size_t i = 0; i < plans.size(); ++i) {
-    gemm_controls_for(plans[i]);  // the cuBLAS SM budget and its launch-order window (blas.hpp)
-    g_hook_names[i].store(new std::string(names[i]));
-    g_hooks[i].store(new Hook(api, std::move(plans[i]), g_hook_opts));  // never freed
-  }
-  g_nhooks.store(static_cast<int>(names.size()));
-  g_ncompare.store(static_cast<int>(names.size()));
-  Hook* h = g_hooks[0].load();
-  if (!env.steps_dir.empty() || names.size() > 1) init_step_clock(env, names, api, channels && plans.size() > 1);
-  if (stream_method) {
-    // The companion priority is the current context's greatest, read when the first companion
-    // is made (a context exists by then).
-    g_streams.store(new NcclStreams(api, h->stats(), [h] { return h->greatest_priority(); }));
-  }
-  set_hook(0);
-  // Registered after the CUDA runtime's own exit handler, so the trace is written before it.
-  trace_register_late_exit();
-}
-
-Hook* hook() {
-  if (Hook* h = g_hook.load(std::memory_order_acquire)) return h;
-  if (g_init_final.load(std::memory_order_acquire)) return nullptr;
-  std::lock_guard<std::mutex> lock(g_init_mu);
-  if (Hook* h = g_hook.load(std::memory_order_acquire)) return h;
-  if (!g_init_final.load(std::memory_order_acquire)) init_hook();
-  return g_hook.load(std::memory_order_acquire);
-}
-
-NcclStreams* streams() {
-  hook();
-  return g_streams.load(std::memory_order_acquire);
-}
-
 CUresult launch_entry(LaunchKernelFn real, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                       unsigned bx, unsigned by, unsigned bz, unsigned shmem, CUstream s,
                       void** params, void** extra) {
@@ -593,127 +390,6 @@ CUresult launch_ex_entry(LaunchKernelExFn real, const CUlaunchConfig* c, CUfunct
   Hook* h = disabled() ? nullptr : hook();
   if (!h) return real(c, f, params, extra);
   return h->launch_ex(real, c, f, params, extra);
-}
-
-// ---- the launch-order window's driver calls ---------------------------------------------------
-// Each forwards first; then, only when the window exists and holds anything, tells it.
-thread_local int t_nccl_depth = 0;  // > 0 inside an NCCL call (its own record/wait joins)
-thread_local char t_thread_tag;     // its address names the thread
-
-int current_device() {
-  CUdevice d = -1;
-  if (!g_wapi.ctxGetDevice || g_wapi.ctxGetDevice(&d) != CUDA_SUCCESS) return -1;
-  return d;
-}
-
-// The window's name for a stream: the handle, plus the device (and the thread) for the default
-// streams, whose handles every device (and thread) shares. `dev` < 0: the current device.
-StreamRef stream_ref(CUstream s, int dev = -1) {
-  const auto v = reinterpret_cast<uintptr_t>(s);
-  if (v > 2) return StreamRef{s, -1, 0};
-  return StreamRef{s, dev >= 0 ? dev : current_device(),
-                   v == 2 ? reinterpret_cast<uint64_t>(&t_thread_tag) : 0};
-}
-
-inline OrderWindow* busy_window() {
-  if (g_forked_child.load(std::memory_order_relaxed)) return nullptr;
-  OrderWindow* w = g_order.load(std::memory_order_acquire);
-  return w && !w->idle() ? w : nullptr;
-}
-
-CUresult event_record_entry(EventRecordFn real, CUevent e, CUstream s) {
-  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
-  const CUresult r = real(e, s);
-  if (r == CUDA_SUCCESS)
-    if (OrderWindow* w = busy_window()) w->record(e, stream_ref(s));
-  return r;
-}
-
-CUresult event_record_flags_entry(EventRecordWithFlagsFn real, CUevent e, CUstream s,
-                                  unsigned f) {
-  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
-  const CUresult r = real(e, s, f);
-  if (r == CUDA_SUCCESS)
-    if (OrderWindow* w = busy_window()) w->record(e, stream_ref(s));
-  return r;
-}
-
-CUresult stream_wait_entry(StreamWaitEventFn real, CUstream s, CUevent e, unsigned f) {
-  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
-  const CUresult r = real(s, e, f);
-  if (r == CUDA_SUCCESS)
-    if (OrderWindow* w = busy_window()) w->wait(stream_ref(s), e, t_nccl_depth > 0);
-  return r;
-}
-
-CUresult stream_sync_entry(StreamSynchronizeFn real, CUstream s) {
-  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
-  const CUresult r = real(s);
-  if (r == CUDA_SUCCESS)
-    if (OrderWindow* w = busy_window()) w->stream_sync(stream_ref(s));
-  return r;
-}
-
-CUresult event_sync_entry(EventSynchronizeFn real, CUevent e) {
-  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
-  const CUresult r = real(e);
-  if (r == CUDA_SUCCESS)
-    if (OrderWindow* w = busy_window()) w->event_sync(e);
-  return r;
-}
-
-CUresult ctx_sync_entry(CtxSynchronizeFn real) {
-  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
-  const CUresult r = real();
-  if (r == CUDA_SUCCESS)
-    if (OrderWindow* w = busy_window()) w->device_sync(current_device());
-  return r;
-}
-
-CUresult ctx_sync_v2_entry(CtxSynchronizeV2Fn real, CUcontext ctx) {
-  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
-  const CUresult r = real(ctx);
-  if (r != CUDA_SUCCESS) return r;
-  OrderWindow* w = busy_window();
-  if (!w) return r;
-  int dev = -1;
-  if (!ctx) {
-    dev = current_device();
-  } else if (g_wapi.ctxPushCurrent && g_wapi.ctxPopCurrent &&
-             g_wapi.ctxPushCurrent(ctx) == CUDA_SUCCESS) {
-    dev = current_device();
-    CUcontext popped = nullptr;
-    g_wapi.ctxPopCurrent(&popped);
-  }
-  if (dev >= 0) w->device_sync(dev);
-  return r;
-}
-
-// ---- unloads ---------------------------------------------------------------------------------
-// A module or library unloaded: its function handles may be handed out again for other kernels,
-// so every hook forgets its cached kernel entries (and their decisions). Done after the real call
-// returns and before the program can load anything else, so a reused handle is always looked up
-// afresh. Not in a forked child or a disabled process (no hook there).
-void forget_kernels() {
-  if (disabled()) return;
-  const int n = g_nhooks.load(std::memory_order_acquire);
-  for (int i = 0; i < n; ++i)
-    if (Hook* h = g_hooks[static_cast<std::size_t>(i)].load(std::memory_order_acquire))
-      h->invalidate();
-}
-
-CUresult module_unload_entry(ModuleUnloadFn real, CUmodule m) {
-  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
-  const CUresult r = real(m);
-  forget_kernels();
-  return r;
-}
-
-CUresult library_unload_entry(LibraryUnloadFn real, CUlibrary l) {
-  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
-  const CUresult r = real(l);
-  forget_kernels();
-  return r;
 }
 
 // ---- cuBLAS and cuBLASLt ---------------------------------------------------------------------
@@ -934,241 +610,7 @@ void* dlsym_next_after(const void* caller, const char* name) {
   return nullptr;
 }
 
-// ---- NCCL ------------------------------------------------------------------------------------
-struct NcclFns {
-  decltype(&::pncclAllReduce) allReduce = nullptr;
-  decltype(&::pncclBroadcast) broadcast = nullptr;
-  decltype(&::pncclBcast) bcast = nullptr;
-  decltype(&::pncclReduce) reduce = nullptr;
-  decltype(&::pncclAllGather) allGather = nullptr;
-  decltype(&::pncclReduceScatter) reduceScatter = nullptr;
-  decltype(&::pncclAlltoAll) alltoAll = nullptr;
-  decltype(&::pncclGather) gather = nullptr;
-  decltype(&::pncclScatter) scatter = nullptr;
-  decltype(&::pncclSend) send = nullptr;
-  decltype(&::pncclRecv) recv = nullptr;
-  decltype(&::pncclGroupStart) groupStart = nullptr;
-  decltype(&::pncclGroupEnd) groupEnd = nullptr;
-  decltype(&::pncclGroupSimulateEnd) groupSimulateEnd = nullptr;
-  decltype(&::pncclCommGetAsyncError) commGetAsyncError = nullptr;
-  decltype(&::pncclCommCuDevice) commCuDevice = nullptr;
-  NcclReal real;
-};
-
-// NCCL's own entry point: its profiling alias pncclX, wherever NCCL was loaded (a library
-// loaded with RTLD_LOCAL is not in RTLD_NEXT's reach).
-void* nccl_symbol(const char* pname) {
-  if (void* p = real_dlsym()(RTLD_NEXT, pname)) return p;
-  for (const char* so : {"libnccl.so.2", "libnccl.so"})
-    if (void* p = sym_in_object(so, pname)) return p;
-  std::pair<const char*, void*> q{pname, nullptr};
-  dl_iterate_phdr(find_other_definition, &q);  // pnccl* is never ours
-  return q.second;
-}
-
-const NcclFns& nccl() {
-  static const NcclFns f = [] {
-    NcclFns n;
-    auto get = [](const char* pname, auto* out) {
-      *out = reinterpret_cast<std::remove_pointer_t<decltype(out)>>(nccl_symbol(pname));
-    };
-    get("pncclAllReduce", &n.allReduce);
-    get("pncclBroadcast", &n.broadcast);
-    get("pncclBcast", &n.bcast);
-    get("pncclReduce", &n.reduce);
-    get("pncclAllGather", &n.allGather);
-    get("pncclReduceScatter", &n.reduceScatter);
-    get("pncclAlltoAll", &n.alltoAll);
-    get("pncclGather", &n.gather);
-    get("pncclScatter", &n.scatter);
-    get("pncclSend", &n.send);
-    get("pncclRecv", &n.recv);
-    get("pncclGroupStart", &n.groupStart);
-    get("pncclGroupEnd", &n.groupEnd);
-    get("pncclGroupSimulateEnd", &n.groupSimulateEnd);
-    get("pncclCommGetAsyncError", &n.commGetAsyncError);
-    get("pncclCommCuDevice", &n.commCuDevice);
-    n.real.groupStart = n.groupStart;
-    n.real.groupEnd = n.groupEnd;
-    n.real.commGetAsyncError = n.commGetAsyncError;
-    return n;
-  }();
-  return f;
-}
-
-ncclResult_t missing(const char* name) {
-  warn_once(std::string("nccl:") + name,
-            std::string("cannot find NCCL's ") + name + " (is NCCL loaded?); returning an error");
-  return ncclInternalError;
-}
-
-// Marks the calling thread as inside NCCL: NCCL's own event joins open the window's streams.
-struct InsideNccl {
-  InsideNccl() { ++t_nccl_depth; }
-  ~InsideNccl() { --t_nccl_depth; }
-  InsideNccl(const InsideNccl&) = delete;
-  InsideNccl& operator=(const InsideNccl&) = delete;
-};
-
-// The communicator's device, or -1 when NCCL cannot tell.
-int comm_device(ncclComm_t comm) {
-  int dev = -1;
-  if (!nccl().commCuDevice || nccl().commCuDevice(comm, &dev) != ncclSuccess || dev < 0) return -1;
-  return dev;
-}
-
-// True while `s` is being captured (a status that cannot be read counts as captured). Without
-// the query (an old driver) nothing is.
-bool is_capturing(CUstream s) {
-  if (!g_wapi.streamIsCapturing) return false;
-  CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
-  return g_wapi.streamIsCapturing(s, &st) != CUDA_SUCCESS || st != CU_STREAM_CAPTURE_STATUS_NONE;
-}
-
-// What identifies a collective in a rank's sequence (steps/period.hpp).
-struct Coll {
-  const char* kind;
-  size_t count;
-  int dtype;
-  int op = -1;    // reduction, -1: none
-  int peer = -1;  // root or peer, -1: none
-};
-
-// The communicator's index in order of first use: stable between runs, unlike its address.
-int comm_index(ncclComm_t comm) {
-  static std::mutex mu;
-  static std::vector<ncclComm_t>* seen = new std::vector<ncclComm_t>();  // never freed
-  std::lock_guard<std::mutex> lock(mu);
-  for (std::size_t i = 0; i < seen->size(); ++i)
-    if ((*seen)[i] == comm) return static_cast<int>(i);
-  if (seen->size() >= 4096) return 4096;  // bounded: later communicators share one index
-  seen->push_back(comm);
-  return static_cast<int>(seen->size() - 1);
-}
-
-// A collective about to be enqueued on `stream`: tells the step clock first (a step boundary
-// switches the configuration, so the collective runs under the new one), then opens the
-// launch-order window on the stream (not while it is being captured: a graph's collectives run
-// when it is replayed, which the library does not see). The device and the capture status are
-// asked once, and only when either needs them.
-void note_collective(const Coll& c, ncclComm_t comm, cudaStream_t stream) {
-  StepClock* clock = disabled() ? nullptr : g_clock.load(std::memory_order_acquire);
-  OrderWindow* w = g_order.load(std::memory_order_acquire);
-  if (!clock && !w) return;
-  const int dev = comm_device(comm);
-  const auto s = reinterpret_cast<CUstream>(stream);
-  const bool capturing = dev >= 0 && is_capturing(s);
-  if (clock && dev >= 0)
-    clock->collective(
-        cco::steps::signature(c.kind, c.count, c.dtype, c.op, c.peer, comm_index(comm)), dev, s,
-        capturing);
-  if (!w) return;
-  if (dev < 0) {
-    warn_once("window-nccl-device", "cannot tell the device of an NCCL communicator; its "
-                                    "collectives do not open the launch-order window");
-    return;
-  }
-  if (!capturing) w->collective(dev, stream_ref(s, dev));
-}
-
-template <class Call>
-ncclResult_t with_priority(const Coll& info, ncclComm_t comm, cudaStream_t stream, Call&& call) {
-  NcclStreams* s = disabled() ? nullptr : streams();  // makes the hook and the window first
-  note_collective(info, comm, stream);
-  InsideNccl inside;
-  if (!s) return call(stream);
-  const CUstream user = reinterpret_cast<CUstream>(stream);
-  const CUstream used = s->fork(user);
-  const ncclResult_t r = call(reinterpret_cast<cudaStream_t>(used));
-  return s->after(user, used, comm, r, nccl().real);
-}
-
-void report_at_exit() {
-  if (g_forked_child.load()) return;  // the parent's counts are not the child's
-  int level = g_stats_level.load();
-  Hook* h = g_hook.load();
-  // A gemm SM budget that nothing reached: cuBLAS linked statically (or not used).
-  if (h && h->stats().gemm_active.load() && h->stats().gemm_calls.load() == 0 &&
-      h->stats().seen.load() > 0)
-    warn_once("gemm-unseen",
-              "the plan sets a GEMM SM target, but no cuBLAS/cuBLASLt call reached the library "
-              "(statically linked cuBLAS?); GEMMs ran with their own SM target");
-  if (!h) {
-    // Nothing was launched; CCO_STATS=2 still asks for a line.
-    const char* v = std::getenv("CCO_STATS");
-    if (!v || std::strcmp(v, "2") != 0 || disabled()) return;
-    log_line("stats pid=" + std::to_string(getpid()) +
-             " seen=0 (no kernel launch reached the library)");
-    return;
-  }
-  const int n = g_nhooks.load();
-  for (int i = 0; i < std::max(n, 1); ++i) {
-    Hook* hi = n > 0 ? g_hooks[static_cast<std::size_t>(i)].load() : h;
-    if (!hi || level <= 0 || (level == 1 && !hi->stats().any())) continue;
-    log_line(hi->stats().summary(hi->plan().policy, plan::to_string(hi->plan().priority.method),
-                                 getpid()));
-    if (level >= 2)
-      for (const auto& line : hi->kernel_report()) log_line(line);
-  }
-}
-
-// ccoverlap.policy(): the index of the hook of a named policy or plan, made on first use (under
-// g_init_mu). Returns -1 and sets *why when it cannot be used.
-int hook_for(const std::string& item, std::string* why) {
-  std::lock_guard<std::mutex> lock(g_init_mu);
-  const int n = g_nhooks.load();
-  for (int i = 0; i < n; ++i)
-    if (hook_name(i) == item) return i;
-  if (n >= kMaxHooks) {
-    *why = "too many policies (" + std::to_string(kMaxHooks) + " at most)";
-    return -1;
-  }
-  plan::Plan p;
-  try {
-    p = resolve_item(item, std::nullopt);
-  } catch (const std::exception& e) {
-    *why = e.what();
-    return -1;
-  }
-  if (std::string r = plan::rotation_refusal(p); !r.empty()) {
-    *why = "'" + item + "' cannot be switched at run time: " + r;
-    return -1;
-  }
-  if (p.nccl.uses_tuner()) {
-    // A rank's own call may come at a different collective than another rank's: only a rotation
-    // (switched at the same collective on every rank) may change what NCCL does.
-    *why = "'" + item + "' caps NCCL channels, which switch only in a comparison or a tuning "
-           "run (cco run --compare, cco tune), at the same collective on every rank";
-    return -1;
-  }
-  gemm_controls_for(p);
-  // A hook made after the start cannot share a window the others lack: one made now sees NCCL
-  // launches from now on (its own window, if its plan uses one).
-  auto* h = new Hook(g_api, std::move(p), g_hook_opts);  // never freed
-  g_hook_names[static_cast<std::size_t>(n)].store(new std::string(item));
-  g_hooks[static_cast<std::size_t>(n)].store(h);
-  g_nhooks.store(n + 1);
-  return n;
-}
-
-// `text` into buf (NUL-terminated, cut to len - 1 bytes); its full length (the C API's contract).
-long copy_out(const std::string& text, char* buf, unsigned long len) {
-  if (buf && len > 0) {
-    const std::size_t k = std::min<std::size_t>(text.size(), len - 1);
-    std::memcpy(buf, text.data(), k);
-    buf[k] = '\0';
-  }
-  return static_cast<long>(text.size());
-}
-
-thread_local char t_api_error[512];  // trivially constructed: no TLS initialiser
-
-int api_fail(int code, const std::string& why) {
-  copy_out(why, t_api_error, sizeof t_api_error);
-  return code;
-}
-
-}  // namespace
+}  // namespace cco::preload::entry
 
 // ---- exported symbols ------------------------------------------------------------------------
 
@@ -1196,11 +638,11 @@ extern "C" __attribute__((visibility("hidden"), used)) void* cco_dlsym_next_wrap
   return substitute_lookup(name, dlsym_next_after(caller, name));
 }
 
-namespace {
+namespace cco::preload::entry {
 bool wrapped_next(const char* name) {
   return name && name[0] == 'c' && name[1] == 'u' && sym_for_dlsym(name) && !disabled();
 }
-}  // namespace
+}  // namespace cco::preload::entry
 
 #if defined(__x86_64__) && defined(__ELF__)
 extern "C" __attribute__((visibility("hidden"), used)) void* cco_dlsym_route(const char* name) {
@@ -1370,214 +812,3 @@ CUresult cco_cuLibraryUnload(CUlibrary l) {
   }
 CCO_BLAS_LIST(CCO_BLAS_DEFINE)
 #undef CCO_BLAS_DEFINE
-
-CCO_EXPORT ncclResult_t ncclAllReduce(const void* sb, void* rb, size_t n, ncclDataType_t t,
-                                      ncclRedOp_t op, ncclComm_t comm, cudaStream_t st) {
-  const auto fn = nccl().allReduce;
-  if (!fn) return missing("ncclAllReduce");
-  return with_priority(Coll{"AllReduce", n, static_cast<int>(t), static_cast<int>(op)}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, op, comm, s); });
-}
-
-CCO_EXPORT ncclResult_t ncclBroadcast(const void* sb, void* rb, size_t n, ncclDataType_t t,
-                                      int root, ncclComm_t comm, cudaStream_t st) {
-  const auto fn = nccl().broadcast;
-  if (!fn) return missing("ncclBroadcast");
-  return with_priority(Coll{"Broadcast", n, static_cast<int>(t), -1, root}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, root, comm, s); });
-}
-
-CCO_EXPORT ncclResult_t ncclBcast(void* b, size_t n, ncclDataType_t t, int root, ncclComm_t comm,
-                                  cudaStream_t st) {
-  const auto fn = nccl().bcast;
-  if (!fn) return missing("ncclBcast");
-  return with_priority(Coll{"Broadcast", n, static_cast<int>(t), -1, root}, comm, st, [&](cudaStream_t s) { return fn(b, n, t, root, comm, s); });
-}
-
-CCO_EXPORT ncclResult_t ncclReduce(const void* sb, void* rb, size_t n, ncclDataType_t t,
-                                   ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t st) {
-  const auto fn = nccl().reduce;
-  if (!fn) return missing("ncclReduce");
-  return with_priority(Coll{"Reduce", n, static_cast<int>(t), static_cast<int>(op), root}, comm, st,
-                       [&](cudaStream_t s) { return fn(sb, rb, n, t, op, root, comm, s); });
-}
-
-CCO_EXPORT ncclResult_t ncclAllGather(const void* sb, void* rb, size_t n, ncclDataType_t t,
-                                      ncclComm_t comm, cudaStream_t st) {
-  const auto fn = nccl().allGather;
-  if (!fn) return missing("ncclAllGather");
-  return with_priority(Coll{"AllGather", n, static_cast<int>(t)}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, comm, s); });
-}
-
-CCO_EXPORT ncclResult_t ncclReduceScatter(const void* sb, void* rb, size_t n, ncclDataType_t t,
-                                          ncclRedOp_t op, ncclComm_t comm, cudaStream_t st) {
-  const auto fn = nccl().reduceScatter;
-  if (!fn) return missing("ncclReduceScatter");
-  return with_priority(Coll{"ReduceScatter", n, static_cast<int>(t), static_cast<int>(op)}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, op, comm, s); });
-}
-
-CCO_EXPORT ncclResult_t ncclAlltoAll(const void* sb, void* rb, size_t n, ncclDataType_t t,
-                                     ncclComm_t comm, cudaStream_t st) {
-  const auto fn = nccl().alltoAll;
-  if (!fn) return missing("ncclAlltoAll");
-  return with_priority(Coll{"AlltoAll", n, static_cast<int>(t)}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, comm, s); });
-}
-
-CCO_EXPORT ncclResult_t ncclGather(const void* sb, void* rb, size_t n, ncclDataType_t t, int root,
-                                   ncclComm_t comm, cudaStream_t st) {
-  const auto fn = nccl().gather;
-  if (!fn) return missing("ncclGather");
-  return with_priority(Coll{"Gather", n, static_cast<int>(t), -1, root}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, root, comm, s); });
-}
-
-CCO_EXPORT ncclResult_t ncclScatter(const void* sb, void* rb, size_t n, ncclDataType_t t, int root,
-                                    ncclComm_t comm, cudaStream_t st) {
-  const auto fn = nccl().scatter;
-  if (!fn) return missing("ncclScatter");
-  return with_priority(Coll{"Scatter", n, static_cast<int>(t), -1, root}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, root, comm, s); });
-}
-
-CCO_EXPORT ncclResult_t ncclSend(const void* sb, size_t n, ncclDataType_t t, int peer,
-                                 ncclComm_t comm, cudaStream_t st) {
-  const auto fn = nccl().send;
-  if (!fn) return missing("ncclSend");
-  return with_priority(Coll{"Send", n, static_cast<int>(t), -1, peer}, comm, st, [&](cudaStream_t s) { return fn(sb, n, t, peer, comm, s); });
-}
-
-CCO_EXPORT ncclResult_t ncclRecv(void* rb, size_t n, ncclDataType_t t, int peer, ncclComm_t comm,
-                                 cudaStream_t st) {
-  const auto fn = nccl().recv;
-  if (!fn) return missing("ncclRecv");
-  return with_priority(Coll{"Recv", n, static_cast<int>(t), -1, peer}, comm, st, [&](cudaStream_t s) { return fn(rb, n, t, peer, comm, s); });
-}
-
-CCO_EXPORT ncclResult_t ncclGroupStart() {
-  const auto fn = nccl().groupStart;
-  if (!fn) return missing("ncclGroupStart");
-  const ncclResult_t r = [&] {
-    InsideNccl inside;
-    return fn();
-  }();
-  if (r == ncclSuccess && !disabled())
-    if (NcclStreams* s = streams()) s->group_start();
-  return r;
-}
-
-CCO_EXPORT ncclResult_t ncclGroupEnd() {
-  const auto fn = nccl().groupEnd;
-  if (!fn) return missing("ncclGroupEnd");
-  const ncclResult_t r = [&] {
-    InsideNccl inside;
-    return fn();
-  }();
-  if (!disabled())
-    if (NcclStreams* s = streams()) return s->group_end(r, nccl().real);
-  return r;
-}
-
-CCO_EXPORT ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* info) {
-  const auto fn = nccl().groupSimulateEnd;
-  if (!fn) return missing("ncclGroupSimulateEnd");
-  const ncclResult_t r = [&] {
-    InsideNccl inside;
-    return fn(info);
-  }();
-  if (!disabled())
-    if (NcclStreams* s = streams()) return s->group_end(r, nccl().real);
-  return r;
-}
-
-// ---- the C API (cco_api.h) --------------------------------------------------------------------
-
-CCO_EXPORT int cco_api_version() {
-  return CCO_API_VERSION;
-}
-
-CCO_EXPORT int cco_config_index() {
-  if (disabled()) return -1;
-  return g_hook_index.load(std::memory_order_acquire);
-}
-
-CCO_EXPORT int cco_step_mark(void* stream) {
-  if (disabled()) return api_fail(CCO_API_DISABLED, "the library is disabled in this process");
-  if (!hook()) return api_fail(CCO_API_DISABLED, "the library is not active (no CUDA driver yet?)");
-  StepClock* c = g_clock.load(std::memory_order_acquire);
-  if (!c) return api_fail(CCO_API_NO_STEPS, "steps are not recorded (set CCO_STEPS_DIR, or use "
-                                            "cco run --steps-out or --compare)");
-  const auto s = static_cast<CUstream>(stream);
-  c->mark(current_device(), s, is_capturing(s));
-  return CCO_API_OK;
-}
-
-// NVTX's injection entry (nvtx_steps.hpp): called by every copy of NVTX in the process at its
-// first call when NVTX_INJECTION64_PATH names this library (cco run --step-nvtx). Only with
-// CCO_STEP_NVTX; otherwise 0, which leaves that copy of NVTX idle, as it is without an injection.
-namespace {
-void nvtx_step() {
-  if (disabled() || !hook()) return;  // before the driver is loaded: no step yet
-  if (StepClock* c = g_clock.load(std::memory_order_acquire))
-    c->mark(current_device(), nullptr, is_capturing(nullptr));  // the legacy default stream
-}
-}  // namespace
-
-CCO_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get) {
-  if (disabled()) return 0;
-  static const NvtxStepNames* names = [] {  // read once; never freed
-    const EnvConfig env =
-        read_env([](const char* n) { return static_cast<const char*>(std::getenv(n)); });
-    return env.step_nvtx.empty() ? nullptr : new NvtxStepNames(env.step_nvtx);
-  }();
-  if (!names) return 0;
-  if (!install_nvtx_steps(get, names, nvtx_step)) {
-    warn_once("nvtx-install", "CCO_STEP_NVTX: this NVTX has no callback tables the library "
-                              "knows; its ranges mark no steps");
-    return 0;
-  }
-  return 1;
-}
-
-CCO_EXPORT int cco_policy_set(const char* name) {
-  if (!name) return api_fail(CCO_API_BAD_ARGUMENT, "no policy name");
-  if (disabled()) return api_fail(CCO_API_DISABLED, "the library is disabled in this process");
-  if (!hook()) return api_fail(CCO_API_DISABLED, "the library is not active (no CUDA driver yet?)");
-  if (g_ncompare.load() > 1)
-    return api_fail(CCO_API_BUSY, "a comparison (CCO_COMPARE) is switching policies");
-  std::string why;
-  const int i = hook_for(name, &why);
-  if (i < 0) return api_fail(CCO_API_BAD_ARGUMENT, why);
-  set_hook(i);
-  return CCO_API_OK;
-}
-
-CCO_EXPORT long cco_policy_get(char* buf, unsigned long len) {
-  Hook* h = disabled() ? nullptr : g_hook.load(std::memory_order_acquire);
-  std::string name = "(none)";
-  if (h) {
-    const int n = g_nhooks.load();
-    for (int i = 0; i < n; ++i)
-      if (g_hooks[static_cast<std::size_t>(i)].load() == h) name = hook_name(i);
-  }
-  return copy_out(name, buf, len);
-}
-
-CCO_EXPORT long cco_stats(char* buf, unsigned long len) {
-  std::string out;
-  if (!disabled()) {
-    const int n = g_nhooks.load();
-    for (int i = 0; i < n; ++i) {
-      Hook* h = g_hooks[static_cast<std::size_t>(i)].load();
-      if (!h) continue;
-      out += h->stats().summary(hook_name(i),
-                                plan::to_string(h->plan().priority.method), getpid());
-      out += '\n';
-    }
-  }
-  return copy_out(out, buf, len);
-}
-
-CCO_EXPORT const char* cco_last_error() {
-  return t_api_error;
-}
-
-// Statistics at exit (CCO_STATS). Only counters are read: no CUDA call, no stdio.
-__attribute__((destructor)) static void cco_preload_fini() {
-  report_at_exit();
-}

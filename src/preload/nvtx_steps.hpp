@@ -3,7 +3,7 @@
 // The library is the program's NVTX injection: `cco run` names it in NVTX_INJECTION64_PATH, and
 // every copy of NVTX in the process (the program's, PyTorch's, NCCL's: NVTX v3 is header-only, so
 // each library has its own) calls the exported InitializeInjectionNvtx2 at its first NVTX call
-// (interpose.cpp). That installs the range callbacks below into the copy's function tables: each
+// (configs.cpp). That installs the range callbacks below into the copy's function tables: each
 // start of a range whose message matches the pattern (a push or a start, ASCII or wide, core or
 // domain) is a step mark, as if the program called ccoverlap.step() there. Nothing else of NVTX
 // is taken over; the callbacks keep push/pop nesting per thread and hand out range ids, as NVTX's

@@ -3,7 +3,8 @@
 // timing, so a decision made with it (the GEMM SM target of `gemm.when: overlap`) is the same in
 // every run with the same plan, inputs and launch order.
 //
-// Pure bookkeeping over opaque stream and event handles; no driver call. interpose.cpp feeds it:
+// Pure bookkeeping over opaque stream and event handles; no driver call. The entry points feed it
+// (driver_calls.cpp, nccl_entry.cpp):
 //   collective(dev, s)        an NCCL collective enqueued on s (the nccl* wrappers; the device
 //                             from ncclCommCuDevice) opens (dev, s);
 //   record(e, s)              cuEventRecord[WithFlags]: on an open stream e becomes a marker of
@@ -20,13 +21,13 @@
 //
 // Limits: a program that joins by polling (cuEventQuery, cuStreamQuery) keeps the window open
 // until it synchronizes or joins; collectives enqueued while their stream is being captured do
-// not open it (interpose.cpp does not report them) and graph replays are not seen; a destroyed
+// not open it (the entry points do not report them) and graph replays are not seen; a destroyed
 // stream or event whose handle is reused inherits its entry. Memory is bounded: at most
 // `max_streams` open streams and `max_markers` markers; beyond that the oldest entry is dropped
 // (deterministically, by launch order) and one warning is printed.
 //
 // Streams are identified by handle. The per-context and per-thread default streams share their
-// handles between devices and threads: interpose.cpp gives those a device (and a thread) in
+// handles between devices and threads: driver_calls.cpp gives those a device (and a thread) in
 // StreamRef so they stay apart; ordinary handles are unique and carry dev = -1, thread = 0.
 #pragma once
 
