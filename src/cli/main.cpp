@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string cmd = args[0];
-  if (cmd == "-h" || cmd == "--help" || cmd == "help") {
+  if (cmd == "-h" || cmd == "--help" || (cmd == "help" && args.size() == 1)) {
     std::fputs(cli::help::cco, stdout);
     return 0;
   }
@@ -59,6 +59,16 @@ int main(int argc, char** argv) {
                       {"tune", cli::help::tune, cli::tune_main},
                       {"run", cli::help::run, cli::run_main},
                       {"report", cli::help::report, cli::report_main}};
+  if (cmd == "help") {  // cco help CMD: the command's --help
+    for (const auto& c : cmds)
+      if (args[1] == c.name) {
+        std::fputs(c.help, stdout);
+        return 0;
+      }
+    std::fprintf(stderr, "cco help: error: unknown command '%s' (commands: info, plan, bench, tune, "
+                         "run, report)\n", args[1].c_str());
+    return 2;
+  }
   for (const auto& c : cmds) {
     if (cmd != c.name) continue;
     if (cli::wants_help(args)) {

@@ -28,7 +28,10 @@ expect() {
 for c in plan info bench tune run report; do
   "$cco" $c --help | cmp -s - "$docs/$c.md" || fail "cco $c --help differs from docs/cli/$c.md"
   "$cco" $c -h | cmp -s - "$docs/$c.md" || fail "cco $c -h differs from docs/cli/$c.md"
+  "$cco" help $c | cmp -s - "$docs/$c.md" || fail "cco help $c differs from docs/cli/$c.md"
 done
+"$cco" help | cmp -s - "$docs/cco.md" || fail "cco help differs from docs/cli/cco.md"
+expect 2 "^cco help: error: unknown command 'frob' \\(commands: info, plan, bench, tune, run, report\\)$" -- help frob
 "$cco" --version | grep -qE '^ccoverlap [0-9]+\.[0-9]+\.[0-9]+$' || fail "cco --version"
 expect 2 "unknown command 'frob'" -- frob
 "$cco" >/dev/null 2>&1; [ $? = 2 ] || fail "cco without a command must exit 2"
