@@ -7,6 +7,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "bench/flags.hpp"
 #include "model/limits.hpp"
 #include "model/occupancy.hpp"
 
@@ -150,40 +151,41 @@ Options parse_options(const std::vector<std::string>& args) {
   std::string b, e, d = "float", op = "sum", coll = "allreduce", compute = "cublaslt", gemm,
                     gemm_dtype = "bf16", mem = "1G", modes, bps, pads;
   int check = 1;
-  auto* opt_b = app.add_option("-b,--minbytes", b);
-  auto* opt_e = app.add_option("-e,--maxbytes", e);
-  app.add_option("-f,--stepfactor", o.step_factor);
-  app.add_option("-g,--ngpus", o.ngpus);
-  app.add_option("-n,--iters", o.iters);
-  app.add_option("-w,--warmup_iters", o.warmup);
-  app.add_option("-c,--check", check);
-  app.add_option("-a,--average", o.average);
-  app.add_option("--bootstrap", o.bootstrap);
-  app.add_option("--bootstrap-timeout", o.bootstrap_timeout);
-  app.add_option("-d,--datatype", d);
-  app.add_option("-o,--op", op);
-  app.add_option("--collective", coll);
-  app.add_option("--compute", compute);
-  app.add_option("--gemm", gemm);
-  app.add_option("--gemm-dtype", gemm_dtype);
-  app.add_option("--count", o.count);
-  app.add_option("--mem-bytes", mem);
-  app.add_option("--modes", modes);
-  app.add_option("--blocks-per-sm", bps);
-  app.add_option("--pad", pads);
-  app.add_option("--gemm-sms", o.gemm_sms);
-  app.add_option("--green-sms", o.green_sms);
-  app.add_option("--nccl-min-ctas", o.nccl_min_ctas);
-  app.add_option("--nccl-max-ctas", o.nccl_max_ctas);
-  app.add_option("--nccl-cta-policy", o.nccl_cta_policy);
-  app.add_option("--nccl-cga-cluster-size", o.nccl_cga_cluster);
+  auto* opt_b = add_flag_option(app, F::MinBytes, b);
+  auto* opt_e = add_flag_option(app, F::MaxBytes, e);
+  add_flag_option(app, F::StepFactor, o.step_factor);
+  add_flag_option(app, F::Ngpus, o.ngpus);
+  add_flag_option(app, F::Iters, o.iters);
+  add_flag_option(app, F::Warmup, o.warmup);
+  add_flag_option(app, F::Check, check);
+  add_flag_option(app, F::Average, o.average);
+  add_flag_option(app, F::Bootstrap, o.bootstrap);
+  add_flag_option(app, F::BootstrapTimeout, o.bootstrap_timeout);
+  add_flag_option(app, F::Datatype, d);
+  add_flag_option(app, F::Op, op);
+  add_flag_option(app, F::Collective, coll);
+  add_flag_option(app, F::Compute, compute);
+  add_flag_option(app, F::Gemm, gemm);
+  add_flag_option(app, F::GemmDtype, gemm_dtype);
+  add_flag_option(app, F::Count, o.count);
+  add_flag_option(app, F::MemBytes, mem);
+  add_flag_option(app, F::Modes, modes);
+  add_flag_option(app, F::BlocksPerSm, bps);
+  add_flag_option(app, F::Pad, pads);
+  add_flag_option(app, F::GemmSms, o.gemm_sms);
+  add_flag_option(app, F::GreenSms, o.green_sms);
+  add_flag_option(app, F::NcclMinCtas, o.nccl_min_ctas);
+  add_flag_option(app, F::NcclMaxCtas, o.nccl_max_ctas);
+  add_flag_option(app, F::NcclCtaPolicy, o.nccl_cta_policy);
+  add_flag_option(app, F::NcclCgaClusterSize, o.nccl_cga_cluster);
   std::string reg;
-  app.add_option("--nccl-register", reg);
-  app.add_option("--json", o.json_path);
-  app.add_option("--csv", o.csv_path);
-  app.add_option("--trace", o.trace_path);
-  app.add_flag("-q,--quiet", o.quiet);
+  add_flag_option(app, F::NcclRegister, reg);
+  add_flag_option(app, F::Json, o.json_path);
+  add_flag_option(app, F::Csv, o.csv_path);
+  add_flag_option(app, F::Trace, o.trace_path);
+  add_flag_switch(app, F::Quiet, o.quiet);
 
+  refuse_out_of_scope(args, kPair);  // a known flag of another command: one line saying why
   std::vector<std::string> rest(args.begin() + (args.empty() ? 0 : 1), args.end());
   std::reverse(rest.begin(), rest.end());  // CLI11 takes arguments in reverse order
   try {

@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "bench/flags.hpp"
 #include "bench/step_args.hpp"
 
 namespace cco::bench {
@@ -47,20 +48,7 @@ StepOptions parse_step_options(const std::vector<std::string>& args) {
     throw UsageError("--validate checks the file without running it (workload::load_step)");
   if (sa.gpu_memory > 0)
     throw UsageError("--gpu-memory goes with --validate (a run checks the GPUs' own memory)");
-  static const std::set<std::string> not_here = {
-      "-b",     "--minbytes",   "-e",      "--maxbytes",  "-f",           "--stepfactor",
-      "-d",     "--datatype",   "-o",      "--op",        "--collective", "--compute",
-      "--gemm", "--gemm-dtype", "--count", "--mem-bytes", "--gemm-sms",   "--green-sms",
-      "--nccl-register"};
-  for (std::size_t i = 1; i < sa.rest.size(); ++i) {
-    const std::string& x = sa.rest[i];
-    const std::string flag = x.substr(0, x.find('='));
-    if (not_here.count(flag) ||
-        (x.size() > 2 && x[0] == '-' && x[1] != '-' && not_here.count(x.substr(0, 2))))
-      throw UsageError(flag +
-                       " does not apply to --workload: the workload file sets sizes and types (use "
-                       "--param NAME=VALUE)");
-  }
+  refuse_out_of_scope(sa.rest, kStep);  // pair-only flags, with the reason
   StepOptions so;
   so.workload = sa.workload;
   so.params = sa.params;
@@ -71,20 +59,20 @@ StepOptions parse_step_options(const std::vector<std::string>& args) {
   app.allow_extras(false);
   std::string modes, bps, pads;
   int check = 1;
-  app.add_option("-g,--ngpus", o.ngpus);
-  app.add_option("-n,--iters", o.iters);
-  app.add_option("-w,--warmup_iters", o.warmup);
-  app.add_option("-c,--check", check);
-  app.add_option("--modes", modes);
-  app.add_option("--blocks-per-sm", bps);
-  app.add_option("--pad", pads);
-  app.add_option("--nccl-min-ctas", o.nccl_min_ctas);
-  app.add_option("--nccl-max-ctas", o.nccl_max_ctas);
-  app.add_option("--nccl-cta-policy", o.nccl_cta_policy);
-  app.add_option("--nccl-cga-cluster-size", o.nccl_cga_cluster);
-  app.add_option("--json", o.json_path);
-  app.add_option("--csv", o.csv_path);
-  app.add_flag("-q,--quiet", o.quiet);
+  add_flag_option(app, F::Ngpus, o.ngpus);
+  add_flag_option(app, F::Iters, o.iters);
+  add_flag_option(app, F::Warmup, o.warmup);
+  add_flag_option(app, F::Check, check);
+  add_flag_option(app, F::Modes, modes);
+  add_flag_option(app, F::BlocksPerSm, bps);
+  add_flag_option(app, F::Pad, pads);
+  add_flag_option(app, F::NcclMinCtas, o.nccl_min_ctas);
+  add_flag_option(app, F::NcclMaxCtas, o.nccl_max_ctas);
+  add_flag_option(app, F::NcclCtaPolicy, o.nccl_cta_policy);
+  add_flag_option(app, F::NcclCgaClusterSize, o.nccl_cga_cluster);
+  add_flag_option(app, F::Json, o.json_path);
+  add_flag_option(app, F::Csv, o.csv_path);
+  add_flag_switch(app, F::Quiet, o.quiet);
   std::vector<std::string> rest(sa.rest.begin() + (sa.rest.empty() ? 0 : 1), sa.rest.end());
   std::reverse(rest.begin(), rest.end());  // CLI11 takes arguments in reverse order
   try {

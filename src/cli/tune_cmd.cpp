@@ -6,6 +6,7 @@
 #include <iostream>
 #include <map>
 
+#include "bench/flags.hpp"
 #include "bench/options.hpp"
 #include "bench/step_bench.hpp"
 #include "cli/commands.hpp"
@@ -86,47 +87,24 @@ bool is_workload(const std::vector<std::string>& args) {
   return false;
 }
 
-/// Flags that do not apply to `cco tune --workload`: nullptr, or why (and the flag in `flag`).
-const char* not_for_workloads(const std::string& arg, std::string& flag) {
-  static const std::map<std::string, const char*> why = {
-      {"-b", "the workload file sets sizes and types (use --param NAME=VALUE)"},
-      {"--minbytes", "the workload file sets sizes and types (use --param NAME=VALUE)"},
-      {"-e", "the workload file sets sizes and types (use --param NAME=VALUE)"},
-      {"--maxbytes", "the workload file sets sizes and types (use --param NAME=VALUE)"},
-      {"-f", "the workload file sets sizes and types (use --param NAME=VALUE)"},
-      {"--stepfactor", "the workload file sets sizes and types (use --param NAME=VALUE)"},
-      {"-d", "the workload file sets sizes and types (use --param NAME=VALUE)"},
-      {"--datatype", "the workload file sets sizes and types (use --param NAME=VALUE)"},
-      {"-o", "the workload file sets sizes and types (use --param NAME=VALUE)"},
-      {"--op", "the workload file sets sizes and types (use --param NAME=VALUE)"},
-      {"--collective", "the workload file sets sizes and types (use --param NAME=VALUE)"},
-      {"--compute", "the workload file sets sizes and types (use --param NAME=VALUE)"},
-      {"--gemm", "the workload file sets sizes and types (use --param NAME=VALUE)"},
-      {"--gemm-dtype", "the workload file sets sizes and types (use --param NAME=VALUE)"},
-      {"--count", "the workload file sets sizes and types (use --param NAME=VALUE)"},
-      {"--mem-bytes", "the workload file sets sizes and types (use --param NAME=VALUE)"},
-      {"--sm-budgets", "a step's cuBLASLt GEMMs run on every SM"},
-      {"--registers", "buffer registration applies to pairs, whose buffers cco allocates"},
-      {"--refine", "a step is tuned in two rounds (screening, final)"},
-      {"--rounds", "a step is tuned in two rounds (screening, final)"},
-      {"--nccl-register", "buffer registration applies to pairs, whose buffers cco allocates"},
-      {"--gemm-sms", "a step's cuBLASLt GEMMs run on every SM"},
-      {"--modes", "cco tune chooses the modes itself"},
-      {"--pad", "cco tune chooses the modes itself (--blocks-per-sm LIST sets the targets)"},
-      {"--csv", "cco tune writes a plan (--plan, --json)"},
-      {"--trace", "cco tune writes a plan (--plan, --json)"},
-      {"-a", "a step's sample is the max over ranks"},
-      {"--average", "a step's sample is the max over ranks"},
-      {"--bootstrap", "a workload runs in one process with a thread per GPU"},
-      {"--bootstrap-timeout", "a workload runs in one process with a thread per GPU"},
-      {"--validate", "it belongs to cco bench --workload FILE --validate"},
-      {"--gpu-memory", "it belongs to cco bench --workload FILE --validate"}};
-  flag = arg.substr(0, arg.find('='));
-  if (const auto it = why.find(flag); it != why.end()) return it->second;
-  flag = arg.substr(0, 2);  // -b1M
-  if (arg.size() > 2 && arg[0] == '-' && arg[1] != '-')
-    if (const auto it = why.find(flag); it != why.end()) return it->second;
-  return nullptr;
+/// A tune flag's value: after '=' (--ctas=16,32), or the next argument (advancing i). Returns
+/// the flag's name as given, for messages.
+std::string own_value(const std::vector<std::string>& args, std::size_t& i,
+                      const bench::FlagSpec& f, std::string* v) {
+  const std::string& x = args[i];
+  const auto eq = x.find('=');
+  const std::string name = x.substr(0, eq);
+  if (!f.value) {
+    if (eq != std::string::npos) throw Usage(name + " takes no value");
+    return name;
+  }
+  if (eq != std::string::npos) {
+    *v = x.substr(eq + 1);
+  } else {
+    if (i + 1 >= args.size()) throw Usage(x + " needs a value");
+    *v = args[++i];
+  }
+  return name;
 }
 
 /// `cco tune --workload FILE`: a training step (docs/WORKLOADS.md) tuned like one pair.
@@ -134,11 +112,7 @@ int tune_workload_main(const std::vector<std::string>& args) {
   tune::WorkloadTuneOptions t;
   std::vector<std::string> step_args = {"bench"};
   std::string plan_path, json_path;
-  const std::map<std::string, bool> own = {
-      {"--ctas", true},         {"--blocks-per-sm", true}, {"--green-sms", true},
-      {"--no-priority", false}, {"--screen-iters", true},  {"--top", true},
-      {"--budget", true},       {"--plan", true},          {"--json", true},
-      {"--cache", true},        {"--no-cache", false},     {"--retune", false}};
+  bench::refuse_out_of_scope(args, bench::kTuneStep);  // with the reason, from the flag table
   bool iters_given = false;
   for (std::size_t i = 1; i < args.size(); ++i) {
     const std::string& x = args[i];
@@ -148,35 +122,29 @@ int tune_workload_main(const std::vector<std::string>& args) {
       step_args.push_back(args[++i]);
       continue;
     }
-    std::string flag;
-    if (const char* why = not_for_workloads(x, flag))
-      throw Usage(flag + " does not apply to --workload: " + why);
-    const auto it = own.find(x);
-    if (it == own.end()) {
-      if (x == "-n" || x == "--iters" || x.rfind("--iters=", 0) == 0 ||
-          (x.size() > 2 && x.rfind("-n", 0) == 0 && x[2] != '-'))
-        iters_given = true;
+    const bench::FlagSpec* f = bench::find_flag(x);
+    if (!f || !f->tune_own) {  // the step's, as for cco bench
+      if (f && f->id == bench::F::Iters) iters_given = true;
       step_args.push_back(x);
       continue;
     }
     std::string v;
-    if (it->second) {
-      if (i + 1 >= args.size()) throw Usage(x + " needs a value");
-      v = args[++i];
+    const std::string name = own_value(args, i, *f, &v);
+    switch (f->id) {
+      case bench::F::Ctas: t.space.ctas = list_arg(name, v, -1, 64); break;
+      case bench::F::BlocksPerSm: t.space.blocks_per_sm = list_arg(name, v, 1, 64); break;
+      case bench::F::GreenSms: t.space.green_sms = list_arg(name, v, 1, 100000); break;
+      case bench::F::NoPriority: t.space.priority = false; break;
+      case bench::F::ScreenIters: t.screen_iters = int_arg(name, v, 1, 1000); break;
+      case bench::F::Top: t.top = int_arg(name, v, 1, 100); break;
+      case bench::F::Budget: t.budget_s = int_arg(name, v, 5, 86400); break;
+      case bench::F::Plan: plan_path = v; break;
+      case bench::F::Json: json_path = v; break;
+      case bench::F::Cache: t.cache_dir = v; break;
+      case bench::F::NoCache: t.use_cache = false; break;
+      case bench::F::Retune: t.retune = true; break;
+      default: throw Usage(name + " does not apply to --workload");  // refused above; kept safe
     }
-    const auto& f = it->first;
-    if (f == "--ctas") t.space.ctas = list_arg(f, v, -1, 64);
-    else if (f == "--blocks-per-sm") t.space.blocks_per_sm = list_arg(f, v, 1, 64);
-    else if (f == "--green-sms") t.space.green_sms = list_arg(f, v, 1, 100000);
-    else if (f == "--no-priority") t.space.priority = false;
-    else if (f == "--screen-iters") t.screen_iters = int_arg(f, v, 1, 1000);
-    else if (f == "--top") t.top = int_arg(f, v, 1, 100);
-    else if (f == "--budget") t.budget_s = int_arg(f, v, 5, 86400);
-    else if (f == "--plan") plan_path = v;
-    else if (f == "--json") json_path = v;
-    else if (f == "--cache") t.cache_dir = v;
-    else if (f == "--no-cache") t.use_cache = false;
-    else if (f == "--retune") t.retune = true;
   }
   for (int c : t.space.ctas)
     if (c == 0)
@@ -222,43 +190,37 @@ int tune_main(const std::vector<std::string>& args) {
   t.argv = args;
   std::vector<std::string> bench_args = {"bench"};
   std::string json_path;
-  // Tune's own flags are taken out; the rest describe the workload, as for cco bench.
-  const std::map<std::string, bool> own = {
-      {"--sm-budgets", true}, {"--ctas", true},    {"--blocks-per-sm", true}, {"--no-priority", false},
-      {"--screen-iters", true}, {"--top", true},   {"--budget", true},        {"--plan", true},
-      {"--cache", true},      {"--no-cache", false}, {"--retune", false},    {"--json", true},
-      {"--green-sms", true},  {"--refine", true},    {"--registers", true},
-      {"--rounds", true}};
+  // Tune's own flags (the flag table's tune_own) are taken out; the rest describe the workload,
+  // as for cco bench. Bench flags that tune decides itself are refused with the reason.
+  bench::refuse_out_of_scope(args, bench::kTunePair);
   for (std::size_t i = 1; i < args.size(); ++i) {
-    const auto it = own.find(args[i]);
-    if (it == own.end()) {
-      if (args[i] == "--modes" || args[i] == "--pad" || args[i] == "--csv")
-        throw Usage(args[i] + " is a cco bench option; cco tune chooses the modes itself");
-      bench_args.push_back(args[i]);
+    const std::string& x = args[i];
+    const bench::FlagSpec* f = bench::find_flag(x);
+    if (!f || !f->tune_own) {
+      bench_args.push_back(x);
       continue;
     }
     std::string v;
-    if (it->second) {
-      if (i + 1 >= args.size()) throw Usage(args[i] + " needs a value");
-      v = args[++i];
+    const std::string name = own_value(args, i, *f, &v);
+    switch (f->id) {
+      case bench::F::SmBudgets: t.space.sm_budgets = list_arg(name, v, 0, 100000); break;
+      case bench::F::Ctas: t.space.ctas = list_arg(name, v, -1, 64); break;
+      case bench::F::BlocksPerSm: t.space.blocks_per_sm = list_arg(name, v, 1, 64); break;
+      case bench::F::NoPriority: t.space.priority = false; break;
+      case bench::F::ScreenIters: t.screen_iters = int_arg(name, v, 1, 1000); break;
+      case bench::F::Refine: t.space.refine = int_arg(name, v, 0, 100); break;
+      case bench::F::Rounds: t.space.rounds = int_arg(name, v, 1, 20); break;
+      case bench::F::Top: t.top = int_arg(name, v, 1, 100); break;
+      case bench::F::Budget: t.budget_s = int_arg(name, v, 5, 86400); break;
+      case bench::F::Plan: t.plan_path = v; break;
+      case bench::F::Cache: t.cache_dir = v; break;
+      case bench::F::NoCache: t.use_cache = false; break;
+      case bench::F::Retune: t.retune = true; break;
+      case bench::F::Json: json_path = v; break;
+      case bench::F::GreenSms: t.space.green_sms = list_arg(name, v, 1, 100000); break;
+      case bench::F::Registers: t.space.registers = register_list(v); break;
+      default: bench_args.push_back(x); break;
     }
-    const auto& f = it->first;
-    if (f == "--sm-budgets") t.space.sm_budgets = list_arg(f, v, 0, 100000);
-    else if (f == "--ctas") t.space.ctas = list_arg(f, v, -1, 64);
-    else if (f == "--blocks-per-sm") t.space.blocks_per_sm = list_arg(f, v, 1, 64);
-    else if (f == "--no-priority") t.space.priority = false;
-    else if (f == "--screen-iters") t.screen_iters = int_arg(f, v, 1, 1000);
-    else if (f == "--refine") t.space.refine = int_arg(f, v, 0, 100);
-    else if (f == "--rounds") t.space.rounds = int_arg(f, v, 1, 20);
-    else if (f == "--top") t.top = int_arg(f, v, 1, 100);
-    else if (f == "--budget") t.budget_s = int_arg(f, v, 5, 86400);
-    else if (f == "--plan") t.plan_path = v;
-    else if (f == "--cache") t.cache_dir = v;
-    else if (f == "--no-cache") t.use_cache = false;
-    else if (f == "--retune") t.retune = true;
-    else if (f == "--json") json_path = v;
-    else if (f == "--green-sms") t.space.green_sms = list_arg(f, v, 1, 100000);
-    else if (f == "--registers") t.space.registers = register_list(v);
   }
   for (int c : t.space.ctas)
     if (c == 0) throw Usage("--ctas: 0 CTAs cannot run a collective (use 1..64, or -1 for NCCL's default)");

@@ -33,11 +33,11 @@ expect 2 "--minbytes does not apply to --workload" -- tune --workload="$w" --min
 expect 2 "--collective does not apply to --workload" -- tune --workload "$w" --collective allgather
 expect 2 "--compute does not apply to --workload" -- tune --workload "$w" --compute builtin
 expect 2 "-d does not apply to --workload" -- tune --workload "$w" -d half
-expect 2 "--modes does not apply to --workload: cco tune chooses the modes itself" -- tune --workload "$w" --modes shape
-expect 2 "--pad does not apply to --workload" -- tune --workload "$w" --pad 4K
-expect 2 "--csv does not apply to --workload" -- tune --workload "$w" --csv out.csv
+expect 2 "--modes is a cco bench option: cco tune chooses the modes itself" -- tune --workload "$w" --modes shape
+expect 2 "--pad is a cco bench option: cco tune chooses the modes itself" -- tune --workload "$w" --pad 4K
+expect 2 "--csv is a cco bench option: cco tune writes a plan" -- tune --workload "$w" --csv out.csv
 expect 2 "--bootstrap does not apply to --workload" -- tune --workload "$w" --bootstrap env
-expect 2 "--validate does not apply to --workload: it belongs to cco bench" -- tune --workload "$w" --validate
+expect 2 "--validate is a cco bench option: it belongs to cco bench --workload FILE --validate" -- tune --workload "$w" --validate
 expect 2 "-a does not apply to --workload" -- tune --workload "$w" -a 1
 
 # Tune's own lists and values.

@@ -1,0 +1,143 @@
+#include "bench/flags.hpp"
+
+#include <stdexcept>
+
+#include "bench/options.hpp"
+
+namespace cco::bench {
+namespace {
+
+constexpr unsigned kAll = kPair | kStep | kTunePair | kTuneStep;
+constexpr unsigned kPairs = kPair | kTunePair;
+constexpr unsigned kTunes = kTunePair | kTuneStep;
+
+constexpr const char* kSizes = "the workload file sets sizes and types (use --param NAME=VALUE)";
+constexpr const char* kEverySm = "a step's cuBLASLt GEMMs run on every SM";
+constexpr const char* kRegister = "buffer registration applies to pairs, whose buffers cco allocates";
+constexpr const char* kThreads = "a workload runs in one process with a thread per GPU";
+constexpr const char* kModes = "cco tune chooses the modes itself";
+constexpr const char* kValidate = "it belongs to cco bench --workload FILE --validate";
+constexpr const char* kTwoRounds = "a step is tuned in two rounds (screening, final)";
+
+const std::vector<FlagSpec>& table() {
+  static const std::vector<FlagSpec> t = {
+      {F::MinBytes, "-b,--minbytes", true, kPairs, false, kSizes, nullptr},
+      {F::MaxBytes, "-e,--maxbytes", true, kPairs, false, kSizes, nullptr},
+      {F::StepFactor, "-f,--stepfactor", true, kPairs, false, kSizes, nullptr},
+      {F::Datatype, "-d,--datatype", true, kPairs, false, kSizes, nullptr},
+      {F::Op, "-o,--op", true, kPairs, false, kSizes, nullptr},
+      {F::Collective, "--collective", true, kPairs, false, kSizes, nullptr},
+      {F::Compute, "--compute", true, kPairs, false, kSizes, nullptr},
+      {F::Gemm, "--gemm", true, kPairs, false, kSizes, nullptr},
+      {F::GemmDtype, "--gemm-dtype", true, kPairs, false, kSizes, nullptr},
+      {F::Count, "--count", true, kPairs, false, kSizes, nullptr},
+      {F::MemBytes, "--mem-bytes", true, kPairs, false, kSizes, nullptr},
+      {F::Ngpus, "-g,--ngpus", true, kAll, false, nullptr, nullptr},
+      {F::Iters, "-n,--iters", true, kAll, false, nullptr, nullptr},
+      {F::Warmup, "-w,--warmup_iters", true, kAll, false, nullptr, nullptr},
+      {F::Check, "-c,--check", true, kAll, false, nullptr, nullptr},
+      {F::Average, "-a,--average", true, kPairs, false, "a step's sample is the max over ranks",
+       nullptr},
+      {F::Bootstrap, "--bootstrap", true, kPairs, false, kThreads, nullptr},
+      {F::BootstrapTimeout, "--bootstrap-timeout", true, kPairs, false, kThreads, nullptr},
+      {F::Modes, "--modes", true, kPair | kStep, false, nullptr, kModes},
+      {F::BlocksPerSm, "--blocks-per-sm", true, kAll, true, nullptr, nullptr},
+      {F::Pad, "--pad", true, kPair | kStep, false, nullptr,
+       "cco tune chooses the modes itself (--blocks-per-sm LIST sets the targets)"},
+      {F::GemmSms, "--gemm-sms", true, kPairs, false, kEverySm, nullptr},
+      {F::GreenSms, "--green-sms", true, kPair | kTunes, true,
+       "a step runs on the whole device (cco tune --workload --green-sms tries partitions)",
+       nullptr},
+      {F::NcclMinCtas, "--nccl-min-ctas", true, kAll, false, nullptr, nullptr},
+      {F::NcclMaxCtas, "--nccl-max-ctas", true, kAll, false, nullptr, nullptr},
+      {F::NcclCtaPolicy, "--nccl-cta-policy", true, kAll, false, nullptr, nullptr},
+      {F::NcclCgaClusterSize, "--nccl-cga-cluster-size", true, kAll, false, nullptr, nullptr},
+      {F::NcclRegister, "--nccl-register", true, kPairs, false, kRegister, nullptr},
+      {F::Json, "--json", true, kAll, true, nullptr, nullptr},
+      {F::Csv, "--csv", true, kPair | kStep, false, nullptr, "cco tune writes a plan (--plan, --json)"},
+      {F::Trace, "--trace", true, kPairs, false, "steps are not traced yet (pairs only)", nullptr},
+      {F::Quiet, "-q,--quiet", false, kAll, false, nullptr, nullptr},
+      {F::Workload, "--workload", true, kStep | kTuneStep, false, nullptr, nullptr},
+      {F::Validate, "--validate", false, kStep, false, nullptr, kValidate},
+      {F::Param, "--param", true, kStep | kTuneStep, false, nullptr, nullptr},
+      {F::GpuMemory, "--gpu-memory", true, kStep, false, nullptr, kValidate},
+      {F::SmBudgets, "--sm-budgets", true, kTunePair, true, kEverySm, nullptr},
+      {F::Ctas, "--ctas", true, kTunes, true, nullptr, nullptr},
+      {F::NoPriority, "--no-priority", false, kTunes, true, nullptr, nullptr},
+      {F::ScreenIters, "--screen-iters", true, kTunes, true, nullptr, nullptr},
+      {F::Top, "--top", true, kTunes, true, nullptr, nullptr},
+      {F::Budget, "--budget", true, kTunes, true, nullptr, nullptr},
+      {F::Plan, "--plan", true, kTunes, true, nullptr, nullptr},
+      {F::Cache, "--cache", true, kTunes, true, nullptr, nullptr},
+      {F::NoCache, "--no-cache", false, kTunes, true, nullptr, nullptr},
+      {F::Retune, "--retune", false, kTunes, true, nullptr, nullptr},
+      {F::Refine, "--refine", true, kTunePair, true, kTwoRounds, nullptr},
+      {F::Rounds, "--rounds", true, kTunePair, true, kTwoRounds, nullptr},
+      {F::Registers, "--registers", true, kTunePair, true, kRegister, nullptr},
+  };
+  return t;
+}
+
+// The spellings of one names string ("-b,--minbytes"), each tested against `name`.
+bool spelled(const char* names, std::string_view name) {
+  std::string_view all(names);
+  while (!all.empty()) {
+    const auto comma = all.find(',');
+    if (all.substr(0, comma) == name) return true;
+    if (comma == std::string_view::npos) break;
+    all.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
+}  // namespace
+
+const std::vector<FlagSpec>& flags() {
+  return table();
+}
+
+const FlagSpec& flag(F id) {
+  const auto& t = table();
+  const auto i = static_cast<std::size_t>(id);
+  if (i >= t.size() || t[i].id != id) throw std::logic_error("bench::flag: the table is out of order");
+  return t[i];
+}
+
+const FlagSpec* find_flag(const std::string& arg) {
+  if (arg.size() < 2 || arg[0] != '-') return nullptr;
+  std::string_view name(arg);
+  if (arg[1] == '-') {
+    name = name.substr(0, name.find('='));  // --minbytes=1M
+  } else {
+    name = name.substr(0, 2);  // -b1M
+  }
+  for (const auto& f : table())
+    if (spelled(f.names, name)) return &f;
+  return nullptr;
+}
+
+void refuse_out_of_scope(const std::vector<std::string>& args, FlagScope scope) {
+  const bool step = scope == kStep || scope == kTuneStep;
+  const bool tune = scope == kTunePair || scope == kTuneStep;
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") break;
+    const FlagSpec* f = find_flag(a);
+    if (!f) continue;
+    const std::string name = a[1] == '-' ? a.substr(0, a.find('=')) : a.substr(0, 2);
+    const bool attached = a.find('=') != std::string::npos || (a[1] != '-' && a.size() > 2);
+    if (f->value && !attached) ++i;  // its value is not a flag
+    if (f->scopes & scope) continue;
+    const unsigned bench_scope = step ? kStep : kPair;
+    if (tune && (f->scopes & bench_scope) && f->not_tune)
+      throw UsageError(name + " is a cco bench option: " + f->not_tune);
+    if (!tune && !(f->scopes & (kPair | kStep)))
+      throw UsageError(name + " is a cco tune option (see cco tune --help)");
+    if (step && f->not_step) throw UsageError(name + " does not apply to --workload: " + f->not_step);
+    if (!step && (f->scopes & (kStep | kTuneStep)))
+      throw UsageError(name + " goes with --workload FILE");
+    throw UsageError(name + " does not apply here");
+  }
+}
+
+}  // namespace cco::bench

@@ -1,0 +1,113 @@
+// The option vocabulary of cco bench and cco tune (src/bench/flags.hpp): the table in the order
+// of its ids, spellings found in every form, each scope's refusals with their reasons, and the
+// parsers agreeing with the table (a flag the table gives a scope is parsed there; one it denies
+// is refused with the table's reason).
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "bench/flags.hpp"
+#include "bench/options.hpp"
+#include "bench/step_bench.hpp"
+
+namespace {
+
+using namespace cco::bench;
+
+std::string refusal(const std::vector<std::string>& args, FlagScope scope) {
+  try {
+    refuse_out_of_scope(args, scope);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Flags, TableInIdOrderWithUniqueSpellings) {
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < flags().size(); ++i) {
+    const FlagSpec& f = flags()[i];
+    EXPECT_EQ(static_cast<std::size_t>(f.id), i) << f.names;
+    EXPECT_EQ(&flag(f.id), &f);
+    EXPECT_NE(f.scopes, 0u) << f.names;
+    std::string all = f.names;
+    for (std::size_t p = 0; p <= all.size();) {
+      const auto c = all.find(',', p);
+      const std::string one = all.substr(p, c == std::string::npos ? std::string::npos : c - p);
+      EXPECT_TRUE(seen.insert(one).second) << one << " spelled twice";
+      if (c == std::string::npos) break;
+      p = c + 1;
+    }
+    // Every refusal has its reason: a flag missing from a step scope says why.
+    if (!(f.scopes & kStep) && (f.scopes & kPair)) EXPECT_NE(f.not_step, nullptr) << f.names;
+    if ((f.scopes & kPair) && !(f.scopes & kTunePair)) EXPECT_NE(f.not_tune, nullptr) << f.names;
+  }
+  EXPECT_EQ(flags().size(), static_cast<std::size_t>(F::kCount));
+}
+
+TEST(Flags, FoundInEveryForm) {
+  ASSERT_NE(find_flag("-b"), nullptr);
+  EXPECT_EQ(find_flag("-b")->id, F::MinBytes);
+  EXPECT_EQ(find_flag("-b1M")->id, F::MinBytes);
+  EXPECT_EQ(find_flag("--minbytes=1M")->id, F::MinBytes);
+  EXPECT_EQ(find_flag("--no-cache")->id, F::NoCache);
+  EXPECT_EQ(find_flag("-n5")->id, F::Iters);
+  EXPECT_EQ(find_flag("-1,16"), nullptr) << "a negative value is not a flag";
+  EXPECT_EQ(find_flag("-"), nullptr);
+  EXPECT_EQ(find_flag("--frobnicate"), nullptr);
+  EXPECT_EQ(find_flag("file.json"), nullptr);
+}
+
+TEST(Flags, EachScopeRefusesWithTheReason) {
+  EXPECT_EQ(refusal({"bench", "-b", "1M", "-g", "2"}, kPair), "");
+  EXPECT_EQ(refusal({"bench", "--sm-budgets", "100"}, kPair),
+            "--sm-budgets is a cco tune option (see cco tune --help)");
+  EXPECT_EQ(refusal({"bench", "--workload", "w.json", "-b1M"}, kStep),
+            "-b does not apply to --workload: the workload file sets sizes and types (use --param "
+            "NAME=VALUE)");
+  EXPECT_EQ(refusal({"bench", "--workload", "w.json", "-a", "1"}, kStep),
+            "-a does not apply to --workload: a step's sample is the max over ranks");
+  EXPECT_EQ(refusal({"bench", "--workload", "w.json", "--ctas", "16"}, kStep),
+            "--ctas is a cco tune option (see cco tune --help)");
+  EXPECT_EQ(refusal({"tune", "--modes", "shape"}, kTunePair),
+            "--modes is a cco bench option: cco tune chooses the modes itself");
+  EXPECT_EQ(refusal({"tune", "--param", "x=1"}, kTunePair), "--param goes with --workload FILE");
+  EXPECT_EQ(refusal({"tune", "--workload", "w", "--registers", "window"}, kTuneStep),
+            "--registers does not apply to --workload: buffer registration applies to pairs, "
+            "whose buffers cco allocates");
+  EXPECT_EQ(refusal({"tune", "--workload", "w", "--csv", "x.csv"}, kTuneStep),
+            "--csv is a cco bench option: cco tune writes a plan (--plan, --json)");
+  // A flag's value is never taken for a flag; "--" ends the options.
+  EXPECT_EQ(refusal({"bench", "--json", "-b"}, kStep), "");
+  EXPECT_EQ(refusal({"tune", "--ctas", "-1,16"}, kTunePair), "");
+  EXPECT_EQ(refusal({"tune", "--", "-b"}, kTuneStep), "");
+}
+
+// The parsers follow the table: what it gives the pair scope parses there; what it gives only
+// to cco tune is refused there with the table's line.
+TEST(Flags, ParsersAgreeWithTheTable) {
+  for (const FlagSpec& f : flags()) {
+    std::string one = f.names;
+    one = one.substr(one.find(',') == std::string::npos ? 0 : one.find(',') + 1);  // long name
+    std::vector<std::string> args = {"bench", one};
+    if (f.value) args.push_back(f.id == F::Bootstrap ? "threads" : "x");
+    try {
+      (void)parse_options(args);
+    } catch (const UsageError& e) {
+      const std::string what = e.what();
+      const bool refused_by_table = what.find(" is a cco tune option") != std::string::npos ||
+                                    what.find(" goes with --workload") != std::string::npos;
+      if (f.scopes & kPair) {
+        EXPECT_FALSE(refused_by_table) << one << ": " << what;
+        EXPECT_EQ(what.find("not expected"), std::string::npos) << one << " not parsed: " << what;
+      } else if (f.id != F::Workload && f.id != F::Validate && f.id != F::Param &&
+                 f.id != F::GpuMemory) {
+        EXPECT_TRUE(refused_by_table) << one << ": " << what;
+      }
+    }
+  }
+}
+
+}  // namespace
