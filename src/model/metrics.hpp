@@ -30,7 +30,7 @@ double median(std::vector<double> samples);
 Summary summarize(const std::vector<double>& samples);
 
 // ---------------------------------------------------------------------------------------------
-// Overlap metrics (DESIGN.md): a compute part C and a communication part M.
+// Overlap metrics (docs/METRICS.md): a compute part C and a communication part M.
 // ---------------------------------------------------------------------------------------------
 
 /// Times of one workload, all in the same unit (the bench uses microseconds, medians).

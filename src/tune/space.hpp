@@ -136,7 +136,8 @@ const std::vector<int>& cta_ladder();
 std::vector<bench::RowSpec> neighbours(const SpaceInput& in, const bench::RowSpec& r);
 
 /// The model-based default, for when no tuning run is possible: an NCCL CTA needs a whole SM
-/// (DESIGN.md), so leave the collective about its CTA count in SMs.
+/// (each runs one thread block that keeps an SM busy), so leave the collective about its CTA
+/// count in SMs.
 /// - kernels we launch: k = natural - max(1, round(2 * natural * ctas / SMs)), at least 1, with
 ///   priority (shaping lets SMs drain; priority hands the drained SMs to NCCL first);
 /// - cuBLASLt: SM-count target = SMs - ctas, with priority.
