@@ -321,22 +321,18 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
       p.green = index_of(green_keys, s.green_sms);
       if (is_shape(s.mode)) {
         if (!ctx.shapeable) throw UsageError("shape rows need a compute part whose launches are ours");
-        if (s.pad >= 0) {
-          p.pad = s.pad;
-        } else {
-          const auto plan = model::plan_padding(lim, fp, s.blocks_per_sm);
-          if (!plan.reachable) notes.push_back(plan.note);
-          p.pad = plan.extra;
-        }
-        model::Footprint padded = fp;
-        padded.dynamic_smem = fp.dynamic_smem + p.pad;
+        model::ShapeChoice sc;
         try {
-          p.bps = model::occupancy(lim, padded).blocks_per_sm;
+          sc = model::shape_choice(lim, fp, s.blocks_per_sm, s.pad);
         } catch (const model::Error& e) {
-          throw UsageError("--pad " + model::format_bytes(p.pad) + ": " + e.what());
+          throw UsageError("--pad " + model::format_bytes(s.pad) + ": " + e.what());
         }
+        if (!sc.note.empty()) notes.push_back(sc.note);
+        p.pad = sc.pad;
+        p.bps = sc.model_bps;
         comp0.set_extra_smem(p.pad);
-        const int drv = rt::driver_occupancy(comp0.kernel(), fp.threads, padded.dynamic_smem);
+        const int drv =
+            rt::driver_occupancy(comp0.kernel(), fp.threads, fp.dynamic_smem + p.pad);
         if (drv != p.bps) {
           notes.push_back("pad " + std::to_string(p.pad) + ": model says " + std::to_string(p.bps) +
                           " blocks per SM, the driver " + std::to_string(drv) + "; using the driver's");

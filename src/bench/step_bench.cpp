@@ -270,25 +270,18 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
       if (is_shape(s.mode)) {
         for (std::size_t ki = 0; ki < kernels.size(); ++ki) {
           const auto& k = kernels[ki];
-          int64_t pad = 0;
-          if (s.pad >= 0) {
-            pad = s.pad;
-          } else {
-            const auto plan = model::plan_padding(lim, k.fp, s.blocks_per_sm);
-            if (!plan.reachable && lead) notes.push_back(k.name + ": " + plan.note);
-            pad = plan.extra;
-          }
-          model::Footprint padded = k.fp;
-          padded.dynamic_smem += pad;
-          int bps = 0;
+          model::ShapeChoice sc;
           try {
-            bps = model::occupancy(lim, padded).blocks_per_sm;
+            sc = model::shape_choice(lim, k.fp, s.blocks_per_sm, s.pad);
           } catch (const model::Error& e) {
-            throw UsageError("--pad " + model::format_bytes(pad) + " for " + k.name + ": " +
+            throw UsageError("--pad " + model::format_bytes(s.pad) + " for " + k.name + ": " +
                              e.what());
           }
+          if (!sc.note.empty() && lead) notes.push_back(k.name + ": " + sc.note);
+          const int64_t pad = sc.pad;
+          const int bps = sc.model_bps;
           rt::allow_dynamic_smem(k.fn, pad);
-          const int drv = rt::driver_occupancy(k.fn, k.fp.threads, padded.dynamic_smem);
+          const int drv = rt::driver_occupancy(k.fn, k.fp.threads, k.fp.dynamic_smem + pad);
           if (drv != bps && lead)
             notes.push_back(k.name + " pad " + std::to_string(pad) + ": model says " +
                             std::to_string(bps) + " blocks per SM, the driver " +

@@ -152,6 +152,21 @@ std::vector<PaddingPlan> plan_all(const DeviceLimits& dev, const Footprint& fp) 
   return out;
 }
 
+ShapeChoice shape_choice(const DeviceLimits& dev, const Footprint& fp, int k, int64_t pad) {
+  ShapeChoice c;
+  if (pad >= 0) {
+    c.pad = pad;
+  } else {
+    const PaddingPlan p = plan_padding(dev, fp, k);
+    if (!p.reachable) c.note = p.note;
+    c.pad = p.extra;
+  }
+  Footprint padded = fp;
+  padded.dynamic_smem += c.pad;
+  c.model_bps = occupancy(dev, padded).blocks_per_sm;
+  return c;
+}
+
 int64_t parse_bytes(const std::string& text) {
   const std::string bad = "invalid size '" + text + "' (expected an integer with optional K, M or G)";
   if (text.empty()) throw Error(bad);

@@ -70,6 +70,18 @@ PaddingPlan plan_padding(const DeviceLimits& dev, const Footprint& fp, int k);
 /// Plans for every k from the footprint's current occupancy down to 1.
 std::vector<PaddingPlan> plan_all(const DeviceLimits& dev, const Footprint& fp);
 
+/// The shaping of one kernel for one shape row, the one path every runner takes ("target k ->
+/// padding -> check"): the extra dynamic shared memory -- `pad` when >= 0 (a row's explicit
+/// --pad), else plan_padding's for `k` -- and the blocks per SM the model predicts with it. The
+/// runner then checks the prediction against the driver on its device.
+struct ShapeChoice {
+  int64_t pad = 0;       ///< extra dynamic shared memory to launch with
+  int model_bps = 0;     ///< blocks per SM with it, by the model
+  std::string note;      ///< why k could not be reached ("" when it could, or pad was given)
+};
+/// Throws Error when the padded footprint cannot launch (a given pad beyond the device's limit).
+ShapeChoice shape_choice(const DeviceLimits& dev, const Footprint& fp, int k, int64_t pad);
+
 /// Parses a byte size: plain integer or with K/M/G suffix (powers of 1024, case-insensitive,
 /// optional trailing "B" / "iB"). Throws Error on anything else, on negative values and overflow.
 int64_t parse_bytes(const std::string& text);

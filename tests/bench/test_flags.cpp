@@ -41,8 +41,12 @@ TEST(Flags, TableInIdOrderWithUniqueSpellings) {
       p = c + 1;
     }
     // Every refusal has its reason: a flag missing from a step scope says why.
-    if (!(f.scopes & kStep) && (f.scopes & kPair)) EXPECT_NE(f.not_step, nullptr) << f.names;
-    if ((f.scopes & kPair) && !(f.scopes & kTunePair)) EXPECT_NE(f.not_tune, nullptr) << f.names;
+    if (!(f.scopes & kStep) && (f.scopes & kPair)) {
+      EXPECT_NE(f.not_step, nullptr) << f.names;
+    }
+    if ((f.scopes & kPair) && !(f.scopes & kTunePair)) {
+      EXPECT_NE(f.not_tune, nullptr) << f.names;
+    }
   }
   EXPECT_EQ(flags().size(), static_cast<std::size_t>(F::kCount));
 }

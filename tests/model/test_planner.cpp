@@ -407,3 +407,23 @@ TEST(FormatBytes, RoundTrip) {
 }
 
 }  // namespace
+
+// The one shaping path every runner takes: a given pad as is, else the planner's; the model's
+// blocks per SM with it; a note when k cannot be reached; an error for a pad beyond the device.
+TEST(ShapeChoice, PlannedGivenUnreachableAndTooLarge) {
+  const Footprint f = a100_kernel();  // 16 blocks per SM
+  const auto planned = cco::model::shape_choice(a100(), f, 4, -1);
+  EXPECT_EQ(planned.pad, plan_padding(a100(), f, 4).extra);
+  EXPECT_EQ(planned.model_bps, 4);
+  EXPECT_TRUE(planned.note.empty()) << planned.note;
+  const auto given = cco::model::shape_choice(a100(), f, 4, 40 * KiB);
+  EXPECT_EQ(given.pad, 40 * KiB) << "an explicit pad is used as given, whatever k";
+  EXPECT_EQ(given.model_bps, blocks_with(a100(), f, 40 * KiB));
+  EXPECT_TRUE(given.note.empty());
+  // The planner's note comes through when k is out of reach.
+  const PaddingPlan p0 = plan_padding(a100(), f, 1);
+  const auto one = cco::model::shape_choice(a100(), f, 1, -1);
+  EXPECT_EQ(one.note, p0.note);
+  EXPECT_EQ(one.pad, p0.extra);
+  EXPECT_THROW(cco::model::shape_choice(a100(), f, 4, 1 << 30), Error);
+}
