@@ -1,5 +1,7 @@
 #include "bench/runner.hpp"
 
+#include "bench/engine.hpp"
+
 #include <nvtx3/nvToolsExt.h>  // header-only; NVTX loads a tool only when one is attached
 #include <unistd.h>
 
@@ -240,17 +242,11 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
   rep.bootstrap = launcher->mode();
   rep.writer = launcher->first_rank() == 0;
   const auto all_sizes = sizes(o);
-  const auto aggregate = [&](boot::Group& g, std::vector<double>& samples) {
-    switch (o.average) {
-      case 0: g.broadcast(samples.data(), samples.size() * sizeof(double), 0); break;
-      case 1:
-        g.allreduce(samples, boot::Group::Op::Sum);
-        for (auto& x : samples) x /= g.size();
-        break;
-      case 2: g.allreduce(samples, boot::Group::Op::Min); break;
-      default: g.allreduce(samples, boot::Group::Op::Max);
-    }
-  };
+  // How the ranks' samples of one iteration combine (-a; max by default).
+  const Combine combine = o.average == 0   ? Combine::Rank0
+                          : o.average == 1 ? Combine::Mean
+                          : o.average == 2 ? Combine::Min
+                                           : Combine::Max;
 
   launcher->run([&](boot::Group& g) {
     const bool lead = g.rank() == 0;
@@ -428,66 +424,88 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
         slot.name = slot.kind >= Slot::Overlap ? planned[slot.row].spec.label() : std::string();
         slot.name.append(alone);
       }
-      std::vector<unsigned long long> wrong(planned.size(), 0), wrong_seq(1, 0);
-      const int total_iters = o.warmup + o.iters;
-      auto last_print = Clock::now();
-      for (int it = 0; it < total_iters; ++it) {
-        const bool last = it == total_iters - 1;
-        for (auto& slot : slots) {
-          const bool per_row = slot.kind >= Slot::Overlap;
-          const Planned* p = per_row ? &planned[slot.row] : nullptr;
-          auto& comp = *comps[p ? p->comp : 0];
-          auto& mop = *mops[p ? p->comm : 0];
-          const int64_t pad = p && slot.kind != Slot::CommAlone ? p->pad : 0;
-          if (comp.shapeable()) comp.set_extra_smem(pad);
-          const bool verify = o.check && last && (slot.kind == Slot::Overlap || slot.kind == Slot::Seq);
-          if (verify) rb.poison(comp, mop);
-          g.barrier();
-          if (tr && last && lead) tr->mark(slot.name);
-          Sample s;
-          {
-            char range[256];
-            std::snprintf(range, sizeof range, "%s%s, iteration %d", slot.name.c_str(),
-                          size_part.c_str(), it);
-            const NvtxScope nvtx(range);
-            switch (slot.kind) {
-              case Slot::Comp:
-              case Slot::CompAlone: s = rb.compute_alone(comp, p ? parts[p->green].get() : nullptr); break;
-              case Slot::Comm:
-              case Slot::CommAlone: s = rb.comm_alone(mop); break;
-              case Slot::Seq: s = rb.sequential(comp, mop); break;
-              case Slot::Overlap:
-                s = rb.overlapped(comp, mop, is_priority(p->spec.mode), parts[p->green].get());
-                break;
-            }
-          }
-          if (comp.shapeable()) comp.set_extra_smem(0);
-          if (verify) (slot.kind == Slot::Seq ? wrong_seq[0] : wrong[slot.row]) += rb.verify(comp, mop, false);
-          if (it >= o.warmup) {
-            slot.total.push_back(s.total);
-            slot.comp.push_back(s.comp);
-            slot.comm.push_back(s.comm);
-          }
+      // The round-robin (engine.hpp): every slot per iteration, each run after a barrier of all
+      // ranks; seq and the overlapped rows verified in the last iteration; samples after the
+      // warm-up, combined over ranks per iteration (-a; max by default).
+      SubjectFns subject;
+      subject.n = slots.size();
+      auto parts_of = [&](const Slot& slot) {
+        const Planned* p = slot.kind >= Slot::Overlap ? &planned[slot.row] : nullptr;
+        return std::tuple<const Planned*, wl::ComputeOp&, wl::CommOp&>(
+            p, *comps[p ? p->comp : 0], *mops[p ? p->comm : 0]);
+      };
+      subject.is_verified = [&](std::size_t k) {
+        return slots[k].kind == Slot::Overlap || slots[k].kind == Slot::Seq;
+      };
+      subject.prepare = [&](std::size_t k, bool verify) {
+        const Slot& slot = slots[k];
+        auto [p, comp, mop] = parts_of(slot);
+        const int64_t pad = p && slot.kind != Slot::CommAlone ? p->pad : 0;
+        if (comp.shapeable()) comp.set_extra_smem(pad);
+        if (verify) rb.poison(comp, mop);
+      };
+      subject.measure = [&](std::size_t k, int it, bool last) -> RunTimes {
+        const Slot& slot = slots[k];
+        auto [p, comp, mop] = parts_of(slot);
+        if (tr && last && lead) tr->mark(slot.name);
+        char range[256];
+        std::snprintf(range, sizeof range, "%s%s, iteration %d", slot.name.c_str(),
+                      size_part.c_str(), it);
+        const NvtxScope nvtx(range);
+        Sample s;
+        switch (slot.kind) {
+          case Slot::Comp:
+          case Slot::CompAlone: s = rb.compute_alone(comp, p ? parts[p->green].get() : nullptr); break;
+          case Slot::Comm:
+          case Slot::CommAlone: s = rb.comm_alone(mop); break;
+          case Slot::Seq: s = rb.sequential(comp, mop); break;
+          case Slot::Overlap:
+            s = rb.overlapped(comp, mop, is_priority(p->spec.mode), parts[p->green].get());
+            break;
         }
+        return {s.total, s.comp, s.comm};
+      };
+      subject.finish = [&](std::size_t k, bool verify) {
+        auto [p, comp, mop] = parts_of(slots[k]);
+        (void)p;
+        if (comp.shapeable()) comp.set_extra_smem(0);
+        std::vector<unsigned long long> w;
+        if (verify) w.push_back(rb.verify(comp, mop, false));
+        return w;
+      };
+      RoundsOptions rounds;
+      rounds.warmup = o.warmup;
+      rounds.iters = o.iters;
+      rounds.check = o.check;
+      rounds.combine = combine;
+      auto last_print = Clock::now();
+      rounds.on_iteration = [&](int it, int total) {
+        const bool last = it == total - 1;
         if (lead && !o.quiet && (Clock::now() - last_print > std::chrono::seconds(3) || last)) {
           last_print = Clock::now();
-          progress << "# [size " << si + 1 << "/" << all_sizes.size() << " " << model::format_bytes(ms.bytes)
-                   << "] iteration " << it + 1 << "/" << total_iters << " (" << slots.size()
-                   << " runs each)" << std::endl;
+          progress << "# [size " << si + 1 << "/" << all_sizes.size() << " "
+                   << model::format_bytes(ms.bytes) << "] iteration " << it + 1 << "/" << total
+                   << " (" << slots.size() << " runs each)" << std::endl;
         }
-      }
+      };
+      const std::vector<SlotSamples> res = run_rounds(subject, g, rounds);
 
-      // A sample aggregates the ranks' times of the same iteration (-a; max by default);
-      // wrong elements add up.
-      for (auto& slot : slots) {
-        aggregate(g, slot.total);
-        aggregate(g, slot.comp);
-        aggregate(g, slot.comm);
+      // Wrong elements (already summed over ranks): per row, then per compute part alone (the
+      // reference checks before the loop, summed here), then seq's.
+      std::vector<unsigned long long> wrong(planned.size(), 0), wrong_seq(1, 0);
+      for (std::size_t k = 0; k < slots.size(); ++k) {
+        slots[k].total = res[k].total;
+        slots[k].comp = res[k].comp;
+        slots[k].comm = res[k].comm;
+        const unsigned long long n = res[k].wrong.empty() ? 0 : res[k].wrong[0];
+        if (slots[k].kind == Slot::Seq) wrong_seq[0] += n;
+        else if (slots[k].kind == Slot::Overlap) wrong[slots[k].row] += n;
       }
+      std::vector<double> wa(wrong_alone.begin(), wrong_alone.end());
+      g.allreduce(wa, boot::Group::Op::Sum);
       std::vector<double> w(wrong.begin(), wrong.end());
-      for (auto x : wrong_alone) w.push_back(static_cast<double>(x));
+      w.insert(w.end(), wa.begin(), wa.end());
       w.push_back(static_cast<double>(wrong_seq[0]));
-      g.allreduce(w, boot::Group::Op::Sum);
 
       if (!lead) continue;
       const std::size_t first = rep.rows.size();

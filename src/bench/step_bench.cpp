@@ -10,10 +10,12 @@
 #include <ctime>
 #include <map>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <set>
 #include <sstream>
 
+#include "bench/engine.hpp"
 #include "bench/runner.hpp"
 #include "bench/step_args.hpp"
 #include "bootstrap/bootstrap.hpp"
@@ -345,73 +347,93 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
       else
         overlap_rows.push_back(r);
     }
-    std::vector<std::vector<double>> alone(nops), row_t(planned.size());
-    std::vector<double> seq_t;
-    // wrong[r][i]: row r's verified run, op i (r == planned.size(): the seq run).
-    std::vector<std::vector<unsigned long long>> wrong(planned.size() + 1,
-                                                       std::vector<unsigned long long>(nops, 0));
-    const int total_iters = o.warmup + o.iters;
-    auto last_print = Clock::now();
-    for (int it = 0; it < total_iters; ++it) {
-      const bool last = it == total_iters - 1, keep = it >= o.warmup;
-      for (std::size_t i = 0; i < nops; ++i) {
-        g.barrier();
-        e0.record(plain.get());
-        ex.enqueue_op(i, plain.get());
-        const double t = finish(plain.get());
-        if (keep) alone[i].push_back(t);
-      }
-      {
-        const bool verify = o.check && last;
-        if (verify) {
-          ex.poison(plain.get());
-          CCO_CUDA_CHECK(cudaStreamSynchronize(plain.get()));
-        }
-        g.barrier();
-        e0.record(plain.get());
-        ex.enqueue_seq(plain.get());
-        const double t = finish(plain.get());
-        if (keep) seq_t.push_back(t);
-        if (verify) wrong[planned.size()] = ex.verify(false, plain.get());
-      }
-      for (std::size_t r : overlap_rows) {
-        const auto& p = planned[r];
+    // The round-robin (engine.hpp): slot i < nops is op i alone, slot nops the seq run, slot
+    // nops + 1 + j the overlapped row overlap_rows[j]. The engine lines the ranks up before each
+    // run, verifies seq and the overlapped rows in the last iteration, keeps the samples after
+    // the warm-up and takes each iteration's max over ranks.
+    const std::size_t seq_slot = nops;
+    auto row_of = [&](std::size_t k) { return overlap_rows[k - seq_slot - 1]; };
+    cudaStream_t sc = nullptr, sm = nullptr;  // the overlapped row's streams, set in prepare
+    std::optional<CommSwap> row_comm;         // its communicator, from prepare to finish
+    SubjectFns subject;
+    subject.n = nops + 1 + overlap_rows.size();
+    subject.is_verified = [&](std::size_t k) { return k >= seq_slot; };
+    subject.prepare = [&](std::size_t k, bool verify) {
+      if (k < seq_slot) return;
+      cudaStream_t ps = plain.get();
+      if (k > seq_slot) {
+        const auto& p = planned[row_of(k)];
         const bool prio = is_priority(p.spec.mode);
         // In a partition the compute stream is the partition's (least priority), as in cco bench.
-        cudaStream_t sc = p.green ? parts[p.green]->stream() : prio ? low.get() : plain.get();
-        cudaStream_t sm = prio ? high.get() : side.get();
-        const bool verify = o.check && last;
-        CommSwap row_comm(comm, p.comm ? &variants[p.comm] : nullptr);
+        sc = p.green ? parts[p.green]->stream() : prio ? low.get() : plain.get();
+        sm = prio ? high.get() : side.get();
+        row_comm.emplace(comm, p.comm ? &variants[p.comm] : nullptr);
         if (is_shape(p.spec.mode)) set_pads(&p);
-        if (verify) {
-          cudaStream_t ps = p.green ? plain.get() : sc;  // outside the partition, as cco bench
-          ex.poison(ps);
-          CCO_CUDA_CHECK(cudaStreamSynchronize(ps));
-        }
-        g.barrier();
+        ps = p.green ? plain.get() : sc;  // poisoned outside the partition, as cco bench
+      }
+      if (verify) {
+        ex.poison(ps);
+        CCO_CUDA_CHECK(cudaStreamSynchronize(ps));
+      }
+    };
+    subject.measure = [&](std::size_t k, int, bool) -> RunTimes {
+      double t = 0;
+      if (k < seq_slot) {
+        e0.record(plain.get());
+        ex.enqueue_op(k, plain.get());
+        t = finish(plain.get());
+      } else if (k == seq_slot) {
+        e0.record(plain.get());
+        ex.enqueue_seq(plain.get());
+        t = finish(plain.get());
+      } else {
         e0.record(sc);
         ex.enqueue_streams(sc, sm);
-        const double t = finish(sc);
-        if (is_shape(p.spec.mode)) set_pads(nullptr);
-        if (keep) row_t[r].push_back(t);
-        if (verify) wrong[r] = ex.verify(false, plain.get());
+        t = finish(sc);
       }
+      return {t, 0, 0};
+    };
+    subject.finish = [&](std::size_t k, bool verify) {
+      if (k > seq_slot && is_shape(planned[row_of(k)].spec.mode)) set_pads(nullptr);
+      std::vector<unsigned long long> w;
+      if (verify) w = ex.verify(false, plain.get());
+      if (k > seq_slot) row_comm.reset();
+      return w;
+    };
+    RoundsOptions rounds;
+    rounds.warmup = o.warmup;
+    rounds.iters = o.iters;
+    rounds.check = o.check;
+    rounds.combine = Combine::Max;
+    auto last_print = Clock::now();
+    rounds.on_iteration = [&](int it, int total) {
+      const bool last = it == total - 1;
       if (lead && !o.quiet && (Clock::now() - last_print > std::chrono::seconds(3) || last)) {
         last_print = Clock::now();
-        progress << "# [" << step.name << "] iteration " << it + 1 << "/" << total_iters << " ("
+        progress << "# [" << step.name << "] iteration " << it + 1 << "/" << total << " ("
                  << nops << " ops alone + " << planned.size() << " modes each)" << std::endl;
       }
-    }
+    };
+    const std::vector<SlotSamples> res = run_rounds(subject, g, rounds);
 
-    // A sample is the max over ranks of one iteration; wrong elements add up over ranks.
-    for (auto& a : alone) g.allreduce(a, boot::Group::Op::Max);
-    for (auto& r : row_t) g.allreduce(r, boot::Group::Op::Max);
-    g.allreduce(seq_t, boot::Group::Op::Max);
-    std::vector<double> w;
-    for (const auto& row : wrong)
-      for (auto x : row) w.push_back(static_cast<double>(x));
-    for (auto x : wrong_alone) w.push_back(static_cast<double>(x));
-    g.allreduce(w, boot::Group::Op::Sum);
+    // Samples per op alone, seq and row; wrong elements by (row, op): rows 0..planned.size()-1,
+    // then seq's verified run, then the reference checks before the loop (summed over ranks).
+    std::vector<std::vector<double>> alone(nops), row_t(planned.size());
+    for (std::size_t i = 0; i < nops; ++i) alone[i] = res[i].total;
+    const std::vector<double>& seq_t = res[seq_slot].total;
+    std::vector<double> w((planned.size() + 2) * nops, 0.0);
+    auto put = [&](std::size_t r, const std::vector<unsigned long long>& counts) {
+      for (std::size_t i = 0; i < counts.size() && i < nops; ++i)
+        w[r * nops + i] = static_cast<double>(counts[i]);
+    };
+    put(planned.size(), res[seq_slot].wrong);
+    for (std::size_t j = 0; j < overlap_rows.size(); ++j) {
+      row_t[overlap_rows[j]] = res[seq_slot + 1 + j].total;
+      put(overlap_rows[j], res[seq_slot + 1 + j].wrong);
+    }
+    std::vector<double> wa(wrong_alone.begin(), wrong_alone.end());
+    g.allreduce(wa, boot::Group::Op::Sum);
+    for (std::size_t i = 0; i < wa.size() && i < nops; ++i) w[(planned.size() + 1) * nops + i] = wa[i];
     if (!lead) return;
 
     auto wrong_at = [&](std::size_t r, std::size_t i) {
