@@ -23,7 +23,7 @@ try:
     d = json.load(open(path))
 except Exception as e:
     print(f"{name}: rc={rc} no json ({e})"); sys.exit()
-for r in d.get("rows", []):
+for r in d.get("results", []):
     t = r.get("t", {})
     print(f"{name}: {r.get('label','?'):28s} median_us={t.get('median_us')} wrong={r.get('wrong')}")
 PY
