@@ -82,6 +82,12 @@ struct SlotSamples {
 /// options). Returns one SlotSamples per slot, the same on every rank.
 std::vector<SlotSamples> run_rounds(Subject& s, boot::Group& g, const RoundsOptions& o);
 
+/// -a's value (0 rank 0, 1 mean, 2 min, 3 max) as a Combine.
+inline Combine combine_of(int average) {
+  return average == 0 ? Combine::Rank0 : average == 1 ? Combine::Mean
+                                       : average == 2 ? Combine::Min : Combine::Max;
+}
+
 /// The ranks' samples combined in place, sample by sample (a collective call of `g`).
 void combine_samples(boot::Group& g, std::vector<double>& samples, Combine c);
 

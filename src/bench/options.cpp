@@ -102,6 +102,8 @@ void check_counts(Options& o, int check) {
   if (o.warmup < 0 || o.warmup > 100000) throw UsageError("-w: warm-up iterations must be 0..100000");
   if (check != 0 && check != 1) throw UsageError("-c: expected 0 or 1");
   o.check = check == 1;
+  if (o.average < 0 || o.average > 3)
+    throw UsageError("-a: expected 0 (rank 0), 1 (mean), 2 (min) or 3 (max)");
 }
 
 void parse_shape_options(Options& o, const std::string& modes, const std::string& bps,
@@ -217,7 +219,6 @@ Options parse_options(const std::vector<std::string>& args) {
                        std::to_string(kMaxSizes) + " (raise -f or narrow -b/-e)");
   }
   check_counts(o, check);
-  if (o.average < 0 || o.average > 3) throw UsageError("-a: expected 0 (rank 0), 1 (mean), 2 (min) or 3 (max)");
   if (o.bootstrap != "auto" && o.bootstrap != "threads" && o.bootstrap != "env" && o.bootstrap != "mpi")
     throw UsageError("--bootstrap: expected auto, threads, env or mpi, got '" + o.bootstrap + "'");
   if (!(o.bootstrap_timeout >= 0) || o.bootstrap_timeout > 86400)

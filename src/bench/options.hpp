@@ -65,7 +65,7 @@ struct Options {
 Options parse_options(const std::vector<std::string>& args);
 
 /// Checks shared by every parser of bench options (cco bench, cco bench --workload), each
-/// throwing UsageError with one line: -g/-n/-w/-c (sets o.check from `check`); --modes,
+/// throwing UsageError with one line: -g/-n/-w/-c/-a (sets o.check from `check`); --modes,
 /// --blocks-per-sm and --pad (fills o.modes, o.blocks_per_sm, o.pads); NCCL settings and the
 /// output files (--json, --csv, --trace).
 void check_counts(Options& o, int check);

@@ -1,6 +1,7 @@
 #include "bench/runner.hpp"
 
 #include "bench/engine.hpp"
+#include "bench/nvtx.hpp"
 
 #include <nvtx3/nvToolsExt.h>  // header-only; NVTX loads a tool only when one is attached
 #include <unistd.h>
@@ -26,16 +27,6 @@ namespace cco::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-/// An NVTX range (push/pop) for the object's lifetime: shown by Nsight Systems and recorded by
-/// `--trace`. Without a tool attached each call is a test of a null function pointer.
-class NvtxScope {
- public:
-  explicit NvtxScope(const char* name) { nvtxRangePushA(name); }
-  ~NvtxScope() { nvtxRangePop(); }
-  NvtxScope(const NvtxScope&) = delete;
-  NvtxScope& operator=(const NvtxScope&) = delete;
-};
 
 /// Times of one measured run on one rank, in microseconds.
 struct Sample {
@@ -243,10 +234,7 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
   rep.writer = launcher->first_rank() == 0;
   const auto all_sizes = sizes(o);
   // How the ranks' samples of one iteration combine (-a; max by default).
-  const Combine combine = o.average == 0   ? Combine::Rank0
-                          : o.average == 1 ? Combine::Mean
-                          : o.average == 2 ? Combine::Min
-                                           : Combine::Max;
+  const Combine combine = combine_of(o.average);
 
   launcher->run([&](boot::Group& g) {
     const bool lead = g.rank() == 0;

@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "bench/engine.hpp"
+#include "bench/nvtx.hpp"
 #include "bench/runner.hpp"
 #include "bench/step_args.hpp"
 #include "bootstrap/bootstrap.hpp"
@@ -350,7 +351,7 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
     // The round-robin (engine.hpp): slot i < nops is op i alone, slot nops the seq run, slot
     // nops + 1 + j the overlapped row overlap_rows[j]. The engine lines the ranks up before each
     // run, verifies seq and the overlapped rows in the last iteration, keeps the samples after
-    // the warm-up and takes each iteration's max over ranks.
+    // the warm-up and combines each iteration's samples over ranks (-a; max by default).
     const std::size_t seq_slot = nops;
     auto row_of = [&](std::size_t k) { return overlap_rows[k - seq_slot - 1]; };
     cudaStream_t sc = nullptr, sm = nullptr;  // the overlapped row's streams, set in prepare
@@ -376,7 +377,15 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
         CCO_CUDA_CHECK(cudaStreamSynchronize(ps));
       }
     };
-    subject.measure = [&](std::size_t k, int, bool) -> RunTimes {
+    // Each run is an NVTX range "<name>, iteration <i>", as in cco bench.
+    std::vector<std::string> slot_names;
+    for (std::size_t i = 0; i < nops; ++i) slot_names.push_back(step.ops[i].id + " alone");
+    slot_names.push_back("seq");
+    for (std::size_t r : overlap_rows) slot_names.push_back(planned[r].spec.label());
+    subject.measure = [&](std::size_t k, int it, bool) -> RunTimes {
+      char range[256];
+      std::snprintf(range, sizeof range, "%s, iteration %d", slot_names[k].c_str(), it);
+      const NvtxScope nvtx(range);
       double t = 0;
       if (k < seq_slot) {
         e0.record(plain.get());
@@ -404,7 +413,7 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
     rounds.warmup = o.warmup;
     rounds.iters = o.iters;
     rounds.check = o.check;
-    rounds.combine = Combine::Max;
+    rounds.combine = combine_of(o.average);
     auto last_print = Clock::now();
     rounds.on_iteration = [&](int it, int total) {
       const bool last = it == total - 1;

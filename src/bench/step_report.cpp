@@ -63,6 +63,7 @@ StepOptions parse_step_options(const std::vector<std::string>& args) {
   add_flag_option(app, F::Iters, o.iters);
   add_flag_option(app, F::Warmup, o.warmup);
   add_flag_option(app, F::Check, check);
+  add_flag_option(app, F::Average, o.average);
   add_flag_option(app, F::Modes, modes);
   add_flag_option(app, F::BlocksPerSm, bps);
   add_flag_option(app, F::Pad, pads);

@@ -149,22 +149,21 @@ int tune_workload_main(const std::vector<std::string>& args) {
   for (int c : t.space.ctas)
     if (c == 0)
       throw Usage("--ctas: 0 CTAs cannot run a collective (use 1..64, or -1 for NCCL's default)");
-#ifndef CCO_HAVE_CUDA
-  // parse_step_options lives with the step's runner (cco.bench), built with CUDA only.
-  (void)iters_given;
-  throw std::runtime_error("this cco was built without CUDA (CCO_ENABLE_CUDA=OFF)");
-#else
+  // Every input is checked before any GPU is touched (and in a build without CUDA too): the
+  // step's options (bench core), and the file itself when the ranks are known (-g).
   t.step = bench::parse_step_options(step_args);
   t.step.common.argv = args;
   if (!iters_given) t.step.common.iters = 30;  // the final round decides: 30 samples unless -n
   if (t.step.common.ngpus > 0) {
-    // The file is judged before any GPU is touched when the ranks are known (-g).
     workload::StepLoadOptions lo;
     lo.nranks = t.step.common.ngpus;
     lo.overrides = t.step.params;
     lo.check = t.step.common.check;
     (void)workload::load_step(t.step.workload, lo);
   }
+#ifndef CCO_HAVE_CUDA
+  throw std::runtime_error("this cco was built without CUDA (CCO_ENABLE_CUDA=OFF)");
+#else
   const auto res = tune::run_tune_workload(t, std::cerr);
   std::printf("# cco tune: workload %s%s%s\n",
               res.plan["tuning"]["workload"].value("name", std::string("?")).c_str(),

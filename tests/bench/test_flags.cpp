@@ -71,8 +71,11 @@ TEST(Flags, EachScopeRefusesWithTheReason) {
   EXPECT_EQ(refusal({"bench", "--workload", "w.json", "-b1M"}, kStep),
             "-b does not apply to --workload: the workload file sets sizes and types (use --param "
             "NAME=VALUE)");
-  EXPECT_EQ(refusal({"bench", "--workload", "w.json", "-a", "1"}, kStep),
-            "-a does not apply to --workload: a step's sample is the max over ranks");
+  EXPECT_EQ(refusal({"bench", "--workload", "w.json", "--bootstrap", "env"}, kStep),
+            "--bootstrap does not apply to --workload: a workload runs in one process with a "
+            "thread per GPU");
+  EXPECT_EQ(refusal({"bench", "--workload", "w.json", "-a", "1"}, kStep), "")
+      << "steps combine ranks like pairs (-a)";
   EXPECT_EQ(refusal({"bench", "--workload", "w.json", "--ctas", "16"}, kStep),
             "--ctas is a cco tune option (see cco tune --help)");
   EXPECT_EQ(refusal({"tune", "--modes", "shape"}, kTunePair),

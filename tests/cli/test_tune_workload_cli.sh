@@ -38,7 +38,7 @@ expect 2 "--pad is a cco bench option: cco tune chooses the modes itself" -- tun
 expect 2 "--csv is a cco bench option: cco tune writes a plan" -- tune --workload "$w" --csv out.csv
 expect 2 "--bootstrap does not apply to --workload" -- tune --workload "$w" --bootstrap env
 expect 2 "--validate is a cco bench option: it belongs to cco bench --workload FILE --validate" -- tune --workload "$w" --validate
-expect 2 "-a does not apply to --workload" -- tune --workload "$w" -a 1
+expect 2 "^cco tune: error: -a: expected 0 \\(rank 0\\), 1 \\(mean\\), 2 \\(min\\) or 3 \\(max\\) \\(see cco tune --help\\)$" -- tune --workload "$w" -a 7
 
 # Tune's own lists and values.
 expect 2 "0 CTAs cannot run" -- tune --workload "$w" --ctas -1,0
@@ -52,15 +52,15 @@ expect 2 "--plan needs a value" -- tune --workload "$w" --plan
 expect 2 "--workload needs a" -- tune --workload
 
 # The step's own flags and the file (the step's parser comes with the CUDA build).
-if [ -f "$(dirname "$cco")/../preload/libcco_preload.so" ]; then
-  expect 2 "-n: iterations must be 1..100000" -- tune --workload "$w" -n 0
-  expect 2 "-c: expected 0 or 1" -- tune --workload "$w" -c 2
-  expect 2 "unknown parameter|nosuch" -- tune --workload "$w" -g 2 --param nosuch=1
-  expect 2 "layers" -- tune --workload "$w" -g 2 --param layers=many
-  expect 2 "the workload file cannot be read" -- tune --workload "$tmp/none.json" -g 2
-  printf '{"schema": "ccoverlap.workload", "schema_version": "1.0.0",\n "bogus": 1}\n' >"$tmp/bad.json"
-  expect 2 "bad.json:2:[0-9]+: .*bogus" -- tune --workload "$tmp/bad.json" -g 2
-else
+# Every input is checked before any GPU is touched, in a build without CUDA too.
+expect 2 "-n: iterations must be 1..100000" -- tune --workload "$w" -n 0
+expect 2 "-c: expected 0 or 1" -- tune --workload "$w" -c 2
+expect 2 "unknown parameter|nosuch" -- tune --workload "$w" -g 2 --param nosuch=1
+expect 2 "layers" -- tune --workload "$w" -g 2 --param layers=many
+expect 2 "the workload file cannot be read" -- tune --workload "$tmp/none.json" -g 2
+printf '{"schema": "ccoverlap.workload", "schema_version": "1.0.0",\n "bogus": 1}\n' >"$tmp/bad.json"
+expect 2 "bad.json:2:[0-9]+: .*bogus" -- tune --workload "$tmp/bad.json" -g 2
+if [ ! -f "$(dirname "$cco")/../preload/libcco_preload.so" ]; then
   expect 1 "built without CUDA" -- tune --workload "$w" -g 2
 fi
 
