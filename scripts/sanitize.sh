@@ -15,13 +15,14 @@ if [ "$what" = asan ] || [ "$what" = all ]; then
     ctest --test-dir build-asan --output-on-failure -LE gpu
 fi
 if [ "$what" = tsan ] || [ "$what" = all ]; then
-  echo "== TSan (bootstrap, preload unit tests; in build-tsan)"
+  echo "== TSan (bootstrap, preload unit tests, the measuring loop; in build-tsan)"
   cmake -S . -B build-tsan -G Ninja -DCCO_ENABLE_CUDA=OFF -DCCO_ENABLE_TSAN=ON \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-  # The bootstrap, and the preload library's unit tests (its hook is called from many threads of
-  # the host program; built where the CUDA and NCCL headers exist).
+  # The bootstrap, the preload library's unit tests (its hook is called from many threads of the
+  # host program; built where the CUDA and NCCL headers exist: every one there is) and the
+  # measuring loop on thread ranks.
+  tsan_tests='cco\.test\.(bootstrap|preload_|bench_engine)[a-z_0-9]*'
   cmake --build build-tsan --target $(cd build-tsan && ninja -t targets all |
-    grep -oE '^cco\.test\.(bootstrap|preload_(hook|decide|resolve|config|nccl_streams|trace_path|order_window|blas|window|step_clock))[a-z_]*' |
-    sort -u | tr '\n' ' ')
-  TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan --output-on-failure -L 'bootstrap|preload'
+    grep -oE "^$tsan_tests" | sort -u | tr '\n' ' ')
+  TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan --output-on-failure -R "^$tsan_tests\$"
 fi
