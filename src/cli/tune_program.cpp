@@ -150,12 +150,20 @@ std::string decision_line(const steps::TuneFile& t, const steps::Decision& d) {
 }
 
 
-}  // namespace
+// What the search needs before the program starts, checked without leaving a file behind: the
+// candidates, the layout within the step budget, a new folder, a writable plan, the libraries;
+// then the environment the program inherits (set here, in cco's own process).
+struct Prepared {
+  std::vector<std::string> items;
+  std::vector<steps::Stage> stages;
+  std::string tune_path;
+};
 
-int tune_program_main(const std::vector<std::string>& args) {
-  TuneProgramOptions o = parse_tune_program(args);
+Prepared prepare(TuneProgramOptions& o) {
+  Prepared p;
   bool channels = false;
-  const std::vector<std::string> items = check_compare_items(o.candidates, &channels);
+  p.items = check_compare_items(o.candidates, &channels);
+  const std::vector<std::string>& items = p.items;
   const uint64_t minimum = steps::minimum_budget(static_cast<int>(items.size()), steps::kMinRounds);
   if (o.steps >= 0 && static_cast<uint64_t>(o.steps) < minimum)
     throw Usage("--steps " + std::to_string(o.steps) + " is below the " + std::to_string(minimum) +
@@ -163,7 +171,7 @@ int tune_program_main(const std::vector<std::string>& args) {
                 " candidates need (" + std::to_string(steps::kMinRounds) +
                 " rounds per stage of successive halving)");
   const uint64_t budget = o.steps >= 0 ? static_cast<uint64_t>(o.steps) : 2 * minimum;
-  const auto stages = steps::layout(
+  p.stages = steps::layout(
       steps::SearchOptions{static_cast<int>(items.size()), static_cast<uint64_t>(o.warmup), budget});
 
   // The folder of the step files and the decision file: new, or one without an earlier run.
@@ -172,7 +180,7 @@ int tune_program_main(const std::vector<std::string>& args) {
     throw Usage("--steps-out " + o.steps_out +
                 " already holds a tuning run (tune.json or steps-*.json): remove it or name "
                 "another folder");
-  const std::string tune_path = o.steps_out + "/tune.json";
+  p.tune_path = o.steps_out + "/tune.json";
   // Fail early, before the program runs, without leaving a file behind.
   if (is_file(o.out) ? ::access(o.out.c_str(), W_OK) != 0
                      : ::access(dir_of(absolute(o.out)).c_str(), W_OK) != 0)
@@ -209,65 +217,64 @@ int tune_program_main(const std::vector<std::string>& args) {
       ::unsetenv(c.name.c_str());
   }
   uint64_t search_steps = 0;
-  for (const auto& s : stages) search_steps += s.end() - s.start;
+  for (const auto& s : p.stages) search_steps += s.end() - s.start;
   std::fprintf(stderr,
                "cco tune: %zu candidates, %zu stages of successive halving, %llu search steps "
                "after %ld warm-up steps (time budget %ld s); steps and decisions in %s\n",
-               items.size(), stages.size(), static_cast<unsigned long long>(search_steps), o.warmup,
+               items.size(), p.stages.size(), static_cast<unsigned long long>(search_steps), o.warmup,
                o.time_s, o.steps_out.c_str());
 
-  timespec t0{};
-  ::clock_gettime(CLOCK_MONOTONIC, &t0);
-  std::fflush(nullptr);
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(std::string("cannot fork: ") + std::strerror(errno));
-  if (pid == 0) {
-    ::setpgid(0, 0);  // its own group: stopping it stops its workers too (torchrun's)
-    exec_child(o.command, "cco tune");
-  }
-  ::setpgid(pid, pid);
-  forward_signals_to(-pid);  // to its whole group
+  return p;
+}
 
-  // Follow the decisions; stop the program once the winner is known (unless --online).
-  std::size_t shown = 0;
+// Follows the decisions while the program runs and stops it (its process group) once the winner
+// is known, unless --online; or when no final decision came within the time budget plus a
+// margin. Returns when the program has ended.
+struct Watched {
   std::optional<steps::TuneFile> tune;
-  bool stopped = false, final_seen = false;
-  double final_at = 0, term_at = -1;
+  std::size_t shown = 0;  // decisions printed
+  bool stopped = false, exited = false;
   int status = 0;
-  bool exited = false;
+};
+
+Watched watch(const TuneProgramOptions& o, pid_t pid, const timespec& t0,
+              const std::string& tune_path) {
+  Watched r;
+  bool final_seen = false;
+  double final_at = 0, term_at = -1;
   const double hard_limit = static_cast<double>(o.time_s) + std::max(120.0, static_cast<double>(o.time_s) / 2.0);
   // SIGTERM to the program's group (SIGKILL follows after 30 s, below).
   auto stop = [&](const std::string& why, double now) {
     std::fprintf(stderr, "%s\n", why.c_str());
     ::kill(-pid, SIGTERM);
-    stopped = true;
+    r.stopped = true;
     term_at = now;
   };
   for (;;) {
-    const pid_t w = ::waitpid(pid, &status, WNOHANG);
+    const pid_t w = ::waitpid(pid, &r.status, WNOHANG);
     if (w == pid) {
-      exited = true;
+      r.exited = true;
       break;
     }
     if (w < 0 && errno != EINTR) break;
     try {
-      if (is_file(tune_path)) tune = steps::read_tune_file(tune_path);
+      if (is_file(tune_path)) r.tune = steps::read_tune_file(tune_path);
     } catch (const std::exception&) {
       // being replaced: read again next time
     }
-    if (tune) {
-      for (; shown < tune->decisions.size(); ++shown) {
-        std::fputs(decision_line(*tune, tune->decisions[shown]).c_str(), stderr);
-        if (tune->decisions[shown].final) {
+    if (r.tune) {
+      for (; r.shown < r.tune->decisions.size(); ++r.shown) {
+        std::fputs(decision_line(*r.tune, r.tune->decisions[r.shown]).c_str(), stderr);
+        if (r.tune->decisions[r.shown].final) {
           final_seen = true;
           final_at = seconds_since(t0);
         }
       }
     }
     const double now = seconds_since(t0);
-    if (!stopped && !o.online && final_seen) {
+    if (!r.stopped && !o.online && final_seen) {
       // Every rank wrote its steps at the final decision; give them a moment to land.
-      const auto* fin = tune->final_decision();
+      const auto* fin = r.tune->final_decision();
       bool all = true;
       for (const auto& f : read_step_files(o.steps_out, nullptr))
         if (f.steps.empty() || f.steps.back().step + 1 < fin->at_step) all = false;
@@ -276,37 +283,23 @@ int tune_program_main(const std::vector<std::string>& args) {
              "with the winner)", now);
       }
     }
-    if (!stopped && !final_seen && now > hard_limit)
+    if (!r.stopped && !final_seen && now > hard_limit)
       stop("cco tune: no final decision " + std::to_string(std::lround(now)) +
                " s after the start; stopping the program (partial results are kept)",
            now);
-    if (stopped && term_at >= 0 && now - term_at > 30) {
+    if (r.stopped && term_at >= 0 && now - term_at > 30) {
       ::kill(-pid, SIGKILL);
       term_at = -1;
     }
     ::usleep(100000);
   }
-  const int rc = !exited ? 1
-                 : WIFEXITED(status) ? WEXITSTATUS(status)
-                                     : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-  if (exited && (rc == 126 || rc == 127) && !tune) {
-    ::rmdir(o.steps_out.c_str());  // made for this run and still empty
-    return rc;
-  }
-  try {
-    if (is_file(tune_path)) tune = steps::read_tune_file(tune_path);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "cco tune: %s\n", e.what());
-  }
-  if (tune)
-    for (; shown < tune->decisions.size(); ++shown)
-      std::fputs(decision_line(*tune, tune->decisions[shown]).c_str(), stderr);
+  return r;
+}
 
-  // The report: each candidate's search steps on the deciding process, and its paired difference
-  // to the baseline over the rounds in which both ran.
-  std::vector<std::string> notes;
-  const auto files = read_step_files(o.steps_out, &notes);
-  for (const auto& n : notes) std::printf("cco tune: %s\n", n.c_str());
+// The report: each candidate's search steps on the deciding process, and its paired difference
+// to the baseline over the rounds in which both ran.
+void print_search_report(const std::optional<steps::TuneFile>& tune,
+                         const std::vector<steps::StepFile>& files) {
   const steps::StepFile* dec = nullptr;
   for (const auto& f : files)
     if (tune && ((tune->decider.rank && f.rank == tune->decider.rank) ||
@@ -348,33 +341,32 @@ int tune_program_main(const std::vector<std::string>& args) {
     std::printf("# no steps of the deciding process were found%s\n",
                 tune ? "" : " (no decision file: the program found no steps, or ended first)");
   }
-  if (!fin) {
-    std::printf("# no plan written: the search did not finish (program exit %d); the step files "
-                "and decisions so far are in %s\n", rc, o.steps_out.c_str());
-    return rc != 0 ? rc : 3;
-  }
+}
 
-  // The plan: the winner's, with where it was measured.
-  const std::string winner = tune->candidates.at(static_cast<std::size_t>(fin->set.at(0)));
+// The plan: the winner's, with where it was measured (the deciding process's device, SMs and
+// driver), the program, the candidates and every decision.
+void write_tuned_plan(const TuneProgramOptions& o, const steps::TuneFile& t,
+                      const steps::Decision& fin, std::size_t ranks) {
+  const std::string winner = t.candidates.at(static_cast<std::size_t>(fin.set.at(0)));
   nlohmann::json plan = nlohmann::json::parse(plan::to_json(plan::load_item(winner)));
   plan["generated_by"] = "cco tune -- CMD";
   char date[32] = {};
   const std::time_t now_t = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now_t));
-  nlohmann::json decisions = nlohmann::json::parse(steps::to_json(*tune))["decisions"];
+  nlohmann::json decisions = nlohmann::json::parse(steps::to_json(t))["decisions"];
   plan["tuning"] = {{"date", date},
                     {"program", o.command},
-                    {"candidates", tune->candidates},
+                    {"candidates", t.candidates},
                     {"winner", winner},
-                    {"why", fin->why},
-                    {"metric", fin->metric},
-                    {"warmup", tune->warmup},
-                    {"search_steps", fin->at_step - tune->warmup},
-                    {"ranks", files.size()},
-                    {"device", tune->decider.device_name},
-                    {"device_index", tune->decider.device},
-                    {"sms", tune->decider.sms},
-                    {"versions", {{"cuda_driver", tune->decider.cuda_driver}}},
+                    {"why", fin.why},
+                    {"metric", fin.metric},
+                    {"warmup", t.warmup},
+                    {"search_steps", fin.at_step - t.warmup},
+                    {"ranks", ranks},
+                    {"device", t.decider.device_name},
+                    {"device_index", t.decider.device},
+                    {"sms", t.decider.sms},
+                    {"versions", {{"cuda_driver", t.decider.cuda_driver}}},
                     {"decisions", decisions},
                     {"steps_dir", o.steps_out}};
   std::FILE* pf = std::fopen(o.out.c_str(), "w");
@@ -382,9 +374,59 @@ int tune_program_main(const std::vector<std::string>& args) {
   if (!pf || std::fwrite(text.data(), 1, text.size(), pf) != text.size() || std::fclose(pf) != 0)
     throw std::runtime_error("cannot write the plan " + o.out + ": " + std::strerror(errno));
   std::printf("# plan written to %s: %s (%s); apply it with `cco run --plan %s -- CMD`\n",
-              o.out.c_str(), winner.c_str(), fin->why.c_str(), o.out.c_str());
+              o.out.c_str(), winner.c_str(), fin.why.c_str(), o.out.c_str());
+}
+
+}  // namespace
+
+int tune_program_main(const std::vector<std::string>& args) {
+  TuneProgramOptions o = parse_tune_program(args);
+  const Prepared prep = prepare(o);
+
+  timespec t0{};
+  ::clock_gettime(CLOCK_MONOTONIC, &t0);
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error(std::string("cannot fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::setpgid(0, 0);  // its own group: stopping it stops its workers too (torchrun's)
+    exec_child(o.command, "cco tune");
+  }
+  ::setpgid(pid, pid);
+  forward_signals_to(-pid);  // to its whole group
+  Watched w = watch(o, pid, t0, prep.tune_path);
+  const int status = w.status;
+  std::optional<steps::TuneFile>& tune = w.tune;
+  std::size_t& shown = w.shown;
+  const int rc = !w.exited ? 1
+                 : WIFEXITED(status) ? WEXITSTATUS(status)
+                                     : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  if (w.exited && (rc == 126 || rc == 127) && !tune) {
+    ::rmdir(o.steps_out.c_str());  // made for this run and still empty
+    return rc;
+  }
+  try {
+    if (is_file(prep.tune_path)) tune = steps::read_tune_file(prep.tune_path);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cco tune: %s\n", e.what());
+  }
+  if (tune)
+    for (; shown < tune->decisions.size(); ++shown)
+      std::fputs(decision_line(*tune, tune->decisions[shown]).c_str(), stderr);
+
+  std::vector<std::string> notes;
+  const auto files = read_step_files(o.steps_out, &notes);
+  for (const auto& n : notes) std::printf("cco tune: %s\n", n.c_str());
+  print_search_report(tune, files);
+  const steps::Decision* fin = tune ? tune->final_decision() : nullptr;
+  if (!fin) {
+    std::printf("# no plan written: the search did not finish (program exit %d); the step files "
+                "and decisions so far are in %s\n", rc, o.steps_out.c_str());
+    return rc != 0 ? rc : 3;
+  }
+  write_tuned_plan(o, *tune, *fin, files.size());
   // The program's own failure counts, unless we stopped it.
-  if (stopped || rc == 0) return 0;
+  if (w.stopped || rc == 0) return 0;
   std::fprintf(stderr, "cco tune: the program exited %d after the search\n", rc);
   return rc;
 }
