@@ -56,6 +56,9 @@ uint64_t now_ns() {
 Hook::Hook(const DriverApi& api, plan::Plan plan, HookOptions opts)
     : api_(api), plan_(std::move(plan)), opts_(opts), id_(g_next_hook_id.fetch_add(1)) {
   shaping_ = plan_.shaping.active();
+  // Each configuration's statistics say whether it sets a GEMM SM target (the summary's gemm_*
+  // fields, and the warning at exit when no cuBLAS call reached the library).
+  stats_.gemm_active.store(plan_.gemm.active());
   prio_attr_ = plan_.priority.uses_launch_attr();
   overlap_ = shaping_ && plan_.shaping.when == plan::When::Overlap;
   window_ = opts_.shared_window;

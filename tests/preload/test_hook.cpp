@@ -71,6 +71,13 @@ class HookTest : public ::testing::Test {
   FakeDriver fake;
 };
 
+TEST_F(HookTest, StatisticsSayWhetherThePlanSetsAGemmTarget) {
+  EXPECT_TRUE(make("sm-target:100").stats().gemm_active.load());
+  EXPECT_TRUE(make("shape:1+sm-target:-16@overlap").stats().gemm_active.load());
+  EXPECT_FALSE(make("shape:1").stats().gemm_active.load());
+  EXPECT_FALSE(make("off").stats().gemm_active.load());
+}
+
 TEST_F(HookTest, ShapesToFixedTarget) {
   Hook h = make("shape:1");
   EXPECT_EQ(launch(h, kGemm), CUDA_SUCCESS);

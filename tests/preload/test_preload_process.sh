@@ -109,6 +109,12 @@ grep -qE '^cco-preload: stats pid=[0-9]+ policy=shape\+priority:1 method=launch-
   || fail "stats line: $(cat "$tmp/err")"
 [ "$(grep -c . "$tmp/err")" = 1 ] || fail "expected only the stats line on stderr: $(cat "$tmp/err")"
 
+# A GEMM SM budget that no cuBLAS call reached (this program has none): one warning at exit.
+out=$(run_app LD_PRELOAD="$lib" CCO_POLICY=sm-target:100 CCO_STATS=1)
+grep -q "warning: the plan sets a GEMM SM target, but no cuBLAS/cuBLASLt call reached the library" "$tmp/err" ||
+  fail "sm-target without cuBLAS: no warning: $(cat "$tmp/err")"
+grep -qE "^cco-preload: stats .* gemm_calls=0 gemm_sm_targeted=0( |$)" "$tmp/err" ||
+  fail "sm-target without cuBLAS: no gemm fields in the statistics: $(cat "$tmp/err")"
 out=$(run_app LD_PRELOAD="$lib" CCO_POLICY=shape:model CCO_VERBOSE=1)
 expect_line "$out" "shape:model" "gemm-legacy variant=0 shmem=45569 .*"  # 8 -> 4 blocks per SM
 grep -q "cco-preload: kernel my_gemm_k(float\*, float\*, int): 256 threads, 32 regs, 0+0 B smem: 8 blocks/SM -> 4 with dynamic 45569 B (k=4)" "$tmp/err" \
