@@ -143,6 +143,34 @@ void check_nccl_and_outputs(const Options& o) {
     throw UsageError("--json - and --csv - both want standard output: give one a file");
 }
 
+void add_shared_options(CLI::App& app, Options& o, SharedText& t) {
+  add_flag_option(app, F::Ngpus, o.ngpus);
+  add_flag_option(app, F::Iters, o.iters);
+  add_flag_option(app, F::Warmup, o.warmup);
+  add_flag_option(app, F::Check, t.check);
+  add_flag_option(app, F::Average, o.average);
+  add_flag_option(app, F::Modes, t.modes);
+  add_flag_option(app, F::BlocksPerSm, t.bps);
+  add_flag_option(app, F::Pad, t.pads);
+  add_flag_option(app, F::NcclMinCtas, o.nccl_min_ctas);
+  add_flag_option(app, F::NcclMaxCtas, o.nccl_max_ctas);
+  add_flag_option(app, F::NcclCtaPolicy, o.nccl_cta_policy);
+  add_flag_option(app, F::NcclCgaClusterSize, o.nccl_cga_cluster);
+  add_flag_option(app, F::Json, o.json_path);
+  add_flag_option(app, F::Csv, o.csv_path);
+  add_flag_switch(app, F::Quiet, o.quiet);
+}
+
+void parse_app(CLI::App& app, const std::vector<std::string>& args) {
+  std::vector<std::string> rest(args.begin() + (args.empty() ? 0 : 1), args.end());
+  std::reverse(rest.begin(), rest.end());  // CLI11 takes arguments in reverse order
+  try {
+    app.parse(rest);
+  } catch (const CLI::ParseError& err) {
+    throw UsageError(err.what());
+  }
+}
+
 Options parse_options(const std::vector<std::string>& args) {
   Options o;
   o.argv = args;
@@ -151,16 +179,12 @@ Options parse_options(const std::vector<std::string>& args) {
   app.allow_extras(false);
 
   std::string b, e, d = "float", op = "sum", coll = "allreduce", compute = "cublaslt", gemm,
-                    gemm_dtype = "bf16", mem = "1G", modes, bps, pads;
-  int check = 1;
+                    gemm_dtype = "bf16", mem = "1G";
+  SharedText shared;
+  add_shared_options(app, o, shared);
   auto* opt_b = add_flag_option(app, F::MinBytes, b);
   auto* opt_e = add_flag_option(app, F::MaxBytes, e);
   add_flag_option(app, F::StepFactor, o.step_factor);
-  add_flag_option(app, F::Ngpus, o.ngpus);
-  add_flag_option(app, F::Iters, o.iters);
-  add_flag_option(app, F::Warmup, o.warmup);
-  add_flag_option(app, F::Check, check);
-  add_flag_option(app, F::Average, o.average);
   add_flag_option(app, F::Bootstrap, o.bootstrap);
   add_flag_option(app, F::BootstrapTimeout, o.bootstrap_timeout);
   add_flag_option(app, F::Datatype, d);
@@ -171,30 +195,14 @@ Options parse_options(const std::vector<std::string>& args) {
   add_flag_option(app, F::GemmDtype, gemm_dtype);
   add_flag_option(app, F::Count, o.count);
   add_flag_option(app, F::MemBytes, mem);
-  add_flag_option(app, F::Modes, modes);
-  add_flag_option(app, F::BlocksPerSm, bps);
-  add_flag_option(app, F::Pad, pads);
   add_flag_option(app, F::GemmSms, o.gemm_sms);
   add_flag_option(app, F::GreenSms, o.green_sms);
-  add_flag_option(app, F::NcclMinCtas, o.nccl_min_ctas);
-  add_flag_option(app, F::NcclMaxCtas, o.nccl_max_ctas);
-  add_flag_option(app, F::NcclCtaPolicy, o.nccl_cta_policy);
-  add_flag_option(app, F::NcclCgaClusterSize, o.nccl_cga_cluster);
   std::string reg;
   add_flag_option(app, F::NcclRegister, reg);
-  add_flag_option(app, F::Json, o.json_path);
-  add_flag_option(app, F::Csv, o.csv_path);
   add_flag_option(app, F::Trace, o.trace_path);
-  add_flag_switch(app, F::Quiet, o.quiet);
 
   refuse_out_of_scope(args, kPair);  // a known flag of another command: one line saying why
-  std::vector<std::string> rest(args.begin() + (args.empty() ? 0 : 1), args.end());
-  std::reverse(rest.begin(), rest.end());  // CLI11 takes arguments in reverse order
-  try {
-    app.parse(rest);
-  } catch (const CLI::ParseError& err) {
-    throw UsageError(err.what());
-  }
+  parse_app(app, args);
 
   // An empty value is a mistake (an unset shell variable), not "the default".
   if (opt_b->count() > 0 && b.empty()) throw UsageError("-b: needs a size (got an empty value)");
@@ -218,7 +226,7 @@ Options parse_options(const std::vector<std::string>& args) {
                        " gives " + fmt::format("{:.0f}", n) + " sizes; at most " +
                        std::to_string(kMaxSizes) + " (raise -f or narrow -b/-e)");
   }
-  check_counts(o, check);
+  check_counts(o, shared.check);
   if (o.bootstrap != "auto" && o.bootstrap != "threads" && o.bootstrap != "env" && o.bootstrap != "mpi")
     throw UsageError("--bootstrap: expected auto, threads, env or mpi, got '" + o.bootstrap + "'");
   if (!(o.bootstrap_timeout >= 0) || o.bootstrap_timeout > 86400)
@@ -256,7 +264,7 @@ Options parse_options(const std::vector<std::string>& args) {
     o.k = v.size() == 3 ? v[2] : v[0];
   }
 
-  parse_shape_options(o, modes, bps, pads);
+  parse_shape_options(o, shared.modes, shared.bps, shared.pads);
   const bool any_shape = std::any_of(o.modes.begin(), o.modes.end(), is_shape);
   if (o.compute == model::ComputeKind::CublasLt) {
     if (any_shape || !o.blocks_per_sm.empty() || !o.pads.empty())

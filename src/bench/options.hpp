@@ -8,6 +8,10 @@
 #include <string>
 #include <vector>
 
+namespace CLI {
+class App;
+}  // namespace CLI
+
 #include "model/metrics.hpp"
 #include "model/types.hpp"
 
@@ -63,6 +67,18 @@ struct Options {
 /// Parses `cco bench` arguments (argv[0] is "bench"). Throws UsageError with one line on any bad
 /// or conflicting input. Does not look at any GPU.
 Options parse_options(const std::vector<std::string>& args);
+
+/// What both bench parsers read as text before checking it (check_counts, parse_shape_options).
+struct SharedText {
+  std::string modes, bps, pads;
+  int check = 1;
+};
+/// The CLI11 options every bench parser takes, a pair's and a step's (in the flag table both
+/// kPair and kStep): -g -n -w -c -a, --modes --blocks-per-sm --pad, the NCCL communicator's,
+/// --json --csv -q; bound into `o` and `t`.
+void add_shared_options(CLI::App& app, Options& o, SharedText& t);
+/// Parses args[1..] (args[0] is the command) with `app`; a CLI11 error becomes one UsageError.
+void parse_app(CLI::App& app, const std::vector<std::string>& args);
 
 /// Checks shared by every parser of bench options (cco bench, cco bench --workload), each
 /// throwing UsageError with one line: -g/-n/-w/-c/-a (sets o.check from `check`); --modes,

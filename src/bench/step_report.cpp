@@ -57,32 +57,11 @@ StepOptions parse_step_options(const std::vector<std::string>& args) {
   CLI::App app{"cco bench --workload", "bench"};
   app.set_help_flag();
   app.allow_extras(false);
-  std::string modes, bps, pads;
-  int check = 1;
-  add_flag_option(app, F::Ngpus, o.ngpus);
-  add_flag_option(app, F::Iters, o.iters);
-  add_flag_option(app, F::Warmup, o.warmup);
-  add_flag_option(app, F::Check, check);
-  add_flag_option(app, F::Average, o.average);
-  add_flag_option(app, F::Modes, modes);
-  add_flag_option(app, F::BlocksPerSm, bps);
-  add_flag_option(app, F::Pad, pads);
-  add_flag_option(app, F::NcclMinCtas, o.nccl_min_ctas);
-  add_flag_option(app, F::NcclMaxCtas, o.nccl_max_ctas);
-  add_flag_option(app, F::NcclCtaPolicy, o.nccl_cta_policy);
-  add_flag_option(app, F::NcclCgaClusterSize, o.nccl_cga_cluster);
-  add_flag_option(app, F::Json, o.json_path);
-  add_flag_option(app, F::Csv, o.csv_path);
-  add_flag_switch(app, F::Quiet, o.quiet);
-  std::vector<std::string> rest(sa.rest.begin() + (sa.rest.empty() ? 0 : 1), sa.rest.end());
-  std::reverse(rest.begin(), rest.end());  // CLI11 takes arguments in reverse order
-  try {
-    app.parse(rest);
-  } catch (const CLI::ParseError& err) {
-    throw UsageError(err.what());
-  }
-  check_counts(o, check);
-  parse_shape_options(o, modes, bps, pads);
+  SharedText shared;
+  add_shared_options(app, o, shared);  // a step takes only the options a pair shares with it
+  parse_app(app, sa.rest);
+  check_counts(o, shared.check);
+  parse_shape_options(o, shared.modes, shared.bps, shared.pads);
   check_nccl_and_outputs(o);
   return so;
 }

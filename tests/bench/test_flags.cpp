@@ -117,4 +117,30 @@ TEST(Flags, ParsersAgreeWithTheTable) {
   }
 }
 
+// The same for a step: every flag the table gives the step scope parses there; the others are
+// refused with the table's line (split_step_args takes the workload's own four first).
+TEST(Flags, StepParserAgreesWithTheTable) {
+  for (const FlagSpec& f : flags()) {
+    if (f.id == F::Workload || f.id == F::Validate || f.id == F::Param || f.id == F::GpuMemory)
+      continue;
+    std::string one = f.names;
+    one = one.substr(one.find(',') == std::string::npos ? 0 : one.find(',') + 1);
+    std::vector<std::string> args = {"bench", "--workload", "w.json", one};
+    if (f.value) args.push_back("x");
+    try {
+      (void)parse_step_options(args);
+    } catch (const UsageError& e) {
+      const std::string what = e.what();
+      if (f.scopes & kStep) {
+        EXPECT_EQ(what.find("not expected"), std::string::npos) << one << " not parsed: " << what;
+        EXPECT_EQ(what.find("--workload:"), std::string::npos) << one << ": " << what;
+      } else {
+        EXPECT_TRUE(what.find(" does not apply to --workload") != std::string::npos ||
+                    what.find(" is a cco tune option") != std::string::npos)
+            << one << ": " << what;
+      }
+    }
+  }
+}
+
 }  // namespace
