@@ -76,6 +76,14 @@ std::string absolute(const std::string& p) {
   return p;
 }
 
+bool same_file(const std::string& path, const std::string& ours) {
+  return path == ours || absolute(path) == ours;
+}
+
+bool names_another(const char* value, const std::string& ours) {
+  return value && *value && !same_file(value, ours);
+}
+
 std::string dir_of(const std::string& p) {
   const auto slash = p.rfind('/');
   return slash == std::string::npos ? "." : p.substr(0, slash);
@@ -102,7 +110,7 @@ std::string check_step_nvtx(const std::string& name) {
 // ranges instead, and no step would be found.
 void refuse_foreign_nvtx(const std::string& lib) {
   const char* have = ::getenv("NVTX_INJECTION64_PATH");
-  if (have && *have && have != lib && absolute(have) != lib)
+  if (names_another(have, lib))
     throw Usage(std::string("--step-nvtx: NVTX_INJECTION64_PATH=") + have +
                 " is set (another NVTX tool); steps from NVTX ranges need the library as the "
                 "injection: unset it");
@@ -268,7 +276,7 @@ std::vector<EnvChange> run_environment(const RunOptions& opts, const plan::Plan&
       std::size_t end = list.find_first_of(": ", start);
       if (end == std::string::npos) end = list.size();
       const std::string item = list.substr(start, end - start);
-      if (!item.empty() && (item == lib_path || absolute(item) == lib_path)) present = true;
+      if (!item.empty() && same_file(item, lib_path)) present = true;
       start = end + 1;
     }
   }
@@ -309,7 +317,7 @@ std::vector<EnvChange> run_environment(const RunOptions& opts, const plan::Plan&
                         (opts.trace.empty() ? "" : " and trace nothing"));
   if (!tuner_path.empty()) {
     const char* have = getenv("NCCL_TUNER_PLUGIN");
-    if (have && *have && have != tuner_path && absolute(have) != tuner_path) {
+    if (names_another(have, tuner_path)) {
       if (warnings)
         warnings->push_back(std::string("keeping NCCL_TUNER_PLUGIN=") + have +
                             " from the environment (the plan's nccl.channels need " + tuner_path +
@@ -417,7 +425,7 @@ std::string find_tuner_library(const std::string& preload_lib, const std::string
 // compare nothing. (A single plan only warns: it still gets its other controls.)
 void refuse_foreign_tuner(const std::string& flag, const std::string& tuner_path) {
   const char* have = ::getenv("NCCL_TUNER_PLUGIN");
-  if (have && *have && have != tuner_path && absolute(have) != tuner_path)
+  if (names_another(have, tuner_path))
     throw Usage(flag + ": its channel caps need ccoverlap's tuner plugin (" + tuner_path +
                 "), but NCCL_TUNER_PLUGIN=" + have + " is set: unset it");
 }

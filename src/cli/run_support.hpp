@@ -15,6 +15,10 @@ namespace cco::cli {
 bool is_file(const std::string& p);
 /// realpath, or `p` unchanged when it cannot be resolved.
 std::string absolute(const std::string& p);
+/// `path` names the file `ours` (an absolute path): as given, or once resolved.
+bool same_file(const std::string& path, const std::string& ours);
+/// An environment value naming another file than `ours` (set, not empty, not the same file).
+bool names_another(const char* value, const std::string& ours);
 std::string dir_of(const std::string& p);
 /// This executable's path ("" when /proc cannot say).
 std::string self_exe();
