@@ -26,7 +26,7 @@ cat "$R/machine.txt" | head -30
 if [ "$stage" = tests ] || [ "$stage" = all ]; then
   for t in "$B"/tests/cco.test.gpu_*; do
     n=$(basename "$t")
-    timeout 150 "$t" >"$R/$n.log" 2>&1
+    timeout 300 "$t" >"$R/$n.log" 2>&1
     rc=$?
     echo "$n: exit $rc ($(grep -E '^\[  (PASSED|FAILED)|^GPU tests:|^SKIPPED' "$R/$n.log" | tr '\n' ' '))"
     grep -E "occupancy: .* footprints|FAILED|Failure" "$R/$n.log" | head -20
@@ -88,7 +88,7 @@ fi
 if [ "$stage" = suite ]; then
   for t in "$B"/tests/cco.test.gpu_*; do
     n=$(basename "$t")
-    timeout 150 "$t" >"$R/$n.log" 2>&1
+    timeout 300 "$t" >"$R/$n.log" 2>&1
     rc=$?
     echo "$n: exit $rc ($(grep -E '^\[  (PASSED|FAILED)' "$R/$n.log" | tr '\n' ' '))"
     grep -E "FAILED|Failure|occupancy: .* footprints" "$R/$n.log" | head -8

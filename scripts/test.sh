@@ -6,4 +6,8 @@ cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build}
 [ -f "$build/build.ninja" ] || { echo "no build in $build: run scripts/setup.sh first" >&2; exit 2; }
 cmake --build "$build"
-ctest --test-dir "$build" --output-on-failure "$@"
+rc=0
+ctest --test-dir "$build" --output-on-failure "$@" || rc=$?
+# A build that leaves tests out says which and why (tests/CMakeLists.txt writes the list).
+[ -f "$build/tests/not_built.txt" ] && cat "$build/tests/not_built.txt"
+exit $rc

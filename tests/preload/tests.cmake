@@ -11,6 +11,9 @@ if(TARGET cco.preload_core)
   endforeach()
   cco_add_test(preload_window SOURCES preload/test_window.cpp LIBS cco.preload_core LABELS preload)
   cco_add_test(preload_step_clock SOURCES preload/test_step_clock.cpp LIBS cco.preload_core LABELS preload)
+else()
+  list(APPEND CCO_TESTS_NOT_BUILT
+    "the preload library's GPU-free unit tests (preload_hook, _decide, _resolve, _config, _nccl_streams, _trace_path, _order_window, _blas, _nvtx_steps, _window, _step_clock): they need the CUDA and NCCL headers (cuda.h, nccl.h), not found here")
 endif()
 if(TARGET cco.preload)
 
@@ -37,6 +40,9 @@ if(TARGET cco.preload)
     set_target_properties(cco.test.fake_cupti PROPERTIES OUTPUT_NAME cupti SOVERSION 13
       LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fakecupti)
     set(_fake_cupti_env CCO_FAKE_CUPTI=$<TARGET_FILE_DIR:cco.test.fake_cupti>/libcupti.so.13)
+  else()
+    list(APPEND CCO_TESTS_NOT_BUILT
+      "preload_process's CCO_TRACE checks against a fake libcupti: no CUPTI headers (cupti.h) found")
   endif()
   # A fake libcublas.so.13 (its own folder) and a program linked against it: the SM budget.
   add_library(cco.test.fake_cublas SHARED preload/fake_cublas.cpp)

@@ -383,6 +383,28 @@ TEST(Sweep, ReadsTheRecordedExample) {
   EXPECT_NE(table.find("1555.7"), std::string::npos);
 }
 
+// The figures above are read back from the recorded file, so a wrong formula in the bench that
+// wrote it would pass there. Here every row's reduction and efficiency are derived again from the
+// file's own medians, by the definitions of docs/METRICS.md:
+//   reduction = 1 - T / T_seq,   E = (T_seq - T) / min(T_comp, T_comm).
+TEST(Sweep, RecordedFiguresFollowTheDefinitions) {
+  const auto j = example();
+  ASSERT_GE(j.at("results").size(), 9u);
+  for (const auto& r : j.at("results")) {
+    const double t = r.at("t").at("median_us"), seq = r.at("t_seq").at("median_us");
+    const double comp = r.at("t_comp").at("median_us"), comm = r.at("t_comm").at("median_us");
+    SCOPED_TRACE(r.at("mode").get<std::string>());
+    EXPECT_NEAR(r.at("reduction").get<double>(), 1 - t / seq, 1e-9);
+    EXPECT_NEAR(r.at("efficiency").get<double>(), (seq - t) / std::min(comp, comm), 1e-9);
+    EXPECT_NEAR(r.at("t_ideal_us").get<double>(), std::max(comp, comm), 1e-9);
+    EXPECT_NEAR(r.at("ideal_reduction").get<double>(), 1 - std::max(comp, comm) / seq, 1e-9);
+  }
+  // One row by hand (shape+priority k=3): (2107.280 - 1555.728) / min(1173.248, 909.520).
+  const auto s = rp::sweep_from_json(j, "ex.json");
+  EXPECT_NEAR(s.rows[6].efficiency, (2107.280 - 1555.728) / 909.520, 1e-4);
+  EXPECT_NEAR(s.rows[6].reduction, 1 - 1555.728 / 2107.280, 1e-5);
+}
+
 TEST(Sweep, ChartAgainstBlocksPerSm) {
   const auto s = rp::sweep_from_json(example(), "builtin2048x2_ar256M.json");
   const std::string svg = rp::sweep_svg(s).str();
