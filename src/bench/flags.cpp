@@ -14,7 +14,7 @@ constexpr unsigned kTunes = kTunePair | kTuneStep;
 constexpr const char* kSizes = "the workload file sets sizes and types (use --param NAME=VALUE)";
 constexpr const char* kEverySm = "a step's cuBLASLt GEMMs run on every SM";
 constexpr const char* kRegister = "buffer registration applies to pairs, whose buffers cco allocates";
-constexpr const char* kThreads = "a workload runs in one process with a thread per GPU";
+constexpr const char* kThreads = "cco tune --workload runs in one process with a thread per GPU";
 constexpr const char* kModes = "cco tune chooses the modes itself";
 constexpr const char* kValidate = "it belongs to cco bench --workload FILE --validate";
 constexpr const char* kTwoRounds = "a step is tuned in two rounds (screening, final)";
@@ -37,8 +37,8 @@ const std::vector<FlagSpec>& table() {
       {F::Warmup, "-w,--warmup_iters", true, kAll, false, nullptr, nullptr},
       {F::Check, "-c,--check", true, kAll, false, nullptr, nullptr},
       {F::Average, "-a,--average", true, kAll, false, nullptr, nullptr},
-      {F::Bootstrap, "--bootstrap", true, kPairs, false, kThreads, nullptr},
-      {F::BootstrapTimeout, "--bootstrap-timeout", true, kPairs, false, kThreads, nullptr},
+      {F::Bootstrap, "--bootstrap", true, kPairs | kStep, false, kThreads, nullptr},
+      {F::BootstrapTimeout, "--bootstrap-timeout", true, kPairs | kStep, false, kThreads, nullptr},
       {F::Modes, "--modes", true, kPair | kStep, false, nullptr, kModes},
       {F::BlocksPerSm, "--blocks-per-sm", true, kAll, true, nullptr, nullptr},
       {F::Pad, "--pad", true, kPair | kStep, false, nullptr,

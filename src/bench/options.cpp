@@ -126,6 +126,10 @@ void parse_shape_options(Options& o, const std::string& modes, const std::string
 }
 
 void check_nccl_and_outputs(const Options& o) {
+  if (o.bootstrap != "auto" && o.bootstrap != "threads" && o.bootstrap != "env" && o.bootstrap != "mpi")
+    throw UsageError("--bootstrap: expected auto, threads, env or mpi, got '" + o.bootstrap + "'");
+  if (!(o.bootstrap_timeout >= 0) || o.bootstrap_timeout > 86400)
+    throw UsageError("--bootstrap-timeout: expected seconds in 0..86400");
   for (const int* v : {&o.nccl_min_ctas, &o.nccl_max_ctas})
     if (*v == 0 || *v < -1 || *v > 64) throw UsageError("--nccl-min-ctas/--nccl-max-ctas: must be 1..64");
   if (o.nccl_min_ctas > 0 && o.nccl_max_ctas > 0 && o.nccl_min_ctas > o.nccl_max_ctas)
@@ -147,6 +151,8 @@ void add_shared_options(CLI::App& app, Options& o, SharedText& t) {
   add_flag_option(app, F::Ngpus, o.ngpus);
   add_flag_option(app, F::Iters, o.iters);
   add_flag_option(app, F::Warmup, o.warmup);
+  add_flag_option(app, F::Bootstrap, o.bootstrap);
+  add_flag_option(app, F::BootstrapTimeout, o.bootstrap_timeout);
   add_flag_option(app, F::Check, t.check);
   add_flag_option(app, F::Average, o.average);
   add_flag_option(app, F::Modes, t.modes);
@@ -185,8 +191,6 @@ Options parse_options(const std::vector<std::string>& args) {
   auto* opt_b = add_flag_option(app, F::MinBytes, b);
   auto* opt_e = add_flag_option(app, F::MaxBytes, e);
   add_flag_option(app, F::StepFactor, o.step_factor);
-  add_flag_option(app, F::Bootstrap, o.bootstrap);
-  add_flag_option(app, F::BootstrapTimeout, o.bootstrap_timeout);
   add_flag_option(app, F::Datatype, d);
   add_flag_option(app, F::Op, op);
   add_flag_option(app, F::Collective, coll);
@@ -227,10 +231,6 @@ Options parse_options(const std::vector<std::string>& args) {
                        std::to_string(kMaxSizes) + " (raise -f or narrow -b/-e)");
   }
   check_counts(o, shared.check);
-  if (o.bootstrap != "auto" && o.bootstrap != "threads" && o.bootstrap != "env" && o.bootstrap != "mpi")
-    throw UsageError("--bootstrap: expected auto, threads, env or mpi, got '" + o.bootstrap + "'");
-  if (!(o.bootstrap_timeout >= 0) || o.bootstrap_timeout > 86400)
-    throw UsageError("--bootstrap-timeout: expected seconds in 0..86400");
   o.dtype = model_arg([&] { return model::parse_dtype(d); }, "-d");
   o.op = model_arg([&] { return model::parse_redop(op); }, "-o");
   o.coll = model_arg([&] { return model::parse_collective(coll); }, "--collective");

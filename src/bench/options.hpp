@@ -83,7 +83,7 @@ void parse_app(CLI::App& app, const std::vector<std::string>& args);
 /// Checks shared by every parser of bench options (cco bench, cco bench --workload), each
 /// throwing UsageError with one line: -g/-n/-w/-c/-a (sets o.check from `check`); --modes,
 /// --blocks-per-sm and --pad (fills o.modes, o.blocks_per_sm, o.pads); NCCL settings and the
-/// output files (--json, --csv, --trace).
+/// output files (--json, --csv, --trace), --bootstrap and --bootstrap-timeout.
 void check_counts(Options& o, int check);
 void parse_shape_options(Options& o, const std::string& modes, const std::string& bps,
                          const std::string& pads);

@@ -2,6 +2,7 @@
 
 #include "bench/engine.hpp"
 #include "bench/nvtx.hpp"
+#include "bench/ranks.hpp"
 
 #include <nvtx3/nvToolsExt.h>  // header-only; NVTX loads a tool only when one is attached
 #include <unistd.h>
@@ -21,7 +22,6 @@
 #include "runtime/green.hpp"
 #include "trace/session.hpp"
 #include "workloads/workload.hpp"
-#include "model/version.hpp"
 
 namespace cco::bench {
 namespace {
@@ -168,31 +168,12 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
     tr = std::make_unique<trace::Session>();
     if (!tr->start()) tr.reset();  // the session printed why; the run goes on untraced
   }
-  std::string why;
-  const int ndev = rt::device_count(&why);
-  if (ndev == 0) throw NoGpu("cco bench needs a CUDA GPU and none is usable here (" + why + ")");
-  // Ranks: threads in this process, or one process per rank from a launcher (src/bootstrap).
-  boot::LaunchOptions lo;
-  lo.mode = o.bootstrap;
-  lo.threads = o.ngpus == 0 ? ndev : o.ngpus;
-  lo.timeout_s = o.bootstrap_timeout;
-  // Every rank must run the same workload and the same number of rounds: the options are the
-  // job key the ranks compare when they meet.
-  lo.job_key = options_json(o).dump();
-  std::unique_ptr<boot::Launcher> launcher;
-  try {
-    launcher = boot::make_launcher(lo, boot::current_environment());
-  } catch (const boot::ConfigError& e) {
-    throw UsageError(e.what());
-  }
-  const bool threads_mode = launcher->mode() == "threads";
-  if (threads_mode && lo.threads > ndev)
-    throw UsageError("-g " + std::to_string(lo.threads) + ": only " + std::to_string(ndev) +
-                     " GPU(s) visible");
-  if (!threads_mode && o.ngpus > 1)
-    throw UsageError("-g " + std::to_string(o.ngpus) + " conflicts with " + launcher->mode() +
-                     ": each process drives one GPU there (leave -g out)");
-  const int ngpus = launcher->size();
+  // Ranks: threads in this process, or one process per rank from a launcher (ranks.hpp). Every
+  // rank must run the same workload and the same number of rounds: the options are the job key
+  // the ranks compare when they meet.
+  Ranks ranks = launch_ranks(o, options_json(o).dump());
+  auto& launcher = ranks.launcher;
+  const int ngpus = ranks.size();
 
   Report rep;
   rep.argv = o.argv;
@@ -203,9 +184,7 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
   rep.collective = model::to_string(o.coll);
   rep.dtype = model::to_string(o.dtype);
   rep.redop = model::to_string(o.op);
-  const auto v = rt::versions();
-  rep.versions = {{"cuda_driver", v.driver}, {"cuda_runtime", v.runtime}, {"nccl", v.nccl},
-                  {"cublaslt", v.cublas}, {"ccoverlap", model::kVersion}};
+  rep.versions = versions_json();
 
   wl::ComputeSpec cs;
   cs.kind = o.compute;
@@ -238,27 +217,15 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
 
   launcher->run([&](boot::Group& g) {
     const bool lead = g.rank() == 0;
-    // In process modes device() is the local rank: map it onto the GPUs this process sees.
-    const int device = threads_mode ? g.device() : g.device() % ndev;
+    const int device = ranks.device_of(g);
     CCO_CUDA_CHECK(cudaSetDevice(device));
     const auto info = rt::device_info(device);
     if (tr) tr->set_rank(device, g.rank());
     const auto& lim = info.limits;
-    {
-      nlohmann::json d = {{"rank", g.rank()},       {"device", device},
-                          {"name", info.name},      {"pci_bus_id", info.pci_bus_id},
-                          {"sms", lim.sm_count},    {"arch", lim.arch},
-                          {"host", rep.host},       {"memory_bytes", info.total_mem},
-                          {"stream_priority_range", {info.least_priority, info.greatest_priority}}};
-      const auto all = g.allgather(d.dump());
-      if (lead)
-        for (const auto& s : all) rep.devices.push_back(nlohmann::json::parse(s));
-    }
-    ncclUniqueId id{};
-    if (lead) id = rt::make_unique_id();
-    g.broadcast(&id, sizeof id, 0);
+    const auto devices = gather_devices(g, device, info, rep.host);
+    if (lead) rep.devices = devices;
     std::vector<rt::Comm> comms;
-    comms.emplace_back(id, g.size(), g.rank(), cc);
+    comms.push_back(open_comm(g, cc));
     std::vector<std::unique_ptr<wl::ComputeOp>> comps;
     comps.push_back(wl::make_compute(cs));
     auto& comp0 = *comps[0];
@@ -288,40 +255,26 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
     // communicator and collective.
     std::vector<int> sms_keys = {-1}, green_keys = {-1};
     std::vector<std::pair<int, int>> comm_keys = {{-1, -1}};
-    auto index_of = [](auto& keys, const auto& k) {
-      for (std::size_t i = 0; i < keys.size(); ++i)
-        if (keys[i] == k) return i;
-      keys.push_back(k);
-      return keys.size() - 1;
-    };
     std::vector<Planned> planned;
     const auto& fp = ctx.footprint;
     for (const auto& s : specs) {
       if (s.nccl_reg < -1 || s.nccl_reg > static_cast<int>(model::CommRegister::Window))
         throw UsageError("row '" + s.label() + "': unknown buffer registration " + std::to_string(s.nccl_reg));
       Planned p{s, 0, ctx.natural_bps};
-      p.comp = index_of(sms_keys, s.gemm_sms);
-      p.comm = index_of(comm_keys, std::pair<int, int>{s.nccl_ctas, s.nccl_reg});
-      p.green = index_of(green_keys, s.green_sms);
+      p.comp = key_index(sms_keys, s.gemm_sms);
+      p.comm = key_index(comm_keys, std::pair<int, int>{s.nccl_ctas, s.nccl_reg});
+      p.green = key_index(green_keys, s.green_sms);
       if (is_shape(s.mode)) {
         if (!ctx.shapeable) throw UsageError("shape rows need a compute part whose launches are ours");
-        model::ShapeChoice sc;
-        try {
-          sc = model::shape_choice(lim, fp, s.blocks_per_sm, s.pad);
-        } catch (const model::Error& e) {
-          throw UsageError("--pad " + model::format_bytes(s.pad) + ": " + e.what());
-        }
-        if (!sc.note.empty()) notes.push_back(sc.note);
-        p.pad = sc.pad;
-        p.bps = sc.model_bps;
-        comp0.set_extra_smem(p.pad);
-        const int drv =
-            rt::driver_occupancy(comp0.kernel(), fp.threads, fp.dynamic_smem + p.pad);
-        if (drv != p.bps) {
-          notes.push_back("pad " + std::to_string(p.pad) + ": model says " + std::to_string(p.bps) +
-                          " blocks per SM, the driver " + std::to_string(drv) + "; using the driver's");
-          p.bps = drv;
-        }
+        const PadPlan pp = plan_padding(lim, fp, comp0.kernel(), s.blocks_per_sm, s.pad,
+                                        "--pad " + model::format_bytes(s.pad));
+        if (!pp.note.empty()) notes.push_back(pp.note);
+        p.pad = pp.pad;
+        p.bps = pp.driver_bps;
+        if (pp.driver_bps != pp.model_bps)
+          notes.push_back("pad " + std::to_string(p.pad) + ": model says " +
+                          std::to_string(pp.model_bps) + " blocks per SM, the driver " +
+                          std::to_string(pp.driver_bps) + "; using the driver's");
         comp0.set_extra_smem(0);
       }
       planned.push_back(p);
@@ -339,19 +292,9 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
     for (std::size_t i = 1; i < comm_keys.size(); ++i) {
       auto c = cc;
       if (comm_keys[i].first > 0) c.min_ctas = c.max_ctas = comm_keys[i].first;
-      ncclUniqueId vid{};
-      if (lead) vid = rt::make_unique_id();
-      g.broadcast(&vid, sizeof vid, 0);
-      comms.emplace_back(vid, g.size(), g.rank(), c);
+      comms.push_back(open_comm(g, c));
     }
-    std::vector<std::unique_ptr<rt::SmPartition>> parts(1);
-    for (std::size_t i = 1; i < green_keys.size(); ++i) {
-      parts.push_back(std::make_unique<rt::SmPartition>(device, green_keys[i]));
-      if (parts.back()->sms() != green_keys[i])
-        notes.push_back("green partition of " + std::to_string(green_keys[i]) + " SMs holds " +
-                        std::to_string(parts.back()->sms()) + " (the driver's granularity is " +
-                        std::to_string(parts.back()->granularity()) + ")");
-    }
+    const auto parts = green_partitions(device, green_keys, &notes);
     if (lead) {
       rep.compute = comp0.describe();
       rep.notes = notes;
@@ -547,7 +490,7 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
   if (tr) {
     CCO_CUDA_CHECK(cudaDeviceSynchronize());
     tr->stop();
-    const bool one_file = threads_mode;
+    const bool one_file = ranks.threads;
     const std::string path = one_file ? o.trace_path : rank_path(o.trace_path, launcher->first_rank());
     tr->write(path);
     if (tr->dropped_records() > 0)

@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "bench/engine.hpp"
+#include "bench/ranks.hpp"
 #include "bench/nvtx.hpp"
 #include "bench/runner.hpp"
 #include "bench/step_args.hpp"
@@ -26,7 +27,6 @@
 #include "runtime/device.hpp"
 #include "runtime/green.hpp"
 #include "workloads/step_exec.hpp"
-#include "model/version.hpp"
 
 namespace cco::bench {
 namespace {
@@ -51,14 +51,6 @@ struct PlannedRow {
   std::size_t comm = 0;   // index into the rank's communicators (0: the run's own)
   std::size_t green = 0;  // index into the rank's SM partitions (0: the whole device)
 };
-
-/// Index of `k` in `keys`, appended when new (keys[0] is the run's own setting, -1).
-std::size_t key_index(std::vector<int>& keys, int k) {
-  for (std::size_t i = 0; i < keys.size(); ++i)
-    if (keys[i] == k) return i;
-  keys.push_back(k);
-  return keys.size() - 1;
-}
 
 /// Puts a row's communicator in the slot the executor reads (StepExec keeps a reference to one
 /// rt::Comm and reads its handle at every enqueue), and puts the run's own back when it ends.
@@ -117,13 +109,13 @@ StepReport run_step(const StepOptions& so, std::ostream& progress) {
 StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
                     std::ostream& progress) {
   const Options& o = so.common;
-  std::string why;
-  const int ndev = rt::device_count(&why);
-  if (ndev == 0) throw NoGpu("cco bench needs a CUDA GPU and none is usable here (" + why + ")");
-  const int ngpus = o.ngpus == 0 ? ndev : o.ngpus;
-  if (ngpus > ndev)
-    throw UsageError("-g " + std::to_string(ngpus) + ": only " + std::to_string(ndev) +
-                     " GPU(s) visible");
+  // Ranks: threads in this process, or one process per GPU from torchrun, Slurm or MPI
+  // (ranks.hpp). The ranks compare the options, the workload and its parameters when they meet.
+  nlohmann::json job = options_json(o);
+  job["workload"] = so.workload;
+  for (const auto& [k, v] : so.params) job["params"][k] = v;
+  Ranks ranks = launch_ranks(o, job.dump());
+  const int ngpus = ranks.size();
 
   workload::StepLoadOptions lo;
   lo.nranks = ngpus;
@@ -133,10 +125,11 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
   rep.step = workload::load_step(so.workload, lo);
   const workload::Step& step = rep.step;
 
-  // Refused before anything runs: memory on the smallest GPU, reductions -c cannot check.
+  // Refused before anything runs: memory on the smallest GPU this process drives (every GPU it
+  // sees in process modes), reductions -c cannot check.
   int64_t mem = INT64_MAX;
   std::string mem_name;
-  for (int d = 0; d < ngpus; ++d) {
+  for (int d = 0; d < (ranks.threads ? ngpus : ranks.ndev); ++d) {
     const auto info = rt::device_info(d);
     if (info.total_mem < mem) {
       mem = info.total_mem;
@@ -171,12 +164,7 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
     for (const auto& [k, v] : so.params) params[k] = v;
     rep.config["params"] = params;
   }
-  const auto v = rt::versions();
-  rep.versions = {{"cuda_driver", v.driver},
-                  {"cuda_runtime", v.runtime},
-                  {"nccl", v.nccl},
-                  {"cublaslt", v.cublas},
-                  {"ccoverlap", model::kVersion}};
+  rep.versions = versions_json();
   rt::CommConfig cc;
   cc.min_ctas = o.nccl_min_ctas;
   cc.max_ctas = o.nccl_max_ctas;
@@ -185,34 +173,20 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
 
   const std::size_t nops = step.ops.size();
   std::vector<PlannedRow> rows_out;  // rank 0's, for the report
-  boot::ThreadLauncher launcher(ngpus);
-  rep.bootstrap = launcher.mode();
+  rep.bootstrap = ranks.launcher->mode();
+  rep.writer = ranks.launcher->first_rank() == 0;
 
-  launcher.run([&](boot::Group& g) {
+  ranks.launcher->run([&](boot::Group& g) {
     const bool lead = g.rank() == 0;
-    CCO_CUDA_CHECK(cudaSetDevice(g.device()));
-    const auto info = rt::device_info(g.device());
+    const int device = ranks.device_of(g);
+    CCO_CUDA_CHECK(cudaSetDevice(device));
+    const auto info = rt::device_info(device);
     const auto& lim = info.limits;
-    {
-      nlohmann::json d = {{"rank", g.rank()},
-                          {"device", g.device()},
-                          {"name", info.name},
-                          {"pci_bus_id", info.pci_bus_id},
-                          {"sms", lim.sm_count},
-                          {"arch", lim.arch},
-                          {"host", rep.host},
-                          {"memory_bytes", info.total_mem},
-                          {"stream_priority_range", {info.least_priority, info.greatest_priority}}};
-      const auto all = g.allgather(d.dump());
-      if (lead)
-        for (const auto& s : all) rep.devices.push_back(nlohmann::json::parse(s));
-    }
-    ncclUniqueId id{};
-    if (lead) id = rt::make_unique_id();
-    g.broadcast(&id, sizeof id, 0);
+    const auto devices = gather_devices(g, device, info, rep.host);
+    if (lead) rep.devices = devices;
     // The executor reads its communicator through this slot; rows with their own CTA count
     // swap theirs in for their run (CommSwap).
-    rt::Comm comm(id, g.size(), g.rank(), cc);
+    rt::Comm comm = open_comm(g, cc);
     wl::StepExecOptions eo;
     eo.check = o.check;
     wl::StepExec ex(step, comm, eo);
@@ -273,21 +247,14 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
       if (is_shape(s.mode)) {
         for (std::size_t ki = 0; ki < kernels.size(); ++ki) {
           const auto& k = kernels[ki];
-          model::ShapeChoice sc;
-          try {
-            sc = model::shape_choice(lim, k.fp, s.blocks_per_sm, s.pad);
-          } catch (const model::Error& e) {
-            throw UsageError("--pad " + model::format_bytes(s.pad) + " for " + k.name + ": " +
-                             e.what());
-          }
-          if (!sc.note.empty() && lead) notes.push_back(k.name + ": " + sc.note);
-          const int64_t pad = sc.pad;
-          const int bps = sc.model_bps;
-          rt::allow_dynamic_smem(k.fn, pad);
-          const int drv = rt::driver_occupancy(k.fn, k.fp.threads, k.fp.dynamic_smem + pad);
-          if (drv != bps && lead)
+          const PadPlan pp = plan_padding(lim, k.fp, k.fn, s.blocks_per_sm, s.pad,
+                                          "--pad " + model::format_bytes(s.pad) + " for " + k.name);
+          if (!pp.note.empty() && lead) notes.push_back(k.name + ": " + pp.note);
+          const int64_t pad = pp.pad;
+          const int drv = pp.driver_bps;
+          if (drv != pp.model_bps && lead)
             notes.push_back(k.name + " pad " + std::to_string(pad) + ": model says " +
-                            std::to_string(bps) + " blocks per SM, the driver " +
+                            std::to_string(pp.model_bps) + " blocks per SM, the driver " +
                             std::to_string(drv));
           p.pads[ki] = pad;
           p.shaping += (p.shaping.empty() ? "" : ", ") + k.name + " +" + model::format_bytes(pad) +
@@ -300,19 +267,9 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
     for (std::size_t i = 1; i < cta_keys.size(); ++i) {
       rt::CommConfig c = cc;
       c.min_ctas = c.max_ctas = cta_keys[i];
-      ncclUniqueId vid{};
-      if (lead) vid = rt::make_unique_id();
-      g.broadcast(&vid, sizeof vid, 0);
-      variants.emplace_back(vid, g.size(), g.rank(), c);
+      variants.push_back(open_comm(g, c));
     }
-    std::vector<std::unique_ptr<rt::SmPartition>> parts(1);
-    for (std::size_t i = 1; i < green_keys.size(); ++i) {
-      parts.push_back(std::make_unique<rt::SmPartition>(g.device(), green_keys[i]));
-      if (lead && parts.back()->sms() != green_keys[i])
-        notes.push_back("green partition of " + std::to_string(green_keys[i]) + " SMs holds " +
-                        std::to_string(parts.back()->sms()) + " (the driver's granularity is " +
-                        std::to_string(parts.back()->granularity()) + ")");
-    }
+    const auto parts = green_partitions(device, green_keys, lead ? &notes : nullptr);
     auto set_pads = [&](const PlannedRow* p) {
       for (std::size_t ki = 0; ki < kernels.size(); ++ki)
         ex.set_extra_smem_for_kernel(kernels[ki].fn, p ? p->pads[ki] : 0);

@@ -95,6 +95,7 @@ struct StepRow {
 struct StepReport {
   std::vector<std::string> argv;
   std::string date, host, bootstrap = "threads";
+  bool writer = true;  ///< this process prints and writes the report (rank 0's, under a launcher)
   int nranks = 0;
   nlohmann::json versions = nlohmann::json::object();
   nlohmann::json devices = nlohmann::json::array();
@@ -117,7 +118,8 @@ struct StepReport {
 
 /// Loads the workload for -g ranks (every visible GPU when 0), refuses it before anything runs
 /// when it does not fit the smallest GPU's memory (workload::check_memory) or when -c cannot verify
-/// a reduction, then measures it on one thread per GPU with the rows of expand_rows() (--modes,
+/// a reduction, then measures it on one thread per GPU (or one process per GPU under a launcher:
+/// ranks.hpp) with the rows of expand_rows() (--modes,
 /// --blocks-per-sm, --pad). `progress` gets a line every few seconds unless -q. Throws
 /// workload::StepError (bad file: exit 2), UsageError, NoGpu, rt::Error.
 StepReport run_step(const StepOptions& options, std::ostream& progress);

@@ -45,6 +45,7 @@ int workload_main(const std::vector<std::string>& args, const bench::StepArgs& s
 #else
   const auto so = bench::parse_step_options(args);
   const auto rep = bench::run_step(so, std::cerr);
+  if (!rep.writer) return 0;  // another process (rank 0) prints and writes the report
   const auto& c = so.common;
   FILE* table = (c.json_path == "-" || c.csv_path == "-") ? stderr : stdout;
   std::fputs(bench::format_step_report(rep).c_str(), table);

@@ -71,9 +71,11 @@ TEST(Flags, EachScopeRefusesWithTheReason) {
   EXPECT_EQ(refusal({"bench", "--workload", "w.json", "-b1M"}, kStep),
             "-b does not apply to --workload: the workload file sets sizes and types (use --param "
             "NAME=VALUE)");
-  EXPECT_EQ(refusal({"bench", "--workload", "w.json", "--bootstrap", "env"}, kStep),
-            "--bootstrap does not apply to --workload: a workload runs in one process with a "
-            "thread per GPU");
+  EXPECT_EQ(refusal({"bench", "--workload", "w.json", "--bootstrap", "env"}, kStep), "")
+      << "steps run one process per GPU under a launcher, as pairs do";
+  EXPECT_EQ(refusal({"tune", "--workload", "w", "--bootstrap", "env"}, kTuneStep),
+            "--bootstrap does not apply to --workload: cco tune --workload runs in one process "
+            "with a thread per GPU");
   EXPECT_EQ(refusal({"bench", "--workload", "w.json", "-a", "1"}, kStep), "")
       << "steps combine ranks like pairs (-a)";
   EXPECT_EQ(refusal({"bench", "--workload", "w.json", "--ctas", "16"}, kStep),
@@ -143,4 +145,20 @@ TEST(Flags, StepParserAgreesWithTheTable) {
   }
 }
 
+}  // namespace
+
+namespace {
+// Steps take the launcher options pairs take, checked the same way.
+TEST(Flags, StepParserTakesTheLauncherOptions) {
+  const auto so = cco::bench::parse_step_options(
+      {"bench", "--workload", "w.json", "--bootstrap", "env", "--bootstrap-timeout", "30"});
+  EXPECT_EQ(so.common.bootstrap, "env");
+  EXPECT_DOUBLE_EQ(so.common.bootstrap_timeout, 30.0);
+  EXPECT_THROW((void)cco::bench::parse_step_options(
+                   {"bench", "--workload", "w.json", "--bootstrap", "sockets"}),
+               cco::bench::UsageError);
+  EXPECT_THROW((void)cco::bench::parse_step_options(
+                   {"bench", "--workload", "w.json", "--bootstrap-timeout", "-1"}),
+               cco::bench::UsageError);
+}
 }  // namespace

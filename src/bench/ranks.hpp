@@ -1,0 +1,85 @@
+// What both runners (pairs: runner.cpp; training steps: step_bench.cpp) do on each rank around
+// the measuring loop (engine.hpp), written once: launching the ranks (one thread per GPU, or one
+// process per GPU from torchrun, Slurm or MPI), the device list every report records, the
+// communicators (the run's own and one per budget variant, made in the same order on every
+// rank), green-context SM partitions, and the padding that realises a shape target (the model's
+// choice, checked against the driver's occupancy). A new way to run ranks, or a new per-row
+// variant, lands here once for both.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/options.hpp"
+#include "bootstrap/bootstrap.hpp"
+#include "model/limits.hpp"
+#include "model/occupancy.hpp"
+#include "runtime/comm.hpp"
+#include "runtime/device.hpp"
+#include "runtime/green.hpp"
+
+namespace cco::bench {
+
+/// The ranks of a run and the GPUs this process sees.
+struct Ranks {
+  std::unique_ptr<boot::Launcher> launcher;
+  int ndev = 0;         ///< CUDA devices this process sees
+  bool threads = true;  ///< one thread per GPU in this process (else one process per rank)
+  int size() const { return launcher->size(); }
+  /// The device a rank drives: its thread's GPU, or in process modes the local rank mapped onto
+  /// the GPUs this process sees.
+  int device_of(const boot::Group& g) const { return threads ? g.device() : g.device() % ndev; }
+};
+
+/// Makes the launcher for -g / --bootstrap / --bootstrap-timeout. `job_key` is what the ranks
+/// compare when they meet (every rank must run the same job). Throws NoGpu without a usable GPU,
+/// UsageError for -g beyond the visible GPUs, -g > 1 under a launcher, or a bad launcher setup.
+Ranks launch_ranks(const Options& o, const std::string& job_key);
+
+/// Every rank's device record ({rank, device, name, pci_bus_id, sms, arch, host, memory_bytes,
+/// stream_priority_range}), gathered in rank order; every rank gets the whole list.
+nlohmann::json gather_devices(boot::Group& g, int device, const rt::DeviceInfo& info,
+                              const std::string& host);
+
+/// A communicator of the group's ranks with `cc`: rank 0 makes the id and sends it to all.
+/// Every rank must call it at the same point (it is a collective of the group).
+rt::Comm open_comm(boot::Group& g, const rt::CommConfig& cc);
+
+/// One green-context partition per key after the first (keys[0] is -1: none; parts[0] stays
+/// empty), with a note where the driver's granularity changed the size.
+std::vector<std::unique_ptr<rt::SmPartition>> green_partitions(int device,
+                                                               const std::vector<int>& keys,
+                                                               std::vector<std::string>* notes);
+
+/// The padding that realises a shape target k (or an explicit --pad) for one kernel: the
+/// model's choice (model::shape_choice), then the driver's own occupancy at that padding.
+struct PadPlan {
+  int64_t pad = 0;
+  int model_bps = 0;   ///< blocks per SM the model predicts
+  int driver_bps = 0;  ///< blocks per SM the driver reports (what the launch gets)
+  std::string note;    ///< the model's remark (a target it cannot reach exactly), or empty
+};
+/// Throws UsageError naming `what` (the flag or the kernel) when the padding cannot be had.
+/// Leaves the kernel's dynamic shared memory limit raised to the padding.
+PadPlan plan_padding(const model::DeviceLimits& lim, const model::Footprint& fp, const void* fn,
+                     int blocks_per_sm, int64_t pad, const std::string& what);
+
+/// The library versions every report records.
+nlohmann::json versions_json();
+
+/// Index of `k` in `keys`, appended when new (keys[0] is the run's own setting): how rows with
+/// the same budget share one variant, numbered alike on every rank.
+template <class K>
+std::size_t key_index(std::vector<K>& keys, const K& k) {
+  for (std::size_t i = 0; i < keys.size(); ++i)
+    if (keys[i] == k) return i;
+  keys.push_back(k);
+  return keys.size() - 1;
+}
+
+}  // namespace cco::bench
