@@ -164,6 +164,7 @@ void add_shared_options(CLI::App& app, Options& o, SharedText& t) {
   add_flag_option(app, F::NcclCgaClusterSize, o.nccl_cga_cluster);
   add_flag_option(app, F::Json, o.json_path);
   add_flag_option(app, F::Csv, o.csv_path);
+  add_flag_option(app, F::Trace, o.trace_path);
   add_flag_switch(app, F::Quiet, o.quiet);
 }
 
@@ -203,7 +204,6 @@ Options parse_options(const std::vector<std::string>& args) {
   add_flag_option(app, F::GreenSms, o.green_sms);
   std::string reg;
   add_flag_option(app, F::NcclRegister, reg);
-  add_flag_option(app, F::Trace, o.trace_path);
 
   refuse_out_of_scope(args, kPair);  // a known flag of another command: one line saying why
   parse_app(app, args);

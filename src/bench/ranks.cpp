@@ -2,6 +2,7 @@
 
 #include "bench/runner.hpp"
 #include "model/version.hpp"
+#include "runtime/check.hpp"
 
 namespace cco::bench {
 
@@ -80,6 +81,34 @@ PadPlan plan_padding(const model::DeviceLimits& lim, const model::Footprint& fp,
   rt::allow_dynamic_smem(fn, p.pad);
   p.driver_bps = rt::driver_occupancy(fn, fp.threads, fp.dynamic_smem + p.pad);
   return p;
+}
+
+std::unique_ptr<trace::Session> start_trace(const std::string& path) {
+  if (path.empty()) return nullptr;
+  auto tr = std::make_unique<trace::Session>();
+  if (!tr->start()) tr.reset();
+  return tr;
+}
+
+void finish_trace(trace::Session& tr, const std::string& path, const Ranks& ranks,
+                  std::vector<std::string>& notes) {
+  CCO_CUDA_CHECK(cudaDeviceSynchronize());
+  tr.stop();
+  const std::string file = ranks.threads ? path : rank_path(path, ranks.launcher->first_rank());
+  tr.write(file);
+  if (tr.dropped_records() > 0)
+    notes.push_back("trace: CUPTI dropped " + std::to_string(tr.dropped_records()) +
+                    " records; the trace is partial");
+  notes.push_back("trace: " + std::to_string(tr.kernel_count()) + " kernels, " +
+                  std::to_string(tr.range_count()) + " NVTX ranges in " + file);
+}
+
+void name_streams(trace::Session& tr, cudaStream_t plain, cudaStream_t side, cudaStream_t low,
+                  cudaStream_t high) {
+  tr.name_stream(plain, "compute (default priority)");
+  tr.name_stream(side, "comm (default priority)");
+  tr.name_stream(low, "compute (least priority)");
+  tr.name_stream(high, "comm (greatest priority)");
 }
 
 nlohmann::json versions_json() {

@@ -22,6 +22,7 @@
 #include "runtime/comm.hpp"
 #include "runtime/device.hpp"
 #include "runtime/green.hpp"
+#include "trace/session.hpp"
 
 namespace cco::bench {
 
@@ -68,6 +69,20 @@ struct PadPlan {
 /// Leaves the kernel's dynamic shared memory limit raised to the padding.
 PadPlan plan_padding(const model::DeviceLimits& lim, const model::Footprint& fp, const void* fn,
                      int blocks_per_sm, int64_t pad, const std::string& what);
+
+/// A CUPTI kernel trace of the run (--trace PATH), started before the first CUDA call so launch
+/// timestamps are recorded too; nullptr when no trace was asked for or CUPTI refused (the
+/// session printed why; the run goes on untraced).
+std::unique_ptr<trace::Session> start_trace(const std::string& path);
+
+/// Stops the trace and writes it: one file for threads, one per process otherwise (rank_path).
+/// Appends what was written (and any records CUPTI dropped) to `notes`.
+void finish_trace(trace::Session& tr, const std::string& path, const Ranks& ranks,
+                  std::vector<std::string>& notes);
+
+/// Names the four streams of a rank in its trace, with their priorities (pairs and steps alike).
+void name_streams(trace::Session& tr, cudaStream_t plain, cudaStream_t side, cudaStream_t low,
+                  cudaStream_t high);
 
 /// The library versions every report records.
 nlohmann::json versions_json();

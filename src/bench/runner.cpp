@@ -111,10 +111,7 @@ class RankBench {
   }
   /// Labels the streams in a kernel trace (with their priorities).
   void name_streams(trace::Session& tr) {
-    tr.name_stream(plain_.get(), "compute (default priority)");
-    tr.name_stream(side_.get(), "comm (default priority)");
-    tr.name_stream(low_.get(), "compute (least priority)");
-    tr.name_stream(high_.get(), "comm (greatest priority)");
+    bench::name_streams(tr, plain_.get(), side_.get(), low_.get(), high_.get());
   }
   void snapshot(wl::ComputeOp& c) {
     c.snapshot(plain_.get());
@@ -148,6 +145,116 @@ struct Planned {
 };
 
 
+/// The rows as planned on a rank's device, and the distinct budget variants they need (index 0
+/// of each list is the run's own setting).
+struct RowPlan {
+  std::vector<Planned> planned;
+  std::vector<int> sms_keys = {-1}, green_keys = {-1};
+  /// A communicator per distinct (CTA count, buffer registration).
+  std::vector<std::pair<int, int>> comm_keys = {{-1, -1}};
+};
+
+/// Realises each row on this device: its variants' indices and, for shape rows, the padding
+/// (ranks.hpp: plan_padding) with the driver's blocks per SM. Throws UsageError for a row that
+/// cannot run here.
+RowPlan plan_rows(const std::vector<RowSpec>& specs, const DeviceContext& ctx,
+                  wl::ComputeOp& comp0, std::vector<std::string>& notes) {
+  RowPlan plan;
+  for (const auto& s : specs) {
+    if (s.nccl_reg < -1 || s.nccl_reg > static_cast<int>(model::CommRegister::Window))
+      throw UsageError("row '" + s.label() + "': unknown buffer registration " + std::to_string(s.nccl_reg));
+    Planned p{s, 0, ctx.natural_bps};
+    p.comp = key_index(plan.sms_keys, s.gemm_sms);
+    p.comm = key_index(plan.comm_keys, std::pair<int, int>{s.nccl_ctas, s.nccl_reg});
+    p.green = key_index(plan.green_keys, s.green_sms);
+    if (is_shape(s.mode)) {
+      if (!ctx.shapeable) throw UsageError("shape rows need a compute part whose launches are ours");
+      const PadPlan pp = plan_padding(ctx.limits, ctx.footprint, comp0.kernel(), s.blocks_per_sm,
+                                      s.pad, "--pad " + model::format_bytes(s.pad));
+      if (!pp.note.empty()) notes.push_back(pp.note);
+      p.pad = pp.pad;
+      p.bps = pp.driver_bps;
+      if (pp.driver_bps != pp.model_bps)
+        notes.push_back("pad " + std::to_string(p.pad) + ": model says " +
+                        std::to_string(pp.model_bps) + " blocks per SM, the driver " +
+                        std::to_string(pp.driver_bps) + "; using the driver's");
+      comp0.set_extra_smem(0);
+    }
+    plan.planned.push_back(p);
+  }
+  return plan;
+}
+
+/// The round-robin's slots for the planned rows: compute alone, collective alone and seq (the
+/// size's baselines), then per row its overlapped run and, where the row has its own compute
+/// part, padding or partition (or its own communicator), that part alone. Each named for traces.
+std::vector<Slot> make_slots(const std::vector<Planned>& planned) {
+  std::vector<Slot> slots = {{Slot::Comp}, {Slot::Comm}, {Slot::Seq}};
+  for (std::size_t r = 0; r < planned.size(); ++r) {
+    if (planned[r].spec.mode != Mode::Seq) slots.push_back({Slot::Overlap, r});
+    if (planned[r].pad > 0 || planned[r].comp != 0 || planned[r].green != 0)
+      slots.push_back({Slot::CompAlone, r});
+    if (planned[r].comm != 0) slots.push_back({Slot::CommAlone, r});
+  }
+  for (auto& slot : slots) {
+    const char* alone = slot.kind == Slot::Comp        ? "compute alone"
+                        : slot.kind == Slot::Comm      ? "collective alone"
+                        : slot.kind == Slot::Seq       ? "seq"
+                        : slot.kind == Slot::CompAlone ? " (compute alone)"
+                        : slot.kind == Slot::CommAlone ? " (collective alone)"
+                                                       : "";
+    slot.name = slot.kind >= Slot::Overlap ? planned[slot.row].spec.label() : std::string();
+    slot.name.append(alone);
+  }
+  return slots;
+}
+
+/// One size's rows of the report, from its slots' samples. `w`: wrong elements summed over
+/// ranks, per planned row, then per compute part alone (the reference checks), then seq's.
+/// `base` carries what every row of the size shares (bytes, count, flops, busbw factor).
+void append_rows(Report& rep, const Row& base, const std::vector<Planned>& planned,
+                 const std::vector<Slot>& slots, const std::vector<double>& w, std::size_t ncomps) {
+  std::vector<bool> charged(ncomps, false);  // alone errors count once per part
+  for (std::size_t r = 0; r < planned.size(); ++r) {
+    const auto& p = planned[r];
+    Row row = base;
+    row.spec = p.spec;
+    row.pad = p.pad;
+    row.blocks_per_sm = p.bps;
+    row.t_comp.samples = slots[0].total;
+    row.t_comm.samples = slots[1].total;
+    row.t_seq.samples = slots[2].total;
+    row.t_comp_alone.samples = slots[0].total;
+    row.t_comm_alone.samples = slots[1].total;
+    // Wrong answers of a compute part computed alone count in the first row that uses it.
+    if (!charged[p.comp]) {
+      row.wrong = static_cast<unsigned long long>(w[planned.size() + p.comp]);
+      charged[p.comp] = true;
+    }
+    if (p.spec.mode == Mode::Seq) {
+      row.t = row.t_seq;
+      row.t_comp_part.samples = slots[2].comp;
+      row.t_comm_part.samples = slots[2].comm;
+      row.wrong += static_cast<unsigned long long>(w.back());
+    } else {
+      row.wrong += static_cast<unsigned long long>(w[r]);
+    }
+    for (const auto& slot : slots) {
+      if (slot.kind < Slot::Overlap || slot.row != r) continue;
+      if (slot.kind == Slot::Overlap) {
+        row.t.samples = slot.total;
+        row.t_comp_part.samples = slot.comp;
+        row.t_comm_part.samples = slot.comm;
+      } else if (slot.kind == Slot::CompAlone) {
+        row.t_comp_alone.samples = slot.total;
+      } else {
+        row.t_comm_alone.samples = slot.total;
+      }
+    }
+    rep.rows.push_back(std::move(row));
+  }
+}
+
 }  // namespace
 
 Report run(const Options& o, const SizeDone& on_size_done, std::ostream& progress) {
@@ -159,15 +266,15 @@ Report run(const Options& o, const SizeDone& on_size_done, std::ostream& progres
       on_size_done, progress);
 }
 
+// About 250 lines, on purpose: the per-rank body is one closure because a rank's communicators,
+// compute parts, streams and the Subject's lambdas live exactly as long as the rank's thread or
+// process and share its scope. What needs no such scope is outside: the rank set-up (ranks.hpp),
+// planning the rows (plan_rows), the slots (make_slots), the report's rows (append_rows) and
+// the loop itself (engine.hpp).
 Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on_size_done,
            std::ostream& progress) {
-  // Tracing starts before the first CUDA call, so CUPTI records launch timestamps too; off, it
-  // costs nothing (no session exists).
-  std::unique_ptr<trace::Session> tr;
-  if (!o.trace_path.empty()) {
-    tr = std::make_unique<trace::Session>();
-    if (!tr->start()) tr.reset();  // the session printed why; the run goes on untraced
-  }
+  // Tracing starts before the first CUDA call; off, it costs nothing (no session exists).
+  const auto tr = start_trace(o.trace_path);
   // Ranks: threads in this process, or one process per rank from a launcher (ranks.hpp). Every
   // rank must run the same workload and the same number of rounds: the options are the job key
   // the ranks compare when they meet.
@@ -249,36 +356,13 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
     if (lead) rows_text = rows_to_json(provide_rows(ctx, notes)).dump();
     const auto specs = rows_from_json(nlohmann::json::parse(g.allgather(rows_text)[0]));
 
-    // Budget variants: one compute part per distinct SM target and one communicator per
-    // distinct CTA count, created in the same order on every rank.
-    // A communicator key is (CTA count, buffer registration): each distinct pair gets its own
-    // communicator and collective.
-    std::vector<int> sms_keys = {-1}, green_keys = {-1};
-    std::vector<std::pair<int, int>> comm_keys = {{-1, -1}};
-    std::vector<Planned> planned;
-    const auto& fp = ctx.footprint;
-    for (const auto& s : specs) {
-      if (s.nccl_reg < -1 || s.nccl_reg > static_cast<int>(model::CommRegister::Window))
-        throw UsageError("row '" + s.label() + "': unknown buffer registration " + std::to_string(s.nccl_reg));
-      Planned p{s, 0, ctx.natural_bps};
-      p.comp = key_index(sms_keys, s.gemm_sms);
-      p.comm = key_index(comm_keys, std::pair<int, int>{s.nccl_ctas, s.nccl_reg});
-      p.green = key_index(green_keys, s.green_sms);
-      if (is_shape(s.mode)) {
-        if (!ctx.shapeable) throw UsageError("shape rows need a compute part whose launches are ours");
-        const PadPlan pp = plan_padding(lim, fp, comp0.kernel(), s.blocks_per_sm, s.pad,
-                                        "--pad " + model::format_bytes(s.pad));
-        if (!pp.note.empty()) notes.push_back(pp.note);
-        p.pad = pp.pad;
-        p.bps = pp.driver_bps;
-        if (pp.driver_bps != pp.model_bps)
-          notes.push_back("pad " + std::to_string(p.pad) + ": model says " +
-                          std::to_string(pp.model_bps) + " blocks per SM, the driver " +
-                          std::to_string(pp.driver_bps) + "; using the driver's");
-        comp0.set_extra_smem(0);
-      }
-      planned.push_back(p);
-    }
+    // Budget variants: one compute part per distinct SM target, one communicator per distinct
+    // (CTA count, registration) and one partition per green size, in the same order on every rank.
+    const RowPlan plan = plan_rows(specs, ctx, comp0, notes);
+    const auto& planned = plan.planned;
+    const auto& sms_keys = plan.sms_keys;
+    const auto& comm_keys = plan.comm_keys;
+    const auto& green_keys = plan.green_keys;
     for (std::size_t i = 1; i < sms_keys.size(); ++i) {
       if (o.compute != model::ComputeKind::CublasLt)
         throw UsageError("an SM-count target applies to cuBLASLt GEMMs only");
@@ -334,27 +418,11 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
         }
       }
 
-      std::vector<Slot> slots = {{Slot::Comp}, {Slot::Comm}, {Slot::Seq}};
-      for (std::size_t r = 0; r < planned.size(); ++r) {
-        if (planned[r].spec.mode != Mode::Seq) slots.push_back({Slot::Overlap, r});
-        if (planned[r].pad > 0 || planned[r].comp != 0 || planned[r].green != 0)
-          slots.push_back({Slot::CompAlone, r});
-        if (planned[r].comm != 0) slots.push_back({Slot::CommAlone, r});
-      }
-      // Names in traces, built once: each run is an NVTX range "<name>, iteration <i>" (i from 0,
-      // warm-up included; the size too when there are several), the last one also a mark.
+      std::vector<Slot> slots = make_slots(planned);
+      // Each run is an NVTX range "<name>, iteration <i>" (i from 0, warm-up included; the size
+      // too when there are several), the last one also a mark.
       const std::string size_part =
           all_sizes.size() > 1 ? ", " + model::format_bytes(ms.bytes) : std::string();
-      for (auto& slot : slots) {
-        const char* alone = slot.kind == Slot::Comp        ? "compute alone"
-                            : slot.kind == Slot::Comm      ? "collective alone"
-                            : slot.kind == Slot::Seq       ? "seq"
-                            : slot.kind == Slot::CompAlone ? " (compute alone)"
-                            : slot.kind == Slot::CommAlone ? " (collective alone)"
-                                                           : "";
-        slot.name = slot.kind >= Slot::Overlap ? planned[slot.row].spec.label() : std::string();
-        slot.name.append(alone);
-      }
       // The round-robin (engine.hpp): every slot per iteration, each run after a barrier of all
       // ranks; seq and the overlapped rows verified in the last iteration; samples after the
       // warm-up, combined over ranks per iteration (-a; max by default).
@@ -440,65 +508,17 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
 
       if (!lead) continue;
       const std::size_t first = rep.rows.size();
-      std::vector<bool> charged(comps.size(), false);  // alone errors count once per part
-      for (std::size_t r = 0; r < planned.size(); ++r) {
-        const auto& p = planned[r];
-        Row row;
-        row.bytes = ms.bytes;
-        row.count = static_cast<int64_t>(mop0.count());
-        row.spec = p.spec;
-        row.pad = p.pad;
-        row.blocks_per_sm = p.bps;
-        row.t_comp.samples = slots[0].total;
-        row.t_comm.samples = slots[1].total;
-        row.t_seq.samples = slots[2].total;
-        row.t_comp_alone.samples = slots[0].total;
-        row.t_comm_alone.samples = slots[1].total;
-        row.flops = comp0.flops();
-        row.comm_busbw_factor = model::busbw_factor(o.coll, g.size());
-        row.checked = o.check;
-        // Wrong answers of a compute part computed alone count in the first row that uses it.
-        if (!charged[p.comp]) {
-          row.wrong = static_cast<unsigned long long>(w[planned.size() + p.comp]);
-          charged[p.comp] = true;
-        }
-        if (p.spec.mode == Mode::Seq) {
-          row.t = row.t_seq;
-          row.t_comp_part.samples = slots[2].comp;
-          row.t_comm_part.samples = slots[2].comm;
-          row.wrong += static_cast<unsigned long long>(w.back());
-        } else {
-          row.wrong += static_cast<unsigned long long>(w[r]);
-        }
-        for (const auto& slot : slots) {
-          if (slot.kind < Slot::Overlap || slot.row != r) continue;
-          if (slot.kind == Slot::Overlap) {
-            row.t.samples = slot.total;
-            row.t_comp_part.samples = slot.comp;
-            row.t_comm_part.samples = slot.comm;
-          } else if (slot.kind == Slot::CompAlone) {
-            row.t_comp_alone.samples = slot.total;
-          } else {
-            row.t_comm_alone.samples = slot.total;
-          }
-        }
-        rep.rows.push_back(std::move(row));
-      }
+      Row base;
+      base.bytes = ms.bytes;
+      base.count = static_cast<int64_t>(mop0.count());
+      base.flops = comp0.flops();
+      base.comm_busbw_factor = model::busbw_factor(o.coll, g.size());
+      base.checked = o.check;
+      append_rows(rep, base, planned, slots, w, comps.size());
       on_size_done(rep, first);
     }
   });
-  if (tr) {
-    CCO_CUDA_CHECK(cudaDeviceSynchronize());
-    tr->stop();
-    const bool one_file = ranks.threads;
-    const std::string path = one_file ? o.trace_path : rank_path(o.trace_path, launcher->first_rank());
-    tr->write(path);
-    if (tr->dropped_records() > 0)
-      rep.notes.push_back("trace: CUPTI dropped " + std::to_string(tr->dropped_records()) +
-                          " records; the trace is partial");
-    rep.notes.push_back("trace: " + std::to_string(tr->kernel_count()) + " kernels, " +
-                        std::to_string(tr->range_count()) + " NVTX ranges in " + path);
-  }
+  if (tr) finish_trace(*tr, o.trace_path, ranks, rep.notes);
   return rep;
 }
 

@@ -33,8 +33,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-
-
 /// A shapeable kernel of the step: its footprint as launched and its occupancy.
 struct Kernel {
   const void* fn = nullptr;
@@ -51,6 +49,144 @@ struct PlannedRow {
   std::size_t comm = 0;   // index into the rank's communicators (0: the run's own)
   std::size_t green = 0;  // index into the rank's SM partitions (0: the whole device)
 };
+
+/// The step's kernels of ours that shape modes pad: one per distinct __global__ function, with
+/// its footprint as launched and its own blocks per SM.
+std::vector<Kernel> shapeable_kernels(const wl::StepExec& ex, const workload::Step& step,
+                                      const model::DeviceLimits& lim) {
+  std::vector<Kernel> kernels;
+  for (std::size_t i = 0; i < step.ops.size(); ++i) {
+    if (!ex.shapeable(i)) continue;
+    const void* fn = ex.kernel(i);
+    if (std::any_of(kernels.begin(), kernels.end(), [&](const Kernel& k) { return k.fn == fn; }))
+      continue;
+    Kernel k;
+    k.fn = fn;
+    const auto& op = step.ops[i];
+    k.name = op.is_membound() ? std::string("membound")
+                              : std::string("builtin gemm ") + model::to_string(op.dtype);
+    k.fp = rt::footprint_of(fn, ex.threads(i), 0);
+    k.natural_bps = model::occupancy(lim, k.fp).blocks_per_sm;
+    kernels.push_back(k);
+  }
+  return kernels;
+}
+
+/// Realises each row on this device: refuses budgets a step cannot take, numbers its variants
+/// (appending to `cta_keys` and `green_keys`, whose [0] is the run's own) and plans the padding
+/// of every shapeable kernel for shape rows. Notes go to `notes` when given (rank 0's).
+std::vector<PlannedRow> plan_step_rows(const std::vector<RowSpec>& specs,
+                                       const std::vector<Kernel>& kernels,
+                                       const model::DeviceLimits& lim,
+                                       std::vector<std::string>* notes, std::vector<int>& cta_keys,
+                                       std::vector<int>& green_keys) {
+  std::vector<PlannedRow> planned;
+  for (const auto& s : specs) {
+    if (s.gemm_sms >= 0)
+      throw UsageError("row '" + s.label() +
+                       "': an SM-count target does not apply to a workload (its cuBLASLt GEMMs "
+                       "use every SM)");
+    if (s.mode == Mode::Seq && !s.default_variant())
+      throw UsageError("row '" + s.label() +
+                       "': seq is the baseline and runs with the run's own settings");
+    if (s.nccl_ctas == 0 || s.nccl_ctas < -1)
+      throw UsageError("row '" + s.label() + "': NCCL CTAs must be at least 1");
+    if (s.nccl_reg >= 0)
+      throw UsageError("row '" + s.label() +
+                       "': buffer registration applies to cco bench pairs, not to workloads");
+    if (s.green_sms == 0 || s.green_sms < -1 || s.green_sms >= lim.sm_count)
+      throw UsageError("row '" + s.label() + "': a green partition holds 1.." +
+                       std::to_string(lim.sm_count - 1) + " SMs");
+    PlannedRow p{s, std::vector<int64_t>(kernels.size(), 0), {}};
+    p.comm = key_index(cta_keys, s.nccl_ctas);
+    p.green = key_index(green_keys, s.green_sms);
+    if (is_shape(s.mode) && kernels.empty())
+      throw UsageError("row '" + s.label() + "': shape rows need an op whose launches are ours");
+    if (is_shape(s.mode)) {
+      for (std::size_t ki = 0; ki < kernels.size(); ++ki) {
+        const auto& k = kernels[ki];
+        const PadPlan pp = plan_padding(lim, k.fp, k.fn, s.blocks_per_sm, s.pad,
+                                        "--pad " + model::format_bytes(s.pad) + " for " + k.name);
+        if (!pp.note.empty() && notes) notes->push_back(k.name + ": " + pp.note);
+        if (pp.driver_bps != pp.model_bps && notes)
+          notes->push_back(k.name + " pad " + std::to_string(pp.pad) + ": model says " +
+                           std::to_string(pp.model_bps) + " blocks per SM, the driver " +
+                           std::to_string(pp.driver_bps));
+        p.pads[ki] = pp.pad;
+        p.shaping += (p.shaping.empty() ? "" : ", ") + k.name + " +" + model::format_bytes(pp.pad) +
+                     " (" + std::to_string(pp.driver_bps) + "/SM of " +
+                     std::to_string(k.natural_bps) + ")";
+      }
+    }
+    planned.push_back(std::move(p));
+  }
+  return planned;
+}
+
+/// Rank 0's report of one run, from the round-robin's samples: each op alone, T_comp, T_comm
+/// and T_ideal per iteration (from the ops alone), seq, and each row. `w`: wrong elements summed
+/// over ranks by (row, op) -- rows 0..planned.size()-1, then seq's verified run, then the
+/// reference checks before the loop. `seq_row` is planned.size() when seq was not asked for.
+void fill_step_report(StepReport& rep, const wl::StepExec& ex,
+                      const std::vector<PlannedRow>& planned, std::size_t seq_row,
+                      const std::vector<std::vector<double>>& alone,
+                      const std::vector<std::vector<double>>& row_t,
+                      const std::vector<double>& seq_t, const std::vector<double>& w) {
+  const workload::Step& step = rep.step;
+  const std::size_t nops = step.ops.size();
+  auto wrong_at = [&](std::size_t r, std::size_t i) {
+    return static_cast<unsigned long long>(w[r * nops + i]);
+  };
+  const std::size_t alone_base = planned.size() + 1;
+  for (std::size_t i = 0; i < nops; ++i) {
+    const auto& op = step.ops[i];
+    StepOpResult x;
+    x.id = op.id;
+    x.kind = op.kind == workload::OpKind::Collective ? model::to_string(op.coll)
+                                                  : workload::to_string(op.kind);
+    x.stream = workload::to_string(op.stream);
+    x.alone.samples = alone[i];
+    x.flops = op.flops();
+    x.traffic = op.traffic();
+    x.shapeable = ex.shapeable(i);
+    for (std::size_t r = 0; r <= planned.size(); ++r) x.wrong += wrong_at(r, i);
+    x.wrong += wrong_at(alone_base, i);
+    rep.ops.push_back(std::move(x));
+  }
+  rep.t_seq.samples = seq_t;
+  const std::size_t ns = seq_t.size();
+  for (std::size_t j = 0; j < ns; ++j) {
+    std::vector<double> tj(nops);
+    for (std::size_t i = 0; i < nops; ++i) tj[i] = alone[i][j];
+    rep.t_comp.samples.push_back(workload::compute_time(step, tj));
+    rep.t_comm.samples.push_back(workload::comm_time(step, tj));
+    rep.t_ideal.samples.push_back(workload::ideal_time(step, tj));
+  }
+  for (std::size_t r = 0; r < planned.size(); ++r) {
+    StepRow row;
+    row.spec = planned[r].spec;
+    row.shaping = planned[r].shaping;
+    if (r == seq_row) {
+      row.t = rep.t_seq;
+      for (std::size_t i = 0; i < nops; ++i)
+        row.wrong += wrong_at(planned.size(), i) + wrong_at(alone_base, i);
+    } else {
+      row.t.samples = row_t[r];
+      for (std::size_t i = 0; i < nops; ++i) row.wrong += wrong_at(r, i);
+    }
+    rep.rows.push_back(std::move(row));
+  }
+  if (seq_row == planned.size()) {
+    // seq was not asked for: its verified run and the reference checks still count somewhere.
+    unsigned long long extra = 0;
+    for (std::size_t i = 0; i < nops; ++i)
+      extra += wrong_at(planned.size(), i) + wrong_at(alone_base, i);
+    if (extra > 0) {
+      if (rep.rows.empty()) rep.rows.push_back({});
+      rep.rows.front().wrong += extra;
+    }
+  }
+}
 
 /// Puts a row's communicator in the slot the executor reads (StepExec keeps a reference to one
 /// rt::Comm and reads its handle at every enqueue), and puts the run's own back when it ends.
@@ -106,9 +242,16 @@ StepReport run_step(const StepOptions& so, std::ostream& progress) {
       progress);
 }
 
+// About 250 lines, on purpose: the per-rank body is one closure because a rank's communicator
+// slot, executor, streams and the Subject's lambdas live exactly as long as the rank's thread or
+// process and share its scope. What needs no such scope is outside: the rank set-up (ranks.hpp),
+// the kernels (shapeable_kernels), planning the rows (plan_step_rows), the report
+// (fill_step_report) and the loop itself (engine.hpp).
 StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
                     std::ostream& progress) {
   const Options& o = so.common;
+  // Tracing starts before the first CUDA call (--trace; ranks.hpp).
+  const auto tr = start_trace(o.trace_path);
   // Ranks: threads in this process, or one process per GPU from torchrun, Slurm or MPI
   // (ranks.hpp). The ranks compare the options, the workload and its parameters when they meet.
   nlohmann::json job = options_json(o);
@@ -181,6 +324,7 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
     const int device = ranks.device_of(g);
     CCO_CUDA_CHECK(cudaSetDevice(device));
     const auto info = rt::device_info(device);
+    if (tr) tr->set_rank(device, g.rank());
     const auto& lim = info.limits;
     const auto devices = gather_devices(g, device, info, rep.host);
     if (lead) rep.devices = devices;
@@ -192,21 +336,7 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
     wl::StepExec ex(step, comm, eo);
 
     // Shapeable kernels (one per distinct __global__ function) and the rows, chosen on rank 0.
-    std::vector<Kernel> kernels;
-    for (std::size_t i = 0; i < nops; ++i) {
-      if (!ex.shapeable(i)) continue;
-      const void* fn = ex.kernel(i);
-      if (std::any_of(kernels.begin(), kernels.end(), [&](const Kernel& k) { return k.fn == fn; }))
-        continue;
-      Kernel k;
-      k.fn = fn;
-      const auto& op = step.ops[i];
-      k.name = op.is_membound() ? std::string("membound")
-                                : std::string("builtin gemm ") + model::to_string(op.dtype);
-      k.fp = rt::footprint_of(fn, ex.threads(i), 0);
-      k.natural_bps = model::occupancy(lim, k.fp).blocks_per_sm;
-      kernels.push_back(k);
-    }
+    const std::vector<Kernel> kernels = shapeable_kernels(ex, step, lim);
     std::vector<std::string> notes;
     std::string rows_text;
     if (lead) {
@@ -222,47 +352,8 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
     // Budget variants: one communicator per distinct CTA count and one SM partition per
     // distinct size, in the order the rows name them (the same on every rank).
     std::vector<int> cta_keys = {-1}, green_keys = {-1};
-    std::vector<PlannedRow> planned;
-    for (const auto& s : specs) {
-      if (s.gemm_sms >= 0)
-        throw UsageError("row '" + s.label() +
-                         "': an SM-count target does not apply to a workload (its cuBLASLt GEMMs "
-                         "use every SM)");
-      if (s.mode == Mode::Seq && !s.default_variant())
-        throw UsageError("row '" + s.label() +
-                         "': seq is the baseline and runs with the run's own settings");
-      if (s.nccl_ctas == 0 || s.nccl_ctas < -1)
-        throw UsageError("row '" + s.label() + "': NCCL CTAs must be at least 1");
-      if (s.nccl_reg >= 0)
-        throw UsageError("row '" + s.label() +
-                         "': buffer registration applies to cco bench pairs, not to workloads");
-      if (s.green_sms == 0 || s.green_sms < -1 || s.green_sms >= lim.sm_count)
-        throw UsageError("row '" + s.label() + "': a green partition holds 1.." +
-                         std::to_string(lim.sm_count - 1) + " SMs");
-      PlannedRow p{s, std::vector<int64_t>(kernels.size(), 0), {}};
-      p.comm = key_index(cta_keys, s.nccl_ctas);
-      p.green = key_index(green_keys, s.green_sms);
-      if (is_shape(s.mode) && kernels.empty())
-        throw UsageError("row '" + s.label() + "': shape rows need an op whose launches are ours");
-      if (is_shape(s.mode)) {
-        for (std::size_t ki = 0; ki < kernels.size(); ++ki) {
-          const auto& k = kernels[ki];
-          const PadPlan pp = plan_padding(lim, k.fp, k.fn, s.blocks_per_sm, s.pad,
-                                          "--pad " + model::format_bytes(s.pad) + " for " + k.name);
-          if (!pp.note.empty() && lead) notes.push_back(k.name + ": " + pp.note);
-          const int64_t pad = pp.pad;
-          const int drv = pp.driver_bps;
-          if (drv != pp.model_bps && lead)
-            notes.push_back(k.name + " pad " + std::to_string(pad) + ": model says " +
-                            std::to_string(pp.model_bps) + " blocks per SM, the driver " +
-                            std::to_string(drv));
-          p.pads[ki] = pad;
-          p.shaping += (p.shaping.empty() ? "" : ", ") + k.name + " +" + model::format_bytes(pad) +
-                       " (" + std::to_string(drv) + "/SM of " + std::to_string(k.natural_bps) + ")";
-        }
-      }
-      planned.push_back(std::move(p));
-    }
+    const std::vector<PlannedRow> planned =
+        plan_step_rows(specs, kernels, lim, lead ? &notes : nullptr, cta_keys, green_keys);
     std::vector<rt::Comm> variants(1);  // [0]: unused, the run's own is `comm`
     for (std::size_t i = 1; i < cta_keys.size(); ++i) {
       rt::CommConfig c = cc;
@@ -278,6 +369,7 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
     rt::Stream plain(rt::Priority::Default), side(rt::Priority::Default), low(rt::Priority::Low),
         high(rt::Priority::High);
     rt::Event e0, e1;
+    if (tr) name_streams(*tr, plain.get(), side.get(), low.get(), high.get());
     auto finish = [&](cudaStream_t s) {
       e1.record(s);
       e1.synchronize();
@@ -339,7 +431,8 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
     for (std::size_t i = 0; i < nops; ++i) slot_names.push_back(step.ops[i].id + " alone");
     slot_names.push_back("seq");
     for (std::size_t r : overlap_rows) slot_names.push_back(planned[r].spec.label());
-    subject.measure = [&](std::size_t k, int it, bool) -> RunTimes {
+    subject.measure = [&](std::size_t k, int it, bool last) -> RunTimes {
+      if (tr && last && lead) tr->mark(slot_names[k]);  // the last run of each slot, as pairs
       char range[256];
       std::snprintf(range, sizeof range, "%s, iteration %d", slot_names[k].c_str(), it);
       const NvtxScope nvtx(range);
@@ -402,60 +495,10 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
     for (std::size_t i = 0; i < wa.size() && i < nops; ++i) w[(planned.size() + 1) * nops + i] = wa[i];
     if (!lead) return;
 
-    auto wrong_at = [&](std::size_t r, std::size_t i) {
-      return static_cast<unsigned long long>(w[r * nops + i]);
-    };
-    const std::size_t alone_base = planned.size() + 1;
     rep.notes = notes;
-    for (std::size_t i = 0; i < nops; ++i) {
-      const auto& op = step.ops[i];
-      StepOpResult x;
-      x.id = op.id;
-      x.kind = op.kind == workload::OpKind::Collective ? model::to_string(op.coll)
-                                                    : workload::to_string(op.kind);
-      x.stream = workload::to_string(op.stream);
-      x.alone.samples = alone[i];
-      x.flops = op.flops();
-      x.traffic = op.traffic();
-      x.shapeable = ex.shapeable(i);
-      for (std::size_t r = 0; r <= planned.size(); ++r) x.wrong += wrong_at(r, i);
-      x.wrong += wrong_at(alone_base, i);
-      rep.ops.push_back(std::move(x));
-    }
-    rep.t_seq.samples = seq_t;
-    const std::size_t ns = seq_t.size();
-    for (std::size_t j = 0; j < ns; ++j) {
-      std::vector<double> tj(nops);
-      for (std::size_t i = 0; i < nops; ++i) tj[i] = alone[i][j];
-      rep.t_comp.samples.push_back(workload::compute_time(step, tj));
-      rep.t_comm.samples.push_back(workload::comm_time(step, tj));
-      rep.t_ideal.samples.push_back(workload::ideal_time(step, tj));
-    }
-    for (std::size_t r = 0; r < planned.size(); ++r) {
-      StepRow row;
-      row.spec = planned[r].spec;
-      row.shaping = planned[r].shaping;
-      if (r == seq_row) {
-        row.t = rep.t_seq;
-        for (std::size_t i = 0; i < nops; ++i)
-          row.wrong += wrong_at(planned.size(), i) + wrong_at(alone_base, i);
-      } else {
-        row.t.samples = row_t[r];
-        for (std::size_t i = 0; i < nops; ++i) row.wrong += wrong_at(r, i);
-      }
-      rep.rows.push_back(std::move(row));
-    }
-    if (seq_row == planned.size()) {
-      // seq was not asked for: its verified run and the reference checks still count somewhere.
-      unsigned long long extra = 0;
-      for (std::size_t i = 0; i < nops; ++i)
-        extra += wrong_at(planned.size(), i) + wrong_at(alone_base, i);
-      if (extra > 0) {
-        if (rep.rows.empty()) rep.rows.push_back({});
-        rep.rows.front().wrong += extra;
-      }
-    }
+    fill_step_report(rep, ex, planned, seq_row, alone, row_t, seq_t, w);
   });
+  if (tr) finish_trace(*tr, o.trace_path, ranks, rep.notes);
   return rep;
 }
 
