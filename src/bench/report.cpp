@@ -17,6 +17,28 @@ model::OverlapTimes Row::times() const {
   return {t_comp.median(), t_comm.median(), t_seq.median(), t.median()};
 }
 
+BestParts best_parts(const Report& r, int64_t bytes) {
+  BestParts b;
+  auto take = [](double& best, const Timing& t) {
+    if (t.samples.empty()) return;
+    const double m = t.median();
+    if (m > 0 && (best == 0 || m < best)) best = m;
+  };
+  for (const auto& row : r.rows) {
+    if (row.bytes != bytes) continue;
+    take(b.comp, row.t_comp);
+    take(b.comp, row.t_comp_alone);
+    take(b.comm, row.t_comm);
+    take(b.comm, row.t_comm_alone);
+  }
+  return b;
+}
+
+double efficiency_best(const Row& row, const Report& r) {
+  const auto b = best_parts(r, row.bytes);
+  return model::efficiency_best(b.comp, b.comm, row.t.median());
+}
+
 namespace {
 
 std::string num(double v, int prec) {
@@ -90,15 +112,15 @@ std::string format_header(const Report& r) {
 std::string format_table_header() {
   std::string h1 = fmt::format(
       "#{:>11} {:>11} {:>9} {:>6} {:>15} {:>4} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>6} "
-      "{:>7} {:>7} {:>6} {:>8} {:>7} {:>7}\n",
+      "{:>7} {:>7} {:>6} {:>6} {:>8} {:>7} {:>7}\n",
       "size", "count", "type", "redop", "mode", "bps", "pad", "T_comp", "T_comm", "T_seq",
-      "T_ideal", "Tc_mode", "time", "spread", "reduct", "ideal", "eff", "TFLOP/s", "busbw",
-      "#wrong");
+      "T_ideal", "Tc_mode", "time", "spread", "reduct", "ideal", "eff", "E_best", "TFLOP/s",
+      "busbw", "#wrong");
   std::string h2 = fmt::format(
       "#{:>11} {:>11} {:>9} {:>6} {:>15} {:>4} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>6} "
-      "{:>7} {:>7} {:>6} {:>8} {:>7} {:>7}\n",
+      "{:>7} {:>7} {:>6} {:>6} {:>8} {:>7} {:>7}\n",
       "(B)", "(elements)", "", "", "", "", "(B)", "(us)", "(us)", "(us)", "(us)", "(us)", "(us)",
-      "(%)", "(%)", "(%)", "", "", "(GB/s)", "");
+      "(%)", "(%)", "(%)", "", "", "", "(GB/s)", "");
   return h1 + h2;
 }
 
@@ -107,13 +129,14 @@ std::string format_row(const Row& row, const Report& r) {
   const auto s = row.t.summary();
   return fmt::format(
       " {:>11} {:>11} {:>9} {:>6} {:>15} {:>4} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>6} "
-      "{:>7} {:>7} {:>6} {:>8} {:>7} {:>7}\n",
+      "{:>7} {:>7} {:>6} {:>6} {:>8} {:>7} {:>7}\n",
       row.bytes, row.count, r.dtype, r.redop, mode_label(row), bps_label(row),
       row.pad > 0 ? model::format_bytes(row.pad) : "0", num(t.t_comp, 1), num(t.t_comm, 1),
       num(t.t_seq, 1), num(model::ideal(t), 1), num(row.t_comp_alone.median(), 1), num(t.t, 1),
       num(100 * s.rel_iqr(), 1), num(100 * model::reduction(t), 1),
       num(100 * model::ideal_reduction(t), 1), num(model::overlap_efficiency(t), 2),
-      num(tflops(row), 1), num(busbw(row), 1), row.checked ? std::to_string(row.wrong) : "n/a");
+      num(efficiency_best(row, r), 2), num(tflops(row), 1), num(busbw(row), 1),
+      row.checked ? std::to_string(row.wrong) : "n/a");
 }
 
 std::string format_footer(const Report& r) {
@@ -137,7 +160,8 @@ std::string format_footer(const Report& r) {
     if (row->pad > 0) o << " pad=" << row->pad;
     o << "  reduction " << num(100 * model::reduction(t), 1) << "% of an ideal "
       << num(100 * model::ideal_reduction(t), 1) << "%, efficiency "
-      << num(model::overlap_efficiency(t), 2) << "\n";
+      << num(model::overlap_efficiency(t), 2) << ", E_best " << num(efficiency_best(*row, r), 2)
+      << "\n";
   }
   return o.str();
 }
@@ -262,6 +286,9 @@ nlohmann::json to_json(const Report& r) {
     x["reduction"] = val(model::reduction(t));
     x["ideal_reduction"] = val(model::ideal_reduction(t));
     x["efficiency"] = val(model::overlap_efficiency(t));
+    const auto best = best_parts(r, row.bytes);
+    x["efficiency_best"] = val(model::efficiency_best(best.comp, best.comm, t.t));
+    x["best_parts_us"] = {{"compute", best.comp}, {"collective", best.comm}};
     x["tflops"] = val(tflops(row));
     x["busbw_gbps"] = val(busbw(row));
     x["checked"] = row.checked;
@@ -276,7 +303,7 @@ std::vector<std::string> csv_columns() {
   return {"size_bytes", "count", "type", "redop", "mode", "target_blocks_per_sm", "pad_bytes",
           "blocks_per_sm", "t_comp_us", "t_comm_us", "t_seq_us", "t_ideal_us", "t_comp_alone_us",
           "t_us", "t_p25_us", "t_p75_us", "reduction", "ideal_reduction", "efficiency", "tflops",
-          "busbw_gbps", "checked", "wrong", "samples"};
+          "busbw_gbps", "checked", "wrong", "samples", "efficiency_best"};
 }
 
 std::string to_csv(const Report& r) {
@@ -295,7 +322,7 @@ std::string to_csv(const Report& r) {
       << v(s.p25) << "," << v(s.p75) << "," << v(model::reduction(t)) << ","
       << v(model::ideal_reduction(t)) << "," << v(model::overlap_efficiency(t)) << ","
       << v(tflops(row)) << "," << v(busbw(row)) << "," << (row.checked ? 1 : 0) << "," << row.wrong
-      << "," << row.t.samples.size() << "\n";
+      << "," << row.t.samples.size() << "," << v(efficiency_best(row, r)) << "\n";
   }
   return o.str();
 }

@@ -79,6 +79,16 @@ std::vector<std::string> csv_columns();
 std::string iso_now();
 std::string host_name();
 
+/// The fastest compute part alone and the fastest collective alone at one size, over every
+/// setting the run measured (the baselines and each row's own parts): E_best's S and L
+/// (model::efficiency_best). 0 where nothing was measured.
+struct BestParts {
+  double comp = 0, comm = 0;
+};
+BestParts best_parts(const Report& r, int64_t bytes);
+/// E_best of a row against its size's best parts.
+double efficiency_best(const Row& row, const Report& r);
+
 /// JSON text of a report or plan. Text from the user (argv, paths) may not be UTF-8: such bytes
 /// are replaced (U+FFFD) instead of failing the write after a whole run.
 std::string json_text(const nlohmann::json& j, int indent = 1);

@@ -63,6 +63,11 @@ double overlap_efficiency(const OverlapTimes& t) {
   return shorter > 0 ? (t.t_seq - t.t) / shorter : kNaN;
 }
 
+double efficiency_best(double comp_best, double comm_best, double t) {
+  if (!(comp_best > 0) || !(comm_best > 0)) return kNaN;
+  return (comp_best + comm_best - t) / std::min(comp_best, comm_best);
+}
+
 namespace {
 struct CollName {
   const char* name;

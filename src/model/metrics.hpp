@@ -50,6 +50,12 @@ double ideal_reduction(const OverlapTimes& t);
 /// (T_seq - T) / min(T_comp, T_comm): 1 = the shorter part fully hidden, 0 = no better than
 /// sequential, < 0 = worse. NaN when the shorter part takes no time.
 double overlap_efficiency(const OverlapTimes& t);
+/// E_best = (S - T) / (S - L) with S = comp_best + comm_best (the best sequential time: the
+/// fastest compute part alone plus the fastest collective alone over every setting measured) and
+/// L = max(comp_best, comm_best): the share of the achievable gain that overlap delivered. Unlike
+/// overlap_efficiency, a setting whose collective is merely faster does not count as overlap.
+/// NaN when either part is missing (<= 0).
+double efficiency_best(double comp_best, double comm_best, double t);
 
 // ---------------------------------------------------------------------------------------------
 // Collective bandwidth, as nccl-tests defines it (docs/METRICS.md derives the factors).

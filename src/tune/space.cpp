@@ -366,6 +366,7 @@ std::vector<Tried> tried_from(const bench::Report& rep, const RowSpec& predicted
     t.t_us = s.median;
     t.p25_us = s.p25;
     t.p75_us = s.p75;
+    t.efficiency_best = bench::efficiency_best(row, rep);
     const auto times = row.times();
     t.reduction = model::reduction(times);
     t.efficiency = model::overlap_efficiency(times);
@@ -396,12 +397,14 @@ nlohmann::json plan_json(const bench::Report& rep, const std::vector<Tried>& tri
   c["comp_alone_us"] = b.comp_alone_us;
   c["comm_alone_us"] = b.comm_alone_us;
   c["own_efficiency"] = json_number(b.own_efficiency());
+  c["efficiency_best"] = json_number(b.efficiency_best);
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& t : tried) {
     auto row = tried_json(t, t.blocks_per_sm);
     row["comp_alone_us"] = t.comp_alone_us;
     row["comm_alone_us"] = t.comm_alone_us;
     row["own_efficiency"] = json_number(t.own_efficiency());
+    row["efficiency_best"] = json_number(t.efficiency_best);
     row["pad_bytes"] = t.pad;
     rows.push_back(std::move(row));
   }
@@ -409,7 +412,14 @@ nlohmann::json plan_json(const bench::Report& rep, const std::vector<Tried>& tri
   if (const auto n = applied_note(b.spec, a.spec, a.t_us); !n.empty()) notes.push_back(n);
   j["tuning"] = {{"date", rep.date}, {"cache_key", key}, {"workload", rep.config},
                  {"choice", c},      {"tried", rows},    {"notes", notes}};
-  j["tuning"]["applied"] = {{"label", a.spec.label()}, {"t_us", a.t_us}, {"efficiency", a.efficiency}};
+  j["tuning"]["applied"] = {{"label", a.spec.label()},
+                            {"t_us", a.t_us},
+                            {"efficiency", a.efficiency},
+                            {"efficiency_best", json_number(a.efficiency_best)}};
+  if (!rep.rows.empty()) {
+    const auto parts = bench::best_parts(rep, rep.rows.front().bytes);
+    j["tuning"]["best_parts_us"] = {{"compute", parts.comp}, {"collective", parts.comm}};
+  }
   return j;
 }
 

@@ -2,6 +2,8 @@
 // plan's record. GPU-free (cco.tune_core); the measuring loop is in tune.hpp (cco.tune).
 #pragma once
 
+#include <limits>
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -164,6 +166,9 @@ struct Tried {
   /// overlap. NaN when a part was not timed.
   double own_efficiency() const;
   double reduction = 0, efficiency = 0;  ///< against the run's own T_seq and parts
+  /// E_best: against the fastest compute part and the fastest collective measured in the final
+  /// round under any candidate's settings (model::efficiency_best). NaN when a part is missing.
+  double efficiency_best = std::numeric_limits<double>::quiet_NaN();
   int64_t pad = 0;
   int blocks_per_sm = 0;
   bool predicted = false;  ///< the model-based default

@@ -97,18 +97,20 @@ std::string format_tried(const std::vector<Tried>& tried, std::size_t best, doub
   const auto order = fastest_first(tried);
   std::string s = fmt::format("# T_seq {:.1f} us, T_ideal {:.1f} us (ideal reduction {:.1f}%)\n", t_seq,
                               t_ideal, 100 * (1 - t_ideal / t_seq));
-  s += fmt::format("#{:>3} {:<36} {:>4} {:>7} {:>9} {:>7} {:>7} {:>6} {:>9} {:>9} {:>7}  {}\n", "", "candidate",
-                   "bps", "pad", "time(us)", "spread", "reduct", "eff", "C_own", "M_own", "eff_own", "");
+  s += fmt::format("#{:>3} {:<36} {:>4} {:>7} {:>9} {:>7} {:>7} {:>6} {:>9} {:>9} {:>7} {:>6}  {}\n", "",
+                   "candidate", "bps", "pad", "time(us)", "spread", "reduct", "eff", "C_own", "M_own",
+                   "eff_own", "E_best", "");
   int rank = 0;
   for (auto i : order) {
     const auto& t = tried[i];
     std::string mark = i == best ? "<- chosen" : "";
     if (t.predicted) mark += mark.empty() ? "(model default)" : " (model default)";
-    s += fmt::format(" {:>3} {:<36} {:>4} {:>7} {:>9.1f} {:>6.1f}% {:>6.1f}% {:>6.2f} {:>9.1f} {:>9.1f} {:>7.2f}  {}\n",
+    s += fmt::format(" {:>3} {:<36} {:>4} {:>7} {:>9.1f} {:>6.1f}% {:>6.1f}% {:>6.2f} {:>9.1f} {:>9.1f} {:>7.2f} {:>6.2f}  {}\n",
                      ++rank, t.spec.label(), t.blocks_per_sm > 0 ? std::to_string(t.blocks_per_sm) : "-",
                      t.pad > 0 ? model::format_bytes(t.pad) : "0", t.t_us,
                      t.t_us > 0 ? 100 * (t.p75_us - t.p25_us) / t.t_us : 0.0, 100 * t.reduction,
-                     t.efficiency, t.comp_alone_us, t.comm_alone_us, t.own_efficiency(), mark);
+                     t.efficiency, t.comp_alone_us, t.comm_alone_us, t.own_efficiency(),
+                     t.efficiency_best, mark);
   }
   return s;
 }

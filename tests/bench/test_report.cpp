@@ -1,6 +1,7 @@
 // Report formats: the table against a golden file, JSON schema and round trip, CSV columns.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -60,6 +61,8 @@ Report sample_report() {
   shp.t_comp_part.samples = {1100, 1100, 1100};
   shp.t_comm_part.samples = {800, 800, 800};
   shp.t_comp_alone.samples = {1050, 1050, 1050};
+  // Its own communicator is faster alone (500 vs 600): the best sequential time is 1000 + 500.
+  shp.t_comm_alone.samples = {500, 500, 500};
   shp.wrong = 0;
   r.rows = {seq, conc, shp};
   return r;
@@ -101,6 +104,31 @@ TEST(Report, TableFiguresAreTheMetrics) {
   const auto footer = format_footer(r);
   EXPECT_NE(footer.find("Out of bounds values : 0 OK"), std::string::npos) << footer;
   EXPECT_NE(footer.find("best at 256M: shape+priority bps=2 pad=49152"), std::string::npos) << footer;
+}
+
+// E_best (issue 18) derived by hand from the sample: the fastest compute alone is the baseline's
+// 1000 us (the shaped row's own is 1050), the fastest collective alone the shaped row's own
+// communicator, 500 us (the baseline's is 600). S = 1500, S - L = min(1000, 500) = 500.
+// concurrent: (1500 - 1300) / 500 = 0.40 (E says 0.50: it credits the faster collective);
+// shape+priority: (1500 - 1100) / 500 = 0.80; seq: (1500 - 1600) / 500 = -0.20.
+TEST(Report, EfficiencyAgainstTheBestPartsMeasured) {
+  const auto r = sample_report();
+  const auto b = best_parts(r, 256 << 20);
+  EXPECT_DOUBLE_EQ(b.comp, 1000.0);
+  EXPECT_DOUBLE_EQ(b.comm, 500.0);
+  EXPECT_NEAR(efficiency_best(r.rows[0], r), -0.20, 1e-12);
+  EXPECT_NEAR(efficiency_best(r.rows[1], r), 0.40, 1e-12);
+  EXPECT_NEAR(efficiency_best(r.rows[2], r), 0.80, 1e-12);
+  const auto line = format_row(r.rows[1], r);
+  EXPECT_NE(line.find(" 0.50   0.40 "), std::string::npos) << line;  // eff, then E_best
+  const auto j = to_json(r);
+  EXPECT_NEAR(j.at("results")[2].at("efficiency_best").get<double>(), 0.80, 1e-12);
+  EXPECT_DOUBLE_EQ(j.at("results")[2].at("best_parts_us").at("collective").get<double>(), 500.0);
+  EXPECT_NE(format_footer(r).find("efficiency 0.83, E_best 0.80"), std::string::npos)
+      << format_footer(r);
+  // Another size's parts do not count.
+  EXPECT_DOUBLE_EQ(best_parts(r, 64 << 20).comp, 0.0);
+  EXPECT_TRUE(std::isnan(cco::model::efficiency_best(0, 500, 100))) << "a part never measured";
 }
 
 TEST(Report, WrongElementsAreReportedAsFailed) {

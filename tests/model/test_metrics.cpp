@@ -58,6 +58,19 @@ TEST(Overlap, WorseThanSequential) {
   EXPECT_DOUBLE_EQ(cco::model::overlap_efficiency(o), -0.5);          // (14 - 16) / 4
 }
 
+// E_best: the best parts measured anywhere in the run, C_best = 10, M_best = 3 (a faster
+// collective seen under another setting), so S = 13 and S - L = 3.
+TEST(Overlap, EfficiencyAgainstTheBestParts) {
+  EXPECT_DOUBLE_EQ(cco::model::efficiency_best(10, 3, 10), 1.0);        // (13 - 10) / 3
+  EXPECT_DOUBLE_EQ(cco::model::efficiency_best(10, 3, 12), 1.0 / 3.0);  // (13 - 12) / 3
+  // The same run judged by E with the default collective (4): (14 - 12) / 4 = 0.5, more than
+  // E_best's 1/3, because the faster collective's saving is not overlap.
+  EXPECT_DOUBLE_EQ(cco::model::overlap_efficiency(times(10, 4, 14, 12)), 0.5);
+  EXPECT_DOUBLE_EQ(cco::model::efficiency_best(3, 10, 14), -1.0 / 3.0);  // slower than S
+  EXPECT_TRUE(std::isnan(cco::model::efficiency_best(0, 3, 5)));
+  EXPECT_TRUE(std::isnan(cco::model::efficiency_best(10, -1, 5)));
+}
+
 TEST(Overlap, CommunicationTheLongerPart) {
   // C = 3, M = 8, seq 11, T = 9: ideal = 8; reduction = 1 - 9/11 = 2/11;
   // ideal_reduction = 1 - 8/11 = 3/11; E = (11 - 9) / 3 = 2/3

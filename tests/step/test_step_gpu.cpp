@@ -60,6 +60,34 @@ void expect_ok(const bench::StepReport& r, std::size_t min_rows, int iters) {
   EXPECT_NE(table.find("Out of bounds values : 0 OK"), std::string::npos) << table;
 }
 
+// --trace on a step (as on a pair): every kernel of the run, a mark at the last run of each slot
+// and the NVTX range of every run, in a file cco report reads. First in the file (gtest keeps a
+// file's order): NVTX attaches a tool at its first call in the process, so ranges are recorded
+// only when the trace starts before any run has opened one (as in `cco bench --trace`).
+TEST(StepTrace, RecordsTheKernelsMarksAndRanges) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("cco-step-trace-" + std::to_string(getpid()) + ".json");
+  const auto r = run({"--workload", workload("ddp_llama7b.json"), "-g", "1", "-n", "2", "-w", "1",
+                      "--param", "layers=1", "--modes", "seq,concurrent", "--trace",
+                      path.string(), "-q"});
+  expect_ok(r, 2, 2);
+  bool noted = false;
+  for (const auto& n : r.notes) noted = noted || n.rfind("trace: ", 0) == 0;
+  EXPECT_TRUE(noted) << "the report says where the trace went";
+  const auto t = trace::read_trace_file(path.string());
+  // Every op ran alone, in seq and in concurrent, (1 + 2) iterations each: at least one kernel
+  // per op that launches one, three times over.
+  EXPECT_GE(t.kernels.size(), 3 * r.ops.size() / 2) << "kernels: " << t.kernels.size();
+  std::set<std::string> marks, ranges;
+  for (const auto& m : t.marks) marks.insert(m.name);
+  for (const auto& g : t.ranges) ranges.insert(g.name);
+  EXPECT_TRUE(marks.count("seq")) << "no mark for seq";
+  EXPECT_TRUE(marks.count("concurrent")) << "no mark for concurrent";
+  EXPECT_TRUE(marks.count(r.ops.front().id + " alone")) << "no mark for the first op alone";
+  EXPECT_TRUE(ranges.count("seq, iteration 2")) << "no NVTX range for seq's last run";
+  std::filesystem::remove(path);
+}
+
 class Shipped : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Shipped, VerifiedOnTwoGpus) {
@@ -97,32 +125,6 @@ TEST(StepBench, BuiltinGemmShapedOnTwoGpus) {
   for (const auto& row : r.rows)
     gemm_shaped = gemm_shaped || row.shaping.find("builtin gemm") != std::string::npos;
   EXPECT_TRUE(gemm_shaped);
-}
-
-// --trace on a step (as on a pair): every kernel of the run, a mark at the last run of each slot
-// and the NVTX range of every run, in a file cco report reads.
-TEST(StepBench, TraceRecordsTheKernelsMarksAndRanges) {
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("cco-step-trace-" + std::to_string(getpid()) + ".json");
-  const auto r = run({"--workload", workload("ddp_llama7b.json"), "-g", "1", "-n", "2", "-w", "1",
-                      "--param", "layers=1", "--modes", "seq,concurrent", "--trace",
-                      path.string(), "-q"});
-  expect_ok(r, 2, 2);
-  bool noted = false;
-  for (const auto& n : r.notes) noted = noted || n.rfind("trace: ", 0) == 0;
-  EXPECT_TRUE(noted) << "the report says where the trace went";
-  const auto t = trace::read_trace_file(path.string());
-  // Every op ran alone, in seq and in concurrent, (1 + 2) iterations each: at least one kernel
-  // per op that launches one, three times over.
-  EXPECT_GE(t.kernels.size(), 3 * r.ops.size() / 2) << "kernels: " << t.kernels.size();
-  std::set<std::string> marks, ranges;
-  for (const auto& m : t.marks) marks.insert(m.name);
-  for (const auto& g : t.ranges) ranges.insert(g.name);
-  EXPECT_TRUE(marks.count("seq")) << "no mark for seq";
-  EXPECT_TRUE(marks.count("concurrent")) << "no mark for concurrent";
-  EXPECT_TRUE(marks.count(r.ops.front().id + " alone")) << "no mark for the first op alone";
-  EXPECT_TRUE(ranges.count("seq, iteration 2")) << "no NVTX range for seq's last run";
-  std::filesystem::remove(path);
 }
 
 TEST(StepBench, RefusedBeforeRunningWhenOverMemory) {

@@ -144,6 +144,45 @@ TEST(Cache, KeyIgnoresTimingButNotWorkloadDeviceOrVersions) {
   EXPECT_EQ(tune::stable_hash("abc"), "e71fa2190541574b");  // FNV-1a 64 of "abc"
 }
 
+// E_best in the tuner (issue 18): a candidate whose own communicator is faster alone does not
+// get that speed counted as overlap. Final round: baselines C = 1000, M = 600, seq 1600;
+// "concurrent" 1300; "concurrent ctas=32" 1200 with its collective alone at 400. Best parts:
+// C 1000, M 400, S = 1400, S - L = 400. E (run's own parts): (1600 - 1200) / 600 = 0.67 for the
+// budget row; E_best: (1400 - 1200) / 400 = 0.50; concurrent: (1400 - 1300) / 400 = 0.25.
+TEST(Plan, EfficiencyAgainstTheBestPartsOfTheFinalRound) {
+  bench::Report rep;
+  auto base = [](bench::Row& r) {
+    r.bytes = 64 << 20;
+    r.t_comp.samples = {1000};
+    r.t_comm.samples = {600};
+    r.t_seq.samples = {1600};
+    r.t_comp_alone = r.t_comp;
+    r.t_comm_alone = r.t_comm;
+  };
+  bench::Row seq, conc, budget;
+  base(seq);
+  seq.spec = {Mode::Seq};
+  seq.t = seq.t_seq;
+  base(conc);
+  conc.spec = {Mode::Concurrent};
+  conc.t.samples = {1300};
+  base(budget);
+  budget.spec = {Mode::Concurrent};
+  budget.spec.nccl_ctas = 32;
+  budget.t.samples = {1200};
+  budget.t_comm_alone.samples = {400};
+  rep.rows = {seq, conc, budget};
+  const auto tried = tune::tried_from(rep, bench::RowSpec{Mode::Concurrent});
+  ASSERT_EQ(tried.size(), 2u);
+  EXPECT_NEAR(tried[1].efficiency, 400.0 / 600.0, 1e-12);
+  EXPECT_NEAR(tried[1].efficiency_best, 0.50, 1e-12);
+  EXPECT_NEAR(tried[0].efficiency_best, 0.25, 1e-12);
+  const auto j = tune::plan_json(rep, tried, 1, "k");
+  EXPECT_NEAR(j.at("tuning").at("choice").at("efficiency_best").get<double>(), 0.50, 1e-12);
+  EXPECT_NEAR(j.at("tuning").at("tried")[0].at("efficiency_best").get<double>(), 0.25, 1e-12);
+  EXPECT_DOUBLE_EQ(j.at("tuning").at("best_parts_us").at("collective").get<double>(), 400.0);
+}
+
 TEST(Plan, PickBestAndRecord) {
   std::vector<tune::Tried> tried(3);
   tried[0].spec = {Mode::Concurrent};
