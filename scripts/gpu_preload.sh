@@ -199,7 +199,7 @@ bench() {  # bench POLICY ('none': no library)
   fi
   local rc=$?
   local wrong
-  wrong=$(awk '$1 ~ /^[0-9]+$/ && NF >= 20 {w += $20} END {print w + 0}' "$out")
+  wrong=$(awk '$1 ~ /^[0-9]+$/ && NF >= 20 {w += $NF} END {print w + 0}' "$out")
   say "  [$pol] exit $rc (bench -c: exit 1 on wrong results), #wrong total $wrong"
   awk '$1 ~ /^[0-9]+$/ && NF >= 20 {printf "    %-16s time %8s us  reduction %5s%%  efficiency %5s  T_comp %s T_comm %s\n", $5, $13, $15, $17, $8, $9}' "$out" | tee -a "$S"
   stats_of "$err" | tee -a "$S"

@@ -79,11 +79,14 @@ double tflops(const Row& r) {
   return r.flops > 0 && t > 0 ? r.flops / (t * 1e-6) / 1e12 : std::nan("");
 }
 
-double busbw(const Row& r) {
+/// nccl-tests' algbw: the collective's size over its time in this row's run (GB/s).
+double algbw(const Row& r) {
   const double t = r.t_comm_part.median();
-  return t > 0 ? model::algbw_gbps(static_cast<double>(r.bytes), t * 1e-6) * r.comm_busbw_factor
-               : std::nan("");
+  return t > 0 ? model::algbw_gbps(static_cast<double>(r.bytes), t * 1e-6) : std::nan("");
 }
+
+/// nccl-tests' busbw: algbw times the collective's factor for n ranks.
+double busbw(const Row& r) { return algbw(r) * r.comm_busbw_factor; }
 
 }  // namespace
 
@@ -112,15 +115,15 @@ std::string format_header(const Report& r) {
 std::string format_table_header() {
   std::string h1 = fmt::format(
       "#{:>11} {:>11} {:>9} {:>6} {:>15} {:>4} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>6} "
-      "{:>7} {:>7} {:>6} {:>6} {:>8} {:>7} {:>7}\n",
+      "{:>7} {:>7} {:>6} {:>6} {:>8} {:>7} {:>7} {:>7}\n",
       "size", "count", "type", "redop", "mode", "bps", "pad", "T_comp", "T_comm", "T_seq",
       "T_ideal", "Tc_mode", "time", "spread", "reduct", "ideal", "eff", "E_best", "TFLOP/s",
-      "busbw", "#wrong");
+      "algbw", "busbw", "#wrong");
   std::string h2 = fmt::format(
       "#{:>11} {:>11} {:>9} {:>6} {:>15} {:>4} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>6} "
-      "{:>7} {:>7} {:>6} {:>6} {:>8} {:>7} {:>7}\n",
+      "{:>7} {:>7} {:>6} {:>6} {:>8} {:>7} {:>7} {:>7}\n",
       "(B)", "(elements)", "", "", "", "", "(B)", "(us)", "(us)", "(us)", "(us)", "(us)", "(us)",
-      "(%)", "(%)", "(%)", "", "", "", "(GB/s)", "");
+      "(%)", "(%)", "(%)", "", "", "", "(GB/s)", "(GB/s)", "");
   return h1 + h2;
 }
 
@@ -129,13 +132,13 @@ std::string format_row(const Row& row, const Report& r) {
   const auto s = row.t.summary();
   return fmt::format(
       " {:>11} {:>11} {:>9} {:>6} {:>15} {:>4} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>6} "
-      "{:>7} {:>7} {:>6} {:>6} {:>8} {:>7} {:>7}\n",
+      "{:>7} {:>7} {:>6} {:>6} {:>8} {:>7} {:>7} {:>7}\n",
       row.bytes, row.count, r.dtype, r.redop, mode_label(row), bps_label(row),
       row.pad > 0 ? model::format_bytes(row.pad) : "0", num(t.t_comp, 1), num(t.t_comm, 1),
       num(t.t_seq, 1), num(model::ideal(t), 1), num(row.t_comp_alone.median(), 1), num(t.t, 1),
       num(100 * s.rel_iqr(), 1), num(100 * model::reduction(t), 1),
       num(100 * model::ideal_reduction(t), 1), num(model::overlap_efficiency(t), 2),
-      num(efficiency_best(row, r), 2), num(tflops(row), 1), num(busbw(row), 1),
+      num(efficiency_best(row, r), 2), num(tflops(row), 1), num(algbw(row), 1), num(busbw(row), 1),
       row.checked ? std::to_string(row.wrong) : "n/a");
 }
 
@@ -290,6 +293,7 @@ nlohmann::json to_json(const Report& r) {
     x["efficiency_best"] = val(model::efficiency_best(best.comp, best.comm, t.t));
     x["best_parts_us"] = {{"compute", best.comp}, {"collective", best.comm}};
     x["tflops"] = val(tflops(row));
+    x["algbw_gbps"] = val(algbw(row));
     x["busbw_gbps"] = val(busbw(row));
     x["checked"] = row.checked;
     x["wrong"] = row.wrong;
@@ -303,7 +307,7 @@ std::vector<std::string> csv_columns() {
   return {"size_bytes", "count", "type", "redop", "mode", "target_blocks_per_sm", "pad_bytes",
           "blocks_per_sm", "t_comp_us", "t_comm_us", "t_seq_us", "t_ideal_us", "t_comp_alone_us",
           "t_us", "t_p25_us", "t_p75_us", "reduction", "ideal_reduction", "efficiency", "tflops",
-          "busbw_gbps", "checked", "wrong", "samples", "efficiency_best"};
+          "busbw_gbps", "checked", "wrong", "samples", "efficiency_best", "algbw_gbps"};
 }
 
 std::string to_csv(const Report& r) {
@@ -322,7 +326,8 @@ std::string to_csv(const Report& r) {
       << v(s.p25) << "," << v(s.p75) << "," << v(model::reduction(t)) << ","
       << v(model::ideal_reduction(t)) << "," << v(model::overlap_efficiency(t)) << ","
       << v(tflops(row)) << "," << v(busbw(row)) << "," << (row.checked ? 1 : 0) << "," << row.wrong
-      << "," << row.t.samples.size() << "," << v(efficiency_best(row, r)) << "\n";
+      << "," << row.t.samples.size() << "," << v(efficiency_best(row, r)) << "," << v(algbw(row))
+      << "\n";
   }
   return o.str();
 }

@@ -155,10 +155,24 @@ TEST(Report, JsonSchemaAndRoundTrip) {
   EXPECT_NEAR(row.at("reduction").get<double>(), 0.3125, 1e-12);
   EXPECT_NEAR(row.at("efficiency").get<double>(), 500.0 / 600.0, 1e-12);
   EXPECT_NEAR(row.at("t_ideal_us").get<double>(), 1000.0, 1e-12);
-  // busbw: 256 MiB in 800 us, factor 1
+  // busbw: 256 MiB in 800 us, factor 1; algbw the same before the factor
   EXPECT_NEAR(row.at("busbw_gbps").get<double>(), 268435456.0 / 800e-6 / 1e9, 1e-9);
+  EXPECT_NEAR(row.at("algbw_gbps").get<double>(), 268435456.0 / 800e-6 / 1e9, 1e-9);
   // TFLOP/s from the compute part under overlap (1100 us)
   EXPECT_NEAR(row.at("tflops").get<double>(), 2.0 * 4096.0 * 4096.0 * 4096.0 * 4 / 1100e-6 / 1e12, 1e-9);
+}
+
+// nccl-tests' two bandwidths: algbw = size / time; busbw = algbw x the collective's factor
+// (all-reduce on 4 ranks: 2(n-1)/n = 1.5). 256 MiB in 800 us: 335.5 and 503.3 GB/s.
+TEST(Report, AlgbwAndBusbw) {
+  auto r = sample_report();
+  for (auto& row : r.rows) row.comm_busbw_factor = 1.5;
+  const auto j = to_json(r);
+  const auto& row = j.at("results")[2];
+  EXPECT_NEAR(row.at("algbw_gbps").get<double>(), 268435456.0 / 800e-6 / 1e9, 1e-9);
+  EXPECT_NEAR(row.at("busbw_gbps").get<double>(), 1.5 * 268435456.0 / 800e-6 / 1e9, 1e-9);
+  const auto line = format_row(r.rows[2], r);
+  EXPECT_NE(line.find("  335.5   503.3 "), std::string::npos) << line;
 }
 
 TEST(Report, CsvHasOneLinePerRowAndTheColumns) {
