@@ -147,9 +147,10 @@ json dim_json(const Dim3& d) {
 
 }  // namespace
 
-json trace_to_json(const Trace& in) {
-  Trace t = in;
-  t.normalize();
+namespace {
+
+/// The trace's time zero: the earliest kernel, else the earliest NVTX range, else the first mark.
+int64_t time_origin(const Trace& t) {
   int64_t origin = 0;
   if (!t.kernels.empty()) {
     origin = t.kernels.front().start_ns;
@@ -160,7 +161,12 @@ json trace_to_json(const Trace& in) {
   } else if (!t.marks.empty()) {
     origin = t.marks.front().ts_ns;
   }
-  json events = json::array();
+  return origin;
+}
+
+/// Perfetto's metadata events: a process per rank, then its rows -- the NVTX threads first
+/// (above), then its streams, most urgent priority first, then by stream id.
+void row_events(const Trace& t, json& events) {
   for (const auto& r : t.ranks) {
     events.push_back({{"ph", "M"},
                       {"name", "process_name"},
@@ -173,14 +179,12 @@ json trace_to_json(const Trace& in) {
                       {"tid", 0},
                       {"args", {{"sort_index", r.rank}}}});
   }
-  // Rows of a rank: most urgent priority first, then by stream id.
   std::vector<const StreamInfo*> order;
   for (const auto& s : t.streams) order.push_back(&s);
   std::stable_sort(order.begin(), order.end(), [](const StreamInfo* a, const StreamInfo* b) {
     const int pa = a->priority.value_or(0), pb = b->priority.value_or(0);
     return std::tie(a->rank, pa, a->stream) < std::tie(b->rank, pb, b->stream);
   });
-  // NVTX rows of a rank come before (above) its streams.
   std::map<int, std::set<uint64_t>> nvtx_threads;
   for (const auto& r : t.ranges) nvtx_threads[r.rank].insert(r.thread);
   int64_t sort_index = 0;
@@ -208,53 +212,59 @@ json trace_to_json(const Trace& in) {
   }
   for (; next < order.size(); ++next)
     thread_row(order[next]->rank, order[next]->stream, stream_title(*order[next]));
-  for (const auto& k : t.kernels) {
-    json args = {{"device", k.device},
-                 {"stream", k.stream},
-                 {"grid", dim_json(k.grid)},
-                 {"block", dim_json(k.block)},
-                 {"registers", k.registers},
-                 {"static_smem", k.static_smem},
-                 {"dynamic_smem", k.dynamic_smem},
-                 {"start_ns", k.start_ns},
-                 {"end_ns", k.end_ns}};
-    if (k.priority) args["priority"] = *k.priority;
-    if (k.blocks_per_sm > 0) args["blocks_per_sm"] = k.blocks_per_sm;
-    if (k.queued_ns > 0) args["queued_ns"] = k.queued_ns;
-    if (k.submitted_ns > 0) args["submitted_ns"] = k.submitted_ns;
-    if (k.correlation_id > 0) args["correlation"] = k.correlation_id;
-    events.push_back({{"ph", "X"},
-                      {"name", k.name},
-                      {"cat", to_string(k.category)},
-                      {"pid", k.rank},
-                      {"tid", k.stream},
-                      {"ts", static_cast<double>(k.start_ns - origin) / 1000.0},
-                      {"dur", static_cast<double>(k.end_ns - k.start_ns) / 1000.0},
-                      {"args", args}});
-  }
-  for (const auto& r : t.ranges) {
-    json args = {{"start_ns", r.start_ns}, {"end_ns", r.end_ns}, {"thread", r.thread}};
-    if (!r.domain.empty()) args["domain"] = r.domain;
-    events.push_back({{"ph", "X"},
-                      {"name", r.name},
-                      {"cat", "nvtx"},
-                      {"pid", r.rank},
-                      {"tid", kNvtxTidBase + static_cast<int64_t>(r.thread)},
-                      {"ts", static_cast<double>(r.start_ns - origin) / 1000.0},
-                      {"dur", static_cast<double>(r.end_ns - r.start_ns) / 1000.0},
-                      {"args", args}});
-  }
-  for (const auto& m : t.marks) {
-    json e = {{"ph", "i"},
-              {"name", m.name},
-              {"cat", "mark"},
-              {"pid", m.rank >= 0 ? m.rank : 0},
-              {"tid", 0},
-              {"s", m.rank >= 0 ? "p" : "g"},
-              {"ts", static_cast<double>(m.ts_ns - origin) / 1000.0},
-              {"args", {{"ts_ns", m.ts_ns}, {"rank", m.rank}}}};
-    events.push_back(e);
-  }
+}
+
+json kernel_event(const KernelEvent& k, int64_t origin) {
+  json args = {{"device", k.device},
+               {"stream", k.stream},
+               {"grid", dim_json(k.grid)},
+               {"block", dim_json(k.block)},
+               {"registers", k.registers},
+               {"static_smem", k.static_smem},
+               {"dynamic_smem", k.dynamic_smem},
+               {"start_ns", k.start_ns},
+               {"end_ns", k.end_ns}};
+  if (k.priority) args["priority"] = *k.priority;
+  if (k.blocks_per_sm > 0) args["blocks_per_sm"] = k.blocks_per_sm;
+  if (k.queued_ns > 0) args["queued_ns"] = k.queued_ns;
+  if (k.submitted_ns > 0) args["submitted_ns"] = k.submitted_ns;
+  if (k.correlation_id > 0) args["correlation"] = k.correlation_id;
+  return {{"ph", "X"},
+          {"name", k.name},
+          {"cat", to_string(k.category)},
+          {"pid", k.rank},
+          {"tid", k.stream},
+          {"ts", static_cast<double>(k.start_ns - origin) / 1000.0},
+          {"dur", static_cast<double>(k.end_ns - k.start_ns) / 1000.0},
+          {"args", args}};
+}
+
+json range_event(const NvtxRange& r, int64_t origin) {
+  json args = {{"start_ns", r.start_ns}, {"end_ns", r.end_ns}, {"thread", r.thread}};
+  if (!r.domain.empty()) args["domain"] = r.domain;
+  return {{"ph", "X"},
+          {"name", r.name},
+          {"cat", "nvtx"},
+          {"pid", r.rank},
+          {"tid", kNvtxTidBase + static_cast<int64_t>(r.thread)},
+          {"ts", static_cast<double>(r.start_ns - origin) / 1000.0},
+          {"dur", static_cast<double>(r.end_ns - r.start_ns) / 1000.0},
+          {"args", args}};
+}
+
+json mark_event(const Mark& m, int64_t origin) {
+  return {{"ph", "i"},
+          {"name", m.name},
+          {"cat", "mark"},
+          {"pid", m.rank >= 0 ? m.rank : 0},
+          {"tid", 0},
+          {"s", m.rank >= 0 ? "p" : "g"},
+          {"ts", static_cast<double>(m.ts_ns - origin) / 1000.0},
+          {"args", {{"ts_ns", m.ts_ns}, {"rank", m.rank}}}};
+}
+
+/// otherData.ccoverlap: the schema, the time origin, dropped records, notes, ranks and streams.
+json our_data(const Trace& t, int64_t origin) {
   json ranks = json::array();
   for (const auto& r : t.ranks)
     ranks.push_back({{"rank", r.rank},
@@ -270,14 +280,27 @@ json trace_to_json(const Trace& in) {
     x["priority"] = s.priority ? json(*s.priority) : json(nullptr);
     streams.push_back(x);
   }
+  return {{"schema", kTraceSchema},   {"schema_version", kTraceSchemaVersion},
+          {"time_origin_ns", origin}, {"dropped_records", t.dropped_records},
+          {"notes", t.notes},         {"ranks", ranks},
+          {"streams", streams}};
+}
+
+}  // namespace
+
+json trace_to_json(const Trace& in) {
+  Trace t = in;
+  t.normalize();
+  const int64_t origin = time_origin(t);
+  json events = json::array();
+  row_events(t, events);
+  for (const auto& k : t.kernels) events.push_back(kernel_event(k, origin));
+  for (const auto& r : t.ranges) events.push_back(range_event(r, origin));
+  for (const auto& m : t.marks) events.push_back(mark_event(m, origin));
   json j;
   j["displayTimeUnit"] = "ns";
   j["traceEvents"] = events;
-  j["otherData"]["ccoverlap"] = {
-      {"schema", kTraceSchema},   {"schema_version", kTraceSchemaVersion},
-      {"time_origin_ns", origin}, {"dropped_records", t.dropped_records},
-      {"notes", t.notes},         {"ranks", ranks},
-      {"streams", streams}};
+  j["otherData"]["ccoverlap"] = our_data(t, origin);
   return j;
 }
 
@@ -455,6 +478,117 @@ NvtxRange read_nvtx_range(const Reader& rd, const json& e, const json& args,
 
 }  // namespace
 
+namespace {
+
+/// otherData.ccoverlap of our own traces: checks the schema and version, reads the dropped
+/// records, notes, ranks and streams into `t`; returns the time origin (ns).
+int64_t read_our_data(Reader& rd, const json& meta, Trace& t) {
+  const std::string where = "otherData.ccoverlap";
+  const std::string schema = rd.opt_string(meta, "schema", where);
+  if (schema != kTraceSchema)
+    rd.fail("wrong schema \"" + schema + "\" (expected \"" + kTraceSchema + "\")");
+  const std::string ver = rd.opt_string(meta, "schema_version", where);
+  const std::string major = ver.substr(0, ver.find('.'));
+  const std::string ours = std::string(kTraceSchemaVersion);
+  if (major != ours.substr(0, ours.find('.')))
+    rd.fail("schema version \"" + ver + "\" is not supported (this cco reads " + ours + ")");
+  const int64_t origin = rd.opt_time_ns(meta, "time_origin_ns", where).value_or(0);
+  if (auto d = rd.opt_integer(meta, "dropped_records", where)) {
+    if (*d < 0) rd.fail(where + ": \"dropped_records\" is negative");
+    t.dropped_records = static_cast<uint64_t>(*d);
+  }
+  if (auto n = meta.find("notes"); n != meta.end() && !n->is_null()) {
+    if (!n->is_array()) rd.fail(where + ": \"notes\" is not an array");
+    for (const auto& x : *n) {
+      if (!x.is_string()) rd.fail(where + ": a note is not a string");
+      t.notes.push_back(x.get<std::string>());
+    }
+  }
+  if (auto r = meta.find("ranks"); r != meta.end() && !r->is_null()) {
+    if (!r->is_array()) rd.fail(where + ": \"ranks\" is not an array");
+    for (std::size_t i = 0; i < r->size(); ++i) {
+      const auto& x = (*r)[i];
+      const std::string w = where + ".ranks[" + std::to_string(i) + "]";
+      if (!x.is_object()) rd.fail(w + ": not an object");
+      RankInfo ri;
+      ri.rank = rd.small_int(rd.need(x, "rank", w), w, "rank");
+      ri.device = rd.opt_int(x, "device", w).value_or(ri.rank);
+      ri.device_name = rd.opt_string(x, "device_name", w);
+      ri.arch = rd.opt_string(x, "arch", w);
+      ri.sm_count = rd.opt_int(x, "sm_count", w).value_or(0);
+      ri.host = rd.opt_string(x, "host", w);
+      ri.pid = rd.opt_integer(x, "pid", w).value_or(0);
+      for (const auto& o : t.ranks)
+        if (o.rank == ri.rank) rd.fail(w + ": rank " + std::to_string(ri.rank) + " twice");
+      t.ranks.push_back(ri);
+    }
+  }
+  if (auto s = meta.find("streams"); s != meta.end() && !s->is_null()) {
+    if (!s->is_array()) rd.fail(where + ": \"streams\" is not an array");
+    for (std::size_t i = 0; i < s->size(); ++i) {
+      const auto& x = (*s)[i];
+      const std::string w = where + ".streams[" + std::to_string(i) + "]";
+      if (!x.is_object()) rd.fail(w + ": not an object");
+      StreamInfo si;
+      si.rank = rd.small_int(rd.need(x, "rank", w), w, "rank");
+      si.device = rd.opt_int(x, "device", w).value_or(si.rank);
+      si.stream = rd.integer(rd.need(x, "stream", w), w, "stream");
+      si.priority = rd.opt_int(x, "priority", w);
+      si.label = rd.opt_string(x, "label", w);
+      t.streams.push_back(si);
+    }
+  }
+  return origin;
+}
+
+/// An instant event of category "mark" (ours): its name, time and rank (-1: every rank).
+Mark read_mark(Reader& rd, const json& e, int64_t origin, const std::string& where) {
+  Mark m;
+  m.name = rd.opt_string(e, "name", where);
+  const json empty = json::object();
+  const json& args = e.contains("args") && e["args"].is_object() ? e["args"] : empty;
+  if (auto ns = rd.opt_time_ns(args, "ts_ns", where))
+    m.ts_ns = *ns;
+  else
+    m.ts_ns = rd.at_us(origin, rd.number(rd.need(e, "ts", where), where, "ts"), where, "ts");
+  m.rank = rd.opt_int(args, "rank", where).value_or(-1);
+  return m;
+}
+
+/// A kernel's span, rank, device, stream and launch figures (ours, or a profiler's names for
+/// them); the caller sets its name and category.
+KernelEvent read_kernel(Reader& rd, const json& e, const json& args, int64_t origin,
+                        const std::string& where, const std::map<int, int>& device_of_rank) {
+  KernelEvent k;
+  const EventSpan sp = read_span(rd, e, args, origin, where);
+  k.rank = sp.rank;
+  k.start_ns = sp.start_ns;
+  k.end_ns = sp.end_ns;
+  const int64_t tid = sp.tid;
+  auto dev_it = device_of_rank.find(k.rank);
+  k.device = rd.opt_int(args, "device", where)
+                 .value_or(dev_it != device_of_rank.end() ? dev_it->second : k.rank);
+  k.stream = rd.opt_integer(args, "stream", where).value_or(tid);
+  k.priority = rd.opt_int(args, "priority", where);
+  k.grid = rd.opt_dim(args, "grid", where);
+  k.block = rd.opt_dim(args, "block", where);
+  k.registers = rd.opt_int(args, "registers", where)
+                    .value_or(rd.opt_int(args, "registers per thread", where).value_or(0));
+  k.static_smem = rd.opt_integer(args, "static_smem", where)
+                      .value_or(rd.opt_integer(args, "shared memory", where).value_or(0));
+  k.dynamic_smem = rd.opt_integer(args, "dynamic_smem", where).value_or(0);
+  k.blocks_per_sm = rd.opt_int(args, "blocks_per_sm", where).value_or(0);
+  k.queued_ns = rd.opt_time_ns(args, "queued_ns", where).value_or(0);
+  k.submitted_ns = rd.opt_time_ns(args, "submitted_ns", where).value_or(0);
+  k.correlation_id = static_cast<uint64_t>(
+      std::max<int64_t>(0, rd.opt_integer(args, "correlation", where).value_or(0)));
+  if (k.registers < 0 || k.static_smem < 0 || k.dynamic_smem < 0 || k.blocks_per_sm < 0)
+    rd.fail(where + ": negative registers, shared memory or blocks per SM");
+  return k;
+}
+
+}  // namespace
+
 Trace trace_from_json(const json& j, const std::string& source) {
   Reader rd(source);
   if (!j.is_object()) rd.fail("not a trace: expected a JSON object with \"traceEvents\"");
@@ -474,64 +608,7 @@ Trace trace_from_json(const json& j, const std::string& source) {
       meta = &*c;
     }
   }
-  int64_t origin = 0;
-  if (meta) {
-    const std::string where = "otherData.ccoverlap";
-    const std::string schema = rd.opt_string(*meta, "schema", where);
-    if (schema != kTraceSchema)
-      rd.fail("wrong schema \"" + schema + "\" (expected \"" + kTraceSchema + "\")");
-    const std::string ver = rd.opt_string(*meta, "schema_version", where);
-    const std::string major = ver.substr(0, ver.find('.'));
-    const std::string ours = std::string(kTraceSchemaVersion);
-    if (major != ours.substr(0, ours.find('.')))
-      rd.fail("schema version \"" + ver + "\" is not supported (this cco reads " + ours + ")");
-    origin = rd.opt_time_ns(*meta, "time_origin_ns", where).value_or(0);
-    if (auto d = rd.opt_integer(*meta, "dropped_records", where)) {
-      if (*d < 0) rd.fail(where + ": \"dropped_records\" is negative");
-      t.dropped_records = static_cast<uint64_t>(*d);
-    }
-    if (auto n = meta->find("notes"); n != meta->end() && !n->is_null()) {
-      if (!n->is_array()) rd.fail(where + ": \"notes\" is not an array");
-      for (const auto& x : *n) {
-        if (!x.is_string()) rd.fail(where + ": a note is not a string");
-        t.notes.push_back(x.get<std::string>());
-      }
-    }
-    if (auto r = meta->find("ranks"); r != meta->end() && !r->is_null()) {
-      if (!r->is_array()) rd.fail(where + ": \"ranks\" is not an array");
-      for (std::size_t i = 0; i < r->size(); ++i) {
-        const auto& x = (*r)[i];
-        const std::string w = where + ".ranks[" + std::to_string(i) + "]";
-        if (!x.is_object()) rd.fail(w + ": not an object");
-        RankInfo ri;
-        ri.rank = rd.small_int(rd.need(x, "rank", w), w, "rank");
-        ri.device = rd.opt_int(x, "device", w).value_or(ri.rank);
-        ri.device_name = rd.opt_string(x, "device_name", w);
-        ri.arch = rd.opt_string(x, "arch", w);
-        ri.sm_count = rd.opt_int(x, "sm_count", w).value_or(0);
-        ri.host = rd.opt_string(x, "host", w);
-        ri.pid = rd.opt_integer(x, "pid", w).value_or(0);
-        for (const auto& o : t.ranks)
-          if (o.rank == ri.rank) rd.fail(w + ": rank " + std::to_string(ri.rank) + " twice");
-        t.ranks.push_back(ri);
-      }
-    }
-    if (auto s = meta->find("streams"); s != meta->end() && !s->is_null()) {
-      if (!s->is_array()) rd.fail(where + ": \"streams\" is not an array");
-      for (std::size_t i = 0; i < s->size(); ++i) {
-        const auto& x = (*s)[i];
-        const std::string w = where + ".streams[" + std::to_string(i) + "]";
-        if (!x.is_object()) rd.fail(w + ": not an object");
-        StreamInfo si;
-        si.rank = rd.small_int(rd.need(x, "rank", w), w, "rank");
-        si.device = rd.opt_int(x, "device", w).value_or(si.rank);
-        si.stream = rd.integer(rd.need(x, "stream", w), w, "stream");
-        si.priority = rd.opt_int(x, "priority", w);
-        si.label = rd.opt_string(x, "label", w);
-        t.streams.push_back(si);
-      }
-    }
-  }
+  const int64_t origin = meta ? read_our_data(rd, *meta, t) : 0;
   std::map<int, int> device_of_rank;
   for (const auto& r : t.ranks) device_of_rank[r.rank] = r.device;
 
@@ -541,16 +618,7 @@ Trace trace_from_json(const json& j, const std::string& source) {
     if (!e.is_object()) rd.fail(where + ": not an object");
     const std::string ph = rd.opt_string(e, "ph", where);
     if (ph == "i" && meta && rd.opt_string(e, "cat", where) == "mark") {
-      Mark m;
-      m.name = rd.opt_string(e, "name", where);
-      const json empty = json::object();
-      const json& args = e.contains("args") && e["args"].is_object() ? e["args"] : empty;
-      if (auto ns = rd.opt_time_ns(args, "ts_ns", where))
-        m.ts_ns = *ns;
-      else
-        m.ts_ns = rd.at_us(origin, rd.number(rd.need(e, "ts", where), where, "ts"), where, "ts");
-      m.rank = rd.opt_int(args, "rank", where).value_or(-1);
-      t.marks.push_back(std::move(m));
+      t.marks.push_back(read_mark(rd, e, origin, where));
       continue;
     }
     if (ph != "X") continue;  // metadata, other instants, counters, flows: not kernels
@@ -569,37 +637,13 @@ Trace trace_from_json(const json& j, const std::string& source) {
     }
     const auto cat = category_of(cat_name, name, meta != nullptr);
     if (!cat) continue;  // CPU ops and the like in foreign traces
-    KernelEvent k;
-    k.name = name;
-    k.category = *cat;
     if (auto a = e.find("args"); a != e.end() && !a->is_null()) {
       if (!a->is_object()) rd.fail(where + ": \"args\" is not an object");
       args = &*a;
     }
-    const EventSpan sp = read_span(rd, e, *args, origin, where);
-    k.rank = sp.rank;
-    k.start_ns = sp.start_ns;
-    k.end_ns = sp.end_ns;
-    const int64_t tid = sp.tid;
-    auto dev_it = device_of_rank.find(k.rank);
-    k.device = rd.opt_int(*args, "device", where)
-                   .value_or(dev_it != device_of_rank.end() ? dev_it->second : k.rank);
-    k.stream = rd.opt_integer(*args, "stream", where).value_or(tid);
-    k.priority = rd.opt_int(*args, "priority", where);
-    k.grid = rd.opt_dim(*args, "grid", where);
-    k.block = rd.opt_dim(*args, "block", where);
-    k.registers = rd.opt_int(*args, "registers", where)
-                      .value_or(rd.opt_int(*args, "registers per thread", where).value_or(0));
-    k.static_smem = rd.opt_integer(*args, "static_smem", where)
-                        .value_or(rd.opt_integer(*args, "shared memory", where).value_or(0));
-    k.dynamic_smem = rd.opt_integer(*args, "dynamic_smem", where).value_or(0);
-    k.blocks_per_sm = rd.opt_int(*args, "blocks_per_sm", where).value_or(0);
-    k.queued_ns = rd.opt_time_ns(*args, "queued_ns", where).value_or(0);
-    k.submitted_ns = rd.opt_time_ns(*args, "submitted_ns", where).value_or(0);
-    k.correlation_id = static_cast<uint64_t>(
-        std::max<int64_t>(0, rd.opt_integer(*args, "correlation", where).value_or(0)));
-    if (k.registers < 0 || k.static_smem < 0 || k.dynamic_smem < 0 || k.blocks_per_sm < 0)
-      rd.fail(where + ": negative registers, shared memory or blocks per SM");
+    KernelEvent k = read_kernel(rd, e, *args, origin, where, device_of_rank);
+    k.name = name;
+    k.category = *cat;
     t.kernels.push_back(std::move(k));
   }
   t.normalize();
