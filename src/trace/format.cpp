@@ -299,6 +299,9 @@ json trace_to_json(const Trace& in) {
   for (const auto& m : t.marks) events.push_back(mark_event(m, origin));
   json j;
   j["displayTimeUnit"] = "ns";
+  // One rank's file (one process per GPU): the rank as PyTorch's profiler writes it, so Holistic
+  // Trace Analysis reads a folder of such files as one multi-rank job.
+  if (t.ranks.size() == 1) j["distributedInfo"] = {{"rank", t.ranks.front().rank}, {"backend", "nccl"}};
   j["traceEvents"] = events;
   j["otherData"]["ccoverlap"] = our_data(t, origin);
   return j;
@@ -469,7 +472,9 @@ NvtxRange read_nvtx_range(const Reader& rd, const json& e, const json& args,
   r.end_ns = sp.end_ns;
   const int64_t tid = sp.tid;
   const int64_t thread = rd.opt_integer(args, "thread", where)
-                             .value_or(tid >= kNvtxTidBase ? tid - kNvtxTidBase : tid);
+                             .value_or(tid >= kOldNvtxTidBase ? tid - kOldNvtxTidBase
+                                       : tid >= kNvtxTidBase  ? tid - kNvtxTidBase
+                                                              : tid);
   if (thread < 0) rd.fail(where + ": \"thread\" is negative");
   r.thread = static_cast<uint64_t>(thread);
   r.domain = rd.opt_string(args, "domain", where);
@@ -556,18 +561,21 @@ Mark read_mark(Reader& rd, const json& e, int64_t origin, const std::string& whe
 }
 
 /// A kernel's span, rank, device, stream and launch figures (ours, or a profiler's names for
-/// them); the caller sets its name and category.
+/// them); the caller sets its name and category. `file_rank`: the rank a profiler's file says
+/// it holds (distributedInfo.rank), which replaces the event's pid as the rank.
 KernelEvent read_kernel(Reader& rd, const json& e, const json& args, int64_t origin,
-                        const std::string& where, const std::map<int, int>& device_of_rank) {
+                        const std::string& where, const std::map<int, int>& device_of_rank,
+                        std::optional<int> file_rank) {
   KernelEvent k;
   const EventSpan sp = read_span(rd, e, args, origin, where);
-  k.rank = sp.rank;
+  // A profiler trace of one rank (distributedInfo.rank) uses the device as its pid.
+  k.rank = file_rank.value_or(sp.rank);
   k.start_ns = sp.start_ns;
   k.end_ns = sp.end_ns;
   const int64_t tid = sp.tid;
   auto dev_it = device_of_rank.find(k.rank);
   k.device = rd.opt_int(args, "device", where)
-                 .value_or(dev_it != device_of_rank.end() ? dev_it->second : k.rank);
+                 .value_or(dev_it != device_of_rank.end() ? dev_it->second : sp.rank);
   k.stream = rd.opt_integer(args, "stream", where).value_or(tid);
   k.priority = rd.opt_int(args, "priority", where);
   k.grid = rd.opt_dim(args, "grid", where);
@@ -609,6 +617,13 @@ Trace trace_from_json(const json& j, const std::string& source) {
     }
   }
   const int64_t origin = meta ? read_our_data(rd, *meta, t) : 0;
+  // A PyTorch profiler (kineto) trace names its rank in distributedInfo; its events' pid is the
+  // device. Our own traces carry the rank in every event's pid.
+  std::optional<int> file_rank;
+  if (!meta)
+    if (auto d = j.find("distributedInfo"); d != j.end() && d->is_object())
+      if (auto r = d->find("rank"); r != d->end() && !r->is_null())
+        file_rank = rd.small_int(*r, "distributedInfo", "rank");
   std::map<int, int> device_of_rank;
   for (const auto& r : t.ranks) device_of_rank[r.rank] = r.device;
 
@@ -641,7 +656,7 @@ Trace trace_from_json(const json& j, const std::string& source) {
       if (!a->is_object()) rd.fail(where + ": \"args\" is not an object");
       args = &*a;
     }
-    KernelEvent k = read_kernel(rd, e, *args, origin, where, device_of_rank);
+    KernelEvent k = read_kernel(rd, e, *args, origin, where, device_of_rank, file_rank);
     k.name = name;
     k.category = *cat;
     t.kernels.push_back(std::move(k));
@@ -668,6 +683,44 @@ Trace read_trace_file(const std::string& path) {
   return parse_trace(read_file(path, kTraceFileLimit), path);
 }
 
+namespace {
+
+/// First and last time of a part (kernels and NVTX ranges); nullopt when it has neither.
+std::optional<std::pair<int64_t, int64_t>> time_span(const Trace& t) {
+  std::optional<std::pair<int64_t, int64_t>> s;
+  auto take = [&](int64_t a, int64_t b) {
+    s = s ? std::make_pair(std::min(s->first, a), std::max(s->second, b)) : std::make_pair(a, b);
+  };
+  for (const auto& k : t.kernels) take(k.start_ns, k.end_ns);
+  for (const auto& r : t.ranges) take(r.start_ns, r.end_ns);
+  return s;
+}
+
+/// A note when two parts lie far apart on the clock: further than 10 s and than ten times the
+/// longest part's own span. Files of one run share one clock and overlap in time; such a gap
+/// means files of different runs, or clocks that are not aligned.
+std::optional<std::string> clock_gap_note(const std::vector<Trace>& parts) {
+  std::vector<std::pair<std::pair<int64_t, int64_t>, const std::string*>> spans;
+  int64_t longest = 0;
+  for (const auto& p : parts)
+    if (auto s = time_span(p)) {
+      spans.push_back({*s, &p.source});
+      longest = std::max(longest, s->second - s->first);
+    }
+  std::sort(spans.begin(), spans.end());
+  for (std::size_t i = 1; i < spans.size(); ++i) {
+    const int64_t gap = spans[i].first.first - spans[i - 1].first.second;
+    if (gap > int64_t{10'000'000'000} && gap > 10 * longest)
+      return fmt::format("the clocks of '{}' and '{}' are {:.1f} s apart, far more than either "
+                         "file's span: files of different runs, or clocks not aligned (merged as "
+                         "given)",
+                         *spans[i - 1].second, *spans[i].second, static_cast<double>(gap) / 1e9);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 Trace merge_traces(const std::vector<Trace>& parts) {
   Trace out;
   std::map<int, std::string> owner;
@@ -693,6 +746,7 @@ Trace merge_traces(const std::vector<Trace>& parts) {
     for (const auto& n : p.notes) out.notes.push_back(n);
     out.source += (out.source.empty() ? "" : ", ") + p.source;
   }
+  if (auto n = clock_gap_note(parts)) out.notes.push_back(*n);
   out.normalize();
   return out;
 }

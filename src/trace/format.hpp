@@ -115,9 +115,12 @@ struct NvtxRange {
   int64_t duration_ns() const { return end_ns - start_ns; }
 };
 
-/// Chrome "tid" of the NVTX row of OS thread t: kNvtxTidBase + t. CUPTI stream ids (the tids of
-/// the kernel rows) are 32-bit, so the two never collide.
-inline constexpr int64_t kNvtxTidBase = int64_t{1} << 32;
+/// Chrome "tid" of the NVTX row of OS thread t: kNvtxTidBase + t. Perfetto keeps tids as signed
+/// 32-bit numbers, so the row stays below 2^31: Linux thread ids are below 2^22 (pid_max), and
+/// CUPTI stream ids (the tids of the kernel rows) are small counters, far below 2^30.
+inline constexpr int64_t kNvtxTidBase = int64_t{1} << 30;
+/// The base files of ccoverlap before 0.1.0's 2026-11-24 change used (2^32), still read.
+inline constexpr int64_t kOldNvtxTidBase = int64_t{1} << 32;
 
 struct Trace {
   std::vector<RankInfo> ranks;

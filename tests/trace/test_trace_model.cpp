@@ -417,6 +417,73 @@ TEST(TraceJson, ForeignChromeTraceOfKernels) {
   EXPECT_EQ(a.ranks[0].overlapped_ns, 60000);
 }
 
+// Two nodes' profiler traces, each of one rank on its device 0: the rank is distributedInfo's,
+// not the pid (which is the device), so the two merge as ranks 0 and 1 instead of being refused
+// as "a file given twice".
+TEST(TraceJson, ProfilerTraceRankFromDistributedInfo) {
+  auto node = [](int rank) {
+    return std::string(R"({"distributedInfo": {"backend": "nccl", "rank": )") +
+           std::to_string(rank) + R"(, "world_size": 2}, "traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "sm90_gemm", "pid": 0, "tid": 7, "ts": 10, "dur": 100,
+     "args": {"stream": 7}}]})";
+  };
+  const Trace a = cco::trace::parse_trace(node(0), "node0.json");
+  const Trace b = cco::trace::parse_trace(node(1), "node1.json");
+  ASSERT_EQ(b.kernels.size(), 1u);
+  EXPECT_EQ(b.kernels[0].rank, 1);
+  EXPECT_EQ(b.kernels[0].device, 0) << "the pid is the device";
+  const Trace m = cco::trace::merge_traces({a, b});
+  ASSERT_EQ(m.ranks.size(), 2u);
+  EXPECT_EQ(m.ranks[1].rank, 1);
+  // Without distributedInfo the pid stays the rank, as before: the two collide.
+  std::string plain = node(1);
+  plain.erase(plain.find("\"distributedInfo\""), plain.find("\"traceEvents\"") - plain.find("\"distributedInfo\""));
+  expect_error([&] {
+    cco::trace::merge_traces({a, cco::trace::parse_trace(plain, "node1.json")});
+  }, {"given twice"});
+}
+
+// Files of one run overlap in time; files 9.7 days apart are merged, but with a note saying so.
+TEST(TraceJson, MergeNotesClocksFarApart) {
+  auto part = [](int rank, int64_t at, const char* source) {
+    Trace t;
+    cco::trace::KernelEvent k;
+    k.name = "gemm";
+    k.rank = rank;
+    k.start_ns = at;
+    k.end_ns = at + 1'000'000;
+    t.kernels = {k};
+    t.source = source;
+    t.normalize();
+    return t;
+  };
+  const auto near = cco::trace::merge_traces({part(0, 0, "a.json"), part(1, 500'000, "b.json")});
+  EXPECT_TRUE(near.notes.empty());
+  const int64_t days = int64_t{838'080} * 1'000'000'000;  // 9.7 days
+  const auto far = cco::trace::merge_traces({part(0, 0, "a.json"), part(1, days, "b.json")});
+  ASSERT_EQ(far.notes.size(), 1u);
+  EXPECT_NE(far.notes[0].find("'a.json' and 'b.json' are 838080.0 s apart"), std::string::npos)
+      << far.notes[0];
+}
+
+// A one-rank file of ours says its rank the way PyTorch's profiler does (Holistic Trace Analysis
+// reads a folder of them as one job); a file of several ranks (threads) does not.
+TEST(TraceJson, OneRankFileWritesDistributedInfo) {
+  Trace one;
+  cco::trace::KernelEvent k;
+  k.name = "gemm";
+  k.rank = 3;
+  k.stream = 7;
+  k.start_ns = 500;
+  k.end_ns = 900;
+  one.kernels = {k};
+  one.normalize();
+  const auto j = cco::trace::trace_to_json(one);
+  ASSERT_TRUE(j.contains("distributedInfo"));
+  EXPECT_EQ(j["distributedInfo"]["rank"], 3);
+  EXPECT_FALSE(cco::trace::trace_to_json(rich()).contains("distributedInfo"));
+}
+
 TEST(TraceJson, WriteAndReadFile) {
   const std::string path = ::testing::TempDir() + "cco_trace_rt.json";
   cco::trace::write_trace_file(rich(), path);
@@ -848,7 +915,8 @@ TEST(NvtxJson, RoundTripIsExactAndRowsSitAboveTheStreams) {
   EXPECT_EQ(cco::trace::analyze(u).kernels, cco::trace::analyze(t).kernels);
   EXPECT_EQ(cco::trace::trace_to_json(u).dump(), text);
 
-  // Perfetto: complete events, cat "nvtx", tid = 2^32 + thread, rows named and sorted first.
+  // Perfetto: complete events, cat "nvtx", tid = 2^30 + thread (below 2^31: Perfetto keeps
+  // 32-bit tids), rows named and sorted first.
   std::map<std::pair<int, int64_t>, std::string> row_name;
   std::map<std::pair<int, int64_t>, int64_t> row_sort;
   int ranges = 0;
@@ -859,6 +927,7 @@ TEST(NvtxJson, RoundTripIsExactAndRowsSitAboveTheStreams) {
     if (e["ph"] == "X" && e["cat"] == "nvtx") {
       ++ranges;
       EXPECT_GE(e["tid"].get<int64_t>(), cco::trace::kNvtxTidBase);
+      EXPECT_LT(e["tid"].get<int64_t>(), int64_t{1} << 31) << "Perfetto would truncate it";
       EXPECT_GE(e["dur"].get<double>(), 0.0);
     }
   }
@@ -908,6 +977,13 @@ TEST(NvtxJson, TimesFromTsAndDurAndThreadFromTid) {
     EXPECT_EQ(u.ranges[i].end_ns, t.ranges[i].end_ns);
     EXPECT_EQ(u.ranges[i].thread, t.ranges[i].thread);
   }
+  // Files written before the rows moved below 2^31 put them at 2^32 + thread: still read.
+  for (auto& e : j["traceEvents"])
+    if (e["ph"] == "X" && e["cat"] == "nvtx")
+      e["tid"] = e["tid"].get<int64_t>() - cco::trace::kNvtxTidBase + cco::trace::kOldNvtxTidBase;
+  const Trace old = cco::trace::trace_from_json(j);
+  ASSERT_EQ(old.ranges.size(), t.ranges.size());
+  for (std::size_t i = 0; i < t.ranges.size(); ++i) EXPECT_EQ(old.ranges[i].thread, t.ranges[i].thread);
   // A trace of ranges alone: the ranks come from the ranges, times from the first range.
   Trace only;
   only.ranges = {R(3, 1, 500, 900, "step")};
