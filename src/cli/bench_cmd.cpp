@@ -29,14 +29,43 @@ namespace {
   if (!f) throw std::runtime_error("error writing '" + path + "'");
 }
 
+/// --json's value among the arguments --validate leaves ("" when absent): `--json FILE` or
+/// `--json=FILE`.
+std::string json_path_of(const std::vector<std::string>& rest) {
+  std::string path;
+  bool given = false;
+  for (std::size_t i = 1; i < rest.size(); ++i) {
+    if (rest[i] == "--") break;
+    if (rest[i] == "--json") {
+      if (i + 1 >= rest.size()) throw bench::UsageError("--json needs a value");
+      path = rest[++i];
+      given = true;
+    } else if (rest[i].rfind("--json=", 0) == 0) {
+      path = rest[i].substr(7);
+      given = true;
+    }
+  }
+  if (given && path.empty()) throw bench::UsageError("--json: needs a file name (got an empty value)");
+  return path;
+}
+
 }  // namespace
 
 /// `cco bench --workload FILE`: a training step from a workload file (docs/WORKLOADS.md).
 /// --validate needs no GPU.
 int workload_main(const std::vector<std::string>& args, const bench::StepArgs& sa) {
   if (sa.validate) {
+    const std::string json_path = json_path_of(sa.rest);
     const auto step = workload::load_step(sa.workload, sa.load_options());
-    std::fputs(workload::validation_summary(step, sa.check).c_str(), stdout);
+    // With the JSON on stdout, the summary goes to stderr so stdout stays parseable.
+    std::fputs(workload::validation_summary(step, sa.check).c_str(),
+               json_path == "-" ? stderr : stdout);
+    if (!json_path.empty()) {
+      auto j = workload::to_json(step);
+      const auto layout = workload::layout_step(step, sa.check);
+      j["memory_per_gpu_bytes"] = layout.total;
+      write_file(json_path, bench::json_text(j) + "\n");
+    }
     return 0;
   }
 #ifndef CCO_HAVE_CUDA

@@ -362,6 +362,14 @@ std::string trace_pattern_path(const std::string& pattern) {
     if (::access(dir.c_str(), W_OK | X_OK) != 0)
       throw Usage("--trace " + pattern + ": folder " + dir + " is not writable");
   }
+  // A folder is no file name: the trace would fail to open at the program's exit, after the run.
+  // (A trailing '/' was refused by check_trace_pattern already.)
+  if (path.find('%') == std::string::npos) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+      throw Usage("--trace '" + pattern + "' names a folder, not a file (e.g. " + path +
+                  "/trace_%r.json)");
+  }
   return path;
 }
 

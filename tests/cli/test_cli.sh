@@ -94,6 +94,13 @@ for w in "$root"/workloads/*.json; do
 done
 printf '{"schema": "ccoverlap.workload", "schema_version": "1.0.0",\n "bogus": 1}\n' >"$tmp/bad.json"
 expect 2 "bad.json:2:[0-9]+: .*bogus" -- bench --workload "$tmp/bad.json" --validate
+# --validate --json FILE writes the expanded step (with its memory per GPU); "-" is stdout
+"$cco" bench --workload "$root/workloads/ddp_llama7b.json" --validate --json "$tmp/v.json" >/dev/null 2>&1 \
+  || fail "--validate --json"
+grep -q '"memory_per_gpu_bytes"' "$tmp/v.json" 2>/dev/null || fail "--validate --json wrote no step JSON"
+"$cco" bench --workload "$root/workloads/ddp_llama7b.json" --validate --json - 2>/dev/null | grep -q '"ops"' \
+  || fail "--validate --json - wrote no JSON on stdout"
+expect 2 "--json: needs a file name" -- bench --workload "$root/workloads/ddp_llama7b.json" --validate --json ''
 
 # report: unreadable input is one line, exit 2; a recorded bench JSON gives a chart
 expect 2 "nonexistent" -- report "$tmp/nonexistent.json"

@@ -61,6 +61,8 @@ expect 2 "^cco run: error: --trace needs a value" -- --trace
 expect 2 "^cco run: error: --trace 'x_%d.json' has an unknown placeholder %d \(known: %p pid, %r rank, %% a %\) \(see cco run --help\)$" -- --trace x_%d.json -- true
 expect 2 "^cco run: error: --trace 'x%' ends in a lone % " -- --trace x% -- true
 expect 2 "^cco run: error: --trace /nonexistent/t_%r.json: folder /nonexistent does not exist" -- --trace /nonexistent/t_%r.json -- true
+expect 2 "^cco run: error: --trace '/tmp' names a folder, not a file \(e.g. /tmp/trace_%r.json\)" -- --trace /tmp -- true
+expect 2 "^cco run: error: --trace '/tmp/' names a folder, not a file" -- --trace /tmp/ -- true
 
 # Finding the library next to the binary (same folder, ../preload, ../lib) when nothing says where.
 unset CCO_PRELOAD_LIB
