@@ -151,11 +151,12 @@ std::string analysis_row(const trace::OverlapAnalysis& a) {
   const std::string rank = a.rank >= 0 ? std::to_string(a.rank) : "all";
   const std::string dev = a.device >= 0 ? std::to_string(a.device) : "-";
   return fmt::format(
-      " {:>5} {:>6} {:>8} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>6}\n", rank,
-      dev, a.compute_kernels + a.comm_kernels, a.streams, us(a.span_ns), us(a.compute_busy_ns),
-      us(a.comm_busy_ns), us(a.overlapped_ns), us(a.exposed_comm_ns), us(a.comm_wait_ns),
-      us(a.longest_comm_wait.length()),
-      std::isnan(a.efficiency) ? "n/a" : fmt::format("{:.2f}", a.efficiency));
+      " {:>5} {:>6} {:>8} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>6} {:>6}\n",
+      rank, dev, a.compute_kernels + a.comm_kernels, a.streams, us(a.span_ns),
+      us(a.compute_busy_ns), us(a.comm_busy_ns), us(a.overlapped_ns), us(a.exposed_comm_ns),
+      us(a.comm_wait_ns), us(a.longest_comm_wait.length()),
+      std::isnan(a.efficiency) ? "n/a" : fmt::format("{:.2f}", a.efficiency),
+      std::isnan(a.overlap_ratio) ? "n/a" : fmt::format("{:.2f}", a.overlap_ratio));
 }
 
 std::string format_analysis(const trace::Trace& t, const trace::TraceAnalysis& an, int64_t origin,
@@ -191,15 +192,16 @@ std::string format_analysis(const trace::Trace& t, const trace::TraceAnalysis& a
                    t.dropped_records ? "  WARNING: the trace is incomplete; busy and overlapped "
                                        "times are lower bounds"
                                      : "");
-  o += "# times in us; eff = overlapped / min(compute busy, comm busy) per rank; all = sums over "
-       "ranks, eff = sum(overlapped) / sum(min)\n";
+  o += "# times in us; eff = overlapped / min(compute busy, comm busy): how much of the shorter "
+       "part overlap hid; ovl = overlapped / comm busy: the share of communication hidden "
+       "(Holistic Trace Analysis's overlap ratio); all = sums over ranks\n";
   o += fmt::format(
-      "#{:>5} {:>6} {:>8} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>6}\n", "rank",
-      "device", "kernels", "streams", "span", "compute", "comm", "overlapped", "exposed",
-      "comm_wait", "longest", "eff");
+      "#{:>5} {:>6} {:>8} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>6} {:>6}\n",
+      "rank", "device", "kernels", "streams", "span", "compute", "comm", "overlapped", "exposed",
+      "comm_wait", "longest", "eff", "ovl");
   o += fmt::format(
-      "#{:>5} {:>6} {:>8} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>6}\n", "", "",
-      "", "", "", "busy", "busy", "", "comm", "for SMs", "wait", "");
+      "#{:>5} {:>6} {:>8} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>6} {:>6}\n",
+      "", "", "", "", "", "busy", "busy", "", "comm", "for SMs", "wait", "", "");
   for (const auto& r : an.ranks) o += analysis_row(r);
   if (an.ranks.size() > 1) o += analysis_row(an.all);
   const auto& w = an.all.longest_comm_wait;

@@ -155,6 +155,9 @@ OverlapAnalysis analyze_rank(const Trace& t, int rank, const AnalysisOptions& op
   a.overlapped_ns = total_length(interval_intersection(comp_u, comm_u));
   a.exposed_comm_ns = a.comm_busy_ns - a.overlapped_ns;
   a.efficiency = efficiency_of(a.overlapped_ns, a.compute_busy_ns, a.comm_busy_ns);
+  a.overlap_ratio = a.comm_busy_ns > 0 ? static_cast<double>(a.overlapped_ns) /
+                                             static_cast<double>(a.comm_busy_ns)
+                                       : kNaN;
 
   for (const auto& w : waits_of_rank(t, rank, lo, hi, comp_u)) {
     a.comm_wait_ns += w.length();
@@ -187,6 +190,7 @@ json overlap_json(const OverlapAnalysis& a) {
   j["exposed_comm_ns"] = a.exposed_comm_ns;
   j["comm_wait_ns"] = a.comm_wait_ns;
   j["efficiency"] = std::isnan(a.efficiency) ? json(nullptr) : json(a.efficiency);
+  j["overlap_ratio"] = std::isnan(a.overlap_ratio) ? json(nullptr) : json(a.overlap_ratio);
   j["longest_comm_wait"] = wait_json(a.longest_comm_wait);
   return j;
 }
@@ -236,6 +240,9 @@ TraceAnalysis analyze(const Trace& t, const AnalysisOptions& opt) {
   m.efficiency = shorter_sum > 0
                      ? static_cast<double>(m.overlapped_ns) / static_cast<double>(shorter_sum)
                      : kNaN;
+  m.overlap_ratio = m.comm_busy_ns > 0 ? static_cast<double>(m.overlapped_ns) /
+                                             static_cast<double>(m.comm_busy_ns)
+                                       : kNaN;
   return out;
 }
 

@@ -62,6 +62,10 @@ struct OverlapAnalysis {
   /// overlapped / min(compute_busy, comm_busy); NaN when either is 0. Merged view:
   /// sum(overlapped) / sum(min(compute_busy, comm_busy)) over ranks.
   double efficiency = 0;
+  /// overlapped / comm_busy: Holistic Trace Analysis's communication-computation overlap ratio,
+  /// the share of communication time hidden (1 = all of it); NaN without communication. Merged
+  /// view: sum(overlapped) / sum(comm_busy).
+  double overlap_ratio = 0;
 };
 
 struct AnalysisOptions {

@@ -147,6 +147,20 @@ TEST(Analysis, PartialOverlap) {
   EXPECT_DOUBLE_EQ(r.efficiency, 0.2);
 }
 
+TEST(Analysis, OverlapRatioIsTheShareOfCommunicationHidden) {
+  // compute [0, 100), comm [80, 280): 20 overlapped. eff divides by the shorter part (compute,
+  // 100): 0.2; HTA's ratio by communication (200): 0.1.
+  const auto a = cco::trace::analyze(make({K(0, 1, kComp, 0, 100), K(0, 2, kComm, 80, 280)}));
+  EXPECT_DOUBLE_EQ(a.ranks[0].efficiency, 0.2);
+  EXPECT_DOUBLE_EQ(a.ranks[0].overlap_ratio, 0.1);
+  EXPECT_TRUE(std::isnan(cco::trace::analyze(make({K(0, 1, kComp, 0, 100)})).ranks[0].overlap_ratio));
+  // Merged: sum(overlapped) / sum(comm busy) = (40 + 0) / (40 + 50).
+  const auto m = cco::trace::analyze(make({K(0, 1, kComp, 0, 100), K(0, 2, kComm, 20, 60),
+                                           K(1, 1, kComp, 10, 110), K(1, 2, kComm, 110, 160)}));
+  EXPECT_DOUBLE_EQ(m.all.overlap_ratio, 40.0 / 90.0);
+  EXPECT_DOUBLE_EQ(m.ranks[0].overlap_ratio, 1.0);
+}
+
 TEST(Analysis, SameCategoryOverlappingAcrossStreamsCountsOnce) {
   // Two compute streams overlap each other in [50, 100): compute busy is the union, 150.
   const auto a = cco::trace::analyze(make({K(0, 1, kComp, 0, 100), K(0, 3, kComp, 50, 150),
