@@ -16,7 +16,7 @@
 //                      they only forward to NCCL's pnccl* entry points.
 // Nothing calls CUDA before the first launch (no constructor does), libcuda is never linked,
 // and CCO_DISABLE=1 hands out the real pointers untouched. CCO_TRACE starts a CUPTI trace at
-// the first lookup of a wrapped driver entry point, or else at the first launch (trace_hook.cpp).
+// the first launch, NCCL call or GEMM that reaches the hook, never at a lookup (trace_hook.cpp).
 #include <cuda.h>
 #include <dlfcn.h>
 #include <link.h>
