@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "bench/flags.hpp"
+#include "model/cta_policy.hpp"
 #include "model/limits.hpp"
 #include "model/occupancy.hpp"
 
@@ -72,6 +73,7 @@ std::string RowSpec::label() const {
   if (nccl_ctas >= 0) s += " ctas=" + std::to_string(nccl_ctas);
   if (green_sms >= 0) s += " green=" + std::to_string(green_sms);
   if (nccl_reg >= 0) s += std::string(" reg=") + model::to_string(static_cast<model::CommRegister>(nccl_reg));
+  if (cta_policy >= 0) s += std::string(" cta=") + model::to_string(static_cast<model::CtaPolicy>(cta_policy));
   return s;
 }
 
@@ -125,6 +127,31 @@ void parse_shape_options(Options& o, const std::string& modes, const std::string
     throw UsageError("--blocks-per-sm/--pad need a shape mode in --modes (shape or shape+priority)");
 }
 
+void parse_cta_policies(Options& o, const std::string& text, bool lists, bool given) {
+  o.nccl_cta_policy = -1;
+  o.row_cta_policies.clear();
+  if (given && text.empty())
+    throw UsageError("--nccl-cta-policy: needs a policy (got an empty value)");
+  if (text.empty()) return;
+  std::vector<int> seen;
+  for (const auto& item : split(text, ',')) {
+    const int p = static_cast<int>(model_arg([&] { return model::parse_cta_policy(item); },
+                                             "--nccl-cta-policy"));
+    if (std::find(seen.begin(), seen.end(), p) != seen.end())
+      throw UsageError("--nccl-cta-policy: '" + item + "' is given twice");
+    seen.push_back(p);
+  }
+  if (seen.size() > 1 && !lists)
+    throw UsageError("--nccl-cta-policy: a workload step takes one policy (a list makes rows of a "
+                     "pair: cco bench without --workload)");
+  o.nccl_cta_policy = seen[0];
+  o.row_cta_policies.assign(seen.begin() + 1, seen.end());
+  // The copy engines need the collective's buffers in a symmetric window: give them one unless
+  // the user chose the registration (then the path probe says where NCCL ran).
+  if (o.nccl_cta_policy == static_cast<int>(model::CtaPolicy::Zero) && !o.nccl_register_given)
+    o.nccl_register = model::CommRegister::Window;
+}
+
 void check_nccl_and_outputs(const Options& o) {
   if (o.bootstrap != "auto" && o.bootstrap != "threads" && o.bootstrap != "env" && o.bootstrap != "mpi")
     throw UsageError("--bootstrap: expected auto, threads, env or mpi, got '" + o.bootstrap + "'");
@@ -134,8 +161,6 @@ void check_nccl_and_outputs(const Options& o) {
     if (*v == 0 || *v < -1 || *v > 64) throw UsageError("--nccl-min-ctas/--nccl-max-ctas: must be 1..64");
   if (o.nccl_min_ctas > 0 && o.nccl_max_ctas > 0 && o.nccl_min_ctas > o.nccl_max_ctas)
     throw UsageError("--nccl-min-ctas must not exceed --nccl-max-ctas");
-  if (o.nccl_cta_policy < -1 || o.nccl_cta_policy > 2)
-    throw UsageError("--nccl-cta-policy: CTAPolicy must be 0 (default), 1 (efficiency) or 2 (zero)");
   if (o.nccl_cga_cluster < -1 || o.nccl_cga_cluster > 8)
     throw UsageError("--nccl-cga-cluster-size: must be 0..8");
   if (!o.json_path.empty() && o.json_path == o.csv_path && o.json_path != "-")
@@ -160,7 +185,7 @@ void add_shared_options(CLI::App& app, Options& o, SharedText& t) {
   add_flag_option(app, F::Pad, t.pads);
   add_flag_option(app, F::NcclMinCtas, o.nccl_min_ctas);
   add_flag_option(app, F::NcclMaxCtas, o.nccl_max_ctas);
-  add_flag_option(app, F::NcclCtaPolicy, o.nccl_cta_policy);
+  t.cta_option = add_flag_option(app, F::NcclCtaPolicy, t.cta_policy);
   add_flag_option(app, F::NcclCgaClusterSize, o.nccl_cga_cluster);
   add_flag_option(app, F::Json, o.json_path);
   add_flag_option(app, F::Csv, o.csv_path);
@@ -235,7 +260,11 @@ Options parse_options(const std::vector<std::string>& args) {
   o.op = model_arg([&] { return model::parse_redop(op); }, "-o");
   o.coll = model_arg([&] { return model::parse_collective(coll); }, "--collective");
   o.compute = model_arg([&] { return model::parse_compute(compute); }, "--compute");
-  if (!reg.empty()) o.nccl_register = model_arg([&] { return model::parse_register(reg); }, "--nccl-register");
+  if (!reg.empty()) {
+    o.nccl_register = model_arg([&] { return model::parse_register(reg); }, "--nccl-register");
+    o.nccl_register_given = true;
+  }
+  parse_cta_policies(o, shared.cta_policy, true, shared.cta_option->count() > 0);
   o.gemm_dtype = model_arg([&] { return model::parse_dtype(gemm_dtype); }, "--gemm-dtype");
   o.mem_bytes = bytes_arg(mem, "--mem-bytes");
   if (o.mem_bytes < 4096 || o.mem_bytes > kMaxCollBytes)
@@ -299,19 +328,10 @@ std::vector<int64_t> sizes(const Options& o) {
   return out;
 }
 
-std::vector<RowSpec> expand_rows(const Options& o, bool shapeable, int natural_bps,
-                                 std::vector<std::string>* notes) {
-  std::vector<Mode> modes = o.modes;
-  if (!o.modes_given) {
-    modes = {Mode::Seq, Mode::Concurrent, Mode::Priority};
-    if (shapeable) {
-      modes.push_back(Mode::Shape);
-      modes.push_back(Mode::ShapePriority);
-    } else if (notes) {
-      notes->push_back("shape modes left out: the compute launches are not ours (cuBLASLt); "
-                       "`cco run` shapes them through the preload library");
-    }
-  }
+namespace {
+/// The rows of the modes on the run's own communicator.
+std::vector<RowSpec> mode_rows(const Options& o, const std::vector<Mode>& modes, bool shapeable,
+                               int natural_bps, std::vector<std::string>* notes) {
   std::vector<RowSpec> rows;
   for (Mode m : modes) {
     if (!is_shape(m)) {
@@ -336,5 +356,38 @@ std::vector<RowSpec> expand_rows(const Options& o, bool shapeable, int natural_b
   }
   return rows;
 }
+}  // namespace
+
+std::vector<RowSpec> expand_rows(const Options& o, bool shapeable, int natural_bps,
+                                 std::vector<std::string>* notes) {
+  std::vector<Mode> modes = o.modes;
+  if (!o.modes_given) {
+    modes = {Mode::Seq, Mode::Concurrent, Mode::Priority};
+    if (shapeable) {
+      modes.push_back(Mode::Shape);
+      modes.push_back(Mode::ShapePriority);
+    } else if (notes) {
+      notes->push_back("shape modes left out: the compute launches are not ours (cuBLASLt); "
+                       "`cco run` shapes them through the preload library");
+    }
+  }
+  std::vector<RowSpec> rows = mode_rows(o, modes, shapeable, natural_bps, notes);
+  // Each further CTA policy repeats the overlapped rows on a communicator of its own (zero with
+  // its buffers in a symmetric window, unless the run registers them already or the user chose).
+  const std::size_t base = rows.size();
+  for (int p : o.row_cta_policies) {
+    for (std::size_t i = 0; i < base; ++i) {
+      if (rows[i].mode == Mode::Seq) continue;
+      RowSpec r = rows[i];
+      r.cta_policy = p;
+      if (p == static_cast<int>(model::CtaPolicy::Zero) && !o.nccl_register_given &&
+          o.nccl_register != model::CommRegister::Window)
+        r.nccl_reg = static_cast<int>(model::CommRegister::Window);
+      rows.push_back(r);
+    }
+  }
+  return rows;
+}
+
 
 }  // namespace cco::bench

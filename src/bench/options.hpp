@@ -10,6 +10,7 @@
 
 namespace CLI {
 class App;
+class Option;
 }  // namespace CLI
 
 #include "model/metrics.hpp"
@@ -54,8 +55,13 @@ struct Options {
   std::vector<int64_t> pads;               ///< or explicit extra dynamic shared memory
   int gemm_sms = 0;                        ///< cuBLASLt SM-count target (0: all)
   int green_sms = 0;                       ///< compute in a green-context SM partition (0: none)
-  int nccl_min_ctas = -1, nccl_max_ctas = -1, nccl_cta_policy = -1, nccl_cga_cluster = -1;
+  int nccl_min_ctas = -1, nccl_max_ctas = -1, nccl_cga_cluster = -1;
+  /// --nccl-cta-policy's first value (-1: not given): the run's own communicator's CTAPolicy.
+  int nccl_cta_policy = -1;
+  /// --nccl-cta-policy's further values: every overlapped row again under each (pairs only).
+  std::vector<int> row_cta_policies;
   model::CommRegister nccl_register = model::CommRegister::None;  ///< --nccl-register
+  bool nccl_register_given = false;
   std::string json_path, csv_path;         ///< "-" = stdout
   std::string trace_path;                  ///< --trace: CUPTI kernel trace (Chrome/Perfetto JSON)
   std::string bootstrap = "auto";          ///< auto | threads | env | mpi (src/bootstrap)
@@ -70,13 +76,19 @@ Options parse_options(const std::vector<std::string>& args);
 
 /// What both bench parsers read as text before checking it (check_counts, parse_shape_options).
 struct SharedText {
-  std::string modes, bps, pads;
+  std::string modes, bps, pads, cta_policy;
+  CLI::Option* cta_option = nullptr;  ///< --nccl-cta-policy (an empty value given is an error)
   int check = 1;
 };
 /// The CLI11 options every bench parser takes, a pair's and a step's (in the flag table both
 /// kPair and kStep): -g -n -w -c -a, --modes --blocks-per-sm --pad, the NCCL communicator's,
 /// --json --csv -q; bound into `o` and `t`.
 void add_shared_options(CLI::App& app, Options& o, SharedText& t);
+/// --nccl-cta-policy's text (names or numbers, comma-separated) into o.nccl_cta_policy (the
+/// first) and o.row_cta_policies (the rest; refused unless `lists`). Zero without a chosen
+/// --nccl-register registers the buffers as a symmetric window. Throws UsageError.
+/// `given`: the flag was on the command line (then an empty value is an error, not "unset").
+void parse_cta_policies(Options& o, const std::string& text, bool lists, bool given = false);
 /// Parses args[1..] (args[0] is the command) with `app`; a CLI11 error becomes one UsageError.
 void parse_app(CLI::App& app, const std::vector<std::string>& args);
 
@@ -102,13 +114,14 @@ struct RowSpec {
   int nccl_ctas = -1;     ///< NCCL minCTAs = maxCTAs for this row's communicator
   int green_sms = -1;     ///< run the compute part in a green-context partition of this many SMs
   int nccl_reg = -1;      ///< the collective's buffer registration (a model::CommRegister value)
+  int cta_policy = -1;    ///< NCCL CTAPolicy of this row's communicator (a model::CtaPolicy value)
   /// True when the row uses the run's own compute and communicator (no budget override).
   bool default_variant() const {
-    return gemm_sms < 0 && nccl_ctas < 0 && green_sms < 0 && nccl_reg < 0;
+    return gemm_sms < 0 && nccl_ctas < 0 && green_sms < 0 && nccl_reg < 0 && cta_policy < 0;
   }
   /// Same mode, target, padding and budgets.
   bool operator==(const RowSpec&) const = default;
-  /// "priority", "shape+priority k=3", "concurrent sms=108 ctas=32 reg=window".
+  /// "priority", "shape+priority k=3", "concurrent sms=108 ctas=32 reg=window cta=zero".
   std::string label() const;
 };
 

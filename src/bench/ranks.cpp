@@ -1,5 +1,6 @@
 #include "bench/ranks.hpp"
 
+#include "bench/comm_path.hpp"
 #include "bench/runner.hpp"
 #include "model/version.hpp"
 #include "runtime/check.hpp"
@@ -109,6 +110,89 @@ void name_streams(trace::Session& tr, cudaStream_t plain, cudaStream_t side, cud
   tr.name_stream(side, "comm (default priority)");
   tr.name_stream(low, "compute (least priority)");
   tr.name_stream(high, "comm (greatest priority)");
+}
+
+CommFacts agree_comm_facts(boot::Group& g, const nlohmann::json& devices) {
+  int v = 0;
+  ncclGetVersion(&v);  // a failure leaves 0: unknown, not checked
+  std::vector<double> ver = {static_cast<double>(v)};
+  g.allreduce(ver, boot::Group::Op::Min);
+  CommFacts f;
+  f.nccl_version = static_cast<int>(ver[0]);
+  for (const auto& d : devices)
+    if (d.value("host", std::string()) != devices[0].value("host", std::string())) f.one_host = false;
+  return f;
+}
+
+std::vector<nlohmann::json> PathProbe::probe(boot::Group& g, cudaStream_t s,
+                                             const std::vector<Item>& items) {
+  for (const auto& it : items) it.enqueue(s);  // the first call may set things up: not probed
+  CCO_CUDA_CHECK(cudaStreamSynchronize(s));
+  g.barrier();
+  {
+    // One thread per process starts the session (ranks as threads share it).
+    std::lock_guard lk(mu_);
+    if (!session_) {
+      if (run_trace_ && run_trace_->active()) {
+        session_ = run_trace_;
+      } else {
+        if (!own_) {
+          trace::Options to;
+          to.nvtx_ranges = false;  // never sets NVTX_INJECTION64_PATH for the probe
+          to.print_warnings = false;
+          own_ = std::make_unique<trace::Session>(to);
+        }
+        own_->start();
+        session_ = own_.get();
+      }
+    }
+  }
+  g.barrier();
+  trace::Session* tr = session_;
+  for (const auto& it : items) {
+    tr->mark(probe_mark(it.label, true), g.rank());
+    it.enqueue(s);
+    CCO_CUDA_CHECK(cudaStreamSynchronize(s));
+    tr->mark(probe_mark(it.label, false), g.rank());
+  }
+  g.barrier();
+  {
+    std::lock_guard lk(mu_);
+    if (session_ == own_.get()) {
+      if (own_->active()) own_->stop();  // flushes; the records stay readable
+    } else if (session_) {
+      session_->flush();
+    }
+  }
+  g.barrier();
+  const trace::Trace t = tr->trace(g.rank());
+  const std::string why = tr->warning();
+  std::vector<CommPath> paths;
+  std::vector<double> v;
+  for (const auto& it : items) {
+    paths.push_back(classify_comm_path(t, g.rank(), it.label));
+    if (!paths.back().known && !why.empty()) paths.back().why = why;
+    v.push_back(paths.back().known ? 0 : 1);
+    v.push_back(paths.back().nccl_kernels);
+    v.push_back(static_cast<double>(paths.back().max_ctas));
+  }
+  g.allreduce(v, boot::Group::Op::Max);
+  g.barrier();
+  {
+    std::lock_guard lk(mu_);
+    session_ = nullptr;
+  }
+  g.barrier();
+  std::vector<nlohmann::json> out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    CommPath c = paths[i];
+    c.known = v[3 * i] == 0;
+    if (!c.known && c.why.empty()) c.why = "another rank could not trace the probe";
+    c.nccl_kernels = static_cast<int>(v[3 * i + 1]);
+    c.max_ctas = static_cast<int64_t>(v[3 * i + 2]);
+    out.push_back(comm_path_json(c));
+  }
+  return out;
 }
 
 nlohmann::json versions_json() {

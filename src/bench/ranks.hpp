@@ -9,7 +9,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -83,6 +85,36 @@ void finish_trace(trace::Session& tr, const std::string& path, const Ranks& rank
 /// Names the four streams of a rank in its trace, with their priorities (pairs and steps alike).
 void name_streams(trace::Session& tr, cudaStream_t plain, cudaStream_t side, cudaStream_t low,
                   cudaStream_t high);
+
+/// What every rank must agree on before a CTA policy row is kept or refused
+/// (model::cta_policy_refusal): the lowest NCCL version the ranks loaded and whether they share
+/// one host. A collective of the group; the same on every rank.
+struct CommFacts {
+  int nccl_version = 0;
+  bool one_host = true;
+};
+CommFacts agree_comm_facts(boot::Group& g, const nlohmann::json& devices);
+
+/// Runs each collective once more under a kernel trace, between two marks per collective
+/// (comm_path.hpp), to see where NCCL ran it. Uses the run's --trace session when there is one,
+/// else a session of its own, on only for the probe (the timed runs are never traced by it).
+/// One per process, shared by the ranks of the process; probe() is a collective of the group.
+class PathProbe {
+ public:
+  explicit PathProbe(trace::Session* run_trace) : run_trace_(run_trace) {}
+  struct Item {
+    std::string label;
+    std::function<void(cudaStream_t)> enqueue;
+  };
+  /// One {"path", ...} object per item (comm_path_json), the same on every rank.
+  std::vector<nlohmann::json> probe(boot::Group& g, cudaStream_t s, const std::vector<Item>& items);
+
+ private:
+  trace::Session* run_trace_;
+  std::unique_ptr<trace::Session> own_;
+  std::mutex mu_;
+  trace::Session* session_ = nullptr;  // the one in use during a probe
+};
 
 /// The library versions every report records.
 nlohmann::json versions_json();

@@ -9,6 +9,7 @@
 #include <map>
 #include <sstream>
 
+#include "model/cta_policy.hpp"
 #include "model/occupancy.hpp"
 
 namespace cco::bench {
@@ -54,6 +55,8 @@ std::string mode_label(const Row& row) {
   if (row.spec.green_sms >= 0) s += " green=" + std::to_string(row.spec.green_sms);
   if (row.spec.nccl_reg >= 0)
     s += std::string(" reg=") + model::to_string(static_cast<model::CommRegister>(row.spec.nccl_reg));
+  if (row.spec.cta_policy >= 0)
+    s += std::string(" cta=") + model::to_string(static_cast<model::CtaPolicy>(row.spec.cta_policy));
   return s;
 }
 
@@ -173,7 +176,7 @@ nlohmann::json rows_to_json(const std::vector<RowSpec>& rows) {
   nlohmann::json j = nlohmann::json::array();
   for (const auto& r : rows)
     j.push_back({static_cast<int>(r.mode), r.blocks_per_sm, r.pad, r.gemm_sms, r.nccl_ctas, r.green_sms,
-                 r.nccl_reg});
+                 r.nccl_reg, r.cta_policy});
   return j;
 }
 
@@ -188,6 +191,7 @@ std::vector<RowSpec> rows_from_json(const nlohmann::json& j) {
     r.nccl_ctas = x[4];
     r.green_sms = x[5];
     if (x.size() > 6) r.nccl_reg = x[6];
+    if (x.size() > 7) r.cta_policy = x[7];
     out.push_back(r);
   }
   return out;
@@ -239,6 +243,7 @@ nlohmann::json options_json(const Options& o) {
   j["nccl"] = {{"min_ctas", o.nccl_min_ctas},
                {"max_ctas", o.nccl_max_ctas},
                {"cta_policy", o.nccl_cta_policy},
+               {"row_cta_policies", o.row_cta_policies},
                {"cga_cluster_size", o.nccl_cga_cluster},
                {"register", model::to_string(o.nccl_register)}};
   return j;
@@ -284,6 +289,10 @@ nlohmann::json to_json(const Report& r) {
     x["nccl_ctas"] = row.spec.nccl_ctas;
     x["green_sms"] = row.spec.green_sms;
     x["nccl_register"] = row.spec.nccl_reg;
+    x["cta_policy"] = row.cta_policy >= 0
+                          ? nlohmann::json(model::to_string(static_cast<model::CtaPolicy>(row.cta_policy)))
+                          : nlohmann::json();
+    x["comm_path"] = row.comm_path;
     x["label"] = row.spec.label();
     x["t_ideal_us"] = val(model::ideal(t));
     x["reduction"] = val(model::reduction(t));
@@ -307,7 +316,8 @@ std::vector<std::string> csv_columns() {
   return {"size_bytes", "count", "type", "redop", "mode", "target_blocks_per_sm", "pad_bytes",
           "blocks_per_sm", "t_comp_us", "t_comm_us", "t_seq_us", "t_ideal_us", "t_comp_alone_us",
           "t_us", "t_p25_us", "t_p75_us", "reduction", "ideal_reduction", "efficiency", "tflops",
-          "busbw_gbps", "checked", "wrong", "samples", "efficiency_best", "algbw_gbps"};
+          "busbw_gbps", "checked", "wrong", "samples", "efficiency_best", "algbw_gbps", "variant",
+          "comm_path"};
 }
 
 std::string to_csv(const Report& r) {
@@ -327,6 +337,8 @@ std::string to_csv(const Report& r) {
       << v(model::ideal_reduction(t)) << "," << v(model::overlap_efficiency(t)) << ","
       << v(tflops(row)) << "," << v(busbw(row)) << "," << (row.checked ? 1 : 0) << "," << row.wrong
       << "," << row.t.samples.size() << "," << v(efficiency_best(row, r)) << "," << v(algbw(row))
+      << "," << mode_label(row) << ","
+      << (row.comm_path.is_object() ? row.comm_path.value("path", std::string()) : std::string())
       << "\n";
   }
   return o.str();

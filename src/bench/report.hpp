@@ -39,6 +39,9 @@ struct Row {
   double comm_busbw_factor = 1;
   unsigned long long wrong = 0;  ///< elements wrong under this row's mode (-c), summed over ranks
   bool checked = false;
+  int cta_policy = -1;     ///< the CTAPolicy its communicator ran with (-1: NCCL's default, unset)
+  /// Where NCCL ran the row's collective, from a traced run (comm_path.hpp; null: not probed).
+  nlohmann::json comm_path;
 
   model::OverlapTimes times() const;  ///< medians
 };

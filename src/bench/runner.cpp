@@ -7,6 +7,8 @@
 #include <nvtx3/nvToolsExt.h>  // header-only; NVTX loads a tool only when one is attached
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -14,6 +16,8 @@
 #include <ostream>
 
 #include "bootstrap/bootstrap.hpp"
+#include "bench/comm_path.hpp"
+#include "model/cta_policy.hpp"
 #include "model/metrics.hpp"
 #include "model/occupancy.hpp"
 #include "runtime/check.hpp"
@@ -56,6 +60,7 @@ class RankBench {
     const double t = 1e3 * e1_.elapsed_ms_since(e0_);
     return {t, t, 0};
   }
+  cudaStream_t stream() const { return plain_.get(); }
   Sample comm_alone(wl::CommOp& m) {
     e0_.record(plain_.get());
     m.enqueue(plain_.get());
@@ -150,8 +155,8 @@ struct Planned {
 struct RowPlan {
   std::vector<Planned> planned;
   std::vector<int> sms_keys = {-1}, green_keys = {-1};
-  /// A communicator per distinct (CTA count, buffer registration).
-  std::vector<std::pair<int, int>> comm_keys = {{-1, -1}};
+  /// A communicator per distinct (CTA count, buffer registration, CTA policy).
+  std::vector<std::array<int, 3>> comm_keys = {{-1, -1, -1}};
 };
 
 /// Realises each row on this device: its variants' indices and, for shape rows, the padding
@@ -165,7 +170,7 @@ RowPlan plan_rows(const std::vector<RowSpec>& specs, const DeviceContext& ctx,
       throw UsageError("row '" + s.label() + "': unknown buffer registration " + std::to_string(s.nccl_reg));
     Planned p{s, 0, ctx.natural_bps};
     p.comp = key_index(plan.sms_keys, s.gemm_sms);
-    p.comm = key_index(plan.comm_keys, std::pair<int, int>{s.nccl_ctas, s.nccl_reg});
+    p.comm = key_index(plan.comm_keys, std::array<int, 3>{s.nccl_ctas, s.nccl_reg, s.cta_policy});
     p.green = key_index(plan.green_keys, s.green_sms);
     if (is_shape(s.mode)) {
       if (!ctx.shapeable) throw UsageError("shape rows need a compute part whose launches are ours");
@@ -188,9 +193,11 @@ RowPlan plan_rows(const std::vector<RowSpec>& specs, const DeviceContext& ctx,
 /// The round-robin's slots for the planned rows: compute alone, collective alone and seq (the
 /// size's baselines), then per row its overlapped run and, where the row has its own compute
 /// part, padding or partition (or its own communicator), that part alone. Each named for traces.
-std::vector<Slot> make_slots(const std::vector<Planned>& planned) {
+/// Rows not `row_ok` (their communicator's buffers could not be registered) get no slot.
+std::vector<Slot> make_slots(const std::vector<Planned>& planned, const std::vector<bool>& row_ok) {
   std::vector<Slot> slots = {{Slot::Comp}, {Slot::Comm}, {Slot::Seq}};
   for (std::size_t r = 0; r < planned.size(); ++r) {
+    if (!row_ok[r]) continue;
     if (planned[r].spec.mode != Mode::Seq) slots.push_back({Slot::Overlap, r});
     if (planned[r].pad > 0 || planned[r].comp != 0 || planned[r].green != 0)
       slots.push_back({Slot::CompAlone, r});
@@ -213,11 +220,16 @@ std::vector<Slot> make_slots(const std::vector<Planned>& planned) {
 /// ranks, per planned row, then per compute part alone (the reference checks), then seq's.
 /// `base` carries what every row of the size shares (bytes, count, flops, busbw factor).
 void append_rows(Report& rep, const Row& base, const std::vector<Planned>& planned,
-                 const std::vector<Slot>& slots, const std::vector<double>& w, std::size_t ncomps) {
+                 const std::vector<Slot>& slots, const std::vector<double>& w, std::size_t ncomps,
+                 const std::vector<bool>& row_ok, const std::vector<nlohmann::json>& comm_paths,
+                 const std::vector<int>& comm_policy) {
   std::vector<bool> charged(ncomps, false);  // alone errors count once per part
   for (std::size_t r = 0; r < planned.size(); ++r) {
     const auto& p = planned[r];
+    if (!row_ok[r]) continue;
     Row row = base;
+    row.cta_policy = comm_policy[p.comm];
+    row.comm_path = comm_paths[p.comm];
     row.spec = p.spec;
     row.pad = p.pad;
     row.blocks_per_sm = p.bps;
@@ -253,6 +265,90 @@ void append_rows(Report& rep, const Row& base, const std::vector<Planned>& plann
     }
     rep.rows.push_back(std::move(row));
   }
+}
+
+
+/// The rows whose CTA policy can apply here (model::cta_policy_refusal, from facts every rank
+/// agreed on), each refused one named in `notes`. The run's own policy must apply: its refusal
+/// is a UsageError (the baselines run under it).
+std::vector<RowSpec> keep_applicable(std::vector<RowSpec> specs, const Options& o,
+                                     const CommFacts& f, std::vector<std::string>& notes) {
+  if (o.nccl_cta_policy >= 0) {
+    const auto why = model::cta_policy_refusal(static_cast<model::CtaPolicy>(o.nccl_cta_policy),
+                                               o.coll, f.nccl_version, f.one_host);
+    if (!why.empty()) throw UsageError("--nccl-cta-policy: " + why);
+  }
+  std::vector<RowSpec> kept;
+  for (auto& s : specs) {
+    if (s.cta_policy >= 0) {
+      const auto why = model::cta_policy_refusal(static_cast<model::CtaPolicy>(s.cta_policy), o.coll,
+                                                 f.nccl_version, f.one_host);
+      if (!why.empty()) {
+        notes.push_back("row '" + s.label() + "' skipped: " + why);
+        continue;
+      }
+    }
+    kept.push_back(std::move(s));
+  }
+  return kept;
+}
+
+/// Whether the run or any row asks for the zero-CTA policy.
+bool uses_zero(const Options& o, const std::vector<RowSpec>& specs) {
+  const int zero = static_cast<int>(model::CtaPolicy::Zero);
+  if (o.nccl_cta_policy == zero) return true;
+  return std::any_of(specs.begin(), specs.end(), [&](const RowSpec& s) { return s.cta_policy == zero; });
+}
+
+/// "cta=zero reg=window ctas=4": a communicator variant, for notes and probe marks.
+std::string comm_label(const std::array<int, 3>& key, int policy) {
+  std::string s = "cta=" + std::string(model::to_string(static_cast<model::CtaPolicy>(policy)));
+  if (key[1] >= 0) s += std::string(" reg=") + model::to_string(static_cast<model::CommRegister>(key[1]));
+  if (key[0] >= 0) s += " ctas=" + std::to_string(key[0]);
+  return s;
+}
+
+/// "collective cta=zero reg=window, 256M: copy engines (no NCCL kernel ran)", and a warning when
+/// zero ran on SMs after all.
+std::string path_note(const std::string& label, int policy, const nlohmann::json& p) {
+  const std::string path = p.value("path", std::string("unknown"));
+  std::string s = "collective " + label + ": ";
+  if (path == "copy-engine") return s + "no NCCL kernel ran (copy engines)";
+  if (path == "unknown") return s + "path unknown (" + p.value("why", std::string()) + ")";
+  s += "on SMs (" + std::to_string(p.value("nccl_kernels", 0)) + " NCCL kernels, up to " +
+       std::to_string(p.value("max_ctas", int64_t{0})) + " CTAs)";
+  if (policy == static_cast<int>(model::CtaPolicy::Zero))
+    s += "; NCCL did not honour CTA policy zero here: these rows measure its SM path";
+  return s;
+}
+
+/// The collective of each communicator variant (with the variant's buffer registration). A
+/// variant whose buffers NCCL refused on any rank is null on every rank (agreed), and the run
+/// goes on without it; the run's own (index 0) must work.
+std::vector<std::unique_ptr<wl::CommOp>> make_collectives(boot::Group& g, const wl::CommSpec& ms,
+                                                          const std::vector<rt::Comm>& comms,
+                                                          const std::vector<std::array<int, 3>>& keys) {
+  std::vector<std::unique_ptr<wl::CommOp>> mops;
+  std::vector<double> failed(comms.size(), 0);
+  std::string first_error;
+  for (std::size_t i = 0; i < comms.size(); ++i) {
+    auto spec = ms;
+    if (keys[i][1] >= 0) spec.reg = static_cast<model::CommRegister>(keys[i][1]);
+    try {
+      mops.push_back(std::make_unique<wl::CommOp>(spec, comms[i]));
+    } catch (const std::exception& e) {
+      if (i == 0) throw;
+      mops.push_back(nullptr);
+      failed[i] = 1;
+      if (first_error.empty()) first_error = e.what();
+    }
+  }
+  g.allreduce(failed, boot::Group::Op::Max);
+  for (std::size_t i = 1; i < comms.size(); ++i)
+    if (failed[i] > 0) mops[i].reset();
+  if (!first_error.empty())
+    std::fprintf(stderr, "cco bench: rank %d: %s\n", g.rank(), first_error.c_str());
+  return mops;
 }
 
 }  // namespace
@@ -322,6 +418,8 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
   // How the ranks' samples of one iteration combine (-a; max by default).
   const Combine combine = combine_of(o.average);
 
+  // Where NCCL ran each communicator whose CTA policy was set (one per process).
+  PathProbe path_probe(tr.get());
   launcher->run([&](boot::Group& g) {
     const bool lead = g.rank() == 0;
     const int device = ranks.device_of(g);
@@ -354,7 +452,12 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
     }
     std::string rows_text;
     if (lead) rows_text = rows_to_json(provide_rows(ctx, notes)).dump();
-    const auto specs = rows_from_json(nlohmann::json::parse(g.allgather(rows_text)[0]));
+    const auto specs = keep_applicable(rows_from_json(nlohmann::json::parse(g.allgather(rows_text)[0])),
+                                       o, agree_comm_facts(g, devices), notes);
+    const bool alltoall_call = o.coll == model::Collective::AllToAll && uses_zero(o, specs);
+    if (alltoall_call)
+      notes.push_back("alltoall: one ncclAlltoAll call in every row (the form NCCL can carry on the "
+                      "copy engines), not nccl-tests' grouped send/receive");
 
     // Budget variants: one compute part per distinct SM target, one communicator per distinct
     // (CTA count, registration) and one partition per green size, in the same order on every rank.
@@ -373,9 +476,13 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
       spec.sm_count_target = sms_keys[i];
       comps.push_back(wl::make_compute(spec));
     }
+    // The CTA policy each communicator runs with (-1: NCCL's default, not set).
+    std::vector<int> comm_policy = {cc.cta_policy};
     for (std::size_t i = 1; i < comm_keys.size(); ++i) {
       auto c = cc;
-      if (comm_keys[i].first > 0) c.min_ctas = c.max_ctas = comm_keys[i].first;
+      if (comm_keys[i][0] > 0) c.min_ctas = c.max_ctas = comm_keys[i][0];
+      if (comm_keys[i][2] >= 0) c.cta_policy = comm_keys[i][2];
+      comm_policy.push_back(c.cta_policy);
       comms.push_back(open_comm(g, c));
     }
     const auto parts = green_partitions(device, green_keys, &notes);
@@ -397,13 +504,36 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
         throw UsageError("size " + std::to_string(all_sizes[si]) + " B is below one element per rank (" +
                          std::to_string(gran) + " B)");
       ms.reg = o.nccl_register;
-      std::vector<std::unique_ptr<wl::CommOp>> mops;
-      for (std::size_t i = 0; i < comms.size(); ++i) {
-        auto spec = ms;
-        if (comm_keys[i].second >= 0) spec.reg = static_cast<model::CommRegister>(comm_keys[i].second);
-        mops.push_back(std::make_unique<wl::CommOp>(spec, comms[i]));
-      }
+      ms.alltoall_call = alltoall_call;
+      auto mops = make_collectives(g, ms, comms, comm_keys);
       auto& mop0 = *mops[0];
+      // A variant whose buffers NCCL refused: its rows are skipped at this size, the rest run.
+      std::vector<bool> row_ok(planned.size(), true);
+      for (std::size_t r = 0; r < planned.size(); ++r) {
+        if (mops[planned[r].comm]) continue;
+        row_ok[r] = false;
+        if (lead)
+          rep.notes.push_back("size " + model::format_bytes(ms.bytes) + ": row '" +
+                              planned[r].spec.label() + "' skipped: its buffers could not be registered");
+      }
+      // Where NCCL ran the collective of each communicator with a CTA policy set.
+      std::vector<nlohmann::json> comm_paths(comms.size());
+      std::vector<PathProbe::Item> items;
+      std::vector<std::size_t> probed;
+      for (std::size_t i = 0; i < comms.size(); ++i) {
+        if (comm_policy[i] < 0 || !mops[i]) continue;
+        auto* m = mops[i].get();
+        items.push_back({comm_label(comm_keys[i], comm_policy[i]) + ", " + model::format_bytes(ms.bytes),
+                         [m](cudaStream_t st) { m->enqueue(st); }});
+        probed.push_back(i);
+      }
+      if (!items.empty()) {
+        const auto paths = path_probe.probe(g, rb.stream(), items);
+        for (std::size_t j = 0; j < probed.size(); ++j) {
+          comm_paths[probed[j]] = paths[j];
+          if (lead) rep.notes.push_back(path_note(items[j].label, comm_policy[probed[j]], paths[j]));
+        }
+      }
 
       // Answers computed alone: the references every overlapped run must reproduce exactly.
       std::vector<unsigned long long> wrong_alone(comps.size(), 0);
@@ -418,7 +548,7 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
         }
       }
 
-      std::vector<Slot> slots = make_slots(planned);
+      std::vector<Slot> slots = make_slots(planned, row_ok);
       // Each run is an NVTX range "<name>, iteration <i>" (i from 0, warm-up included; the size
       // too when there are several), the last one also a mark.
       const std::string size_part =
@@ -514,7 +644,7 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
       base.flops = comp0.flops();
       base.comm_busbw_factor = model::busbw_factor(o.coll, g.size());
       base.checked = o.check;
-      append_rows(rep, base, planned, slots, w, comps.size());
+      append_rows(rep, base, planned, slots, w, comps.size(), row_ok, comm_paths, comm_policy);
       on_size_done(rep, first);
     }
   });

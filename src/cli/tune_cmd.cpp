@@ -224,6 +224,9 @@ int tune_main(const std::vector<std::string>& args) {
   for (int c : t.space.ctas)
     if (c == 0) throw Usage("--ctas: 0 CTAs cannot run a collective (use 1..64, or -1 for NCCL's default)");
   t.bench = bench::parse_options(bench_args);
+  // --nccl-cta-policy A,B,...: A is the run's own, the rest are a dimension of the search.
+  t.space.cta_policies = t.bench.row_cta_policies;
+  t.bench.row_cta_policies.clear();
   if (t.bench.max_bytes != t.bench.min_bytes)
     throw Usage("cco tune tunes one collective size: give -b only");
   t.bench.iters = std::max(t.bench.iters, 30);  // the final round decides: at least 30 samples

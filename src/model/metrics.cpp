@@ -82,6 +82,8 @@ constexpr CollName kColls[] = {
     {"sendrecv", "sendrecv", Collective::SendRecv},
     {"broadcast", "broadcast", Collective::Broadcast},
     {"reduce", "reduce", Collective::Reduce},
+    {"gather", "gather", Collective::Gather},
+    {"scatter", "scatter", Collective::Scatter},
 };
 }  // namespace
 
@@ -116,7 +118,9 @@ double busbw_factor(Collective c, int n) {
     case Collective::AllReduce: return 2.0 * (nn - 1) / nn;
     case Collective::AllGather:
     case Collective::ReduceScatter:
-    case Collective::AllToAll: return (nn - 1) / nn;
+    case Collective::AllToAll:
+    case Collective::Gather:
+    case Collective::Scatter: return (nn - 1) / nn;
     case Collective::SendRecv:
     case Collective::Broadcast:
     case Collective::Reduce: return 1.0;

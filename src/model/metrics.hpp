@@ -61,9 +61,12 @@ double efficiency_best(double comp_best, double comm_best, double t);
 // Collective bandwidth, as nccl-tests defines it (docs/METRICS.md derives the factors).
 // ---------------------------------------------------------------------------------------------
 
-enum class Collective { AllReduce, AllGather, ReduceScatter, AllToAll, SendRecv, Broadcast, Reduce };
+enum class Collective {
+  AllReduce, AllGather, ReduceScatter, AllToAll, SendRecv, Broadcast, Reduce, Gather, Scatter
+};
 
-/// "allreduce", "allgather", "reducescatter", "alltoall", "sendrecv", "broadcast", "reduce".
+/// "allreduce", "allgather", "reducescatter", "alltoall", "sendrecv", "broadcast", "reduce",
+/// "gather", "scatter".
 const char* to_string(Collective c);
 /// Accepts the names above and nccl-tests' binary names without "_perf" (all_reduce, ...).
 /// Throws Error listing the accepted names when unknown.

@@ -738,6 +738,15 @@ std::size_t Session::range_count() const noexcept {
   return s_->nvtx.ranges().size();
 }
 
+void Session::flush() noexcept {
+  bool active = false;
+  {
+    std::lock_guard lk(g_mu);
+    active = s_->active;
+  }
+  if (active) cupti_api().FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);  // g_mu must not be held
+}
+
 void Session::clear() noexcept {
   bool active = false;
   {

@@ -75,6 +75,9 @@ class Session {
   /// still running are missing. Idempotent.
   void stop() noexcept;
   bool active() const noexcept;
+  /// Delivers every record CUPTI holds, so trace() sees them, and stays on. Synchronize the
+  /// devices first, as for stop().
+  void flush() noexcept;
   /// Why tracing is off or incomplete ("" when all is well).
   std::string warning() const;
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "model/cta_policy.hpp"
 #include "model/metrics.hpp"
 
 #include <algorithm>
@@ -26,6 +27,43 @@ std::vector<int> default_sm_budgets(const SpaceInput& in) {
 
 /// NaN is not JSON: null instead.
 nlohmann::json json_number(double v) { return std::isnan(v) ? nlohmann::json() : nlohmann::json(v); }
+
+/// The rows of the CTA policies beyond the run's own (build_space's comment says which).
+template <class Note>
+void add_policy_rows(const SpaceInput& in, const SpaceOptions& opt, const std::vector<RowSpec>& compute_side,
+                     const std::vector<int>& sms, std::vector<RowSpec>& out, Note&& note) {
+  const int zero = static_cast<int>(model::CtaPolicy::Zero);
+  std::vector<int> policies = opt.cta_policies;
+  if (policies.empty() && in.copy_engine && in.run_policy != zero) policies.push_back(zero);
+  const int window = static_cast<int>(model::CommRegister::Window);
+  for (int p : policies) {
+    if (p == in.run_policy) continue;
+    if (p == zero) {
+      if (!in.copy_engine) {
+        note("cta=zero pruned: this collective has no copy-engine path, or no symmetric window here");
+        continue;
+      }
+      RowSpec r{Mode::Concurrent};
+      r.cta_policy = p;
+      r.nccl_reg = in.run_reg == window ? -1 : window;
+      out.push_back(r);
+      note("cta=zero: one row (concurrent, symmetric window); SM budgets, CTA counts, shaping and "
+           "priority pruned there: a collective on the copy engines uses no SMs");
+      continue;
+    }
+    for (int s : sms)
+      for (const auto& base : compute_side)
+        for (bool prio : {false, true}) {
+          if (prio && !opt.priority) continue;
+          RowSpec r = base;
+          if (base.mode == Mode::Concurrent) r.mode = prio ? Mode::Priority : Mode::Concurrent;
+          else r.mode = prio ? Mode::ShapePriority : Mode::Shape;
+          r.gemm_sms = s == 0 ? -1 : s;
+          r.cta_policy = p;
+          out.push_back(r);
+        }
+  }
+}
 
 }  // namespace
 
@@ -130,6 +168,7 @@ std::vector<RowSpec> build_space(const SpaceInput& in, const SpaceOptions& opt,
   }
 
   std::vector<RowSpec> out;
+  add_policy_rows(in, opt, compute_side, sms, out, note);
   // Green partitions are a compute SM budget of their own: crossed with CTAs and priority only.
   std::vector<int> greens = {-1};
   for (int gs : opt.green_sms) greens.push_back(gs);
@@ -151,7 +190,7 @@ std::vector<RowSpec> build_space(const SpaceInput& in, const SpaceOptions& opt,
             if (s > 0 || bench::is_shape(r.mode)) continue;  // one compute budget at a time
             r.green_sms = gs;
           }
-          out.push_back(r);
+          add_unique(out, r);
         }
   return out;
 }
@@ -178,6 +217,8 @@ nlohmann::json plan_base(const RowSpec& choice, int blocks_per_sm, const nlohman
   // it follows the launch-order window (reproducible rounding, docs/PRELOAD.md).
   if (choice.gemm_sms > 0) j["gemm"] = {{"sm_target", choice.gemm_sms}, {"when", "overlap"}};
   if (choice.nccl_ctas > 0) j["nccl"] = {{"min_ctas", choice.nccl_ctas}, {"max_ctas", choice.nccl_ctas}};
+  if (choice.cta_policy >= 0)
+    j["nccl"]["cta_policy"] = model::to_string(static_cast<model::CtaPolicy>(choice.cta_policy));
   j["environment"] = nlohmann::json::object();
   nlohmann::json versions = nlohmann::json::object();
   for (const char* k : {"cuda_driver", "cuda_runtime", "nccl", "cublaslt"})
@@ -190,7 +231,10 @@ nlohmann::json plan_base(const RowSpec& choice, int blocks_per_sm, const nlohman
   return j;
 }
 
-bool run_applicable(const RowSpec& r) { return r.green_sms < 0 && r.nccl_reg < 0; }
+bool run_applicable(const RowSpec& r) {
+  // Zero needs the collective's buffers in a symmetric window, which a program's are not.
+  return r.green_sms < 0 && r.nccl_reg < 0 && r.cta_policy != static_cast<int>(model::CtaPolicy::Zero);
+}
 
 std::string applied_note(const RowSpec& choice, const RowSpec& applied, double applied_t_us) {
   if (choice == applied) return {};
@@ -211,6 +255,8 @@ const std::vector<int>& cta_ladder() {
 std::vector<RowSpec> neighbours(const SpaceInput& in, const RowSpec& r) {
   const int sms = in.limits.sm_count;
   std::vector<RowSpec> out;
+  // A collective on the copy engines: no SM control has a neighbour worth measuring.
+  if (r.cta_policy == static_cast<int>(model::CtaPolicy::Zero)) return out;
   auto add = [&](const RowSpec& n) { add_unique(out, n); };
   const bool shape = bench::is_shape(r.mode);
   const bool prio = bench::is_priority(r.mode);
@@ -243,8 +289,8 @@ std::vector<RowSpec> neighbours(const SpaceInput& in, const RowSpec& r) {
         n.green_sms = g;
         add(n);
       }
-  // NCCL CTAs: the adjacent rungs of the ladder.
-  {
+  // NCCL CTAs: the adjacent rungs of the ladder (a CTA policy picks its own).
+  if (r.cta_policy < 0) {
     const auto& ladder = cta_ladder();
     const int c = r.nccl_ctas > 0 ? r.nccl_ctas : std::max(1, in.nccl_ctas);
     int below = -1, above = -1;
@@ -333,6 +379,7 @@ std::string cache_key(const nlohmann::json& devices, const nlohmann::json& versi
                 {"priority", space.priority},
                 {"green_sms", space.green_sms},
                 {"registers", space.registers},
+                {"cta_policies", space.cta_policies},
                 {"refine", space.refine},
                 {"rounds", space.rounds}};
   return stable_hash(k.dump());

@@ -30,6 +30,11 @@ struct SpaceInput {
   /// which rows with -1 use.
   std::vector<int> registrations;
   int run_reg = 0;
+  /// The run's own CTA policy (model::CtaPolicy value; -1: NCCL's default), and whether the
+  /// collective has a copy-engine path (model::copy_engine_collective) with a symmetric window
+  /// available to its rows: then the zero-CTA policy is a candidate by default.
+  int run_policy = -1;
+  bool copy_engine = false;
 };
 
 /// Which budgets to search. Empty lists take the defaults documented in docs/cli/tune.md.
@@ -43,6 +48,9 @@ struct SpaceOptions {
   /// where SpaceInput::registrations allows it, a symmetric window; the neighbour round tries
   /// the others of SpaceInput::registrations).
   std::vector<int> registers;
+  /// CTA policies to try beyond the run's own (model::CtaPolicy values; --nccl-cta-policy's
+  /// further values). Empty: zero where SpaceInput::copy_engine, nothing else.
+  std::vector<int> cta_policies;
   int refine = 3;  ///< screened candidates whose neighbours are screened (0: none; pairs)
   int rounds = 3;  ///< neighbour rounds at most (a hill climb; see run_tune)
 };
@@ -65,6 +73,10 @@ void validate(const SpaceInput& in, const SpaceOptions& opt);
 /// crossed with the SM budgets (cuBLASLt only) and CTA counts. Pruned, with a note each: shape
 /// targets the model says cannot be reached or that give the same blocks per SM as another,
 /// shaping a kernel already at one block per SM, and SM budgets for kernels we do not launch.
+/// A further CTA policy adds its own rows: efficiency crossed like the rest but without CTA
+/// counts (the policy picks them); zero one row, concurrent with the buffers in a symmetric
+/// window, since SM budgets, CTA counts, shaping and priority all divide SMs or order kernels
+/// and a collective on the copy engines has neither.
 std::vector<bench::RowSpec> build_space(const SpaceInput& in, const SpaceOptions& opt,
                                         std::vector<std::string>* notes = nullptr);
 

@@ -11,6 +11,7 @@
 
 #include "bench/runner.hpp"
 #include "bootstrap/bootstrap.hpp"
+#include "model/cta_policy.hpp"
 #include "runtime/device.hpp"
 
 namespace cco::tune {
@@ -73,6 +74,11 @@ SpaceInput space_input(const bench::DeviceContext& d, const bench::Options& o,
   if (o.nccl_max_ctas > 0) in.nccl_ctas = o.nccl_max_ctas;
   in.run_reg = static_cast<int>(o.nccl_register);
   in.registrations = registrations;
+  in.run_policy = o.nccl_cta_policy;
+  const int window = static_cast<int>(model::CommRegister::Window);
+  in.copy_engine = model::copy_engine_collective(o.coll) &&
+                   (in.run_reg == window ||
+                    std::find(registrations.begin(), registrations.end(), window) != registrations.end());
   return in;
 }
 

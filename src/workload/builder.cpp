@@ -185,7 +185,8 @@ void Builder::op(const Node& obj) {
     bool ok = false;
     try {
       o.coll = parse_collective(kind);
-      ok = o.coll != Collective::Broadcast && o.coll != Collective::Reduce;
+      ok = o.coll != Collective::Broadcast && o.coll != Collective::Reduce &&
+           o.coll != Collective::Gather && o.coll != Collective::Scatter;
     } catch (const Error&) {
     }
     if (!ok)

@@ -1,3 +1,4 @@
+#include <dlfcn.h>
 #include <nccl.h>
 
 #include <algorithm>
@@ -46,7 +47,28 @@ double reduced_scale(RedOp op, int n) {
   }
 }
 
-bool rooted(Collective c) { return c == Collective::Broadcast || c == Collective::Reduce; }
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
+/// A call NCCL 2.28 added, looked up in the NCCL the process loaded, so that cco still starts
+/// with an older NCCL (only these collectives are refused then).
+template <class Fn>
+Fn nccl_228_call(const char* name) {
+  auto* f = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, name));
+  if (!f)
+    throw model::Error(std::string(name) + " needs NCCL 2.28 or newer; the NCCL loaded has no such call");
+  return f;
+}
+#define CCO_NCCL_228(name) nccl_228_call<decltype(&name)>(#name)
+#else
+#define CCO_NCCL_228(name)                                                                  \
+  ([](auto&&...) -> ncclResult_t {                                                        \
+    throw model::Error(#name " needs NCCL 2.28 or newer; cco was built with older headers"); \
+  })
+#endif
+
+bool rooted(Collective c) {
+  return c == Collective::Broadcast || c == Collective::Reduce || c == Collective::Gather ||
+         c == Collective::Scatter;
+}
 
 }  // namespace
 
@@ -61,7 +83,9 @@ int64_t CommOp::granule(const CommSpec& s, int nranks) {
   switch (s.coll) {
     case Collective::AllGather:
     case Collective::ReduceScatter:
-    case Collective::AllToAll: return esz * nranks;
+    case Collective::AllToAll:
+    case Collective::Gather:
+    case Collective::Scatter: return esz * nranks;
     default: return esz;
   }
 }
@@ -88,6 +112,16 @@ CommOp::CommOp(const CommSpec& spec, const rt::Comm& comm) : spec_(spec), comm_(
     case Collective::AllToAll:
       count_ = total / n;
       send_elems_ = recv_elems_ = total;
+      break;
+    case Collective::Gather:  // every rank sends count_; the root receives all (others: unused)
+      count_ = total / n;
+      send_elems_ = count_;
+      recv_elems_ = total;
+      break;
+    case Collective::Scatter:  // the root sends all; every rank receives count_
+      count_ = total / n;
+      send_elems_ = total;
+      recv_elems_ = count_;
       break;
     default:
       count_ = send_elems_ = recv_elems_ = total;
@@ -176,7 +210,17 @@ void CommOp::enqueue(cudaStream_t s) {
     case Collective::Reduce:
       CCO_NCCL_CHECK(ncclReduce(send_, recv_, count_, t, nccl_op(spec_.op), spec_.root, c, s));
       break;
+    case Collective::Gather:
+      CCO_NCCL_CHECK(CCO_NCCL_228(ncclGather)(send_, recv_, count_, t, spec_.root, c, s));
+      break;
+    case Collective::Scatter:
+      CCO_NCCL_CHECK(CCO_NCCL_228(ncclScatter)(send_, recv_, count_, t, spec_.root, c, s));
+      break;
     case Collective::AllToAll: {
+      if (spec_.alltoall_call) {
+        CCO_NCCL_CHECK(CCO_NCCL_228(ncclAlltoAll)(send_, recv_, count_, t, c, s));
+        break;
+      }
       CCO_NCCL_CHECK(ncclGroupStart());
       for (int q = 0; q < n; ++q) {
         CCO_NCCL_CHECK(ncclSend(static_cast<char*>(send_) + q * count_ * esz, count_, t, q, c, s));
@@ -224,6 +268,13 @@ void CommOp::verify(unsigned long long* wrong, cudaStream_t s) {
       break;
     case Collective::Reduce:
       if (r == spec_.root) check_pattern(recv_, t, count_, reduced_scale(spec_.op, n), 0, mod_, wrong, s);
+      break;
+    case Collective::Gather:
+      if (r == spec_.root)
+        for (int q = 0; q < n; ++q) check_pattern(chunk(q), t, count_, q + 1, 0, mod_, wrong, s);
+      break;
+    case Collective::Scatter:
+      check_pattern(recv_, t, count_, spec_.root + 1, r * count_, mod_, wrong, s);
       break;
   }
 }

@@ -67,7 +67,10 @@ struct CommSpec {
   DType dtype = DType::F32;
   model::RedOp op = model::RedOp::Sum;
   int64_t bytes = int64_t{256} << 20;  ///< the nccl-tests "size" of the collective
-  int root = 0;                        ///< broadcast / reduce root
+  int root = 0;                        ///< broadcast / reduce / gather / scatter root
+  /// All-to-all as one ncclAlltoAll call (NCCL 2.28+; the only form NCCL can run on the copy
+  /// engines) instead of grouped ncclSend/ncclRecv pairs (what nccl-tests' alltoall_perf does).
+  bool alltoall_call = false;
   /// Buffers from cudaMalloc (None), or from ncclMemAlloc and registered with the communicator
   /// (Buffer: ncclCommRegister; Window: ncclCommWindowRegister, symmetric, which is collective:
   /// every rank constructs its CommOps in the same order).

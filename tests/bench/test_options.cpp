@@ -115,7 +115,9 @@ TEST(Options, BadInput) {
   expect_usage({"--compute", "builtin", "--pad", "1K,lots"}, "--pad");
   expect_usage({"--nccl-min-ctas", "0"}, "1..64");
   expect_usage({"--nccl-min-ctas", "40", "--nccl-max-ctas", "8"}, "must not exceed");
-  expect_usage({"--nccl-cta-policy", "5"}, "CTAPolicy");
+  expect_usage({"--nccl-cta-policy", "5"}, "unknown CTA policy '5' (known: default or 0");
+  expect_usage({"--nccl-cta-policy", "zero,2"}, "'2' is given twice");
+  expect_usage({"--nccl-cta-policy", ""}, "--nccl-cta-policy: needs a policy (got an empty value)");
   expect_usage({"--mem-bytes", "1"}, "--mem-bytes");
   expect_usage({"--nccl-register", "pinned"}, "--nccl-register: unknown registration 'pinned'");
   expect_usage({"--nccl-register"}, "--nccl-register");
@@ -233,4 +235,54 @@ TEST(Options, TracePathAndPerRankNames) {
   EXPECT_EQ(rank_path("out/t_%r.json", 1), "out/t_1.json");
   EXPECT_EQ(rank_path("dir.v2/trace", 0), "dir.v2/trace.rank0");
   EXPECT_EQ(rank_path("trace", 2), "trace.rank2");
+}
+
+TEST(CtaPolicy, ListMakesRowsAndZeroGetsASymmetricWindow) {
+  const auto o = parse({"--collective", "allgather", "--nccl-cta-policy", "default,ZERO"});
+  EXPECT_EQ(o.nccl_cta_policy, 0);
+  ASSERT_EQ(o.row_cta_policies, std::vector<int>{2});
+  EXPECT_EQ(o.nccl_register, cco::model::CommRegister::None) << "the run's own policy is default";
+  const auto rows = expand_rows(o, /*shapeable=*/false, 0);
+  // seq, concurrent, priority on the run's communicator; the overlapped two again under zero.
+  ASSERT_EQ(rows.size(), 5u);
+  EXPECT_EQ(rows[3].label(), "concurrent reg=window cta=zero");
+  EXPECT_EQ(rows[4].label(), "priority reg=window cta=zero");
+  EXPECT_FALSE(rows[3].default_variant()) << "a policy is a communicator of its own";
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(rows[i].cta_policy, -1);
+  // The rows travel between ranks as JSON; a row of an older 7-field list has no policy.
+  const auto back = rows_from_json(rows_to_json(rows));
+  ASSERT_EQ(back.size(), rows.size());
+  EXPECT_EQ(back[4], rows[4]);
+  EXPECT_EQ(rows_from_json(nlohmann::json::parse("[[1,0,-1,-1,-1,-1,2]]"))[0].cta_policy, -1);
+}
+
+TEST(CtaPolicy, RunWideZeroRegistersAWindowUnlessTheUserChose) {
+  EXPECT_EQ(parse({"--nccl-cta-policy", "zero"}).nccl_register, cco::model::CommRegister::Window);
+  EXPECT_EQ(parse({"--nccl-cta-policy", "2"}).nccl_cta_policy, 2);
+  EXPECT_EQ(parse({"--nccl-cta-policy", "efficiency"}).nccl_register, cco::model::CommRegister::None);
+  const auto chosen = parse({"--nccl-cta-policy", "default,zero", "--nccl-register", "none"});
+  EXPECT_EQ(chosen.nccl_register, cco::model::CommRegister::None);
+  const auto rows = expand_rows(chosen, false, 0);
+  ASSERT_EQ(rows.size(), 5u);
+  EXPECT_EQ(rows[3].nccl_reg, -1) << "the user's registration is kept; the path probe reports where NCCL ran";
+  // Already a window for every row: zero rows use the run's own buffers.
+  const auto win = parse({"--nccl-cta-policy", "default,zero", "--nccl-register", "window"});
+  EXPECT_EQ(expand_rows(win, false, 0)[3].nccl_reg, -1);
+}
+
+TEST(CtaPolicy, AWorkloadStepTakesOnePolicy) {
+  Options o;
+  parse_cta_policies(o, "efficiency", false);
+  EXPECT_EQ(o.nccl_cta_policy, 1);
+  try {
+    parse_cta_policies(o, "default,zero", false);
+    FAIL() << "a list must be refused for a step";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("a workload step takes one policy"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Collectives, GatherAndScatterParse) {
+  EXPECT_EQ(parse({"--collective", "gather"}).coll, Collective::Gather);
+  EXPECT_EQ(parse({"--collective", "scatter_perf"}).coll, Collective::Scatter);
 }

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "bench/comm_path.hpp"
 #include "bench/report.hpp"
 
 using namespace cco::bench;
@@ -212,4 +213,46 @@ TEST(Report, NonUtf8ArgvStillWrites) {
   const auto text = json_text(to_json(r));
   EXPECT_NE(text.find("r\xEF\xBF\xBDsultat.json"), std::string::npos);  // U+FFFD
   EXPECT_EQ(nlohmann::json::parse(text).at("argv").size(), r.argv.size());
+}
+
+namespace {
+cco::trace::KernelEvent kernel(const std::string& name, int rank, int64_t start, int ctas) {
+  cco::trace::KernelEvent k;
+  k.name = name;
+  k.rank = rank;
+  k.device = rank;
+  k.start_ns = start;
+  k.end_ns = start + 10;
+  k.grid = {ctas, 1, 1};
+  return k;
+}
+}  // namespace
+
+TEST(CommPath, CountsOnlyTheRanksNcclKernelsBetweenItsMarks) {
+  cco::trace::Trace t;
+  const std::string zero = "cta=zero reg=window, 256M", dflt = "cta=default, 256M";
+  t.marks = {{100, 0, probe_mark(zero, true)},  {200, 0, probe_mark(zero, false)},
+             {300, 0, probe_mark(dflt, true)},  {400, 0, probe_mark(dflt, false)},
+             {100, 1, probe_mark(zero, true)},  {200, 1, probe_mark(zero, false)}};
+  t.kernels = {kernel("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 0, 50, 24),  // before
+               kernel("gemm_kernel", 0, 150, 132),                                     // not NCCL
+               kernel("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 1, 150, 16),  // rank 1
+               kernel("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 0, 310, 24),
+               kernel("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 0, 320, 8)};
+  const auto z0 = classify_comm_path(t, 0, zero);
+  EXPECT_TRUE(z0.known);
+  EXPECT_EQ(z0.nccl_kernels, 0) << "a GEMM and kernels outside the marks are not the collective";
+  EXPECT_EQ(comm_path_json(z0)["path"], "copy-engine");
+  const auto z1 = classify_comm_path(t, 1, zero);
+  EXPECT_EQ(z1.nccl_kernels, 1);
+  EXPECT_EQ(z1.max_ctas, 16);
+  EXPECT_EQ(comm_path_json(z1)["path"], "sm");
+  const auto d0 = classify_comm_path(t, 0, dflt);
+  EXPECT_EQ(d0.nccl_kernels, 2);
+  EXPECT_EQ(d0.max_ctas, 24);
+  EXPECT_EQ(d0.names.size(), 1u) << "names are distinct";
+  const auto none = classify_comm_path(t, 1, dflt);
+  EXPECT_FALSE(none.known) << "rank 1 has no marks for it";
+  EXPECT_EQ(comm_path_json(none)["path"], "unknown");
+  EXPECT_TRUE(comm_path_json(none).contains("why"));
 }

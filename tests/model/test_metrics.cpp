@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "model/cta_policy.hpp"
 #include "model/limits.hpp"
 #include "model/metrics.hpp"
 #include "model/types.hpp"
@@ -296,23 +297,24 @@ TEST(Names, ParseCollective) {
 
 TEST(Names, CollectiveRoundTripAndNames) {
   const std::vector<std::string> want = {"allreduce", "allgather", "reducescatter", "alltoall",
-                                         "sendrecv",  "broadcast", "reduce"};
+                                         "sendrecv",  "broadcast", "reduce",        "gather",
+                                         "scatter"};
   EXPECT_EQ(cco::model::collective_names(), want);
   for (Collective c : {Collective::AllReduce, Collective::AllGather, Collective::ReduceScatter,
                        Collective::AllToAll, Collective::SendRecv, Collective::Broadcast,
-                       Collective::Reduce})
+                       Collective::Reduce, Collective::Gather, Collective::Scatter})
     EXPECT_EQ(cco::model::parse_collective(cco::model::to_string(c)), c);
 }
 
 TEST(Names, UnknownCollectiveThrowsListingNames) {
-  for (const char* bad : {"", "scatter", "gather_perf", "_perf", "all reduce", "allreduce_"}) {
+  for (const char* bad : {"", "scatterv", "allgatherv_perf", "_perf", "all reduce", "allreduce_"}) {
     try {
       cco::model::parse_collective(bad);
       ADD_FAILURE() << "no throw for '" << bad << "'";
     } catch (const Error& e) {
       const std::string msg = e.what();
       for (const char* n : {"allreduce", "allgather", "reducescatter", "alltoall", "sendrecv",
-                            "broadcast", "reduce"})
+                            "broadcast", "reduce", "gather", "scatter"})
         EXPECT_NE(msg.find(n), std::string::npos) << msg;
     }
   }
@@ -388,4 +390,46 @@ TEST(Names, CommRegisterRoundTripsAndListsTheNames) {
       for (const char* n : {"none", "buffer", "window"}) EXPECT_NE(msg.find(n), std::string::npos) << msg;
     }
   }
+}
+
+TEST(CtaPolicy, NamesNumbersAndVersions) {
+  using cco::model::CtaPolicy;
+  EXPECT_EQ(cco::model::parse_cta_policy("zero"), CtaPolicy::Zero);
+  EXPECT_EQ(cco::model::parse_cta_policy("1"), CtaPolicy::Efficiency);
+  EXPECT_EQ(cco::model::parse_cta_policy("Default"), CtaPolicy::Default);
+  EXPECT_THROW(cco::model::parse_cta_policy("3"), Error);
+  EXPECT_STREQ(cco::model::to_string(CtaPolicy::Zero), "zero");
+  EXPECT_EQ(cco::model::nccl_version_text(22809), "2.28.9");
+  EXPECT_EQ(cco::model::nccl_version_text(2708), "2.7.8");
+  EXPECT_EQ(cco::model::nccl_version_text(0), "unknown");
+}
+
+TEST(CtaPolicy, RefusalsSayWhyAndAllowWhatNcclCarries) {
+  using cco::model::CtaPolicy;
+  using cco::model::cta_policy_refusal;
+  // Zero: only the collectives NCCL 2.28 runs on the copy engines, on one host, NCCL 2.28+.
+  for (auto c : {Collective::AllGather, Collective::AllToAll, Collective::Gather, Collective::Scatter})
+    EXPECT_EQ(cta_policy_refusal(CtaPolicy::Zero, c, 22809, true), "") << cco::model::to_string(c);
+  for (auto c : {Collective::AllReduce, Collective::ReduceScatter, Collective::Broadcast,
+                 Collective::Reduce, Collective::SendRecv}) {
+    const auto why = cta_policy_refusal(CtaPolicy::Zero, c, 22809, true);
+    EXPECT_NE(why.find(std::string(cco::model::to_string(c)) + " would run on SMs"), std::string::npos) << why;
+  }
+  EXPECT_EQ(cta_policy_refusal(CtaPolicy::Zero, Collective::AllGather, 22703, true),
+            "CTA policy zero needs NCCL 2.28.0 or newer; the ranks load 2.27.3");
+  EXPECT_NE(cta_policy_refusal(CtaPolicy::Zero, Collective::AllGather, 22809, false).find("several hosts"),
+            std::string::npos);
+  // Efficiency applies to every collective from NCCL 2.27, and across hosts.
+  EXPECT_EQ(cta_policy_refusal(CtaPolicy::Efficiency, Collective::AllReduce, 22700, false), "");
+  EXPECT_NE(cta_policy_refusal(CtaPolicy::Efficiency, Collective::AllReduce, 22605, true).find("2.27.0"),
+            std::string::npos);
+  // An unknown version (0) is not held against a row.
+  EXPECT_EQ(cta_policy_refusal(CtaPolicy::Zero, Collective::AllToAll, 0, true), "");
+}
+
+TEST(Busbw, GatherAndScatterMoveNMinusOneOfNParts) {
+  EXPECT_DOUBLE_EQ(cco::model::busbw_factor(Collective::Gather, 4), 0.75);
+  EXPECT_DOUBLE_EQ(cco::model::busbw_factor(Collective::Scatter, 8), 7.0 / 8);
+  EXPECT_EQ(cco::model::parse_collective("gather"), Collective::Gather);
+  EXPECT_STREQ(cco::model::to_string(Collective::Scatter), "scatter");
 }

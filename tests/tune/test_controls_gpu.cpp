@@ -116,3 +116,78 @@ TEST(Controls, RegisteredBuffersKeepEveryAnswer) {
       std::cout << std::endl;
     }
 }
+
+// NCCL's CTA policies as rows (issue 18): a policy that cannot apply is refused per row with the
+// reason and the other rows run; a policy that runs is verified and its path is probed in a
+// trace ("sm" or "copy-engine", never "unknown" where CUPTI works). One GPU is enough for the
+// option handling, the refusals, the probe and the new collectives' answers.
+namespace {
+bench::Report quiet_bench(std::vector<std::string> args) {
+  args.push_back("-q");
+  auto o = bench::parse_options(args);
+  std::ostringstream progress;
+  return bench::run(o, [](const bench::Report&, std::size_t) {}, progress);
+}
+bool has_note(const bench::Report& r, const std::string& needle) {
+  return std::any_of(r.notes.begin(), r.notes.end(),
+                     [&](const std::string& n) { return n.find(needle) != std::string::npos; });
+}
+}  // namespace
+
+TEST(CtaPolicy, ARowThatWouldRunOnSmsIsRefusedAndTheOthersRun) {
+  if (rt::device_count() < 1) GTEST_SKIP() << "needs a GPU";
+  const auto rep = quiet_bench({"bench", "-g", "1", "--compute", "membound", "--mem-bytes", "16M",
+                                "-b", "8M", "-n", "3", "-w", "1", "--modes", "seq,concurrent", "-c",
+                                "1", "--nccl-cta-policy", "default,zero"});
+  ASSERT_EQ(rep.rows.size(), 2u) << "seq and concurrent on the default policy; zero refused";
+  for (const auto& r : rep.rows) {
+    EXPECT_EQ(r.spec.cta_policy, -1);
+    EXPECT_EQ(r.cta_policy, 0) << "the run's own communicator has policy default";
+    EXPECT_EQ(r.wrong, 0u);
+    ASSERT_TRUE(r.comm_path.is_object()) << "a set policy is probed";
+    EXPECT_NE(r.comm_path["path"], "unknown") << r.comm_path.dump();
+  }
+  EXPECT_TRUE(has_note(rep, "row 'concurrent cta=zero' skipped: CTA policy zero"))
+      << "the refusal names the row and the reason";
+  // The run's own policy cannot be refused row by row: one usage error.
+  try {
+    quiet_bench({"bench", "-g", "1", "-b", "1M", "-n", "1", "-w", "0", "--nccl-cta-policy", "zero"});
+    FAIL() << "zero on an all-reduce must be refused";
+  } catch (const bench::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("allreduce would run on SMs"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CtaPolicy, CopyEngineCollectivesRunVerifiedUnderEveryPolicy) {
+  if (rt::device_count() < 1) GTEST_SKIP() << "needs a GPU";
+  for (const char* coll : {"allgather", "alltoall", "gather", "scatter"}) {
+    const auto rep = quiet_bench({"bench", "-g", "1", "--compute", "membound", "--mem-bytes", "16M",
+                                  "-b", "8M", "-n", "3", "-w", "1", "--modes", "seq,concurrent",
+                                  "-c", "1", "--collective", coll, "--nccl-cta-policy",
+                                  "default,efficiency,zero"});
+    ASSERT_EQ(rep.rows.size(), 4u) << coll << ": seq, concurrent, and concurrent per further policy";
+    EXPECT_EQ(rep.rows[3].spec.label(), "concurrent reg=window cta=zero") << coll;
+    EXPECT_EQ(rep.rows[3].cta_policy, 2);
+    EXPECT_EQ(rep.rows[2].cta_policy, 1);
+    for (const auto& r : rep.rows) {
+      EXPECT_TRUE(r.checked);
+      EXPECT_EQ(r.wrong, 0u) << coll << " " << r.spec.label();
+      ASSERT_TRUE(r.comm_path.is_object()) << coll;
+      EXPECT_NE(r.comm_path["path"], "unknown") << coll << " " << r.comm_path.dump();
+      std::cout << coll << " " << r.spec.label() << ": " << r.comm_path.dump() << std::endl;
+    }
+    if (std::string(coll) == "alltoall")
+      EXPECT_TRUE(has_note(rep, "one ncclAlltoAll call in every row"));
+  }
+}
+
+TEST(CtaPolicy, ZeroRunsAllGatherWithoutNcclKernels) {
+  if (rt::device_count() < 2) GTEST_SKIP() << "needs 2 GPUs (one rank's NCCL copies locally)";
+  const auto rep = quiet_bench({"bench", "-g", "2", "--compute", "membound", "--mem-bytes", "64M",
+                                "-b", "64M", "-n", "3", "-w", "1", "--modes", "seq,concurrent", "-c",
+                                "1", "--collective", "allgather", "--nccl-cta-policy", "default,zero"});
+  ASSERT_EQ(rep.rows.size(), 3u);
+  EXPECT_EQ(rep.rows[1].comm_path["path"], "sm") << rep.rows[1].comm_path.dump();
+  EXPECT_EQ(rep.rows[2].comm_path["path"], "copy-engine") << rep.rows[2].comm_path.dump();
+  for (const auto& r : rep.rows) EXPECT_EQ(r.wrong, 0u);
+}

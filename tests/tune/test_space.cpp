@@ -488,3 +488,51 @@ TEST(Plan, RegistrationAndOwnTimesAreRecorded) {
   EXPECT_EQ(p3.gemm.when, cco::plan::When::Overlap);
   EXPECT_EQ(p3.nccl.max_ctas, 32);
 }
+
+TEST(Space, ZeroCtaPolicyIsOneRowWhereTheCopyEnginesCanCarryIt) {
+  auto in = cublas_input();
+  const auto plain = tune::build_space(in, {});
+  in.copy_engine = true;  // all-gather or all-to-all, a window available
+  std::vector<std::string> notes;
+  const auto rows = tune::build_space(in, {}, &notes);
+  ASSERT_EQ(rows.size(), plain.size() + 1) << "zero adds exactly one candidate by default";
+  const auto& z = rows.front();
+  EXPECT_EQ(z.label(), "concurrent reg=window cta=zero");
+  EXPECT_EQ(z.gemm_sms, -1);
+  EXPECT_EQ(z.nccl_ctas, -1);
+  EXPECT_TRUE(std::any_of(notes.begin(), notes.end(),
+                          [](auto& n) { return n.find("uses no SMs") != std::string::npos; }));
+  EXPECT_TRUE(tune::neighbours(in, z).empty()) << "no SM control to step on the copy engines";
+  EXPECT_FALSE(tune::run_applicable(z)) << "a program's buffers are not in a symmetric window";
+  // The run's own registration is a window already: the row uses it.
+  in.run_reg = 2;
+  EXPECT_EQ(tune::build_space(in, {}).front().nccl_reg, -1);
+  // Asked for where it cannot apply: pruned with a note, never a row that would run on SMs.
+  in.copy_engine = false;
+  tune::SpaceOptions opt;
+  opt.cta_policies = {2};
+  notes.clear();
+  EXPECT_EQ(tune::build_space(in, opt, &notes).size(), plain.size());
+  EXPECT_TRUE(std::any_of(notes.begin(), notes.end(),
+                          [](auto& n) { return n.find("cta=zero pruned") != std::string::npos; }));
+}
+
+TEST(Space, EfficiencyPolicyIsCrossedWithoutCtaCounts) {
+  auto in = cublas_input();
+  tune::SpaceOptions opt;
+  opt.cta_policies = {1};
+  const auto rows = tune::build_space(in, opt);
+  const auto plain = tune::build_space(in, {});
+  std::vector<RowSpec> eff;
+  for (const auto& r : rows)
+    if (r.cta_policy == 1) eff.push_back(r);
+  EXPECT_EQ(eff.size(), 8u * 2) << "SM budgets x priority, one CTA setting: the policy's own";
+  EXPECT_EQ(rows.size(), plain.size() + eff.size());
+  for (const auto& r : eff) EXPECT_EQ(r.nccl_ctas, -1);
+  for (const auto& n : tune::neighbours(in, eff[0])) EXPECT_EQ(n.nccl_ctas, -1) << n.label();
+  EXPECT_TRUE(tune::run_applicable(eff[0])) << "NCCL_CTA_POLICY reaches a program";
+  const auto plan = tune::plan_base(eff[0], 0, nlohmann::json::array(), 2, nlohmann::json::object(), "t");
+  EXPECT_EQ(plan["nccl"]["cta_policy"], "efficiency");
+  // The plan the tuner writes is one `cco run` reads back.
+  EXPECT_EQ(cco::plan::parse(plan.dump()).nccl.cta_policy, "efficiency");
+}

@@ -13,6 +13,7 @@ if(CCO_ENABLE_CUDA)
                              CCO_WORKLOADS_DIR="${PROJECT_SOURCE_DIR}/workloads")
 endif()
 if(CCO_ENABLE_CUDA)
-  # Each control has the effect it claims, seen in a CUPTI trace (NCCL CTAs, cuBLASLt SM target).
+  # Each control has the effect it claims, seen in a CUPTI trace (NCCL CTAs, cuBLASLt SM target,
+  # CTA policies and where NCCL ran them; the policy checks need one GPU, the rest two).
   cco_add_test(gpu_controls GPU SOURCES tune/test_controls_gpu.cpp LIBS cco.bench LABELS "gpu;multigpu")
 endif()

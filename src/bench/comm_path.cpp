@@ -1,0 +1,46 @@
+#include "bench/comm_path.hpp"
+
+#include <algorithm>
+
+namespace cco::bench {
+
+std::string probe_mark(const std::string& label, bool begin) {
+  return "path probe " + label + (begin ? " begin" : " end");
+}
+
+CommPath classify_comm_path(const trace::Trace& t, int rank, const std::string& label) {
+  CommPath p;
+  const std::string b = probe_mark(label, true), e = probe_mark(label, false);
+  int64_t from = -1, to = -1;
+  for (const auto& m : t.marks) {
+    if (m.rank != rank && m.rank != -1) continue;
+    if (m.name == b) from = m.ts_ns;
+    else if (m.name == e) to = m.ts_ns;
+  }
+  if (from < 0 || to < from) {
+    p.why = "no probe marks on rank " + std::to_string(rank) + " in the trace";
+    return p;
+  }
+  p.known = true;
+  for (const auto& k : t.kernels) {
+    if (k.rank != rank || k.start_ns < from || k.start_ns > to) continue;
+    if (!trace::is_communication_kernel(k.name)) continue;
+    ++p.nccl_kernels;
+    p.max_ctas = std::max(p.max_ctas, k.grid.volume());
+    if (p.names.size() < 3 && std::find(p.names.begin(), p.names.end(), k.name) == p.names.end())
+      p.names.push_back(k.name);
+  }
+  return p;
+}
+
+nlohmann::json comm_path_json(const CommPath& c) {
+  nlohmann::json j;
+  j["path"] = !c.known ? "unknown" : c.nccl_kernels > 0 ? "sm" : "copy-engine";
+  j["nccl_kernels"] = c.nccl_kernels;
+  j["max_ctas"] = c.max_ctas;
+  j["kernels"] = c.names;
+  if (!c.known) j["why"] = c.why;
+  return j;
+}
+
+}  // namespace cco::bench

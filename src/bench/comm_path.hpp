@@ -1,0 +1,36 @@
+// Where NCCL ran a collective: on SMs (NCCL kernels) or on the copy engines (no NCCL kernel),
+// read off a kernel trace of one run between two marks. A CTA policy is a request NCCL may not
+// honour (zero on a collective or a buffer it cannot carry on the copy engines runs on SMs), so
+// `cco bench` probes every communicator whose policy it set and reports what happened, never
+// only what it asked for. GPU-free: the trace comes from trace::Session on a GPU, or from a test.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "trace/format.hpp"
+
+namespace cco::bench {
+
+struct CommPath {
+  bool known = false;          ///< both marks found on the rank (tracing worked)
+  int nccl_kernels = 0;        ///< NCCL kernels that started between the marks
+  int64_t max_ctas = 0;        ///< the largest grid among them (CTAs; 0: none)
+  std::vector<std::string> names;  ///< their distinct names, at most 3
+  std::string why;             ///< when not known: why
+};
+
+/// The marks a probe brackets its run with.
+std::string probe_mark(const std::string& label, bool begin);
+
+/// The NCCL kernels of `rank` that started between the last "begin" and "end" marks of `label`.
+CommPath classify_comm_path(const trace::Trace& t, int rank, const std::string& label);
+
+/// Over ranks: kernels and CTAs are each rank's largest (the caller reduces them); path is
+/// "sm" when any rank ran an NCCL kernel, "copy-engine" when none did, "unknown" without a trace.
+/// {"path", "nccl_kernels", "max_ctas", "kernels", "why"?}
+nlohmann::json comm_path_json(const CommPath& combined);
+
+}  // namespace cco::bench

@@ -1,0 +1,68 @@
+#include "model/cta_policy.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "model/limits.hpp"
+
+namespace cco::model {
+
+const char* to_string(CtaPolicy p) {
+  switch (p) {
+    case CtaPolicy::Default: return "default";
+    case CtaPolicy::Efficiency: return "efficiency";
+    case CtaPolicy::Zero: return "zero";
+  }
+  return "?";
+}
+
+CtaPolicy parse_cta_policy(std::string_view name) {
+  std::string k(name);
+  std::transform(k.begin(), k.end(), k.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (k == "default" || k == "0") return CtaPolicy::Default;
+  if (k == "efficiency" || k == "1") return CtaPolicy::Efficiency;
+  if (k == "zero" || k == "2") return CtaPolicy::Zero;
+  throw Error("unknown CTA policy '" + std::string(name) +
+              "' (known: default or 0, efficiency or 1, zero or 2)");
+}
+
+int cta_policy_min_version(CtaPolicy p) {
+  switch (p) {
+    case CtaPolicy::Default: return 0;
+    case CtaPolicy::Efficiency: return 22700;
+    case CtaPolicy::Zero: return 22800;
+  }
+  return 0;
+}
+
+bool copy_engine_collective(Collective c) {
+  return c == Collective::AllGather || c == Collective::AllToAll || c == Collective::Gather ||
+         c == Collective::Scatter;
+}
+
+std::string nccl_version_text(int code) {
+  if (code <= 0) return "unknown";
+  const int major = code >= 10000 ? code / 10000 : code / 1000;
+  const int minor = code >= 10000 ? code / 100 % 100 : code / 100 % 10;
+  const int patch = code % 100;
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+}
+
+std::string cta_policy_refusal(CtaPolicy p, Collective c, int nccl_version, bool one_host) {
+  const int need = cta_policy_min_version(p);
+  if (nccl_version > 0 && nccl_version < need)
+    return std::string("CTA policy ") + to_string(p) + " needs NCCL " + nccl_version_text(need) +
+           " or newer; the ranks load " + nccl_version_text(nccl_version);
+  if (p != CtaPolicy::Zero) return {};
+  if (!copy_engine_collective(c))
+    return std::string("CTA policy zero: NCCL runs only allgather, alltoall, gather and scatter on "
+                       "the copy engines; ") +
+           to_string(c) + " would run on SMs";
+  if (!one_host)
+    return "CTA policy zero: the copy engines reach only peers in one NVLink domain; the ranks "
+           "span several hosts";
+  return {};
+}
+
+}  // namespace cco::model
