@@ -310,10 +310,12 @@ std::string comm_label(const std::array<int, 3>& key, int policy) {
 
 /// "collective cta=zero reg=window, 256M: copy engines (no NCCL kernel ran)", and a warning when
 /// zero ran on SMs after all.
-std::string path_note(const std::string& label, int policy, const nlohmann::json& p) {
+std::string path_note(const std::string& label, int policy, const nlohmann::json& p, int nranks) {
   const std::string path = p.value("path", std::string("unknown"));
   std::string s = "collective " + label + ": ";
-  if (path == "copy-engine") return s + "no NCCL kernel ran (copy engines)";
+  if (path == "copy-engine")
+    return s + "no NCCL kernel ran (copy engines" +
+           (nranks == 1 ? "; with one rank NCCL copies locally whatever the policy)" : ")");
   if (path == "unknown") return s + "path unknown (" + p.value("why", std::string()) + ")";
   s += "on SMs (" + std::to_string(p.value("nccl_kernels", 0)) + " NCCL kernels, up to " +
        std::to_string(p.value("max_ctas", int64_t{0})) + " CTAs)";
@@ -531,7 +533,7 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
         const auto paths = path_probe.probe(g, rb.stream(), items);
         for (std::size_t j = 0; j < probed.size(); ++j) {
           comm_paths[probed[j]] = paths[j];
-          if (lead) rep.notes.push_back(path_note(items[j].label, comm_policy[probed[j]], paths[j]));
+          if (lead) rep.notes.push_back(path_note(items[j].label, comm_policy[probed[j]], paths[j], g.size()));
         }
       }
 

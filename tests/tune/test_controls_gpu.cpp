@@ -147,7 +147,7 @@ TEST(CtaPolicy, ARowThatWouldRunOnSmsIsRefusedAndTheOthersRun) {
     ASSERT_TRUE(r.comm_path.is_object()) << "a set policy is probed";
     EXPECT_NE(r.comm_path["path"], "unknown") << r.comm_path.dump();
   }
-  EXPECT_TRUE(has_note(rep, "row 'concurrent cta=zero' skipped: CTA policy zero"))
+  EXPECT_TRUE(has_note(rep, "row 'concurrent reg=window cta=zero' skipped: CTA policy zero"))
       << "the refusal names the row and the reason";
   // The run's own policy cannot be refused row by row: one usage error.
   try {
