@@ -145,6 +145,40 @@ std::string format_row(const Row& row, const Report& r) {
       row.checked ? std::to_string(row.wrong) : "n/a");
 }
 
+Slowdown slowdown(const Row& row) {
+  auto ratio = [](const Timing& a, const Timing& b) {
+    const double x = a.median(), y = b.median();
+    return y > 0 && !std::isnan(x) ? x / y : std::nan("");
+  };
+  return {ratio(row.t_comp_part, row.t_comp_alone), ratio(row.t_comm_part, row.t_comm_alone)};
+}
+
+std::string slowdown_verdict(const Row& row) {
+  if (row.spec.mode == Mode::Seq) return {};
+  const auto x = slowdown(row);
+  if (std::isnan(x.comp) || std::isnan(x.comm)) return {};
+  std::string s = "under overlap the compute part took " + num(x.comp, 2) +
+                  "x its time alone, the collective " + num(x.comm, 2) + "x: ";
+  const bool copy_engines =
+      row.comm_path.is_object() && row.comm_path.value("path", std::string()) == "copy-engine";
+  constexpr double kNoise = 1.05;
+  if (x.comp <= kNoise && x.comm <= kNoise)
+    return s + "neither slowed by more than 5%; what is left is the longer part itself";
+  if (x.comm - 1 >= x.comp - 1)
+    return s + (copy_engines
+                    ? "the collective is slowed most; on the copy engines it shares memory "
+                      "bandwidth, not SMs, with the compute part"
+                    : "the collective is slowed most: it waits for SMs or memory bandwidth the "
+                      "compute part holds (try priority, shaping, fewer GEMM SMs, or the copy "
+                      "engines where the collective allows)");
+  return s + (copy_engines
+                  ? "the compute part is slowed most, by the collective's memory traffic (no "
+                    "SMs are taken from it)"
+                  : "the compute part is slowed most, by the collective's SMs or memory traffic "
+                    "(try fewer NCCL CTAs, the efficiency policy, or the copy engines where the "
+                    "collective allows)");
+}
+
 std::string format_footer(const Report& r) {
   std::ostringstream o;
   unsigned long long wrong = 0;
@@ -168,6 +202,7 @@ std::string format_footer(const Report& r) {
       << num(100 * model::ideal_reduction(t), 1) << "%, efficiency "
       << num(model::overlap_efficiency(t), 2) << ", E_best " << num(efficiency_best(*row, r), 2)
       << "\n";
+    if (const auto v = slowdown_verdict(*row); !v.empty()) o << "#   " << v << "\n";
   }
   return o.str();
 }
@@ -300,6 +335,9 @@ nlohmann::json to_json(const Report& r) {
     x["efficiency"] = val(model::overlap_efficiency(t));
     const auto best = best_parts(r, row.bytes);
     x["efficiency_best"] = val(model::efficiency_best(best.comp, best.comm, t.t));
+    const auto slow = slowdown(row);
+    x["comp_slowdown"] = val(slow.comp);
+    x["comm_slowdown"] = val(slow.comm);
     x["best_parts_us"] = {{"compute", best.comp}, {"collective", best.comm}};
     x["tflops"] = val(tflops(row));
     x["algbw_gbps"] = val(algbw(row));
@@ -317,7 +355,7 @@ std::vector<std::string> csv_columns() {
           "blocks_per_sm", "t_comp_us", "t_comm_us", "t_seq_us", "t_ideal_us", "t_comp_alone_us",
           "t_us", "t_p25_us", "t_p75_us", "reduction", "ideal_reduction", "efficiency", "tflops",
           "busbw_gbps", "checked", "wrong", "samples", "efficiency_best", "algbw_gbps", "variant",
-          "comm_path"};
+          "comm_path", "comp_slowdown", "comm_slowdown"};
 }
 
 std::string to_csv(const Report& r) {
@@ -339,7 +377,7 @@ std::string to_csv(const Report& r) {
       << "," << row.t.samples.size() << "," << v(efficiency_best(row, r)) << "," << v(algbw(row))
       << "," << mode_label(row) << ","
       << (row.comm_path.is_object() ? row.comm_path.value("path", std::string()) : std::string())
-      << "\n";
+      << "," << v(slowdown(row).comp) << "," << v(slowdown(row).comm) << "\n";
   }
   return o.str();
 }

@@ -92,6 +92,16 @@ BestParts best_parts(const Report& r, int64_t bytes);
 /// E_best of a row against its size's best parts.
 double efficiency_best(const Row& row, const Report& r);
 
+/// Each part's time under overlap against its time alone with the row's own settings (issue 18,
+/// item 4): t_comp_part / t_comp_alone and t_comm_part / t_comm_alone (medians; NaN without
+/// samples). 1 = not slowed. The part slowed most is what limits the row.
+struct Slowdown {
+  double comp = 0, comm = 0;
+};
+Slowdown slowdown(const Row& row);
+/// One line a user can act on: which part overlap slowed and what to try ("" for seq rows).
+std::string slowdown_verdict(const Row& row);
+
 /// JSON text of a report or plan. Text from the user (argv, paths) may not be UTF-8: such bytes
 /// are replaced (U+FFFD) instead of failing the write after a whole run.
 std::string json_text(const nlohmann::json& j, int indent = 1);

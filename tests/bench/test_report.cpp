@@ -256,3 +256,34 @@ TEST(CommPath, CountsOnlyTheRanksNcclKernelsBetweenItsMarks) {
   EXPECT_EQ(comm_path_json(none)["path"], "unknown");
   EXPECT_TRUE(comm_path_json(none).contains("why"));
 }
+
+// Each part under overlap against itself alone (issue 18, item 4), by hand from the sample: the
+// shaped row's compute took 1100 us beside the collective and 1050 us alone (1.05x); its
+// collective 800 us beside the compute and 500 us alone on its own communicator (1.60x). So the
+// collective is what overlap slowed.
+TEST(Report, SlowdownNamesThePartOverlapSlowedMost) {
+  const auto r = sample_report();
+  const auto s = slowdown(r.rows[2]);
+  EXPECT_NEAR(s.comp, 1100.0 / 1050.0, 1e-12);
+  EXPECT_NEAR(s.comm, 800.0 / 500.0, 1e-12);
+  const auto v = slowdown_verdict(r.rows[2]);
+  EXPECT_NE(v.find("compute part took 1.05x its time alone, the collective 1.60x"), std::string::npos) << v;
+  EXPECT_NE(v.find("the collective is slowed most: it waits for SMs"), std::string::npos) << v;
+  EXPECT_EQ(slowdown_verdict(r.rows[0]), "") << "seq has nothing overlapped";
+  const auto j = to_json(r);
+  EXPECT_NEAR(j.at("results")[2].at("comm_slowdown").get<double>(), 1.6, 1e-12);
+  EXPECT_NE(format_footer(r).find("#   under overlap the compute part took 1.05x"), std::string::npos);
+  // The same row on the copy engines names memory bandwidth, and a compute part slowed most
+  // names the collective's traffic.
+  auto ce = r.rows[2];
+  ce.comm_path = {{"path", "copy-engine"}};
+  EXPECT_NE(slowdown_verdict(ce).find("shares memory bandwidth, not SMs"), std::string::npos);
+  auto comp = r.rows[2];
+  comp.t_comp_part.samples = {1400, 1400, 1400};
+  comp.t_comm_part.samples = {510, 510, 510};
+  EXPECT_NE(slowdown_verdict(comp).find("the compute part is slowed most"), std::string::npos);
+  auto none = r.rows[2];
+  none.t_comp_part.samples = {1060, 1060, 1060};
+  none.t_comm_part.samples = {510, 510, 510};
+  EXPECT_NE(slowdown_verdict(none).find("neither slowed by more than 5%"), std::string::npos);
+}
