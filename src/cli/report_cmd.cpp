@@ -21,6 +21,8 @@
 #include "model/limits.hpp"
 #include "trace/analysis.hpp"
 #include "trace/format.hpp"
+#include "report/compare.hpp"
+#include "report/gzip.hpp"
 #include "report/svg.hpp"
 #include "report/sweep.hpp"
 #include "report/timeline.hpp"
@@ -40,6 +42,8 @@ struct Args {
   report::SweepAxis axis = report::SweepAxis::Auto;
   double width = 0;
   std::string title;
+  std::string format;  ///< --format text|csv|md (comparisons)
+  std::string merge;   ///< --merge OUT.json: the traces as one Perfetto file
 };
 
 double number_arg(const std::string& flag, const std::string& v) {
@@ -104,6 +108,13 @@ Args parse(const std::vector<std::string>& args) {
       if (a.width < 400 || a.width > 20000) throw Usage("--width: expected 400..20000 pixels");
     } else if (s == "--title") {
       a.title = value(s);
+    } else if (s == "--format" || s.rfind("--format=", 0) == 0) {
+      a.format = s == "--format" ? value(s) : s.substr(9);
+      if (a.format != "text" && a.format != "csv" && a.format != "md")
+        throw Usage("--format: expected text, csv or md, got '" + a.format + "'");
+    } else if (s == "--merge" || s.rfind("--merge=", 0) == 0) {
+      a.merge = s == "--merge" ? value(s) : s.substr(8);
+      if (a.merge.empty() || a.merge == "-") throw Usage("--merge needs a file name");
     } else {
       throw Usage("unknown option '" + s + "'");
     }
@@ -118,7 +129,9 @@ Args parse(const std::vector<std::string>& args) {
 }
 
 json read_json_file(const std::string& path) {
-  const std::string text = model::read_file(path, model::kResultFileLimit);
+  std::string text = model::read_file(path, model::kResultFileLimit);
+  // PyTorch's profiler writes .json.gz: inflated with the same bound as a plain file.
+  if (report::is_gzip(text)) text = report::gunzip(text, model::kResultFileLimit, path);
   try {
     return json::parse(text);
   } catch (const json::exception& e) {
@@ -320,15 +333,37 @@ int report_trace(const Args& a, const std::vector<json>& docs) {
     report::timeline_svg(t, to).write(a.svg);
   }
   if (!a.json_file.empty()) write_text(a.json_file, j.dump(2) + "\n");
+  // The traces as one file Perfetto and chrome://tracing open: one process track per rank.
+  if (!a.merge.empty()) write_text(a.merge, trace::trace_to_json(t).dump() + "\n");
   if (a.json_stdout)
     std::fputs((j.dump(2) + "\n").c_str(), stdout);
   else
     std::fputs(format_analysis(t, an, origin, a, opt).c_str(), stdout);
+  if (!a.merge.empty() && !a.json_stdout)
+    std::printf("# merged trace (%zu ranks) written to %s\n", t.ranks.size(), a.merge.c_str());
   if (!a.svg.empty() && !a.json_stdout) std::printf("# timeline written to %s\n", a.svg.c_str());
   return 0;
 }
 
+/// Two bench results, row by row (report/compare.hpp).
+int report_compare(const Args& a, const json& ja, const json& jb) {
+  if (a.from_us || a.to_us || !a.range.empty() || !a.svg.empty() || !a.merge.empty())
+    throw Usage("--from, --to, --range, --svg and --merge do not apply to a comparison");
+  const auto sa = report::sweep_from_json(ja, a.files[0]);
+  const auto sb = report::sweep_from_json(jb, a.files[1]);
+  const auto f = a.format == "csv" ? report::TableFormat::Csv
+                 : a.format == "md" ? report::TableFormat::Markdown
+                                    : report::TableFormat::Text;
+  if (!a.json_file.empty()) write_text(a.json_file, report::compare_json(sa, sb).dump(2) + "\n");
+  if (a.json_stdout)
+    std::fputs((report::compare_json(sa, sb).dump(2) + "\n").c_str(), stdout);
+  else
+    std::fputs(report::format_compare(sa, sb, f).c_str(), stdout);
+  return 0;
+}
+
 int report_bench(const Args& a, const json& j) {
+  if (!a.merge.empty()) throw Usage("--merge applies to traces, not to a bench result");
   if (a.from_us || a.to_us) throw Usage("--from/--to apply to traces, not to a bench result");
   if (!a.range.empty()) throw Usage("--range applies to traces, not to a bench result");
   const auto s = report::sweep_from_json(j, a.files.front());
@@ -369,11 +404,18 @@ int report_bench(const Args& a, const json& j) {
 int report_main(const std::vector<std::string>& args) {
   const Args a = parse(args);
   std::vector<json> docs;
+  std::size_t benches = 0;
   for (const auto& f : a.files) {
     docs.push_back(read_json_file(f));
-    if (report::is_bench_json(docs.back()) && a.files.size() > 1)
-      throw Usage("'" + f + "' is a bench result: give one bench JSON alone, or only trace files");
+    benches += report::is_bench_json(docs.back());
   }
+  if (benches == 2 && docs.size() == 2) return report_compare(a, docs[0], docs[1]);
+  if (benches > 0 && docs.size() > 1)
+    throw Usage("give one bench result, two to compare, or only trace files (got " +
+                std::to_string(benches) + " bench results among " + std::to_string(docs.size()) +
+                " files)");
+  if (!a.format.empty() && a.format != "text")
+    throw Usage("--format csv|md applies to a comparison of two bench results");
   if (report::is_bench_json(docs.front())) return report_bench(a, docs.front());
   if (a.axis != report::SweepAxis::Auto) throw Usage("--x applies to a bench result, not traces");
   return report_trace(a, docs);

@@ -107,6 +107,10 @@ BenchSweep sweep_from_json(const json& j, const std::string& src) {
     if (std::isnan(row.t_ideal_us)) row.t_ideal_us = std::max(row.t_comp_us, row.t_comm_us);
     row.efficiency = num_or_nan(r, "efficiency", src, w);
     row.reduction = num_or_nan(r, "reduction", src, w);
+    row.efficiency_best = num_or_nan(r, "efficiency_best", src, w);
+    row.label = str_of(r, "label");
+    if (row.label.empty())
+      row.label = row.mode + (row.shaped() && row.target_k > 0 ? " k=" + std::to_string(row.target_k) : "");
     if (std::isnan(row.t_us)) fail(src, w + ": the row has no time (\"t\".\"median_us\" is null)");
     if (row.t_us < 0 || row.pad < 0) fail(src, w + ": negative time or padding");
     s.rows.push_back(row);

@@ -24,6 +24,10 @@ struct SweepRow {
   double t_seq_us = 0, t_comp_us = 0, t_comm_us = 0, t_ideal_us = 0;
   double efficiency = 0;  ///< as the bench computed it (NaN when absent)
   double reduction = 0;   ///< as the bench computed it (NaN when absent)
+  double efficiency_best = 0;  ///< E_best as the bench computed it (NaN when absent)
+  /// The row's full label ("shape+priority k=3 reg=window cta=zero"); results written before
+  /// labels were recorded get the mode and k.
+  std::string label;
   bool shaped() const { return mode == "shape" || mode == "shape+priority"; }
 };
 

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#ifdef CCO_REPORT_HAS_ZLIB
+#include <zlib.h>
+#endif
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -12,6 +15,7 @@
 #include "cli/commands.hpp"
 #include "cli/report_cmd.hpp"
 #include "model/limits.hpp"
+#include "report/gzip.hpp"
 #include "trace/analysis.hpp"
 #include "trace/format.hpp"
 #include "xml_check.hpp"
@@ -242,7 +246,11 @@ TEST(ReportCmd, UsageErrors) {
   expect_throw<Usage>({rank_file(0), "--from", "abc"}, "expected a number");
   expect_throw<Usage>({rank_file(0), "--from", "5", "--to", "5"}, "--to must be after --from");
   expect_throw<Usage>({rank_file(0), "--x", "pad"}, "--x applies to a bench result");
-  expect_throw<Usage>({rank_file(0), CCO_BENCH_EXAMPLE}, "is a bench result");
+  expect_throw<Usage>({rank_file(0), CCO_BENCH_EXAMPLE}, "give one bench result, two to compare, or only trace files");
+  expect_throw<Usage>({CCO_BENCH_EXAMPLE, "--format", "csv"}, "--format csv|md applies to a comparison");
+  expect_throw<Usage>({rank_file(0), "--format", "xml"}, "--format: expected text, csv or md");
+  expect_throw<Usage>({CCO_BENCH_EXAMPLE, "--merge", "x.json"}, "--merge applies to traces");
+  expect_throw<Usage>({rank_file(0), "--merge", "-"}, "--merge needs a file name");
   expect_throw<Usage>({CCO_BENCH_EXAMPLE, "--from", "1"}, "apply to traces");
   expect_throw<Usage>({rank_file(0), "--width", "5"}, "--width");
 }
@@ -273,3 +281,84 @@ TEST(ReportCmd, UnwritableOutput) {
 }
 
 }  // namespace
+
+// Two bench results side by side (issue 19, item 4). B is the example with one row twice as fast
+// (its quartiles too), one row left out, and another rank count: the table says faster for the
+// first, ~ for rows measured alike, "only A" for the missing one, and names the rank caveat.
+TEST(ReportCmd, TwoBenchResultsCompareRowByRow) {
+  auto a = nlohmann::json::parse(read(CCO_BENCH_EXAMPLE));
+  auto b = a;
+  for (const char* k : {"median_us", "p25_us", "p75_us"})
+    b["results"][1]["t"][k] = a["results"][1]["t"][k].get<double>() / 2;
+  const std::string dropped = a["results"][2].value("label", std::string());
+  b["results"].erase(2);
+  b["nranks"] = 4;
+  const std::string pb = write("cco_cmp_b.json", b.dump());
+  std::string out;
+  ASSERT_EQ(run({CCO_BENCH_EXAMPLE, pb}, &out), 0);
+  EXPECT_NE(out.find("# caveat: ranks differ: 2 in A, 4 in B"), std::string::npos) << out;
+  EXPECT_NE(out.find(" 0.500  faster"), std::string::npos) << out;
+  EXPECT_NE(out.find(" 1.000       ~"), std::string::npos) << out;
+  EXPECT_NE(out.find("only A"), std::string::npos) << out;
+  ASSERT_EQ(run({CCO_BENCH_EXAMPLE, pb, "--json"}, &out), 0);
+  const auto j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["schema"], "ccoverlap.compare");
+  EXPECT_DOUBLE_EQ(j["rows"][1]["ratio"].get<double>(), 0.5);
+  EXPECT_EQ(j["rows"][1]["verdict"], "faster");
+  EXPECT_TRUE(j["rows"][2]["b"].is_null()) << j["rows"][2].dump();
+  ASSERT_EQ(run({CCO_BENCH_EXAMPLE, pb, "--format", "csv"}, &out), 0);
+  EXPECT_EQ(out.rfind("size_bytes,label,t_a_us", 0), 0u) << out;
+  EXPECT_EQ(out.find('#'), std::string::npos) << "CSV has no comment lines";
+  ASSERT_EQ(run({CCO_BENCH_EXAMPLE, pb, "--format=md"}, &out), 0);
+  EXPECT_NE(out.find("| size | row | A (us) |"), std::string::npos) << out;
+  EXPECT_NE(out.find("- caveat: ranks differ"), std::string::npos) << out;
+  // Nothing in common: one error, not an empty table.
+  auto c = a;
+  for (auto& r : c["results"]) r["size_bytes"] = 12345;
+  expect_throw<cco::model::Error>({CCO_BENCH_EXAMPLE, write("cco_cmp_c.json", c.dump())}, "share no row");
+  expect_throw<cco::cli::Usage>({CCO_BENCH_EXAMPLE, pb, "--svg", "x.svg"}, "do not apply to a comparison");
+}
+
+// --merge: the rank files as one Chrome/Perfetto file, read back with every rank and kernel.
+TEST(ReportCmd, MergeWritesOneFileOfAllRanks) {
+  const std::string m = dir() + "cco_merged.json";
+  std::string out;
+  ASSERT_EQ(run({rank_file(0), rank_file(1), "--merge", m}, &out), 0);
+  EXPECT_NE(out.find("# merged trace (2 ranks) written to"), std::string::npos) << out;
+  const auto t = cco::trace::read_trace_file(m);
+  EXPECT_EQ(t.ranks.size(), 2u);
+  EXPECT_EQ(t.kernels.size(), 4u);
+  // The merged file analyses as the two files did.
+  std::string again;
+  ASSERT_EQ(run({m}, &again), 0);
+  EXPECT_NE(again.find(" 0.44\n"), std::string::npos) << again;
+}
+
+// gzip (PyTorch's profiler writes .json.gz): read as the plain file, and bounded.
+TEST(ReportCmd, GzipTraceReadsAsThePlainOne) {
+#ifndef CCO_REPORT_HAS_ZLIB
+  GTEST_SKIP() << "built without zlib: .gz inputs are refused (tested below)";
+#else
+  const std::string plain = read(rank_file(0));
+  const std::string gz = dir() + "cco_rank0.json.gz";
+  gzFile f = gzopen(gz.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(gzwrite(f, plain.data(), static_cast<unsigned>(plain.size())), static_cast<int>(plain.size()));
+  gzclose(f);
+  std::string a, b;
+  ASSERT_EQ(run({rank_file(0)}, &a), 0);
+  ASSERT_EQ(run({gz}, &b), 0);
+  EXPECT_EQ(a.substr(a.find("# ranks")), b.substr(b.find("# ranks")));
+  const std::string bytes = read(gz);
+  EXPECT_TRUE(cco::report::is_gzip(bytes));
+  EXPECT_EQ(cco::report::gunzip(bytes, plain.size(), "x.gz"), plain);
+  try {
+    cco::report::gunzip(bytes, plain.size() - 1, "x.gz");
+    ADD_FAILURE() << "a bound below the inflated size must refuse";
+  } catch (const cco::model::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("x.gz: inflates to more than"), std::string::npos) << e.what();
+  }
+  expect_throw<cco::model::Error>({write("cco_trunc.json.gz", bytes.substr(0, bytes.size() / 2))},
+                                  "not valid gzip");
+#endif
+}

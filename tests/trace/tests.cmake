@@ -9,6 +9,10 @@ cco_add_test(trace_report_cmd SOURCES trace/test_report_cmd.cpp ${PROJECT_SOURCE
              LIBS cco.report LABELS trace)
 target_compile_definitions(cco.test.trace_report_cmd PRIVATE
   CCO_BENCH_EXAMPLE="${PROJECT_SOURCE_DIR}/docs/results/2026-11-22-h200x2/builtin2048x2_ar256M.json")
+find_package(ZLIB QUIET)  # the gzip test writes its .gz with zlib
+if(ZLIB_FOUND)
+  target_link_libraries(cco.test.trace_report_cmd PRIVATE ZLIB::ZLIB)
+endif()
 if(CCO_ENABLE_CUDA AND TARGET cco.trace)
   cco_add_test(gpu_trace GPU SOURCES trace/test_trace_gpu.cpp trace/trace_kernels.cu LIBS cco.trace LABELS gpu)
 endif()

@@ -1,0 +1,18 @@
+// gzip input for `cco report` (PyTorch's profiler writes `trace.json.gz`): inflated in memory
+// with a bound, so a small file that inflates without end gets one clear error, never all the
+// memory. zlib (Debian's zlib1g) when the build found it; without it a .gz input is refused.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace cco::report {
+
+/// True when `data` starts with gzip's magic bytes (1f 8b).
+bool is_gzip(const std::string& data);
+/// The inflated bytes of a gzip stream (several members are read one after another). Throws
+/// model::Error naming `what` when the data is not valid gzip, inflates beyond `limit` bytes, or
+/// this build has no zlib.
+std::string gunzip(const std::string& data, std::size_t limit, const std::string& what);
+
+}  // namespace cco::report
