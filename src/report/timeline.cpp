@@ -338,7 +338,12 @@ Svg timeline_svg(const trace::Trace& t, const TimelineOptions& opt) {
     }
     // The rank's summary: where compute and communication overlapped, and where communication
     // waited for SMs.
-    svg.text(18, y + 10, "overlap / comm waiting", 10, "start", "#555");
+    // Waits from stream gaps (no launch timestamps) are upper bounds: drawn pale, and labelled.
+    const auto waits = trace::communication_waits(t, rank, {lo, hi});
+    const bool estimated = std::any_of(waits.begin(), waits.end(),
+                                       [](const auto& w) { return w.method != "launch"; });
+    svg.text(18, y + 10, estimated ? "overlap / comm waiting (upper bound)" : "overlap / comm waiting",
+             10, "start", "#555");
     svg.rect(left, y + 1, pw, sum_h - 1, fill_style("#f7f7f7"));
     std::vector<trace::Interval> comp, comm;
     for (const auto& k : t.kernels) {
@@ -351,12 +356,19 @@ Svg timeline_svg(const trace::Trace& t, const TimelineOptions& opt) {
          trace::interval_intersection(trace::interval_union(comp), trace::interval_union(comm)))
       svg.rect(xof(iv.begin), y + 1, std::max(xof(iv.end) - xof(iv.begin), 0.6), sum_h - 1,
                fill_style(kOverlapColour));
-    for (const auto& w : trace::communication_waits(t, rank, {lo, hi}))
+    for (const auto& w : waits) {
+      const bool measured = w.method == "launch";
+      auto style = fill_style(kWaitColour);
+      if (!measured) style.opacity = 0.45;
       svg.rect(xof(w.begin_ns), y + 1, std::max(xof(w.end_ns) - xof(w.begin_ns), 0.6), sum_h - 1,
-               fill_style(kWaitColour),
+               style,
                tips ? fmt::format("{} waited {} us for SMs ({})", w.kernel,
-                                  format_number(static_cast<double>(w.length()) / 1e3, 3), w.method)
+                                  format_number(static_cast<double>(w.length()) / 1e3, 3),
+                                  measured ? "from its launch timestamp"
+                                           : "an upper bound: no launch timestamps, the gap "
+                                             "after the stream's previous kernel")
                     : std::string());
+    }
     svg.close_group();
     y += sum_h + 6 + rank_gap;
   }

@@ -534,3 +534,20 @@ TEST(Sweep, MutatedInputsGiveOnlyModelErrorsOrValidCharts) {
 }
 
 }  // namespace
+
+// A wait for SMs timed from a launch timestamp is measured; one from a stream gap (no launch
+// timestamps, as in traces of other tools) is an upper bound, and the picture says so.
+TEST(Timeline, WaitsWithoutLaunchTimestampsAreLabelledUpperBounds) {
+  const Trace measured = bench_like();
+  const std::string a = rp::timeline_svg(measured).str();
+  ASSERT_GE(count(a, std::string("fill=\"") + rp::kWaitColour + "\""), 2u) << "the sample has waits";
+  EXPECT_EQ(a.find("(upper bound)"), std::string::npos);
+  EXPECT_NE(a.find("from its launch timestamp"), std::string::npos);
+  Trace gaps = measured;
+  for (auto& k : gaps.kernels) k.queued_ns = k.submitted_ns = 0;
+  const std::string b = rp::timeline_svg(gaps).str();
+  ASSERT_GE(count(b, std::string("fill=\"") + rp::kWaitColour + "\""), 2u) << "stream-gap waits";
+  EXPECT_NE(b.find("overlap / comm waiting (upper bound)"), std::string::npos);
+  EXPECT_NE(b.find("an upper bound: no launch timestamps"), std::string::npos);
+  EXPECT_EQ(b.find("from its launch timestamp"), std::string::npos);
+}
