@@ -18,6 +18,7 @@ int plan_main(const std::vector<std::string>& args);
 int info_main(const std::vector<std::string>& args);
 int bench_main(const std::vector<std::string>& args);
 int tune_main(const std::vector<std::string>& args);
+int doctor_main(const std::vector<std::string>& args);
 
 /// True when args holds -h or --help (before a "--").
 bool wants_help(const std::vector<std::string>& args);

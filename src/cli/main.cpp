@@ -58,7 +58,8 @@ int main(int argc, char** argv) {
                       {"bench", cli::help::bench, cli::bench_main},
                       {"tune", cli::help::tune, cli::tune_main},
                       {"run", cli::help::run, cli::run_main},
-                      {"report", cli::help::report, cli::report_main}};
+                      {"report", cli::help::report, cli::report_main},
+                      {"doctor", cli::help::doctor, cli::doctor_main}};
   if (cmd == "help") {  // cco help CMD: the command's --help
     for (const auto& c : cmds)
       if (args[1] == c.name) {
@@ -66,7 +67,7 @@ int main(int argc, char** argv) {
         return 0;
       }
     std::fprintf(stderr, "cco help: error: unknown command '%s' (commands: info, plan, bench, tune, "
-                         "run, report)\n", args[1].c_str());
+                         "run, report, doctor)\n", args[1].c_str());
     return 2;
   }
   for (const auto& c : cmds) {
@@ -99,7 +100,7 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  std::fprintf(stderr, "cco: error: unknown command '%s' (commands: info, plan, bench, tune, run, report; see cco --help)\n",
+  std::fprintf(stderr, "cco: error: unknown command '%s' (commands: info, plan, bench, tune, run, report, doctor; see cco --help)\n",
                cmd.c_str());
   return 2;
 }

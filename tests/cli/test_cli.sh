@@ -25,13 +25,13 @@ expect() {
 
 # Help is the docs page, byte for byte.
 "$cco" --help | cmp -s - "$docs/cco.md" || fail "cco --help differs from docs/cli/cco.md"
-for c in plan info bench tune run report; do
+for c in plan info bench tune run report doctor; do
   "$cco" $c --help | cmp -s - "$docs/$c.md" || fail "cco $c --help differs from docs/cli/$c.md"
   "$cco" $c -h | cmp -s - "$docs/$c.md" || fail "cco $c -h differs from docs/cli/$c.md"
   "$cco" help $c | cmp -s - "$docs/$c.md" || fail "cco help $c differs from docs/cli/$c.md"
 done
 "$cco" help | cmp -s - "$docs/cco.md" || fail "cco help differs from docs/cli/cco.md"
-expect 2 "^cco help: error: unknown command 'frob' \\(commands: info, plan, bench, tune, run, report\\)$" -- help frob
+expect 2 "^cco help: error: unknown command 'frob' \\(commands: info, plan, bench, tune, run, report, doctor\\)$" -- help frob
 "$cco" --version | grep -qE '^ccoverlap [0-9]+\.[0-9]+\.[0-9]+$' || fail "cco --version"
 expect 2 "unknown command 'frob'" -- frob
 "$cco" >/dev/null 2>&1; [ $? = 2 ] || fail "cco without a command must exit 2"
@@ -139,6 +139,23 @@ else
   expect 1 "needs a CUDA GPU|built without CUDA" -- tune -b 1M
   expect 2 "live needs a (CUDA GPU|cco built with CUDA)" -- plan --arch live --threads 256
 fi
+
+# doctor: one line per check; without a GPU the GPU check fails (exit 1), with one it passes.
+expect 2 "unknown option '--frob'" -- doctor --frob
+"$cco" doctor --no-python >"$tmp/doc" 2>&1
+rc=$?
+grep -qE '^(ok|warn|FAIL|skip) +preload library' "$tmp/doc" || fail "cco doctor: no preload line: $(cat "$tmp/doc")"
+grep -qE '^skip +PyTorch +not asked' "$tmp/doc" || fail "cco doctor --no-python asked PyTorch"
+if nvidia-smi -L >/dev/null 2>&1; then
+  grep -qE '^ok +GPUs' "$tmp/doc" || fail "cco doctor on a GPU machine: $(cat "$tmp/doc")"
+else
+  [ $rc = 1 ] || fail "cco doctor without a GPU must exit 1 (got $rc)"
+  grep -qE '^FAIL +GPUs' "$tmp/doc" || fail "cco doctor without a GPU: $(cat "$tmp/doc")"
+fi
+"$cco" doctor --no-python --json | python3 -c 'import json,sys; j=json.load(sys.stdin); assert j["schema"]=="ccoverlap.doctor" and any(c["name"]=="launcher" for c in j["checks"]), j' \
+  || fail "cco doctor --json"
+RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 MASTER_ADDR=127.0.0.1 "$cco" doctor --no-python >"$tmp/doc" 2>&1
+grep -qE '^FAIL +launcher .*MASTER_PORT' "$tmp/doc" || fail "cco doctor: torchrun without MASTER_PORT: $(cat "$tmp/doc")"
 
 if [ $fails -gt 0 ]; then
   echo "$fails CLI check(s) failed"
