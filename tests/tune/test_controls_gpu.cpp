@@ -176,8 +176,9 @@ TEST(CtaPolicy, CopyEngineCollectivesRunVerifiedUnderEveryPolicy) {
       EXPECT_NE(r.comm_path["path"], "unknown") << coll << " " << r.comm_path.dump();
       std::cout << coll << " " << r.spec.label() << ": " << r.comm_path.dump() << std::endl;
     }
-    if (std::string(coll) == "alltoall")
+    if (std::string(coll) == "alltoall") {
       EXPECT_TRUE(has_note(rep, "one ncclAlltoAll call in every row"));
+    }
   }
 }
 
