@@ -129,7 +129,7 @@ int doctor_main(const std::vector<std::string>& args) {
       g.detail = "none usable (" + why + ")";
       g.fix = "run where a CUDA GPU and its driver are (cco plan, cco report and --validate need none)";
     } else {
-      g.detail = std::to_string(n) + " x " + rt::device_info(0).name + ", driver " + v.driver;
+      g.detail = std::to_string(n) + " x " + rt::device_info(0).name + ", driver for CUDA " + v.driver;
     }
     checks.push_back(g);
     checks.push_back({"CUDA runtime", Status::Ok, v.runtime, ""});
