@@ -398,7 +398,7 @@ std::string find_preload_library(const std::string& exe, const std::string& expl
     return p;
   const std::string dir = dir_of(exe);
   std::string looked;
-  for (const char* rel : {"", "../preload/", "../lib/", "../lib64/"}) {
+  for (const char* rel : {"", "../preload/", "../lib/ccoverlap/", "../lib/", "../lib64/"}) {
     const std::string p = dir + "/" + rel + kLibName;
     if (is_file(p)) return absolute(p);
     looked += (looked.empty() ? "" : ", ") + (dir + "/" + rel);
@@ -422,7 +422,9 @@ std::string find_tuner_library(const std::string& preload_lib, const std::string
     return {};
   };
   if (auto p = look(dir_of(preload_lib), {"", "../tuner/"}); !p.empty()) return p;
-  if (auto p = look(dir_of(exe), {"", "../tuner/", "../lib/", "../lib64/"}); !p.empty()) return p;
+  if (auto p = look(dir_of(exe), {"", "../tuner/", "../lib/ccoverlap/", "../lib/", "../lib64/"});
+      !p.empty())
+    return p;
   throw std::runtime_error(std::string(kTunerName) + " not found (looked in " + looked +
                            "); the plan caps NCCL channels (nccl.channels) with it: pass "
                            "--tuner-lib PATH or set CCO_TUNER_LIB");

@@ -90,14 +90,16 @@ std::vector<EnvChange> run_environment(const RunOptions& opts, const plan::Plan&
 std::string trace_pattern_path(const std::string& pattern);
 
 /// The library to preload: --lib, else $CCO_PRELOAD_LIB, else libcco_preload.so next to the cco
-/// binary `exe` (same folder, ../preload, ../lib, ../lib64). Absolute. Throws std::runtime_error
+/// binary `exe` (same folder, ../preload, ../lib/ccoverlap as installed, ../lib, ../lib64).
+/// Absolute. Throws std::runtime_error
 /// naming the places it looked.
 std::string find_preload_library(const std::string& exe, const std::string& explicit_lib,
                                  const char* env_lib);
 
 /// The NCCL tuner plugin for a plan with nccl.channels rules: --tuner-lib, else $CCO_TUNER_LIB,
 /// else libcco_tuner.so next to the preload library `preload_lib` (same folder, ../tuner), else
-/// next to the cco binary `exe` (same folder, ../tuner, ../lib, ../lib64). Absolute. Throws
+/// next to the cco binary `exe` (same folder, ../tuner, ../lib/ccoverlap, ../lib, ../lib64).
+/// Absolute. Throws
 /// std::runtime_error naming the places it looked.
 std::string find_tuner_library(const std::string& preload_lib, const std::string& exe,
                                const std::string& explicit_lib, const char* env_lib);

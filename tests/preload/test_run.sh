@@ -77,7 +77,7 @@ for layout in "a/bin:a/lib" "b/cli:b/preload" "c:c"; do
   echo "$out" | grep -qx "LD_PRELOAD=$want" || fail "lookup in $layout: $out"
 done
 "$tmp/d/bin/cco" -- true >"$tmp/out" 2>"$tmp/err"
-[ $? = 1 ] && grep -q "^cco run: error: libcco_preload.so not found (looked in $tmp/d/bin/, $tmp/d/bin/../preload/, $tmp/d/bin/../lib/, $tmp/d/bin/../lib64/); pass --lib PATH or set CCO_PRELOAD_LIB$" "$tmp/err" \
+[ $? = 1 ] && grep -q "^cco run: error: libcco_preload.so not found (looked in $tmp/d/bin/, $tmp/d/bin/../preload/, $tmp/d/bin/../lib/ccoverlap/, $tmp/d/bin/../lib/, $tmp/d/bin/../lib64/); pass --lib PATH or set CCO_PRELOAD_LIB$" "$tmp/err" \
   || fail "no library: $(cat "$tmp/err")"
 export CCO_PRELOAD_LIB=$lib
 
@@ -226,7 +226,7 @@ cco run: warning: keeping NCCL_MIN_CTAS=2 from the environment (the plan asks fo
   env -u CCO_PRELOAD_LIB "$tmp/f/bin/cco" --policy channels:4 -- true >"$tmp/out" 2>"$tmp/err"
   rc=$?
   f=$(readlink -f "$tmp/f")
-  [ $rc = 1 ] && [ "$(wc -l <"$tmp/err")" = 1 ] && grep -qx "cco run: error: libcco_tuner.so not found (looked in $f/lib/, $f/lib/../tuner/, $f/bin/, $f/bin/../tuner/, $f/bin/../lib/, $f/bin/../lib64/); the plan caps NCCL channels (nccl.channels) with it: pass --tuner-lib PATH or set CCO_TUNER_LIB" "$tmp/err" \
+  [ $rc = 1 ] && [ "$(wc -l <"$tmp/err")" = 1 ] && grep -qx "cco run: error: libcco_tuner.so not found (looked in $f/lib/, $f/lib/../tuner/, $f/bin/, $f/bin/../tuner/, $f/bin/../lib/ccoverlap/, $f/bin/../lib/, $f/bin/../lib64/); the plan caps NCCL channels (nccl.channels) with it: pass --tuner-lib PATH or set CCO_TUNER_LIB" "$tmp/err" \
     || fail "no tuner plugin: rc=$rc $(cat "$tmp/err")"
   env -u CCO_PRELOAD_LIB "$tmp/f/bin/cco" --policy off --dry-run -- true >/dev/null 2>&1 || fail "no tuner plugin, none needed: must run"
   # exec: the program sees the plugin.

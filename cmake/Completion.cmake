@@ -1,0 +1,52 @@
+cmake_minimum_required(VERSION 3.25)  # policies of a script run with -P
+# Writes bash completion for cco from docs/cli/*.md: the commands, and for each the options its
+# help page lists (every "-x" or "--long-name" that starts an option line). Run with -DOUT=...
+# -DDOCS=a.md|b.md.
+string(REPLACE "|" ";" DOCS "${DOCS}")
+set(cases "")
+set(commands "")
+foreach(doc ${DOCS})
+  get_filename_component(name ${doc} NAME_WE)
+  file(STRINGS ${doc} lines)
+  set(opts "")
+  foreach(line IN LISTS lines)
+    # Option lines: two spaces, then -x or --name (a "," and a second spelling may follow).
+    if(line MATCHES "^  (-[A-Za-z0-9], )?(--?[A-Za-z][A-Za-z0-9_-]*)")
+      if(CMAKE_MATCH_1)
+        string(REGEX REPLACE ", $" "" short "${CMAKE_MATCH_1}")
+        list(APPEND opts ${short})
+      endif()
+      list(APPEND opts ${CMAKE_MATCH_2})
+    endif()
+  endforeach()
+  list(REMOVE_DUPLICATES opts)
+  list(JOIN opts " " opts)
+  if(name STREQUAL "cco")
+    set(top "${opts}")
+  else()
+    list(APPEND commands ${name})
+    string(APPEND cases "    ${name}) opts=\"${opts}\" ;;\n")
+  endif()
+endforeach()
+list(JOIN commands " " commands)
+file(WRITE ${OUT}.tmp "# bash completion for cco (generated from docs/cli/*.md by cmake/Completion.cmake)
+_cco() {
+  local cur=\${COMP_WORDS[COMP_CWORD]} cmd=\${COMP_WORDS[1]} opts
+  if [ \"\$COMP_CWORD\" -eq 1 ]; then
+    COMPREPLY=( \$(compgen -W \"${commands} help ${top}\" -- \"\$cur\") )
+    return
+  fi
+  case \"\$cmd\" in
+${cases}    help) opts=\"${commands}\" ;;
+    *) opts=\"\" ;;
+  esac
+  if [[ \"\$cur\" == -* || \"\$cmd\" == help ]]; then
+    COMPREPLY=( \$(compgen -W \"\$opts\" -- \"\$cur\") )
+  else
+    COMPREPLY=( \$(compgen -f -- \"\$cur\") )
+  fi
+}
+complete -F _cco cco
+")
+file(COPY_FILE ${OUT}.tmp ${OUT} ONLY_IF_DIFFERENT)
+file(REMOVE ${OUT}.tmp)
