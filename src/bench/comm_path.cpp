@@ -26,6 +26,7 @@ CommPath classify_comm_path(const trace::Trace& t, int rank, const std::string& 
     if (k.rank != rank || k.start_ns < from || k.start_ns > to) continue;
     if (!trace::is_communication_kernel(k.name)) continue;
     ++p.nccl_kernels;
+    if (k.name.find("AllGather") != std::string::npos) ++p.allgather_kernels;
     p.max_ctas = std::max(p.max_ctas, k.grid.volume());
     if (p.names.size() < 3 && std::find(p.names.begin(), p.names.end(), k.name) == p.names.end())
       p.names.push_back(k.name);
@@ -33,10 +34,13 @@ CommPath classify_comm_path(const trace::Trace& t, int rank, const std::string& 
   return p;
 }
 
-nlohmann::json comm_path_json(const CommPath& c) {
+nlohmann::json comm_path_json(const CommPath& c, bool split) {
   nlohmann::json j;
-  j["path"] = !c.known ? "unknown" : c.nccl_kernels > 0 ? "sm" : "copy-engine";
+  if (!c.known) j["path"] = "unknown";
+  else if (split) j["path"] = c.allgather_kernels > 0 ? "sm" : "sm+copy-engine";
+  else j["path"] = c.nccl_kernels > 0 ? "sm" : "copy-engine";
   j["nccl_kernels"] = c.nccl_kernels;
+  j["allgather_kernels"] = c.allgather_kernels;
   j["max_ctas"] = c.max_ctas;
   j["kernels"] = c.names;
   if (!c.known) j["why"] = c.why;

@@ -18,6 +18,7 @@ struct CommPath {
   bool known = false;          ///< both marks found on the rank (tracing worked)
   int nccl_kernels = 0;        ///< NCCL kernels that started between the marks
   int64_t max_ctas = 0;        ///< the largest grid among them (CTAs; 0: none)
+  int allgather_kernels = 0;   ///< of them, NCCL's all-gather kernels (named "AllGather")
   std::vector<std::string> names;  ///< their distinct names, at most 3
   std::string why;             ///< when not known: why
 };
@@ -30,7 +31,9 @@ CommPath classify_comm_path(const trace::Trace& t, int rank, const std::string& 
 
 /// Over ranks: kernels and CTAs are each rank's largest (the caller reduces them); path is
 /// "sm" when any rank ran an NCCL kernel, "copy-engine" when none did, "unknown" without a trace.
-/// {"path", "nccl_kernels", "max_ctas", "kernels", "why"?}
-nlohmann::json comm_path_json(const CommPath& combined);
+/// For an all-reduce split (`split`: reduce-scatter on SMs by design, then an all-gather asked
+/// of the copy engines) "sm+copy-engine" when no all-gather kernel ran, else "sm".
+/// {"path", "nccl_kernels", "allgather_kernels", "max_ctas", "kernels", "why"?}
+nlohmann::json comm_path_json(const CommPath& combined, bool split = false);
 
 }  // namespace cco::bench

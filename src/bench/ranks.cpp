@@ -175,6 +175,7 @@ std::vector<nlohmann::json> PathProbe::probe(boot::Group& g, cudaStream_t s,
     v.push_back(paths.back().known ? 0 : 1);
     v.push_back(paths.back().nccl_kernels);
     v.push_back(static_cast<double>(paths.back().max_ctas));
+    v.push_back(paths.back().allgather_kernels);
   }
   g.allreduce(v, boot::Group::Op::Max);
   g.barrier();
@@ -186,11 +187,12 @@ std::vector<nlohmann::json> PathProbe::probe(boot::Group& g, cudaStream_t s,
   std::vector<nlohmann::json> out;
   for (std::size_t i = 0; i < items.size(); ++i) {
     CommPath c = paths[i];
-    c.known = v[3 * i] == 0;
+    c.known = v[4 * i] == 0;
     if (!c.known && c.why.empty()) c.why = "another rank could not trace the probe";
-    c.nccl_kernels = static_cast<int>(v[3 * i + 1]);
-    c.max_ctas = static_cast<int64_t>(v[3 * i + 2]);
-    out.push_back(comm_path_json(c));
+    c.nccl_kernels = static_cast<int>(v[4 * i + 1]);
+    c.max_ctas = static_cast<int64_t>(v[4 * i + 2]);
+    c.allgather_kernels = static_cast<int>(v[4 * i + 3]);
+    out.push_back(comm_path_json(c, items[i].split));
   }
   return out;
 }

@@ -105,6 +105,7 @@ class PathProbe {
   struct Item {
     std::string label;
     std::function<void(cudaStream_t)> enqueue;
+    bool split = false;  ///< an all-reduce split (comm_path_json)
   };
   /// One {"path", ...} object per item (comm_path_json), the same on every rank.
   std::vector<nlohmann::json> probe(boot::Group& g, cudaStream_t s, const std::vector<Item>& items);

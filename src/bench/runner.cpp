@@ -282,7 +282,7 @@ std::vector<RowSpec> keep_applicable(std::vector<RowSpec> specs, const Options& 
   for (auto& s : specs) {
     if (s.cta_policy >= 0) {
       const auto why = model::cta_policy_refusal(static_cast<model::CtaPolicy>(s.cta_policy), o.coll,
-                                                 f.nccl_version, f.one_host);
+                                                 f.nccl_version, f.one_host, /*split=*/true);
       if (!why.empty()) {
         notes.push_back("row '" + s.label() + "' skipped: " + why);
         continue;
@@ -313,6 +313,10 @@ std::string comm_label(const std::array<int, 3>& key, int policy) {
 std::string path_note(const std::string& label, int policy, const nlohmann::json& p, int nranks) {
   const std::string path = p.value("path", std::string("unknown"));
   std::string s = "collective " + label + ": ";
+  if (path == "sm+copy-engine")
+    return s + "reduce-scatter on SMs (" + std::to_string(p.value("nccl_kernels", 0)) +
+           " NCCL kernels), all-gather on the copy engines (no all-gather kernel ran" +
+           (nranks == 1 ? "; with one rank NCCL copies locally whatever the policy)" : ")");
   if (path == "copy-engine")
     return s + "no NCCL kernel ran (copy engines" +
            (nranks == 1 ? "; with one rank NCCL copies locally whatever the policy)" : ")");
@@ -327,17 +331,23 @@ std::string path_note(const std::string& label, int policy, const nlohmann::json
 /// The collective of each communicator variant (with the variant's buffer registration). A
 /// variant whose buffers NCCL refused on any rank is null on every rank (agreed), and the run
 /// goes on without it; the run's own (index 0) must work.
+/// An all-reduce under a zero-CTA communicator runs split: the reduce-scatter on the run's own
+/// communicator (SMs), the in-place all-gather on the zero one (model::zero_splits).
 std::vector<std::unique_ptr<wl::CommOp>> make_collectives(boot::Group& g, const wl::CommSpec& ms,
                                                           const std::vector<rt::Comm>& comms,
-                                                          const std::vector<std::array<int, 3>>& keys) {
+                                                          const std::vector<std::array<int, 3>>& keys,
+                                                          const std::vector<int>& policy) {
   std::vector<std::unique_ptr<wl::CommOp>> mops;
   std::vector<double> failed(comms.size(), 0);
   std::string first_error;
   for (std::size_t i = 0; i < comms.size(); ++i) {
     auto spec = ms;
     if (keys[i][1] >= 0) spec.reg = static_cast<model::CommRegister>(keys[i][1]);
+    const bool split = i > 0 && policy[i] >= 0 &&
+                       model::zero_splits(static_cast<model::CtaPolicy>(policy[i]), ms.coll);
+    if (split) spec.allgather_comm = &comms[i];
     try {
-      mops.push_back(std::make_unique<wl::CommOp>(spec, comms[i]));
+      mops.push_back(std::make_unique<wl::CommOp>(spec, split ? comms[0] : comms[i]));
     } catch (const std::exception& e) {
       if (i == 0) throw;
       mops.push_back(nullptr);
@@ -457,6 +467,10 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
     const auto specs = keep_applicable(rows_from_json(nlohmann::json::parse(g.allgather(rows_text)[0])),
                                        o, agree_comm_facts(g, devices), notes);
     const bool alltoall_call = o.coll == model::Collective::AllToAll && uses_zero(o, specs);
+    if (o.coll == model::Collective::AllReduce && uses_zero(o, specs))
+      notes.push_back("allreduce under cta=zero runs split: a reduce-scatter on the run's own "
+                      "communicator (SMs), then an in-place all-gather on the zero-CTA one (the "
+                      "copy engines), its buffer a symmetric window");
     if (alltoall_call)
       notes.push_back("alltoall: one ncclAlltoAll call in every row (the form NCCL can carry on the "
                       "copy engines), not nccl-tests' grouped send/receive");
@@ -507,7 +521,7 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
                          std::to_string(gran) + " B)");
       ms.reg = o.nccl_register;
       ms.alltoall_call = alltoall_call;
-      auto mops = make_collectives(g, ms, comms, comm_keys);
+      auto mops = make_collectives(g, ms, comms, comm_keys, comm_policy);
       auto& mop0 = *mops[0];
       // A variant whose buffers NCCL refused: its rows are skipped at this size, the rest run.
       std::vector<bool> row_ok(planned.size(), true);
@@ -526,7 +540,7 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
         if (comm_policy[i] < 0 || !mops[i]) continue;
         auto* m = mops[i].get();
         items.push_back({comm_label(comm_keys[i], comm_policy[i]) + ", " + model::format_bytes(ms.bytes),
-                         [m](cudaStream_t st) { m->enqueue(st); }});
+                         [m](cudaStream_t st) { m->enqueue(st); }, m->spec().allgather_comm != nullptr});
         probed.push_back(i);
       }
       if (!items.empty()) {

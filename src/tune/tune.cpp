@@ -76,7 +76,8 @@ SpaceInput space_input(const bench::DeviceContext& d, const bench::Options& o,
   in.registrations = registrations;
   in.run_policy = o.nccl_cta_policy;
   const int window = static_cast<int>(model::CommRegister::Window);
-  in.copy_engine = model::copy_engine_collective(o.coll) &&
+  // All-reduce: zero runs it split (reduce-scatter on SMs, all-gather on the copy engines).
+  in.copy_engine = (model::copy_engine_collective(o.coll) || o.coll == model::Collective::AllReduce) &&
                    (in.run_reg == window ||
                     std::find(registrations.begin(), registrations.end(), window) != registrations.end());
   return in;

@@ -134,8 +134,22 @@ CommOp::CommOp(const CommSpec& spec, const rt::Comm& comm) : spec_(spec), comm_(
                          ? std::max(reduced_scale(spec.op, n), static_cast<double>(n))
                          : n;
   mod_ = static_cast<int>(std::clamp(exact_limit(spec.dtype) / top, 1.0, 7.0));
+  if (spec.allgather_comm && spec.coll != Collective::AllReduce)
+    throw model::Error("a split through a second communicator applies to allreduce only");
+  if (spec.allgather_comm && (count_ % static_cast<size_t>(n)) != 0)
+    throw model::Error("an all-reduce split into reduce-scatter + all-gather needs a size that is a "
+                       "multiple of " + std::to_string(n) + " elements");
   try {
-    if (spec.reg == model::CommRegister::None) {
+    if (spec.allgather_comm) {
+      // The all-gather on the copy engines reads and writes the receive buffer: a symmetric
+      // window of its communicator. The reduce-scatter on SMs needs no registration.
+      CCO_NCCL_CHECK(ncclMemAlloc(&send_, send_elems_ * esz));
+      CCO_NCCL_CHECK(ncclMemAlloc(&recv_, recv_elems_ * esz));
+      ncclWindow_t wr = nullptr;
+      CCO_NCCL_CHECK(ncclCommWindowRegister(spec.allgather_comm->get(), recv_, recv_elems_ * esz, &wr,
+                                            NCCL_WIN_COLL_SYMMETRIC));
+      reg_recv_ = wr;
+    } else if (spec.reg == model::CommRegister::None) {
       CCO_CUDA_CHECK(cudaMalloc(&send_, send_elems_ * esz));
       CCO_CUDA_CHECK(cudaMalloc(&recv_, recv_elems_ * esz));
     } else {
@@ -165,6 +179,14 @@ CommOp::CommOp(const CommSpec& spec, const rt::Comm& comm) : spec_(spec), comm_(
 
 void CommOp::release() noexcept {
   const ncclComm_t c = comm_.get();
+  if (spec_.allgather_comm) {
+    if (reg_recv_) ncclCommWindowDeregister(spec_.allgather_comm->get(), static_cast<ncclWindow_t>(reg_recv_));
+    reg_recv_ = nullptr;
+    if (send_) ncclMemFree(send_);
+    if (recv_) ncclMemFree(recv_);
+    send_ = recv_ = nullptr;
+    return;
+  }
   if (spec_.reg == model::CommRegister::Buffer) {
     if (reg_send_) ncclCommDeregister(c, reg_send_);
     if (reg_recv_) ncclCommDeregister(c, reg_recv_);
@@ -196,6 +218,14 @@ void CommOp::enqueue(cudaStream_t s) {
   const auto esz = model::dtype_size(spec_.dtype);
   switch (spec_.coll) {
     case Collective::AllReduce:
+      if (spec_.allgather_comm) {
+        // Rank r's reduced chunk lands where the in-place all-gather expects it: recv + r * chunk.
+        const size_t chunk = count_ / static_cast<size_t>(n);
+        char* mine = static_cast<char*>(recv_) + static_cast<size_t>(r) * chunk * esz;
+        CCO_NCCL_CHECK(ncclReduceScatter(send_, mine, chunk, t, nccl_op(spec_.op), c, s));
+        CCO_NCCL_CHECK(ncclAllGather(mine, recv_, chunk, t, spec_.allgather_comm->get(), s));
+        break;
+      }
       CCO_NCCL_CHECK(ncclAllReduce(send_, recv_, count_, t, nccl_op(spec_.op), c, s));
       break;
     case Collective::AllGather:

@@ -75,6 +75,10 @@ struct CommSpec {
   /// (Buffer: ncclCommRegister; Window: ncclCommWindowRegister, symmetric, which is collective:
   /// every rank constructs its CommOps in the same order).
   model::CommRegister reg = model::CommRegister::None;
+  /// All-reduce split in two (issue 18): a reduce-scatter on SMs over the CommOp's communicator,
+  /// then an in-place all-gather over this one (a zero-CTA communicator: the copy engines), with
+  /// the receive buffer in a symmetric window of it. Null: one ncclAllReduce. `reg` is ignored.
+  const rt::Comm* allgather_comm = nullptr;
 };
 
 /// One collective over a communicator, with input set to a known pattern so results are checked.

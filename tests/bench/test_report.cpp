@@ -251,6 +251,15 @@ TEST(CommPath, CountsOnlyTheRanksNcclKernelsBetweenItsMarks) {
   EXPECT_EQ(d0.nccl_kernels, 2);
   EXPECT_EQ(d0.max_ctas, 24);
   EXPECT_EQ(d0.names.size(), 1u) << "names are distinct";
+  // An all-reduce split: its reduce-scatter kernels are SMs by design; only an all-gather kernel
+  // means the copy engines were not used.
+  cco::trace::Trace s = t;
+  s.kernels = {kernel("ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL", 0, 310, 24)};
+  const auto rs_only = classify_comm_path(s, 0, dflt);
+  EXPECT_EQ(rs_only.allgather_kernels, 0);
+  EXPECT_EQ(comm_path_json(rs_only, true)["path"], "sm+copy-engine");
+  EXPECT_EQ(comm_path_json(rs_only, false)["path"], "sm");
+  EXPECT_EQ(comm_path_json(d0, true)["path"], "sm") << "an all-gather kernel ran";
   const auto none = classify_comm_path(t, 1, dflt);
   EXPECT_FALSE(none.known) << "rank 1 has no marks for it";
   EXPECT_EQ(comm_path_json(none)["path"], "unknown");

@@ -419,6 +419,19 @@ TEST(CtaPolicy, RefusalsSayWhyAndAllowWhatNcclCarries) {
             "CTA policy zero needs NCCL 2.28.0 or newer; the ranks load 2.27.3");
   EXPECT_NE(cta_policy_refusal(CtaPolicy::Zero, Collective::AllGather, 22809, false).find("several hosts"),
             std::string::npos);
+  // An all-reduce under zero runs split in rows (reduce-scatter on SMs, all-gather on the copy
+  // engines); the run's own communicator is refused, with the way to get the rows.
+  EXPECT_TRUE(cco::model::zero_splits(CtaPolicy::Zero, Collective::AllReduce));
+  EXPECT_FALSE(cco::model::zero_splits(CtaPolicy::Zero, Collective::ReduceScatter));
+  EXPECT_EQ(cta_policy_refusal(CtaPolicy::Zero, Collective::AllReduce, 22809, true, true), "");
+  EXPECT_NE(cta_policy_refusal(CtaPolicy::Zero, Collective::AllReduce, 22809, true, false)
+                .find("(rows split it: --nccl-cta-policy default,zero)"),
+            std::string::npos);
+  EXPECT_NE(cta_policy_refusal(CtaPolicy::Zero, Collective::ReduceScatter, 22809, true, true)
+                .find("reducescatter would run on SMs"),
+            std::string::npos) << "only the all-reduce splits";
+  EXPECT_NE(cta_policy_refusal(CtaPolicy::Zero, Collective::AllReduce, 22703, true, true).find("2.28.0"),
+            std::string::npos);
   // Efficiency applies to every collective from NCCL 2.27, and across hosts.
   EXPECT_EQ(cta_policy_refusal(CtaPolicy::Efficiency, Collective::AllReduce, 22700, false), "");
   EXPECT_NE(cta_policy_refusal(CtaPolicy::Efficiency, Collective::AllReduce, 22605, true).find("2.27.0"),

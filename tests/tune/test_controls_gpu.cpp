@@ -138,7 +138,7 @@ TEST(CtaPolicy, ARowThatWouldRunOnSmsIsRefusedAndTheOthersRun) {
   if (rt::device_count() < 1) GTEST_SKIP() << "needs a GPU";
   const auto rep = quiet_bench({"bench", "-g", "1", "--compute", "membound", "--mem-bytes", "16M",
                                 "-b", "8M", "-n", "3", "-w", "1", "--modes", "seq,concurrent", "-c",
-                                "1", "--nccl-cta-policy", "default,zero"});
+                                "1", "--collective", "reducescatter", "--nccl-cta-policy", "default,zero"});
   ASSERT_EQ(rep.rows.size(), 2u) << "seq and concurrent on the default policy; zero refused";
   for (const auto& r : rep.rows) {
     EXPECT_EQ(r.spec.cta_policy, -1);
@@ -179,6 +179,24 @@ TEST(CtaPolicy, CopyEngineCollectivesRunVerifiedUnderEveryPolicy) {
     if (std::string(coll) == "alltoall") {
       EXPECT_TRUE(has_note(rep, "one ncclAlltoAll call in every row"));
     }
+  }
+}
+
+// Zero on an all-reduce: the row runs it split (reduce-scatter on SMs, in-place all-gather on a
+// zero-CTA communicator into a window), and the answers stay exact.
+TEST(CtaPolicy, AllReduceUnderZeroRunsSplitAndVerified) {
+  if (rt::device_count() < 1) GTEST_SKIP() << "needs a GPU";
+  for (const char* op : {"sum", "max"}) {
+    const auto rep = quiet_bench({"bench", "-g", std::to_string(std::min(2, rt::device_count())),
+                                  "--compute", "membound", "--mem-bytes", "16M", "-b", "8M", "-n",
+                                  "3", "-w", "1", "--modes", "seq,concurrent,priority", "-c", "1",
+                                  "-d", "bfloat16", "-o", op, "--nccl-cta-policy", "default,zero"});
+    ASSERT_EQ(rep.rows.size(), 5u) << op;
+    EXPECT_EQ(rep.rows[3].spec.label(), "concurrent reg=window cta=zero");
+    for (const auto& r : rep.rows) EXPECT_EQ(r.wrong, 0u) << op << " " << r.spec.label();
+    EXPECT_NE(rep.rows[3].comm_path.value("path", std::string()), "unknown");
+    EXPECT_TRUE(has_note(rep, "allreduce under cta=zero runs split"));
+    std::cout << op << " split: " << rep.rows[3].comm_path.dump() << std::endl;
   }
 }
 
