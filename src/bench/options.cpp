@@ -127,7 +127,7 @@ void parse_shape_options(Options& o, const std::string& modes, const std::string
     throw UsageError("--blocks-per-sm/--pad need a shape mode in --modes (shape or shape+priority)");
 }
 
-void parse_cta_policies(Options& o, const std::string& text, bool lists, bool given) {
+void parse_cta_policies(Options& o, const std::string& text, bool given) {
   o.nccl_cta_policy = -1;
   o.row_cta_policies.clear();
   if (given && text.empty())
@@ -141,9 +141,6 @@ void parse_cta_policies(Options& o, const std::string& text, bool lists, bool gi
       throw UsageError("--nccl-cta-policy: '" + item + "' is given twice");
     seen.push_back(p);
   }
-  if (seen.size() > 1 && !lists)
-    throw UsageError("--nccl-cta-policy: a workload step takes one policy (a list makes rows of a "
-                     "pair: cco bench without --workload)");
   o.nccl_cta_policy = seen[0];
   o.row_cta_policies.assign(seen.begin() + 1, seen.end());
   // The copy engines need the collective's buffers in a symmetric window: give them one unless
@@ -264,7 +261,7 @@ Options parse_options(const std::vector<std::string>& args) {
     o.nccl_register = model_arg([&] { return model::parse_register(reg); }, "--nccl-register");
     o.nccl_register_given = true;
   }
-  parse_cta_policies(o, shared.cta_policy, true, shared.cta_option->count() > 0);
+  parse_cta_policies(o, shared.cta_policy, shared.cta_option->count() > 0);
   o.gemm_dtype = model_arg([&] { return model::parse_dtype(gemm_dtype); }, "--gemm-dtype");
   o.mem_bytes = bytes_arg(mem, "--mem-bytes");
   if (o.mem_bytes < 4096 || o.mem_bytes > kMaxCollBytes)

@@ -85,10 +85,10 @@ struct SharedText {
 /// --json --csv -q; bound into `o` and `t`.
 void add_shared_options(CLI::App& app, Options& o, SharedText& t);
 /// --nccl-cta-policy's text (names or numbers, comma-separated) into o.nccl_cta_policy (the
-/// first) and o.row_cta_policies (the rest; refused unless `lists`). Zero without a chosen
+/// first) and o.row_cta_policies (the rest: rows of a pair or a step). Zero without a chosen
 /// --nccl-register registers the buffers as a symmetric window. Throws UsageError.
 /// `given`: the flag was on the command line (then an empty value is an error, not "unset").
-void parse_cta_policies(Options& o, const std::string& text, bool lists, bool given = false);
+void parse_cta_policies(Options& o, const std::string& text, bool given = false);
 /// Parses args[1..] (args[0] is the command) with `app`; a CLI11 error becomes one UsageError.
 void parse_app(CLI::App& app, const std::vector<std::string>& args);
 

@@ -21,6 +21,7 @@
 #include "bench/runner.hpp"
 #include "bench/step_args.hpp"
 #include "bootstrap/bootstrap.hpp"
+#include "model/cta_policy.hpp"
 #include "model/occupancy.hpp"
 #include "runtime/check.hpp"
 #include "runtime/comm.hpp"
@@ -78,7 +79,8 @@ std::vector<Kernel> shapeable_kernels(const wl::StepExec& ex, const workload::St
 std::vector<PlannedRow> plan_step_rows(const std::vector<RowSpec>& specs,
                                        const std::vector<Kernel>& kernels,
                                        const model::DeviceLimits& lim,
-                                       std::vector<std::string>* notes, std::vector<int>& cta_keys,
+                                       std::vector<std::string>* notes,
+                                       std::vector<std::pair<int, int>>& comm_keys,
                                        std::vector<int>& green_keys) {
   std::vector<PlannedRow> planned;
   for (const auto& s : specs) {
@@ -91,14 +93,17 @@ std::vector<PlannedRow> plan_step_rows(const std::vector<RowSpec>& specs,
                        "': seq is the baseline and runs with the run's own settings");
     if (s.nccl_ctas == 0 || s.nccl_ctas < -1)
       throw UsageError("row '" + s.label() + "': NCCL CTAs must be at least 1");
-    if (s.nccl_reg >= 0)
+    // A zero-CTA row's window is the step's whole arena (registered once per communicator).
+    const bool zero_window = s.cta_policy == static_cast<int>(model::CtaPolicy::Zero) &&
+                             s.nccl_reg == static_cast<int>(model::CommRegister::Window);
+    if (s.nccl_reg >= 0 && !zero_window)
       throw UsageError("row '" + s.label() +
                        "': buffer registration applies to cco bench pairs, not to workloads");
     if (s.green_sms == 0 || s.green_sms < -1 || s.green_sms >= lim.sm_count)
       throw UsageError("row '" + s.label() + "': a green partition holds 1.." +
                        std::to_string(lim.sm_count - 1) + " SMs");
     PlannedRow p{s, std::vector<int64_t>(kernels.size(), 0), {}};
-    p.comm = key_index(cta_keys, s.nccl_ctas);
+    p.comm = key_index(comm_keys, std::pair<int, int>{s.nccl_ctas, s.cta_policy});
     p.green = key_index(green_keys, s.green_sms);
     if (is_shape(s.mode) && kernels.empty())
       throw UsageError("row '" + s.label() + "': shape rows need an op whose launches are ours");
@@ -186,6 +191,83 @@ void fill_step_report(StepReport& rep, const wl::StepExec& ex,
       rep.rows.front().wrong += extra;
     }
   }
+}
+
+/// Registrations of the step's arena as a symmetric window, one per zero-CTA communicator, undone
+/// when this goes out of scope (before the communicators do).
+class ArenaWindows {
+ public:
+  ArenaWindows() = default;
+  ~ArenaWindows() {
+    for (auto [c, w] : wins_) ncclCommWindowDeregister(c, w);
+  }
+  ArenaWindows(const ArenaWindows&) = delete;
+  ArenaWindows& operator=(const ArenaWindows&) = delete;
+  void add(const rt::Comm& c, void* arena, int64_t bytes) {
+    ncclWindow_t w = nullptr;
+    CCO_NCCL_CHECK(ncclCommWindowRegister(c.get(), arena,
+                                          static_cast<std::size_t>(std::max<int64_t>(bytes, 1)), &w,
+                                          NCCL_WIN_COLL_SYMMETRIC));
+    wins_.push_back({c.get(), w});
+  }
+
+ private:
+  std::vector<std::pair<ncclComm_t, ncclWindow_t>> wins_;
+};
+
+bool step_has(const workload::Step& step, model::Collective c) {
+  return std::any_of(step.ops.begin(), step.ops.end(), [&](const workload::StepOp& op) {
+    return op.kind == workload::OpKind::Collective && op.coll == c;
+  });
+}
+
+/// Whether the run or any row may use the zero-CTA policy (decided from the options, before the
+/// executor is built, the same on every rank).
+bool uses_zero_policy(const Options& o) {
+  const int zero = static_cast<int>(model::CtaPolicy::Zero);
+  return o.nccl_cta_policy == zero ||
+         std::find(o.row_cta_policies.begin(), o.row_cta_policies.end(), zero) != o.row_cta_policies.end();
+}
+
+/// Why a CTA policy cannot apply to this step, or "": the NCCL version and hosts as for pairs
+/// (model::cta_policy_refusal), and zero needs at least one all-gather or all-to-all (the
+/// collectives the copy engines carry; the step's others stay on SMs, as NCCL decides).
+std::string step_policy_refusal(int policy, const workload::Step& step, const CommFacts& f) {
+  const auto p = static_cast<model::CtaPolicy>(policy);
+  if (p != model::CtaPolicy::Zero)
+    return model::cta_policy_refusal(p, model::Collective::AllReduce, f.nccl_version, f.one_host);
+  for (auto c : {model::Collective::AllGather, model::Collective::AllToAll})
+    if (step_has(step, c)) return model::cta_policy_refusal(p, c, f.nccl_version, f.one_host);
+  return "CTA policy zero: the step has no all-gather or all-to-all, the collectives NCCL carries "
+         "on the copy engines; its collectives would run on SMs";
+}
+
+/// The rows whose policy applies to the step, each refused one named in `notes`; the run's own
+/// policy must apply (UsageError). A kept zero row gets a note on what it changes.
+std::vector<RowSpec> keep_step_policies(std::vector<RowSpec> specs, const Options& o,
+                                        const workload::Step& step, const CommFacts& f,
+                                        std::vector<std::string>& notes) {
+  if (o.nccl_cta_policy >= 0)
+    if (const auto why = step_policy_refusal(o.nccl_cta_policy, step, f); !why.empty())
+      throw UsageError("--nccl-cta-policy: " + why);
+  std::vector<RowSpec> kept;
+  bool zero_noted = false;
+  for (auto& s : specs) {
+    if (s.cta_policy >= 0) {
+      if (const auto why = step_policy_refusal(s.cta_policy, step, f); !why.empty()) {
+        notes.push_back("row '" + s.label() + "' skipped: " + why);
+        continue;
+      }
+      if (s.cta_policy == static_cast<int>(model::CtaPolicy::Zero) && !zero_noted) {
+        notes.push_back("cta=zero rows: the step's all-gathers and all-to-alls may run on the copy "
+                        "engines, its all-reduces and reduce-scatters stay on SMs (NCCL decides "
+                        "per collective); the arena is one symmetric window");
+        zero_noted = true;
+      }
+    }
+    kept.push_back(std::move(s));
+  }
+  return kept;
 }
 
 /// Puts a row's communicator in the slot the executor reads (StepExec keeps a reference to one
@@ -333,6 +415,11 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
     rt::Comm comm = open_comm(g, cc);
     wl::StepExecOptions eo;
     eo.check = o.check;
+    // Zero-CTA communicators need the collectives' buffers in a window: the whole arena, from
+    // ncclMemAlloc, and all-to-alls as ncclAlltoAll (in every row alike, for a fair comparison).
+    const bool zero = uses_zero_policy(o);
+    eo.nccl_arena = zero;
+    eo.alltoall_call = zero && step_has(step, model::Collective::AllToAll);
     wl::StepExec ex(step, comm, eo);
 
     // Shapeable kernels (one per distinct __global__ function) and the rows, chosen on rank 0.
@@ -348,18 +435,29 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
       rep.kernels = ctx.kernels;
       rows_text = rows_to_json(provide_rows(ctx, notes)).dump();
     }
-    const auto specs = rows_from_json(nlohmann::json::parse(g.allgather(rows_text)[0]));
-    // Budget variants: one communicator per distinct CTA count and one SM partition per
-    // distinct size, in the order the rows name them (the same on every rank).
-    std::vector<int> cta_keys = {-1}, green_keys = {-1};
+    const auto specs = keep_step_policies(
+        rows_from_json(nlohmann::json::parse(g.allgather(rows_text)[0])), o, step,
+        agree_comm_facts(g, devices), notes);
+    // Budget variants: one communicator per distinct (CTA count, CTA policy) and one SM
+    // partition per distinct size, in the order the rows name them (the same on every rank).
+    std::vector<std::pair<int, int>> comm_keys = {{-1, -1}};
+    std::vector<int> green_keys = {-1};
     const std::vector<PlannedRow> planned =
-        plan_step_rows(specs, kernels, lim, lead ? &notes : nullptr, cta_keys, green_keys);
+        plan_step_rows(specs, kernels, lim, lead ? &notes : nullptr, comm_keys, green_keys);
     std::vector<rt::Comm> variants(1);  // [0]: unused, the run's own is `comm`
-    for (std::size_t i = 1; i < cta_keys.size(); ++i) {
+    for (std::size_t i = 1; i < comm_keys.size(); ++i) {
       rt::CommConfig c = cc;
-      c.min_ctas = c.max_ctas = cta_keys[i];
+      if (comm_keys[i].first > 0) c.min_ctas = c.max_ctas = comm_keys[i].first;
+      if (comm_keys[i].second >= 0) c.cta_policy = comm_keys[i].second;
       variants.push_back(open_comm(g, c));
     }
+    // The arena as a symmetric window of every zero-CTA communicator (collective, in order);
+    // deregistered before the communicators close (declared after them).
+    ArenaWindows windows;
+    const int zero_policy = static_cast<int>(model::CtaPolicy::Zero);
+    if (cc.cta_policy == zero_policy) windows.add(comm, ex.arena(), ex.arena_bytes());
+    for (std::size_t i = 1; i < comm_keys.size(); ++i)
+      if (comm_keys[i].second == zero_policy) windows.add(variants[i], ex.arena(), ex.arena_bytes());
     const auto parts = green_partitions(device, green_keys, lead ? &notes : nullptr);
     auto set_pads = [&](const PlannedRow* p) {
       for (std::size_t ki = 0; ki < kernels.size(); ++ki)

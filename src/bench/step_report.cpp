@@ -62,7 +62,7 @@ StepOptions parse_step_options(const std::vector<std::string>& args) {
   parse_app(app, sa.rest);
   check_counts(o, shared.check);
   parse_shape_options(o, shared.modes, shared.bps, shared.pads);
-  parse_cta_policies(o, shared.cta_policy, false, shared.cta_option->count() > 0);
+  parse_cta_policies(o, shared.cta_policy, shared.cta_option->count() > 0);
   check_nccl_and_outputs(o);
   return so;
 }

@@ -1,10 +1,10 @@
-#include <dlfcn.h>
 #include <nccl.h>
 
 #include <algorithm>
 
 #include "runtime/check.hpp"
 #include "workloads/kernels.hpp"
+#include "workloads/nccl228.hpp"
 #include "workloads/workload.hpp"
 
 namespace cco::wl {
@@ -47,23 +47,6 @@ double reduced_scale(RedOp op, int n) {
   }
 }
 
-#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
-/// A call NCCL 2.28 added, looked up in the NCCL the process loaded, so that cco still starts
-/// with an older NCCL (only these collectives are refused then).
-template <class Fn>
-Fn nccl_228_call(const char* name) {
-  auto* f = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, name));
-  if (!f)
-    throw model::Error(std::string(name) + " needs NCCL 2.28 or newer; the NCCL loaded has no such call");
-  return f;
-}
-#define CCO_NCCL_228(name) nccl_228_call<decltype(&name)>(#name)
-#else
-#define CCO_NCCL_228(name)                                                                  \
-  ([](auto&&...) -> ncclResult_t {                                                        \
-    throw model::Error(#name " needs NCCL 2.28 or newer; cco was built with older headers"); \
-  })
-#endif
 
 bool rooted(Collective c) {
   return c == Collective::Broadcast || c == Collective::Reduce || c == Collective::Gather ||

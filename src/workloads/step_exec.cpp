@@ -1,5 +1,7 @@
 #include "workloads/step_exec.hpp"
 
+#include "workloads/nccl228.hpp"
+
 #include <cublasLt.h>
 #include <nccl.h>
 
@@ -123,7 +125,10 @@ StepExec::StepExec(const workload::Step& step, const rt::Comm& comm, const StepE
   needs_event_.assign(n, 0);
   done_.assign(n, nullptr);
   try {
-    CCO_CUDA_CHECK(cudaMalloc(&arena_, sz(std::max<int64_t>(layout_.total, 1))));
+    if (opt.nccl_arena)
+      CCO_NCCL_CHECK(ncclMemAlloc(reinterpret_cast<void**>(&arena_), sz(std::max<int64_t>(layout_.total, 1))));
+    else
+      CCO_CUDA_CHECK(cudaMalloc(&arena_, sz(std::max<int64_t>(layout_.total, 1))));
     CCO_CUDA_CHECK(
         cudaMalloc(&counters_, std::max<std::size_t>(n, 1) * sizeof(unsigned long long)));
     for (std::size_t i = 0; i < n; ++i)
@@ -203,7 +208,11 @@ void StepExec::release() {
   if (fork_) cudaEventDestroy(fork_);
   if (join_) cudaEventDestroy(join_);
   fork_ = join_ = nullptr;
-  cudaFree(arena_);
+  if (opt_.nccl_arena) {
+    if (arena_) ncclMemFree(arena_);
+  } else {
+    cudaFree(arena_);
+  }
   cudaFree(counters_);
   arena_ = nullptr;
   counters_ = nullptr;
@@ -325,6 +334,10 @@ void StepExec::enqueue_op(std::size_t i, cudaStream_t s) {
           CCO_NCCL_CHECK(ncclReduceScatter(send, recv, count, t, nccl_op(o.redop), c, s));
           break;
         case Collective::AllToAll:
+          if (opt_.alltoall_call) {
+            CCO_NCCL_CHECK(CCO_NCCL_228(ncclAlltoAll)(send, recv, count, t, c, s));
+            break;
+          }
           CCO_NCCL_CHECK(ncclGroupStart());
           for (int q = 0; q < n; ++q) {
             CCO_NCCL_CHECK(ncclSend(send + sz(q) * count * esz, count, t, q, c, s));

@@ -32,6 +32,13 @@ namespace cco::wl {
 struct StepExecOptions {
   bool check = true;  ///< allocate snapshots and the reference scratch (needed by verify)
   uint64_t seed = 1;  ///< random inputs (the same on every rank)
+  /// The arena from ncclMemAlloc, so it can be registered as one symmetric window (the layout
+  /// is the same on every rank, so every buffer has the same offset everywhere): the zero-CTA
+  /// policy needs its collectives' buffers in a window.
+  bool nccl_arena = false;
+  /// All-to-alls as one ncclAlltoAll call (NCCL 2.28; the form the copy engines can carry)
+  /// instead of grouped send/receive pairs.
+  bool alltoall_call = false;
 };
 
 class StepExec {
@@ -46,6 +53,8 @@ class StepExec {
   const workload::Step& step() const { return step_; }
   std::size_t size() const { return step_.ops.size(); }
   int64_t arena_bytes() const { return layout_.total; }
+  /// The arena's device memory (arena_bytes() long, at least 1 byte).
+  void* arena() const { return arena_; }
 
   /// Whether op i's launches are ours (memory-bound ops, built-in GEMMs), so padding applies.
   bool shapeable(std::size_t i) const;

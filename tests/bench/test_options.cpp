@@ -270,16 +270,11 @@ TEST(CtaPolicy, RunWideZeroRegistersAWindowUnlessTheUserChose) {
   EXPECT_EQ(expand_rows(win, false, 0)[3].nccl_reg, -1);
 }
 
-TEST(CtaPolicy, AWorkloadStepTakesOnePolicy) {
+TEST(CtaPolicy, AnEmptyValueGivenIsAnError) {
   Options o;
-  parse_cta_policies(o, "efficiency", false);
-  EXPECT_EQ(o.nccl_cta_policy, 1);
-  try {
-    parse_cta_policies(o, "default,zero", false);
-    FAIL() << "a list must be refused for a step";
-  } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("a workload step takes one policy"), std::string::npos) << e.what();
-  }
+  parse_cta_policies(o, "", false);
+  EXPECT_EQ(o.nccl_cta_policy, -1) << "not given: NCCL's default";
+  EXPECT_THROW(parse_cta_policies(o, "", true), UsageError);
 }
 
 TEST(Collectives, GatherAndScatterParse) {

@@ -115,6 +115,31 @@ INSTANTIATE_TEST_SUITE_P(Step, Shipped,
                            return n;
                          });
 
+// The zero-CTA policy as rows of a step (issue 18, item 2): the MoE step's all-to-alls and the
+// FSDP and TP steps' all-gathers on zero-CTA communicators, the arena one symmetric window; every
+// row verified. A step without an all-gather or all-to-all (DDP) refuses the rows with the reason.
+TEST(StepBench, ZeroCtaRowsVerifiedWhereTheStepHasCopyEngineCollectives) {
+  const int n = std::min(2, rt::device_count());
+  for (const char* w : {"moe_mixtral.json", "fsdp_llama7b.json", "tp_llama7b.json"}) {
+    const auto r = run({"--workload", workload(w), "-g", std::to_string(n), "-n", "2", "-w", "1",
+                        "-c", "1", "--param", "layers=1", "--modes", "seq,concurrent,priority",
+                        "--nccl-cta-policy", "default,zero", "-q"});
+    expect_ok(r, 5, 2);  // seq, concurrent, priority, and the two again under zero
+    ASSERT_EQ(r.rows.size(), 5u) << w;
+    EXPECT_EQ(r.rows[3].spec.label(), "concurrent reg=window cta=zero") << w;
+    EXPECT_TRUE(std::any_of(r.notes.begin(), r.notes.end(), [](const std::string& x) {
+      return x.find("cta=zero rows: the step's all-gathers and all-to-alls") != std::string::npos;
+    })) << w;
+  }
+  const auto ddp = run({"--workload", workload("ddp_llama7b.json"), "-g", std::to_string(n), "-n",
+                        "2", "-w", "0", "-c", "1", "--param", "layers=1", "--modes",
+                        "seq,concurrent", "--nccl-cta-policy", "default,zero", "-q"});
+  ASSERT_EQ(ddp.rows.size(), 2u) << "the zero row of a step without copy-engine collectives is refused";
+  EXPECT_TRUE(std::any_of(ddp.notes.begin(), ddp.notes.end(), [](const std::string& x) {
+    return x.find("skipped: CTA policy zero: the step has no all-gather or all-to-all") != std::string::npos;
+  }));
+}
+
 TEST(StepBench, BuiltinGemmShapedOnTwoGpus) {
   const int n = std::min(2, rt::device_count());
   const auto r = run({"--workload", workload("tp_llama7b.json"), "-g", std::to_string(n), "-n", "2",
