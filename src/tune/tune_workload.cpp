@@ -16,6 +16,7 @@
 #include "runtime/device.hpp"
 #include "tune/space.hpp"
 #include "tune/tune.hpp"
+#include "model/cta_policy.hpp"
 
 namespace cco::tune {
 
@@ -113,7 +114,19 @@ WorkloadTuneResult run_tune_workload(const WorkloadTuneOptions& o, std::ostream&
   RowSpec predicted;
   std::size_t space_size = 0;
   std::vector<std::string> space_notes;
+  // The zero-CTA policy is a candidate where the step has an all-gather or all-to-all: every
+  // round's executor then takes its arena from ncclMemAlloc and runs all-to-alls as
+  // ncclAlltoAll (bench::run_step decides that from the options' policies, on every rank alike).
+  bool copy_engine = false;
+  for (const auto& op : step.ops)
+    copy_engine = copy_engine || (op.kind == workload::OpKind::Collective &&
+                                  (op.coll == model::Collective::AllGather ||
+                                   op.coll == model::Collective::AllToAll));
+  std::vector<int> policies = common.row_cta_policies;
+  const int zero = static_cast<int>(model::CtaPolicy::Zero);
+  if (policies.empty() && copy_engine && common.nccl_cta_policy != zero) policies.push_back(zero);
   bench::StepOptions screen_opts = o.step;
+  screen_opts.common.row_cta_policies = policies;
   screen_opts.common.iters = o.screen_iters;
   screen_opts.common.warmup = std::min(common.warmup, 2);
   screen_opts.common.check = false;
@@ -127,6 +140,9 @@ WorkloadTuneResult run_tune_workload(const WorkloadTuneOptions& o, std::ostream&
         WorkloadSpaceInput in;
         in.limits = d.limits;
         in.kernels = d.kernels;
+        in.copy_engine = copy_engine;
+        in.run_policy = common.nccl_cta_policy;
+        in.cta_policies = policies;
         const auto space = build_workload_space(in, o.space, &notes);
         predicted = predict_workload(in);
         const auto rows = screening_rows(space, predicted);
@@ -168,6 +184,7 @@ WorkloadTuneResult run_tune_workload(const WorkloadTuneOptions& o, std::ostream&
   // The budget: the final round's samples shrink to what the time left holds, estimated from the
   // screened times (every op alone, seq and each finalist per iteration), never below 5.
   bench::StepOptions final_opts = o.step;
+  final_opts.common.row_cta_policies = policies;
   const double per_iter_s = 1.25e-6 * iteration_us(screen, finalists);
   const double left = o.budget_s - screen_s;
   if (per_iter_s > 0 && (common.warmup + common.iters) * per_iter_s > left) {

@@ -1,5 +1,7 @@
 #include "tune/workload_space.hpp"
 
+#include "model/cta_policy.hpp"
+
 #include "tune/space.hpp"
 
 #include <fmt/format.h>
@@ -122,6 +124,37 @@ std::vector<RowSpec> build_workload_space(const WorkloadSpaceInput& in,
           r.green_sms = gs;
           out.push_back(r);
         }
+  // CTA policies beyond the run's own: zero as one row (the step's all-gathers and all-to-alls
+  // on the copy engines, its arena a window; CTA counts and shaping left out, they divide SMs
+  // the copy engines do not use), efficiency crossed with shaping and priority (its own CTAs).
+  const int zero = static_cast<int>(model::CtaPolicy::Zero);
+  std::vector<int> policies = in.cta_policies;
+  if (policies.empty() && in.copy_engine && in.run_policy != zero) policies.push_back(zero);
+  for (int p : policies) {
+    if (p == in.run_policy) continue;
+    if (p == zero) {
+      if (!in.copy_engine) {
+        note("cta=zero pruned: the step has no all-gather or all-to-all");
+        continue;
+      }
+      RowSpec r{Mode::Concurrent};
+      r.cta_policy = zero;
+      r.nccl_reg = static_cast<int>(model::CommRegister::Window);
+      out.push_back(r);
+      note("cta=zero: one row (concurrent; the step's all-gathers and all-to-alls on the copy "
+           "engines, its arena a symmetric window)");
+      continue;
+    }
+    for (const auto& base : compute_side)
+      for (bool prio : {false, true}) {
+        if (prio && !opt.priority) continue;
+        RowSpec r = base;
+        r.mode = base.mode == Mode::Concurrent ? (prio ? Mode::Priority : Mode::Concurrent)
+                                               : (prio ? Mode::ShapePriority : Mode::Shape);
+        r.cta_policy = p;
+        out.push_back(r);
+      }
+  }
   return out;
 }
 
@@ -161,6 +194,7 @@ std::string workload_cache_key(const nlohmann::json& devices, const nlohmann::js
   k["nranks"] = nranks;
   k["step"] = step_hash(step);
   k["nccl"] = {o.nccl_min_ctas, o.nccl_max_ctas, o.nccl_cta_policy, o.nccl_cga_cluster};
+  k["cta_policies"] = o.row_cta_policies;
   k["check"] = o.check;
   k["space"] = {{"ctas", space.ctas},
                 {"blocks_per_sm", space.blocks_per_sm},

@@ -25,6 +25,13 @@ namespace cco::tune {
 struct WorkloadSpaceInput {
   model::DeviceLimits limits;
   std::vector<bench::StepKernel> kernels;  ///< shapeable kernels with footprints (may be empty)
+  /// The step has an all-gather or all-to-all (the collectives NCCL carries on the copy engines):
+  /// the zero-CTA policy is then a candidate. `run_policy`: the run's own (-1: NCCL's default).
+  bool copy_engine = false;
+  int run_policy = -1;
+  /// CTA policies to try beyond the run's own (--nccl-cta-policy's further values); empty: zero
+  /// where copy_engine.
+  std::vector<int> cta_policies;
 };
 
 /// Which controls to search. Empty lists take the defaults of docs/cli/tune.md.

@@ -411,3 +411,38 @@ TEST(WorkloadPlan, NotesSayWhatThePlanCannotCarry) {
   EXPECT_NE(notes[0].get<std::string>().find("not verified (-c 0)"), std::string::npos);
   EXPECT_NE(notes[1].get<std::string>().find("cuBLASLt GEMMs ran unpadded"), std::string::npos);
 }
+
+// CTA policies in a step's space (issue 18, item 3): zero is one candidate where the step has an
+// all-gather or all-to-all, none where it has not; efficiency is crossed with priority, never
+// with CTA counts; neither is what `cco run` can hand to a program when it needs a window.
+TEST(WorkloadSpace, ZeroCtaIsOneCandidateWhereTheStepHasCopyEngineCollectives) {
+  auto in = input({});
+  const auto plain = tune::build_workload_space(in, {});
+  in.copy_engine = true;
+  std::vector<std::string> notes;
+  const auto rows = tune::build_workload_space(in, {}, &notes);
+  ASSERT_EQ(rows.size(), plain.size() + 1);
+  EXPECT_EQ(rows.back().label(), "concurrent reg=window cta=zero");
+  EXPECT_FALSE(tune::run_applicable(rows.back()));
+  EXPECT_TRUE(std::any_of(notes.begin(), notes.end(),
+                          [](auto& n) { return n.find("cta=zero: one row") != std::string::npos; }));
+  in.copy_engine = false;
+  in.cta_policies = {2, 1};
+  notes.clear();
+  const auto eff = tune::build_workload_space(in, {}, &notes);
+  EXPECT_TRUE(std::any_of(notes.begin(), notes.end(),
+                          [](auto& n) { return n.find("cta=zero pruned") != std::string::npos; }));
+  std::size_t n_eff = 0;
+  for (const auto& r : eff) {
+    EXPECT_NE(r.cta_policy, 2) << r.label();
+    if (r.cta_policy == 1) {
+      ++n_eff;
+      EXPECT_EQ(r.nccl_ctas, -1) << r.label();
+    }
+  }
+  EXPECT_EQ(n_eff, 2u) << "concurrent and priority (no shapeable kernel)";
+  // The run's own policy is not repeated as a row.
+  in.run_policy = 1;
+  in.cta_policies = {1};
+  EXPECT_EQ(tune::build_workload_space(in, {}).size(), plain.size());
+}
