@@ -394,7 +394,11 @@ int report_bench(const Args& a, const json& j) {
   if (a.json_stdout)
     std::fputs((out.dump(2) + "\n").c_str(), stdout);
   else
-    std::fputs(report::format_sweep(s).c_str(), stdout);
+    std::fputs(report::format_sweep(s, a.format == "csv" ? report::TableFormat::Csv
+                                       : a.format == "md" ? report::TableFormat::Markdown
+                                                          : report::TableFormat::Text)
+                   .c_str(),
+               stdout);
   if (!a.svg.empty() && !a.json_stdout) std::printf("# chart written to %s\n", a.svg.c_str());
   return 0;
 }
@@ -414,10 +418,10 @@ int report_main(const std::vector<std::string>& args) {
     throw Usage("give one bench result, two to compare, or only trace files (got " +
                 std::to_string(benches) + " bench results among " + std::to_string(docs.size()) +
                 " files)");
-  if (!a.format.empty() && a.format != "text")
-    throw Usage("--format csv|md applies to a comparison of two bench results");
   if (report::is_bench_json(docs.front())) return report_bench(a, docs.front());
   if (a.axis != report::SweepAxis::Auto) throw Usage("--x applies to a bench result, not traces");
+  if (!a.format.empty() && a.format != "text")
+    throw Usage("--format csv|md applies to bench results (one, or two to compare), not traces");
   return report_trace(a, docs);
 }
 

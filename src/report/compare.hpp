@@ -30,7 +30,6 @@ struct ComparedRow {
 std::vector<ComparedRow> compare_rows(const BenchSweep& a, const BenchSweep& b);
 /// Ways the two runs differ that make a comparison of like with unlike (workload, ranks, device).
 std::vector<std::string> compare_caveats(const BenchSweep& a, const BenchSweep& b);
-enum class TableFormat { Text, Csv, Markdown };
 /// The table: text (with "#" comment lines), CSV (one header line, no comments) or Markdown
 /// (the caveats as a list above the table).
 std::string format_compare(const BenchSweep& a, const BenchSweep& b,

@@ -118,19 +118,42 @@ BenchSweep sweep_from_json(const json& j, const std::string& src) {
   return s;
 }
 
-std::string format_sweep(const BenchSweep& s) {
-  std::string o = fmt::format("# bench sweep: {} ({}; {} || {} {}, {} ranks, {})\n", s.source,
-                              s.device.empty() ? "?" : s.device, s.compute, s.collective,
-                              s.datatype, s.nranks, s.date);
-  o += fmt::format("#{:>11} {:>15} {:>4} {:>7} {:>10} {:>10} {:>8} {:>6}\n", "size", "mode", "bps",
-                   "pad", "time", "T_seq", "reduct", "eff");
-  o += fmt::format("#{:>11} {:>15} {:>4} {:>7} {:>10} {:>10} {:>8} {:>6}\n", "(B)", "", "", "(B)",
-                   "(us)", "(us)", "(%)", "");
+std::string format_sweep(const BenchSweep& s, TableFormat f) {
+  auto bps = [](const SweepRow& r) { return r.blocks_per_sm > 0 ? std::to_string(r.blocks_per_sm) : "-"; };
+  std::string o;
+  if (f == TableFormat::Csv) {
+    auto v = [](double x) { return std::isnan(x) ? std::string() : fmt::format("{:.6g}", x); };
+    o = "size_bytes,label,blocks_per_sm,pad_bytes,t_us,t_seq_us,reduction,efficiency,efficiency_best\n";
+    for (const auto& r : s.rows)
+      o += fmt::format("{},{},{},{},{},{},{},{},{}\n", r.bytes, r.label, r.blocks_per_sm, r.pad,
+                       v(r.t_us), v(r.t_seq_us), v(r.reduction), v(r.efficiency),
+                       v(r.efficiency_best));
+    return o;
+  }
+  if (f == TableFormat::Markdown) {
+    o = fmt::format("`{}` ({}; {} || {} {}, {} ranks, {})\n\n", s.source, s.device.empty() ? "?" : s.device,
+                    s.compute, s.collective, s.datatype, s.nranks, s.date);
+    o += "| size (B) | row | bps | pad (B) | time (us) | T_seq (us) | reduct (%) | eff | E_best |\n";
+    o += "|---|---|---|---|---|---|---|---|---|\n";
+    for (const auto& r : s.rows)
+      o += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.bytes, r.label, bps(r),
+                       r.pad, format_number(r.t_us, 1), format_number(r.t_seq_us, 1),
+                       format_number(100 * r.reduction, 1), format_number(r.efficiency, 2),
+                       format_number(r.efficiency_best, 2));
+    return o;
+  }
+  o = fmt::format("# bench sweep: {} ({}; {} || {} {}, {} ranks, {})\n", s.source,
+                  s.device.empty() ? "?" : s.device, s.compute, s.collective, s.datatype, s.nranks,
+                  s.date);
+  o += fmt::format("#{:>11} {:>34} {:>4} {:>7} {:>10} {:>10} {:>8} {:>6} {:>6}\n", "size", "row",
+                   "bps", "pad", "time", "T_seq", "reduct", "eff", "E_best");
+  o += fmt::format("#{:>11} {:>34} {:>4} {:>7} {:>10} {:>10} {:>8} {:>6} {:>6}\n", "(B)", "", "",
+                   "(B)", "(us)", "(us)", "(%)", "", "");
   for (const auto& r : s.rows)
-    o += fmt::format(" {:>11} {:>15} {:>4} {:>7} {:>10} {:>10} {:>8} {:>6}\n", r.bytes, r.mode,
-                     r.blocks_per_sm > 0 ? std::to_string(r.blocks_per_sm) : "-", r.pad,
-                     format_number(r.t_us, 1), format_number(r.t_seq_us, 1),
-                     format_number(100 * r.reduction, 1), format_number(r.efficiency, 2));
+    o += fmt::format(" {:>11} {:>34} {:>4} {:>7} {:>10} {:>10} {:>8} {:>6} {:>6}\n", r.bytes,
+                     r.label, bps(r), r.pad, format_number(r.t_us, 1),
+                     format_number(r.t_seq_us, 1), format_number(100 * r.reduction, 1),
+                     format_number(r.efficiency, 2), format_number(r.efficiency_best, 2));
   return o;
 }
 

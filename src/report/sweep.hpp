@@ -55,7 +55,9 @@ struct SweepOptions {
 
 /// The chart (one pair of panels, time and efficiency, per collective size).
 Svg sweep_svg(const BenchSweep& s, const SweepOptions& opt = {});
-/// A plain table of the sweep: size, mode, k, pad, time, reduction, efficiency.
-std::string format_sweep(const BenchSweep& s);
+enum class TableFormat { Text, Csv, Markdown };
+/// The sweep's rows: size, row label, blocks per SM, pad, time, T_seq, reduction, efficiency,
+/// E_best; text (with "#" lines), CSV (one header line) or a Markdown table.
+std::string format_sweep(const BenchSweep& s, TableFormat f = TableFormat::Text);
 
 }  // namespace cco::report

@@ -2,6 +2,7 @@
 // the bench chart, and every input error as one exception of the right kind.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #ifdef CCO_REPORT_HAS_ZLIB
 #include <zlib.h>
@@ -199,6 +200,16 @@ TEST(ReportCmd, RangeCutsLikeFromTo) {
       << out;
 }
 
+TEST(ReportCmd, OneBenchResultAsCsvAndMarkdown) {
+  std::string out;
+  ASSERT_EQ(run({CCO_BENCH_EXAMPLE, "--format", "csv"}, &out), 0);
+  EXPECT_EQ(out.rfind("size_bytes,label,blocks_per_sm,pad_bytes,t_us", 0), 0u) << out;
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 10) << "a header and 9 rows: " << out;
+  ASSERT_EQ(run({CCO_BENCH_EXAMPLE, "--format=md"}, &out), 0);
+  EXPECT_NE(out.find("| size (B) | row | bps |"), std::string::npos) << out;
+  EXPECT_NE(out.find("| shape+priority k="), std::string::npos) << out;
+}
+
 TEST(ReportCmd, BenchJsonTableAndChart) {
   std::string out;
   const std::string svg = dir() + "cco_sweep.svg";
@@ -247,7 +258,7 @@ TEST(ReportCmd, UsageErrors) {
   expect_throw<Usage>({rank_file(0), "--from", "5", "--to", "5"}, "--to must be after --from");
   expect_throw<Usage>({rank_file(0), "--x", "pad"}, "--x applies to a bench result");
   expect_throw<Usage>({rank_file(0), CCO_BENCH_EXAMPLE}, "give one bench result, two to compare, or only trace files");
-  expect_throw<Usage>({CCO_BENCH_EXAMPLE, "--format", "csv"}, "--format csv|md applies to a comparison");
+  expect_throw<Usage>({rank_file(0), "--format", "csv"}, "--format csv|md applies to bench results");
   expect_throw<Usage>({rank_file(0), "--format", "xml"}, "--format: expected text, csv or md");
   expect_throw<Usage>({CCO_BENCH_EXAMPLE, "--merge", "x.json"}, "--merge applies to traces");
   expect_throw<Usage>({rank_file(0), "--merge", "-"}, "--merge needs a file name");
