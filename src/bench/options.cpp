@@ -79,6 +79,10 @@ std::string RowSpec::label() const {
 
 bool is_shape(Mode m) { return m == Mode::Shape || m == Mode::ShapePriority; }
 bool is_priority(Mode m) { return m == Mode::Priority || m == Mode::ShapePriority; }
+Mode with_priority(Mode base, bool priority) {
+  if (is_shape(base)) return priority ? Mode::ShapePriority : Mode::Shape;
+  return priority ? Mode::Priority : Mode::Concurrent;
+}
 
 std::vector<int> parse_int_list(const std::string& s, const std::string& what) {
   std::vector<int> out;

@@ -29,6 +29,8 @@ const char* to_string(Mode m);
 Mode parse_mode(const std::string& s);
 bool is_shape(Mode m);
 bool is_priority(Mode m);
+/// A tuning candidate's mode: concurrent or shape (`base`) with or without the priority stream.
+Mode with_priority(Mode base, bool priority);
 
 struct Options {
   // nccl-tests letters

@@ -215,12 +215,6 @@ class ArenaWindows {
   std::vector<std::pair<ncclComm_t, ncclWindow_t>> wins_;
 };
 
-bool step_has(const workload::Step& step, model::Collective c) {
-  return std::any_of(step.ops.begin(), step.ops.end(), [&](const workload::StepOp& op) {
-    return op.kind == workload::OpKind::Collective && op.coll == c;
-  });
-}
-
 /// Whether the run or any row may use the zero-CTA policy (decided from the options, before the
 /// executor is built, the same on every rank).
 bool uses_zero_policy(const Options& o) {
@@ -237,7 +231,8 @@ std::string step_policy_refusal(int policy, const workload::Step& step, const Co
   if (p != model::CtaPolicy::Zero)
     return model::cta_policy_refusal(p, model::Collective::AllReduce, f.nccl_version, f.one_host);
   for (auto c : {model::Collective::AllGather, model::Collective::AllToAll})
-    if (step_has(step, c)) return model::cta_policy_refusal(p, c, f.nccl_version, f.one_host);
+    if (workload::has_collective(step, c))
+      return model::cta_policy_refusal(p, c, f.nccl_version, f.one_host);
   return "CTA policy zero: the step has no all-gather or all-to-all, the collectives NCCL carries "
          "on the copy engines; its collectives would run on SMs";
 }
@@ -419,7 +414,7 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
     // ncclMemAlloc, and all-to-alls as ncclAlltoAll (in every row alike, for a fair comparison).
     const bool zero = uses_zero_policy(o);
     eo.nccl_arena = zero;
-    eo.alltoall_call = zero && step_has(step, model::Collective::AllToAll);
+    eo.alltoall_call = zero && workload::has_collective(step, model::Collective::AllToAll);
     wl::StepExec ex(step, comm, eo);
 
     // Shapeable kernels (one per distinct __global__ function) and the rows, chosen on rank 0.

@@ -28,43 +28,6 @@ std::vector<int> default_sm_budgets(const SpaceInput& in) {
 /// NaN is not JSON: null instead.
 nlohmann::json json_number(double v) { return std::isnan(v) ? nlohmann::json() : nlohmann::json(v); }
 
-/// The rows of the CTA policies beyond the run's own (build_space's comment says which).
-template <class Note>
-void add_policy_rows(const SpaceInput& in, const SpaceOptions& opt, const std::vector<RowSpec>& compute_side,
-                     const std::vector<int>& sms, std::vector<RowSpec>& out, Note&& note) {
-  const int zero = static_cast<int>(model::CtaPolicy::Zero);
-  std::vector<int> policies = opt.cta_policies;
-  if (policies.empty() && in.copy_engine && in.run_policy != zero) policies.push_back(zero);
-  const int window = static_cast<int>(model::CommRegister::Window);
-  for (int p : policies) {
-    if (p == in.run_policy) continue;
-    if (p == zero) {
-      if (!in.copy_engine) {
-        note("cta=zero pruned: this collective has no copy-engine path, or no symmetric window here");
-        continue;
-      }
-      RowSpec r{Mode::Concurrent};
-      r.cta_policy = p;
-      r.nccl_reg = in.run_reg == window ? -1 : window;
-      out.push_back(r);
-      note("cta=zero: one row (concurrent, symmetric window); SM budgets, CTA counts, shaping and "
-           "priority pruned there: a collective on the copy engines uses no SMs");
-      continue;
-    }
-    for (int s : sms)
-      for (const auto& base : compute_side)
-        for (bool prio : {false, true}) {
-          if (prio && !opt.priority) continue;
-          RowSpec r = base;
-          if (base.mode == Mode::Concurrent) r.mode = prio ? Mode::Priority : Mode::Concurrent;
-          else r.mode = prio ? Mode::ShapePriority : Mode::Shape;
-          r.gemm_sms = s == 0 ? -1 : s;
-          r.cta_policy = p;
-          out.push_back(r);
-        }
-  }
-}
-
 }  // namespace
 
 void validate_common(const model::DeviceLimits& limits, const std::vector<int>& ctas,
@@ -167,8 +130,14 @@ std::vector<RowSpec> build_space(const SpaceInput& in, const SpaceOptions& opt,
     if (std::find(regs.begin(), regs.end(), v) == regs.end()) regs.push_back(v);
   }
 
-  std::vector<RowSpec> out;
-  add_policy_rows(in, opt, compute_side, sms, out, note);
+  const int window = static_cast<int>(model::CommRegister::Window);
+  std::vector<RowSpec> out = policy_rows(
+      cta_policies_to_try(opt.cta_policies, in.copy_engine, in.run_policy), in.run_policy,
+      in.copy_engine, in.run_reg == window ? -1 : window, compute_side, sms, opt.priority,
+      {"cta=zero pruned: this collective has no copy-engine path, or no symmetric window here",
+       "cta=zero: one row (concurrent, symmetric window); SM budgets, CTA counts, shaping and "
+       "priority pruned there: a collective on the copy engines uses no SMs"},
+      notes);
   // Green partitions are a compute SM budget of their own: crossed with CTAs and priority only.
   std::vector<int> greens = {-1};
   for (int gs : opt.green_sms) greens.push_back(gs);
@@ -180,8 +149,7 @@ std::vector<RowSpec> build_space(const SpaceInput& in, const SpaceOptions& opt,
         for (bool prio : {false, true}) {
           if (prio && !opt.priority) continue;
           RowSpec r = base;
-          if (base.mode == Mode::Concurrent) r.mode = prio ? Mode::Priority : Mode::Concurrent;
-          else r.mode = prio ? Mode::ShapePriority : Mode::Shape;
+          r.mode = bench::with_priority(base.mode, prio);
           // Budgets equal to the run's own setting are the default variant.
           r.gemm_sms = s == 0 ? -1 : s;  // 0 = all SMs = the run's own setting
           r.nccl_ctas = c;
@@ -192,6 +160,49 @@ std::vector<RowSpec> build_space(const SpaceInput& in, const SpaceOptions& opt,
           }
           add_unique(out, r);
         }
+  return out;
+}
+
+std::vector<int> cta_policies_to_try(const std::vector<int>& listed, bool copy_engine, int run_policy) {
+  const int zero = static_cast<int>(model::CtaPolicy::Zero);
+  if (!listed.empty()) return listed;
+  if (copy_engine && run_policy != zero) return {zero};
+  return {};
+}
+
+std::vector<RowSpec> policy_rows(const std::vector<int>& policies, int run_policy, bool copy_engine,
+                                 int zero_reg, const std::vector<RowSpec>& compute_side,
+                                 const std::vector<int>& sms, bool priority, const ZeroRowText& text,
+                                 std::vector<std::string>* notes) {
+  auto note = [&](const std::string& s) {
+    if (notes) notes->push_back(s);
+  };
+  std::vector<RowSpec> out;
+  for (int p : policies) {
+    if (p == run_policy) continue;
+    if (p == static_cast<int>(model::CtaPolicy::Zero)) {
+      if (!copy_engine) {
+        note(text.pruned);
+        continue;
+      }
+      RowSpec r{Mode::Concurrent};
+      r.cta_policy = p;
+      r.nccl_reg = zero_reg;
+      out.push_back(r);
+      note(text.kept);
+      continue;
+    }
+    for (int s : sms)
+      for (const auto& base : compute_side)
+        for (bool prio : {false, true}) {
+          if (prio && !priority) continue;
+          RowSpec r = base;
+          r.mode = bench::with_priority(base.mode, prio);
+          r.gemm_sms = s == 0 ? -1 : s;
+          r.cta_policy = p;
+          out.push_back(r);
+        }
+  }
   return out;
 }
 

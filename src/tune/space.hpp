@@ -80,6 +80,26 @@ void validate(const SpaceInput& in, const SpaceOptions& opt);
 std::vector<bench::RowSpec> build_space(const SpaceInput& in, const SpaceOptions& opt,
                                         std::vector<std::string>* notes = nullptr);
 
+/// The CTA policies a space tries beyond the run's own: `listed` (--nccl-cta-policy's further
+/// values) when given, else zero where `copy_engine` (the collective, or one of the step's, can
+/// run on the copy engines) and the run's own is not zero already.
+std::vector<int> cta_policies_to_try(const std::vector<int>& listed, bool copy_engine, int run_policy);
+
+/// What pairs and steps say about their zero-CTA row.
+struct ZeroRowText {
+  std::string pruned;  ///< why zero cannot apply (note when asked for but !copy_engine)
+  std::string kept;    ///< the note for the row
+};
+/// The rows of `policies` (cta_policies_to_try), the run's own skipped: zero one concurrent row
+/// whose buffers are registered as `zero_reg` (SM budgets, CTA counts, shaping and priority
+/// divide SMs or order kernels, which the copy engines do not use); any other policy crossed
+/// with `sms` x `compute_side` x priority (when `priority`), on the policy's own CTA count.
+std::vector<bench::RowSpec> policy_rows(const std::vector<int>& policies, int run_policy,
+                                        bool copy_engine, int zero_reg,
+                                        const std::vector<bench::RowSpec>& compute_side,
+                                        const std::vector<int>& sms, bool priority,
+                                        const ZeroRowText& text, std::vector<std::string>* notes);
+
 /// Appends `r` unless an equal row is there already.
 void add_unique(std::vector<bench::RowSpec>& rows, const bench::RowSpec& r);
 

@@ -16,7 +16,6 @@
 #include "runtime/device.hpp"
 #include "tune/space.hpp"
 #include "tune/tune.hpp"
-#include "model/cta_policy.hpp"
 
 namespace cco::tune {
 
@@ -117,14 +116,10 @@ WorkloadTuneResult run_tune_workload(const WorkloadTuneOptions& o, std::ostream&
   // The zero-CTA policy is a candidate where the step has an all-gather or all-to-all: every
   // round's executor then takes its arena from ncclMemAlloc and runs all-to-alls as
   // ncclAlltoAll (bench::run_step decides that from the options' policies, on every rank alike).
-  bool copy_engine = false;
-  for (const auto& op : step.ops)
-    copy_engine = copy_engine || (op.kind == workload::OpKind::Collective &&
-                                  (op.coll == model::Collective::AllGather ||
-                                   op.coll == model::Collective::AllToAll));
-  std::vector<int> policies = common.row_cta_policies;
-  const int zero = static_cast<int>(model::CtaPolicy::Zero);
-  if (policies.empty() && copy_engine && common.nccl_cta_policy != zero) policies.push_back(zero);
+  const bool copy_engine = workload::has_collective(step, model::Collective::AllGather) ||
+                           workload::has_collective(step, model::Collective::AllToAll);
+  const std::vector<int> policies =
+      cta_policies_to_try(common.row_cta_policies, copy_engine, common.nccl_cta_policy);
   bench::StepOptions screen_opts = o.step;
   screen_opts.common.row_cta_policies = policies;
   screen_opts.common.iters = o.screen_iters;

@@ -1,7 +1,5 @@
 #include "tune/workload_space.hpp"
 
-#include "model/cta_policy.hpp"
-
 #include "tune/space.hpp"
 
 #include <fmt/format.h>
@@ -116,45 +114,22 @@ std::vector<RowSpec> build_workload_space(const WorkloadSpaceInput& in,
           if (prio && !opt.priority) continue;
           if (gs > 0 && bench::is_shape(base.mode)) continue;  // one compute budget at a time
           RowSpec r = base;
-          if (base.mode == Mode::Concurrent)
-            r.mode = prio ? Mode::Priority : Mode::Concurrent;
-          else
-            r.mode = prio ? Mode::ShapePriority : Mode::Shape;
+          r.mode = bench::with_priority(base.mode, prio);
           r.nccl_ctas = c;
           r.green_sms = gs;
           out.push_back(r);
         }
-  // CTA policies beyond the run's own: zero as one row (the step's all-gathers and all-to-alls
-  // on the copy engines, its arena a window; CTA counts and shaping left out, they divide SMs
-  // the copy engines do not use), efficiency crossed with shaping and priority (its own CTAs).
-  const int zero = static_cast<int>(model::CtaPolicy::Zero);
-  std::vector<int> policies = in.cta_policies;
-  if (policies.empty() && in.copy_engine && in.run_policy != zero) policies.push_back(zero);
-  for (int p : policies) {
-    if (p == in.run_policy) continue;
-    if (p == zero) {
-      if (!in.copy_engine) {
-        note("cta=zero pruned: the step has no all-gather or all-to-all");
-        continue;
-      }
-      RowSpec r{Mode::Concurrent};
-      r.cta_policy = zero;
-      r.nccl_reg = static_cast<int>(model::CommRegister::Window);
-      out.push_back(r);
-      note("cta=zero: one row (concurrent; the step's all-gathers and all-to-alls on the copy "
-           "engines, its arena a symmetric window)");
-      continue;
-    }
-    for (const auto& base : compute_side)
-      for (bool prio : {false, true}) {
-        if (prio && !opt.priority) continue;
-        RowSpec r = base;
-        r.mode = base.mode == Mode::Concurrent ? (prio ? Mode::Priority : Mode::Concurrent)
-                                               : (prio ? Mode::ShapePriority : Mode::Shape);
-        r.cta_policy = p;
-        out.push_back(r);
-      }
-  }
+  // CTA policies beyond the run's own (space.hpp: policy_rows), after the rest: zero as one row,
+  // the step's arena a window; efficiency crossed with shaping and priority (its own CTAs).
+  const auto more = policy_rows(
+      cta_policies_to_try(in.cta_policies, in.copy_engine, in.run_policy), in.run_policy,
+      in.copy_engine, static_cast<int>(model::CommRegister::Window), compute_side, {-1},
+      opt.priority,
+      {"cta=zero pruned: the step has no all-gather or all-to-all",
+       "cta=zero: one row (concurrent; the step's all-gathers and all-to-alls on the copy "
+       "engines, its arena a symmetric window)"},
+      notes);
+  out.insert(out.end(), more.begin(), more.end());
   return out;
 }
 

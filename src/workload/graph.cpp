@@ -98,6 +98,12 @@ StepLayout layout_step(const Step& s, bool check) {
   return L;
 }
 
+bool has_collective(const Step& step, model::Collective c) {
+  for (const auto& op : step.ops)
+    if (op.kind == OpKind::Collective && op.coll == c) return true;
+  return false;
+}
+
 void check_memory(const Step& s, int64_t gpu_memory, bool check) {
   const StepLayout L = layout_step(s, check);
   const int64_t limit = gpu_memory - kStepMemoryReserve;

@@ -243,6 +243,9 @@ StepLayout layout_step(const Step& step, bool check);
 /// Memory ccoverlap leaves on each GPU for the CUDA context, NCCL and cuBLASLt.
 inline constexpr int64_t kStepMemoryReserve = int64_t{2} << 30;
 
+/// Whether any op of the step is collective `c`.
+bool has_collective(const Step& step, model::Collective c);
+
 /// Throws StepError when layout_step(step, check).total exceeds gpu_memory - kStepMemoryReserve;
 /// the message gives both sizes and points at the largest buffer or op.
 void check_memory(const Step& step, int64_t gpu_memory, bool check);
