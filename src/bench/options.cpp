@@ -69,6 +69,11 @@ std::string RowSpec::label() const {
   std::string s = to_string(mode);
   if (is_shape(mode) && blocks_per_sm > 0) s += " k=" + std::to_string(blocks_per_sm);
   if (is_shape(mode) && pad >= 0) s += " pad=" + model::format_bytes(pad);
+  return s + budgets();
+}
+
+std::string RowSpec::budgets() const {
+  std::string s;
   if (gemm_sms >= 0) s += " sms=" + (gemm_sms == 0 ? std::string("all") : std::to_string(gemm_sms));
   if (nccl_ctas >= 0) s += " ctas=" + std::to_string(nccl_ctas);
   if (green_sms >= 0) s += " green=" + std::to_string(green_sms);

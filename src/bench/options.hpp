@@ -125,6 +125,9 @@ struct RowSpec {
   bool operator==(const RowSpec&) const = default;
   /// "priority", "shape+priority k=3", "concurrent sms=108 ctas=32 reg=window cta=zero".
   std::string label() const;
+  /// The budgets alone, as label() writes them: " sms=108 ctas=32 reg=window cta=zero" ("" when
+  /// the row has none).
+  std::string budgets() const;
 };
 
 /// Rows for one size. `shapeable`: the compute launches are ours. `natural_bps`: blocks per SM of

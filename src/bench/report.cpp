@@ -47,18 +47,8 @@ std::string num(double v, int prec) {
   return fmt::format("{:.{}f}", v, prec);
 }
 
-std::string mode_label(const Row& row) {
-  std::string s = to_string(row.spec.mode);
-  if (row.spec.gemm_sms >= 0)
-    s += " sms=" + (row.spec.gemm_sms == 0 ? std::string("all") : std::to_string(row.spec.gemm_sms));
-  if (row.spec.nccl_ctas >= 0) s += " ctas=" + std::to_string(row.spec.nccl_ctas);
-  if (row.spec.green_sms >= 0) s += " green=" + std::to_string(row.spec.green_sms);
-  if (row.spec.nccl_reg >= 0)
-    s += std::string(" reg=") + model::to_string(static_cast<model::CommRegister>(row.spec.nccl_reg));
-  if (row.spec.cta_policy >= 0)
-    s += std::string(" cta=") + model::to_string(static_cast<model::CtaPolicy>(row.spec.cta_policy));
-  return s;
-}
+/// The mode and budgets; the shape target and padding have columns of their own.
+std::string mode_label(const Row& row) { return to_string(row.spec.mode) + row.spec.budgets(); }
 
 std::string bps_label(const Row& row) {
   return row.blocks_per_sm > 0 ? std::to_string(row.blocks_per_sm) : "-";

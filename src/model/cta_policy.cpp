@@ -1,31 +1,8 @@
 #include "model/cta_policy.hpp"
 
-#include <algorithm>
-#include <cctype>
-
 #include "model/limits.hpp"
 
 namespace cco::model {
-
-const char* to_string(CtaPolicy p) {
-  switch (p) {
-    case CtaPolicy::Default: return "default";
-    case CtaPolicy::Efficiency: return "efficiency";
-    case CtaPolicy::Zero: return "zero";
-  }
-  return "?";
-}
-
-CtaPolicy parse_cta_policy(std::string_view name) {
-  std::string k(name);
-  std::transform(k.begin(), k.end(), k.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (k == "default" || k == "0") return CtaPolicy::Default;
-  if (k == "efficiency" || k == "1") return CtaPolicy::Efficiency;
-  if (k == "zero" || k == "2") return CtaPolicy::Zero;
-  throw Error("unknown CTA policy '" + std::string(name) +
-              "' (known: default or 0, efficiency or 1, zero or 2)");
-}
 
 int cta_policy_min_version(CtaPolicy p) {
   switch (p) {

@@ -14,15 +14,9 @@
 #include <string_view>
 
 #include "model/metrics.hpp"
+#include "model/types.hpp"  // CtaPolicy, its names
 
 namespace cco::model {
-
-enum class CtaPolicy { Default = 0, Efficiency = 1, Zero = 2 };
-
-/// "default", "efficiency", "zero".
-const char* to_string(CtaPolicy p);
-/// Accepts the names above and NCCL's numbers 0, 1, 2. Throws Error listing them.
-CtaPolicy parse_cta_policy(std::string_view name);
 
 /// The NCCL version (NCCL_VERSION_CODE form, 22809 for 2.28.9) that first knows the policy.
 int cta_policy_min_version(CtaPolicy p);

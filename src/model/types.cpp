@@ -89,4 +89,22 @@ CommRegister parse_register(std::string_view name) {
   throw Error("unknown registration '" + std::string(name) + "' (known: none, buffer, window)");
 }
 
+const char* to_string(CtaPolicy p) {
+  switch (p) {
+    case CtaPolicy::Default: return "default";
+    case CtaPolicy::Efficiency: return "efficiency";
+    case CtaPolicy::Zero: return "zero";
+  }
+  return "?";
+}
+
+CtaPolicy parse_cta_policy(std::string_view name) {
+  const std::string k = lower(name);
+  if (k == "default" || k == "0") return CtaPolicy::Default;
+  if (k == "efficiency" || k == "1") return CtaPolicy::Efficiency;
+  if (k == "zero" || k == "2") return CtaPolicy::Zero;
+  throw Error("unknown CTA policy '" + std::string(name) +
+              "' (known: default or 0, efficiency or 1, zero or 2)");
+}
+
 }  // namespace cco::model

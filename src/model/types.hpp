@@ -40,4 +40,11 @@ const char* to_string(CommRegister r);
 /// Accepts the names above. Throws Error listing them.
 CommRegister parse_register(std::string_view name);
 
+/// NCCL's CTA policies (ncclConfig_t.CTAPolicy); where each applies: model/cta_policy.hpp.
+enum class CtaPolicy { Default = 0, Efficiency = 1, Zero = 2 };
+/// "default", "efficiency", "zero".
+const char* to_string(CtaPolicy p);
+/// Accepts the names above and NCCL's numbers 0, 1, 2. Throws Error listing them.
+CtaPolicy parse_cta_policy(std::string_view name);
+
 }  // namespace cco::model
