@@ -357,6 +357,7 @@ std::string to_csv(const Report& r) {
   for (const auto& row : r.rows) {
     const auto t = row.times();
     const auto s = row.t.summary();
+    const auto slow = slowdown(row);
     o << row.bytes << "," << row.count << "," << r.dtype << "," << r.redop << ","
       << to_string(row.spec.mode) << "," << row.spec.blocks_per_sm << "," << row.pad << ","
       << row.blocks_per_sm << "," << v(t.t_comp) << "," << v(t.t_comm) << "," << v(t.t_seq) << ","
@@ -367,7 +368,7 @@ std::string to_csv(const Report& r) {
       << "," << row.t.samples.size() << "," << v(efficiency_best(row, r)) << "," << v(algbw(row))
       << "," << mode_label(row) << ","
       << (row.comm_path.is_object() ? row.comm_path.value("path", std::string()) : std::string())
-      << "," << v(slowdown(row).comp) << "," << v(slowdown(row).comm) << "\n";
+      << "," << v(slow.comp) << "," << v(slow.comm) << "\n";
   }
   return o.str();
 }
