@@ -17,7 +17,6 @@ constexpr const char* kRegister = "buffer registration applies to pairs, whose b
 constexpr const char* kThreads = "cco tune --workload runs in one process with a thread per GPU";
 constexpr const char* kModes = "cco tune chooses the modes itself";
 constexpr const char* kValidate = "it belongs to cco bench --workload FILE --validate";
-constexpr const char* kTwoRounds = "a step is tuned in two rounds (screening, final)";
 
 const std::vector<FlagSpec>& table() {
   static const std::vector<FlagSpec> t = {
@@ -71,8 +70,8 @@ const std::vector<FlagSpec>& table() {
       {F::Cache, "--cache", true, kTunes, true, nullptr, nullptr},
       {F::NoCache, "--no-cache", false, kTunes, true, nullptr, nullptr},
       {F::Retune, "--retune", false, kTunes, true, nullptr, nullptr},
-      {F::Refine, "--refine", true, kTunePair, true, kTwoRounds, nullptr},
-      {F::Rounds, "--rounds", true, kTunePair, true, kTwoRounds, nullptr},
+      {F::Refine, "--refine", true, kTunes, true, nullptr, nullptr},
+      {F::Rounds, "--rounds", true, kTunes, true, nullptr, nullptr},
       {F::Registers, "--registers", true, kTunePair, true, kRegister, nullptr},
   };
   return t;

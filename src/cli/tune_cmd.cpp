@@ -136,6 +136,8 @@ int tune_workload_main(const std::vector<std::string>& args) {
       case bench::F::GreenSms: t.space.green_sms = list_arg(name, v, 1, 100000); break;
       case bench::F::NoPriority: t.space.priority = false; break;
       case bench::F::ScreenIters: t.screen_iters = int_arg(name, v, 1, 1000); break;
+      case bench::F::Refine: t.space.refine = int_arg(name, v, 0, 100); break;
+      case bench::F::Rounds: t.space.rounds = int_arg(name, v, 1, 20); break;
       case bench::F::Top: t.top = int_arg(name, v, 1, 100); break;
       case bench::F::Budget: t.budget_s = int_arg(name, v, 5, 86400); break;
       case bench::F::Plan: plan_path = v; break;

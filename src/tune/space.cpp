@@ -263,34 +263,16 @@ const std::vector<int>& cta_ladder() {
   return ladder;
 }
 
-std::vector<RowSpec> neighbours(const SpaceInput& in, const RowSpec& r) {
-  const int sms = in.limits.sm_count;
-  std::vector<RowSpec> out;
-  // A collective on the copy engines: no SM control has a neighbour worth measuring.
-  if (r.cta_policy == static_cast<int>(model::CtaPolicy::Zero)) return out;
+void common_neighbours(const RowSpec& r, int sms, int nccl_ctas, std::vector<RowSpec>& out) {
   auto add = [&](const RowSpec& n) { add_unique(out, n); };
   const bool shape = bench::is_shape(r.mode);
   const bool prio = bench::is_priority(r.mode);
-
   // Priority flipped.
   {
     RowSpec n = r;
     n.mode = shape ? (prio ? Mode::Shape : Mode::ShapePriority)
                    : (prio ? Mode::Concurrent : Mode::Priority);
     add(n);
-  }
-  // The cuBLASLt SM target, +-4 SMs (from all SMs: 4 and 8 fewer).
-  if (in.vendor_gemm && r.green_sms <= 0) {
-    const int lo = std::max(1, sms / 4);
-    std::vector<int> cand;
-    if (r.gemm_sms <= 0) cand = {sms - 4, sms - 8};
-    else cand = {r.gemm_sms - 4, r.gemm_sms + 4};
-    for (int s : cand) {
-      if (s < lo || s > sms) continue;
-      RowSpec n = r;
-      n.gemm_sms = s >= sms ? -1 : s;
-      add(n);
-    }
   }
   // A green partition, +-8 SMs (the driver's granularity on sm_90).
   if (r.green_sms > 0)
@@ -303,7 +285,7 @@ std::vector<RowSpec> neighbours(const SpaceInput& in, const RowSpec& r) {
   // NCCL CTAs: the adjacent rungs of the ladder (a CTA policy picks its own).
   if (r.cta_policy < 0) {
     const auto& ladder = cta_ladder();
-    const int c = r.nccl_ctas > 0 ? r.nccl_ctas : std::max(1, in.nccl_ctas);
+    const int c = r.nccl_ctas > 0 ? r.nccl_ctas : std::max(1, nccl_ctas);
     int below = -1, above = -1;
     for (int v : ladder) {
       if (v < c) below = v;
@@ -312,9 +294,33 @@ std::vector<RowSpec> neighbours(const SpaceInput& in, const RowSpec& r) {
     for (int v : {below, above})
       if (v > 0) {
         RowSpec n = r;
-        n.nccl_ctas = v == in.nccl_ctas && r.nccl_ctas < 0 ? -1 : v;
+        n.nccl_ctas = v == nccl_ctas && r.nccl_ctas < 0 ? -1 : v;
         add(n);
       }
+  }
+}
+
+std::vector<RowSpec> neighbours(const SpaceInput& in, const RowSpec& r) {
+  const int sms = in.limits.sm_count;
+  std::vector<RowSpec> out;
+  // A collective on the copy engines: no SM control has a neighbour worth measuring.
+  if (r.cta_policy == static_cast<int>(model::CtaPolicy::Zero)) return out;
+  auto add = [&](const RowSpec& n) { add_unique(out, n); };
+  const bool shape = bench::is_shape(r.mode);
+  const bool prio = bench::is_priority(r.mode);
+  common_neighbours(r, sms, in.nccl_ctas, out);
+  // The cuBLASLt SM target, +-4 SMs (from all SMs: 4 and 8 fewer).
+  if (in.vendor_gemm && r.green_sms <= 0) {
+    const int lo = std::max(1, sms / 4);
+    std::vector<int> cand;
+    if (r.gemm_sms <= 0) cand = {sms - 4, sms - 8};
+    else cand = {r.gemm_sms - 4, r.gemm_sms + 4};
+    for (int s : cand) {
+      if (s < lo || s > sms) continue;
+      RowSpec n = r;
+      n.gemm_sms = s >= sms ? -1 : s;
+      add(n);
+    }
   }
   // The shape target, +-1 where the model reaches a distinct blocks-per-SM.
   if (shape && in.shapeable && in.natural_bps > 1) {

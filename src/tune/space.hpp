@@ -51,7 +51,7 @@ struct SpaceOptions {
   /// CTA policies to try beyond the run's own (model::CtaPolicy values; --nccl-cta-policy's
   /// further values). Empty: zero where SpaceInput::copy_engine, nothing else.
   std::vector<int> cta_policies;
-  int refine = 3;  ///< screened candidates whose neighbours are screened (0: none; pairs)
+  int refine = 3;  ///< screened candidates whose neighbours are screened (0: none)
   int rounds = 3;  ///< neighbour rounds at most (a hill climb; see run_tune)
 };
 
@@ -168,6 +168,11 @@ const std::vector<int>& cta_ladder();
 /// registration of in.registrations. Never the candidate
 /// itself; budgets stay within the device (SM targets at least a quarter of the SMs).
 std::vector<bench::RowSpec> neighbours(const SpaceInput& in, const bench::RowSpec& r);
+
+/// The neighbours pairs and steps share, appended to `out`: priority flipped, a green partition
+/// +-8 SMs (within 8..sms-1), and (no CTA policy) the adjacent rungs of cta_ladder() around the
+/// row's CTA count, or around `nccl_ctas` (NCCL's default, written -1) when the row has none.
+void common_neighbours(const bench::RowSpec& r, int sms, int nccl_ctas, std::vector<bench::RowSpec>& out);
 
 /// The model-based default, for when no tuning run is possible: an NCCL CTA needs a whole SM
 /// (each runs one thread block that keeps an SM busy), so leave the collective about its CTA

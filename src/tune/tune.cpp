@@ -13,6 +13,7 @@
 #include "bootstrap/bootstrap.hpp"
 #include "model/cta_policy.hpp"
 #include "runtime/device.hpp"
+#include "tune/search.hpp"
 
 namespace cco::tune {
 
@@ -83,15 +84,7 @@ SpaceInput space_input(const bench::DeviceContext& d, const bench::Options& o,
   return in;
 }
 
-/// Indices of `tried`, fastest median first (ties: the earlier first).
-std::vector<std::size_t> fastest_first(const std::vector<Tried>& tried) {
-  std::vector<std::size_t> order(tried.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return tried[a].t_us < tried[b].t_us; });
-  return order;
-}
-
-bool best_spec_on_edge(const RowSpec& best, const std::vector<Tried>& screened) {
+bool best_spec_on_edge(const RowSpec& best, const std::vector<Screened>& screened) {
   if (best.gemm_sms <= 0) return false;
   for (const auto& t : screened)
     if (t.spec.gemm_sms > 0 && t.spec.gemm_sms < best.gemm_sms) return false;
@@ -167,9 +160,7 @@ TuneResult run_tune(const TuneOptions& o, std::ostream& progress) {
     }
   }
 
-  // Round 1: every candidate, a few samples each.
-  RowSpec predicted;
-  std::size_t space_size = 0;
+  // The search (tune/search.hpp) on this pair: each round a bench::run of its rows.
   // Registrations a row may switch to: those named by --registers, else every one.
   std::vector<int> registrations = o.space.registers;
   if (registrations.empty())
@@ -181,105 +172,65 @@ TuneResult run_tune(const TuneOptions& o, std::ostream& progress) {
   screen_opts.quiet = true;
   screen_opts.check = false;  // the final round verifies the chosen few
   std::vector<std::string> space_notes;
-  progress << "# tune: screening the search space (" << o.screen_iters << " samples each)..." << std::endl;
-  const auto screen = bench::run(
-      screen_opts,
-      [&](const bench::DeviceContext& d, std::vector<std::string>& notes) {
-        const auto in = space_input(d, o.bench, registrations);
-        auto space = build_space(in, o.space, &notes);
-        predicted = predict(in);
-        const auto rows = screening_rows(space, predicted);
-        space_size = rows.size() - 1;
-        space_notes = notes;
-        return rows;
-      },
-      [](const bench::Report&, std::size_t) {}, progress);
-  const double screen_s = std::chrono::duration<double>(Clock::now() - t0).count();
-  progress << "# tune: screened " << space_size << " candidates in " << fmt::format("{:.1f}", screen_s)
-           << " s" << std::endl;
-
-  auto screened = tried_from(screen, predicted);
-
-  // Round 1b, a hill climb: each round screens the unscreened neighbours (one step in one
-  // control) of the best few so far. The default lists are coarse (8 SMs, CTA counts 16 apart),
-  // and two controls that only help together (a symmetric window with more CTAs) are found in two
-  // rounds. It stops after o.space.rounds, when a round adds no neighbour, or (threads mode) when
-  // a round leaves the best unchanged or half the budget is spent.
-  std::size_t refined = 0;
-  int rounds_run = 0;
-  for (int round = 0; o.space.refine > 0 && round < o.space.rounds; ++round) {
-    const auto by_time = fastest_first(screened);
-    // With one process per rank every rank must take the same path, and their clocks may
-    // disagree near the budget's edge: time- and result-based choices are made in threads mode
-    // only (under a launcher every round runs; rank 0 alone knows the results).
-    const double spent = std::chrono::duration<double>(Clock::now() - t0).count();
-    if (!multi_process && spent >= o.budget_s / 2) {
-      progress << "# tune: no time left for " << (round == 0 ? "the" : "more") << " neighbours of the best (budget "
-               << o.budget_s << " s)" << std::endl;
-      break;
-    }
-    const RowSpec best_before = by_time.empty() ? RowSpec{} : screened[by_time.front()].spec;
-    std::size_t added = 0;
-    const auto ref = bench::run(
+  SpaceInput space_in;  // rank 0's, from the first round (the only rank that chooses rows)
+  double t_seq_us = 0;  // the screened T_seq
+  RowSpec predicted;
+  auto screened_of = [&](const bench::Report& rep) {
+    if (!rep.rows.empty()) t_seq_us = rep.rows.front().t_seq.median();
+    std::vector<Screened> out;
+    for (const auto& t : tried_from(rep, predicted)) out.push_back({t.spec, t.t_us});
+    return out;
+  };
+  SearchSubject subject;
+  subject.screen_space = [&](RowSpec& pred, std::size_t& space_size) {
+    const auto rep = bench::run(
         screen_opts,
-        [&](const bench::DeviceContext& d, std::vector<std::string>&) {
-          const auto space_in = space_input(d, o.bench, registrations);
-          std::vector<RowSpec> rows = {{Mode::Seq}};
-          for (std::size_t i = 0; i < by_time.size() && static_cast<int>(i) < o.space.refine; ++i)
-            for (const auto& n : neighbours(space_in, screened[by_time[i]].spec)) {
-              bool seen = false;
-              for (const auto& x : screened) seen = seen || x.spec == n;
-              if (!seen) add_unique(rows, n);
-            }
-          added = rows.size() - 1;
-          // Every rank joins this run (only rank 0 knows the rows): it needs one row.
-          if (added == 0) rows.push_back({Mode::Concurrent});
+        [&](const bench::DeviceContext& d, std::vector<std::string>& notes) {
+          space_in = space_input(d, o.bench, registrations);
+          auto space = build_space(space_in, o.space, &notes);
+          predicted = pred = predict(space_in);
+          const auto rows = screening_rows(space, predicted);
+          space_size = rows.size() - 1;
+          space_notes = notes;
           return rows;
         },
         [](const bench::Report&, std::size_t) {}, progress);
-    ++rounds_run;
-    if (added == 0) {
-      if (!multi_process) break;
-      continue;
-    }
-    // Times of runs seconds apart: good enough to choose finalists, which the final round
-    // measures side by side again.
-    for (auto& t : tried_from(ref, predicted)) screened.push_back(t);
-    refined += added;
-    const RowSpec best_after = screened[fastest_first(screened).front()].spec;
-    progress << "# tune: round " << round + 1 << ": screened " << added << " neighbours of the best "
-             << o.space.refine << "; best so far " << best_after.label() << std::endl;
-    if (!multi_process && best_after == best_before) break;
-  }
+    return screened_of(rep);
+  };
+  subject.neighbours = [&](const RowSpec& r) { return neighbours(space_in, r); };
+  subject.screen = [&](const std::vector<RowSpec>& rows) {
+    return screened_of(bench::run(
+        screen_opts, [&](const bench::DeviceContext&, std::vector<std::string>&) { return rows; },
+        [](const bench::Report&, std::size_t) {}, progress));
+  };
+  // An iteration: each part alone and seq (about 2 T_seq), then each row overlapped and, with
+  // budgets of its own, its parts alone again (at most one T_seq more).
+  subject.iteration_us = [&](const std::vector<RowSpec>& rows, const std::vector<Screened>& s) {
+    double t = 2 * t_seq_us;
+    for (const auto& r : rows)
+      for (const auto& x : s)
+        if (x.spec == r) {
+          t += x.t_us + t_seq_us;
+          break;
+        }
+    return t;
+  };
+  subject.elapsed_s = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
+  SearchOptions so;
+  so.top = o.top;
+  so.refine = o.space.refine;
+  so.rounds = o.space.rounds;
+  so.budget_s = o.budget_s;
+  so.warmup = o.bench.warmup;
+  so.iters = o.bench.iters;
+  so.screen_iters = o.screen_iters;
+  so.same_path = multi_process;
+  const SearchResult found = search(subject, so, &progress);
+  const auto& finalists = found.finalists;
 
-  // Round 2: the best few, the references and the model's default, side by side.
-  const auto order = fastest_first(screened);
-  std::vector<RowSpec> finalists = {{Mode::Seq}, {Mode::Concurrent}, {Mode::Priority}};
-  for (std::size_t i = 0; i < order.size() && static_cast<int>(finalists.size()) < 3 + o.top; ++i)
-    add_unique(finalists, screened[order[i]].spec);
-  // The paper's controls alone: the best shape and shape+priority rows of the screening.
-  for (Mode m : {Mode::Shape, Mode::ShapePriority})
-    for (auto i : order)
-      if (screened[i].spec.mode == m && screened[i].spec.default_variant()) {
-        add_unique(finalists, screened[i].spec);
-        break;
-      }
-  add_unique(finalists, predicted);
-  // The best that `cco run` can apply whole: the plan hands it to programs (tuning.applied).
-  for (auto i : order)
-    if (run_applicable(screened[i].spec)) {
-      add_unique(finalists, screened[i].spec);
-      break;
-    }
-
-  const double left = o.budget_s - screen_s;
   auto final_opts = o.bench;
   final_opts.quiet = true;
-  if (!multi_process && left < 10) {  // see the neighbour round: the same path on every rank
-    final_opts.iters = std::max(5, final_opts.iters / 4);
-    progress << "# tune: little of the time budget left; final round with " << final_opts.iters
-             << " samples" << std::endl;
-  }
+  final_opts.iters = found.final_iters;
   progress << "# tune: final round, " << finalists.size() - 1 << " candidates x " << final_opts.iters
            << " samples, verified" << std::endl;
   const auto fin = bench::run(
@@ -297,14 +248,14 @@ TuneResult run_tune(const TuneOptions& o, std::ostream& progress) {
   const auto best = pick_best(tried);
   res.plan = plan_json(fin, tried, best, key);
   for (const auto& n : space_notes) res.plan["tuning"]["notes"].push_back(n);
-  res.plan["tuning"]["search"] = {{"space_size", space_size},
-                        {"neighbours_screened", refined},
-                        {"neighbour_rounds", rounds_run},
+  res.plan["tuning"]["search"] = {{"space_size", found.space_size},
+                        {"neighbours_screened", found.refined},
+                        {"neighbour_rounds", found.rounds_run},
                         {"screen_iters", o.screen_iters},
                         {"final_iters", final_opts.iters},
                         {"seconds", std::chrono::duration<double>(Clock::now() - t0).count()}};
   // A choice on the edge of the searched budgets says the space should go further.
-  if (best_spec_on_edge(tried[best].spec, screened)) {
+  if (best_spec_on_edge(tried[best].spec, found.screened)) {
     res.plan["tuning"]["notes"].push_back("the chosen SM budget is the smallest searched: try lower --sm-budgets");
     progress << "# tune: the chosen SM budget is the smallest searched; lower --sm-budgets may do better"
              << std::endl;

@@ -14,6 +14,7 @@
 #include "bench/runner.hpp"
 #include "bootstrap/bootstrap.hpp"
 #include "runtime/device.hpp"
+#include "tune/search.hpp"
 #include "tune/space.hpp"
 #include "tune/tune.hpp"
 
@@ -30,22 +31,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-/// Microseconds one round-robin iteration of a run_step takes: every op alone, seq, then `rows`
-/// (their screened medians).
-double iteration_us(const bench::StepReport& screen, const std::vector<RowSpec>& rows) {
-  double t = screen.t_seq.median();
-  for (const auto& op : screen.ops) t += op.alone.median();
-  for (const auto& r : rows) {
-    if (r.mode == Mode::Seq) continue;
-    for (const auto& row : screen.rows)
-      if (row.spec == r) {
-        t += row.t.median();
-        break;
-      }
-  }
-  return t;
 }
 
 }  // namespace
@@ -109,13 +94,11 @@ WorkloadTuneResult run_tune_workload(const WorkloadTuneOptions& o, std::ostream&
     }
   }
 
-  // Round 1: every candidate, a few samples each, unverified (the final round verifies).
-  RowSpec predicted;
-  std::size_t space_size = 0;
-  std::vector<std::string> space_notes;
-  // The zero-CTA policy is a candidate where the step has an all-gather or all-to-all: every
-  // round's executor then takes its arena from ncclMemAlloc and runs all-to-alls as
-  // ncclAlltoAll (bench::run_step decides that from the options' policies, on every rank alike).
+  // The search (tune/search.hpp) on this step: each round a run_step of its rows, unverified
+  // (the final round verifies). The zero-CTA policy is a candidate where the step has an
+  // all-gather or all-to-all: every round's executor then takes its arena from ncclMemAlloc and
+  // runs all-to-alls as ncclAlltoAll (run_step decides that from the options' policies, on every
+  // rank alike).
   const bool copy_engine = workload::has_collective(step, model::Collective::AllGather) ||
                            workload::has_collective(step, model::Collective::AllToAll);
   const std::vector<int> policies =
@@ -127,69 +110,72 @@ WorkloadTuneResult run_tune_workload(const WorkloadTuneOptions& o, std::ostream&
   screen_opts.common.check = false;
   if (talk)
     progress << "# tune: workload " << step.name << " on " << ngpus << " GPU(s), "
-             << step.ops.size() << " ops; screening the search space (" << o.screen_iters
-             << " samples each)..." << std::endl;
-  const auto screen = bench::run_step(
-      screen_opts,
-      [&](const bench::StepDeviceContext& d, std::vector<std::string>& notes) {
-        WorkloadSpaceInput in;
-        in.limits = d.limits;
-        in.kernels = d.kernels;
-        in.copy_engine = copy_engine;
-        in.run_policy = common.nccl_cta_policy;
-        in.cta_policies = policies;
-        const auto space = build_workload_space(in, o.space, &notes);
-        predicted = predict_workload(in);
-        const auto rows = screening_rows(space, predicted);
-        space_size = rows.size() - 1;
-        space_notes = notes;
-        return rows;
-      },
-      progress);
-  const double screen_s = seconds_since(t0);
-  if (talk)
-    progress << "# tune: screened " << space_size << " candidates in "
-             << fmt::format("{:.1f}", screen_s) << " s" << std::endl;
+             << step.ops.size() << " ops" << std::endl;
+  std::vector<std::string> space_notes;
+  WorkloadSpaceInput space_in;
+  double parts_us = 0;  // T_seq and every op alone, screened: the fixed part of an iteration
+  RowSpec predicted;
+  auto screened_of = [&](const bench::StepReport& rep) {
+    parts_us = rep.t_seq.median();
+    for (const auto& op : rep.ops) parts_us += op.alone.median();
+    std::vector<Screened> out;
+    for (const auto& r : rep.rows)
+      if (r.spec.mode != Mode::Seq) out.push_back({r.spec, r.t.median()});
+    return out;
+  };
+  SearchSubject subject;
+  subject.screen_space = [&](RowSpec& pred, std::size_t& space_size) {
+    return screened_of(bench::run_step(
+        screen_opts,
+        [&](const bench::StepDeviceContext& d, std::vector<std::string>& notes) {
+          space_in.limits = d.limits;
+          space_in.kernels = d.kernels;
+          space_in.copy_engine = copy_engine;
+          space_in.run_policy = common.nccl_cta_policy;
+          space_in.cta_policies = policies;
+          if (common.nccl_max_ctas > 0) space_in.nccl_ctas = common.nccl_max_ctas;
+          const auto space = build_workload_space(space_in, o.space, &notes);
+          predicted = pred = predict_workload(space_in);
+          const auto rows = screening_rows(space, predicted);
+          space_size = rows.size() - 1;
+          space_notes = notes;
+          return rows;
+        },
+        progress));
+  };
+  subject.neighbours = [&](const RowSpec& r) { return workload_neighbours(space_in, r); };
+  subject.screen = [&](const std::vector<RowSpec>& rows) {
+    return screened_of(bench::run_step(
+        screen_opts,
+        [&](const bench::StepDeviceContext&, std::vector<std::string>&) { return rows; },
+        progress));
+  };
+  // An iteration: every op alone, seq, then each row.
+  subject.iteration_us = [&](const std::vector<RowSpec>& rows, const std::vector<Screened>& s) {
+    double t = parts_us;
+    for (const auto& r : rows)
+      for (const auto& x : s)
+        if (x.spec == r) {
+          t += x.t_us;
+          break;
+        }
+    return t;
+  };
+  subject.elapsed_s = [&] { return seconds_since(t0); };
+  SearchOptions so;
+  so.top = o.top;
+  so.refine = o.space.refine;
+  so.rounds = o.space.rounds;
+  so.budget_s = o.budget_s;
+  so.warmup = common.warmup;
+  so.iters = common.iters;
+  so.screen_iters = o.screen_iters;
+  const SearchResult found = search(subject, so, talk ? &progress : nullptr);
+  const auto& finalists = found.finalists;
 
-  // Round 2: the best few, the references and the model's default, side by side.
-  std::vector<const bench::StepRow*> ranked;
-  for (const auto& r : screen.rows)
-    if (r.spec.mode != Mode::Seq) ranked.push_back(&r);
-  std::stable_sort(ranked.begin(), ranked.end(),
-                   [](auto* a, auto* b) { return a->t.median() < b->t.median(); });
-  std::vector<RowSpec> finalists = {{Mode::Seq}, {Mode::Concurrent}, {Mode::Priority}};
-  for (std::size_t i = 0;
-       i < ranked.size() && finalists.size() < 3 + static_cast<std::size_t>(o.top); ++i)
-    add_unique(finalists, ranked[i]->spec);
-  // The paper's controls alone: the best shape and shape+priority rows on NCCL's own CTAs.
-  for (Mode m : {Mode::Shape, Mode::ShapePriority})
-    for (const auto* r : ranked)
-      if (r->spec.mode == m && r->spec.default_variant()) {
-        add_unique(finalists, r->spec);
-        break;
-      }
-  add_unique(finalists, predicted);
-  // The best that `cco run` can apply whole: the plan hands it to programs (tuning.applied).
-  for (const auto* r : ranked)
-    if (run_applicable(r->spec)) {
-      add_unique(finalists, r->spec);
-      break;
-    }
-
-  // The budget: the final round's samples shrink to what the time left holds, estimated from the
-  // screened times (every op alone, seq and each finalist per iteration), never below 5.
   bench::StepOptions final_opts = o.step;
   final_opts.common.row_cta_policies = policies;
-  const double per_iter_s = 1.25e-6 * iteration_us(screen, finalists);
-  const double left = o.budget_s - screen_s;
-  if (per_iter_s > 0 && (common.warmup + common.iters) * per_iter_s > left) {
-    const int fit = static_cast<int>(left / per_iter_s) - common.warmup;
-    final_opts.common.iters = std::max(std::min(fit, common.iters), std::min(5, common.iters));
-    if (talk)
-      progress << "# tune: " << fmt::format("{:.0f}", std::max(0.0, left))
-               << " s of the budget left; final round with " << final_opts.common.iters
-               << " samples instead of " << common.iters << std::endl;
-  }
+  final_opts.common.iters = found.final_iters;
   if (talk)
     progress << "# tune: final round, " << finalists.size() - 1 << " candidates x "
              << final_opts.common.iters << " samples" << (common.check ? ", verified" : "")
@@ -212,7 +198,9 @@ WorkloadTuneResult run_tune_workload(const WorkloadTuneOptions& o, std::ostream&
   res.plan = workload_plan_json(fin, tried, best, key);
   for (const auto& n : space_notes) res.plan["tuning"]["notes"].push_back(n);
   for (const auto& n : fin.notes) res.plan["tuning"]["notes"].push_back(n);
-  res.plan["tuning"]["search"] = {{"space_size", space_size},
+  res.plan["tuning"]["search"] = {{"space_size", found.space_size},
+                                  {"neighbours_screened", found.refined},
+                                  {"neighbour_rounds", found.rounds_run},
                                   {"finalists", finalists.size() - 1},
                                   {"screen_iters", o.screen_iters},
                                   {"final_iters", final_opts.common.iters},

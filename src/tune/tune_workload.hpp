@@ -1,7 +1,8 @@
 // `cco tune --workload FILE`: measures the search space of tune/workload_space.hpp for a training
-// step on GPUs in two rounds (every candidate screened with a few samples, then the best few side
-// by side with seq, concurrent, priority and the model's default, verified), picks the fastest
-// median, writes the plan, and caches the result per devices, versions, expanded step and space.
+// step on GPUs in the rounds of tune/search.hpp (every candidate screened with a few samples, the
+// neighbour climb, then the best few side by side with seq, concurrent, priority and the model's
+// default, verified), picks the fastest median, writes the plan, and caches the result per
+// devices, versions, expanded step and space.
 #pragma once
 
 #include <nlohmann/json.hpp>

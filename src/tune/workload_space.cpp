@@ -9,6 +9,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "model/cta_policy.hpp"
 #include "model/metrics.hpp"
 #include "model/occupancy.hpp"
 #include "tune/space.hpp"
@@ -133,6 +134,34 @@ std::vector<RowSpec> build_workload_space(const WorkloadSpaceInput& in,
   return out;
 }
 
+std::vector<RowSpec> workload_neighbours(const WorkloadSpaceInput& in, const RowSpec& r) {
+  std::vector<RowSpec> out;
+  if (r.cta_policy == static_cast<int>(model::CtaPolicy::Zero)) return out;
+  common_neighbours(r, in.limits.sm_count, in.nccl_ctas, out);
+  int natural = 0;
+  for (const auto& k : in.kernels) natural = std::max(natural, k.natural_bps);
+  if (bench::is_shape(r.mode) && natural > 1) {
+    const bool prio = bench::is_priority(r.mode);
+    const auto here = shaped_occupancy(in, r.blocks_per_sm);
+    for (int k : {r.blocks_per_sm - 1, r.blocks_per_sm + 1}) {
+      if (k < 1) continue;
+      RowSpec n = r;
+      if (k >= natural) {  // one step above every kernel's own: no shaping at all
+        n.mode = prio ? Mode::Priority : Mode::Concurrent;
+        n.blocks_per_sm = 0;
+        add_unique(out, n);
+        continue;
+      }
+      const auto bps = shaped_occupancy(in, k);
+      if (bps.empty() || bps == here) continue;
+      n.blocks_per_sm = k;
+      add_unique(out, n);
+    }
+  }
+  std::erase(out, r);
+  return out;
+}
+
 RowSpec predict_workload(const WorkloadSpaceInput&) {
   RowSpec r;
   r.mode = Mode::Priority;
@@ -174,7 +203,9 @@ std::string workload_cache_key(const nlohmann::json& devices, const nlohmann::js
   k["space"] = {{"ctas", space.ctas},
                 {"blocks_per_sm", space.blocks_per_sm},
                 {"priority", space.priority},
-                {"green_sms", space.green_sms}};
+                {"green_sms", space.green_sms},
+                {"refine", space.refine},
+                {"rounds", space.rounds}};
   return stable_hash(k.dump());
 }
 

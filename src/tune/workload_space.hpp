@@ -32,6 +32,7 @@ struct WorkloadSpaceInput {
   /// CTA policies to try beyond the run's own (--nccl-cta-policy's further values); empty: zero
   /// where copy_engine.
   std::vector<int> cta_policies;
+  int nccl_ctas = 24;  ///< CTAs NCCL uses by default (the climb's CTA rungs start from it)
 };
 
 /// Which controls to search. Empty lists take the defaults of docs/cli/tune.md.
@@ -40,6 +41,8 @@ struct WorkloadSpaceOptions {
   std::vector<int> blocks_per_sm;  ///< shape targets; default every k below the largest natural
   bool priority = true;            ///< also try the high-priority communication stream
   std::vector<int> green_sms;  ///< green-context partitions for the compute stream (default none)
+  int refine = 3;  ///< screened candidates whose neighbours are screened (0: no hill climb)
+  int rounds = 3;  ///< neighbour rounds at most (tune/search.hpp)
 };
 
 /// Validates the lists against the device (CTAs 1..64 or -1, k >= 1, partitions 1..SMs-1);
@@ -60,6 +63,14 @@ std::vector<int> shaped_occupancy(const WorkloadSpaceInput& in, int k, std::stri
 std::vector<bench::RowSpec> build_workload_space(const WorkloadSpaceInput& in,
                                                  const WorkloadSpaceOptions& opt,
                                                  std::vector<std::string>* notes = nullptr);
+
+/// The hill climb's neighbours of a screened candidate (tune/search.hpp), each one step away in
+/// one control: priority flipped, a green partition +-8 SMs, the adjacent CTA counts of
+/// cta_ladder() (space.hpp: common_neighbours), and the shape target +-1 where it gives some
+/// kernel a blocks-per-SM different from the row's (one step above every kernel's own: no
+/// shaping). None for a zero-CTA row (the copy engines use no SM a control divides). Never the
+/// row itself.
+std::vector<bench::RowSpec> workload_neighbours(const WorkloadSpaceInput& in, const bench::RowSpec& r);
 
 /// The model-based default for a step: the collective on the high-priority stream with NCCL's own
 /// CTA count, no shaping. A step mixes kernels we do not launch (cuBLASLt) with ours, and the

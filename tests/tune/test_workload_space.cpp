@@ -446,3 +446,27 @@ TEST(WorkloadSpace, ZeroCtaIsOneCandidateWhereTheStepHasCopyEngineCollectives) {
   in.cta_policies = {1};
   EXPECT_EQ(tune::build_workload_space(in, {}).size(), plain.size());
 }
+
+TEST(WorkloadSpace, NeighboursStepOneControlAtATime) {
+  const auto in = input({membound(), builtin_gemm()});
+  RowSpec r{Mode::ShapePriority, 4};
+  // Priority flipped, the CTA rungs around NCCL's default 24 (16 and 32), and k +-1: k=3 pads
+  // both kernels to 3/SM, k=5 the memory-bound one to 5/SM (the GEMM keeps its own 4).
+  EXPECT_EQ(labels(tune::workload_neighbours(in, r)),
+            (std::set<std::string>{"shape k=4", "shape+priority k=4 ctas=16",
+                                   "shape+priority k=4 ctas=32", "shape+priority k=3",
+                                   "shape+priority k=5"}));
+  // One step above the largest kernel's own 8/SM is no shaping at all.
+  const auto up = tune::workload_neighbours(in, {Mode::Shape, 7});
+  EXPECT_TRUE(labels(up).count("concurrent")) << testing::PrintToString(labels(up));
+  EXPECT_TRUE(labels(up).count("shape k=6"));
+  // A row on its own CTA count steps along the ladder; never the row itself.
+  RowSpec c{Mode::Concurrent};
+  c.nccl_ctas = 16;
+  EXPECT_EQ(labels(tune::workload_neighbours(in, c)),
+            (std::set<std::string>{"priority ctas=16", "concurrent ctas=12", "concurrent ctas=24"}));
+  // The copy engines use no SM a control divides: a zero-CTA row has no neighbour.
+  RowSpec z{Mode::Concurrent};
+  z.cta_policy = static_cast<int>(model::CtaPolicy::Zero);
+  EXPECT_TRUE(tune::workload_neighbours(in, z).empty());
+}
