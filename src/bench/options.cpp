@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <regex>
 #include <cmath>
 #include <sstream>
 
@@ -199,13 +200,38 @@ void add_shared_options(CLI::App& app, Options& o, SharedText& t) {
   add_flag_switch(app, F::Quiet, o.quiet);
 }
 
+std::string cli_error_text(const std::string& what) {
+  static const std::regex missing(R"(^(\S+): \d+ required \S+ missing$)");
+  static const std::regex extras(R"(^The following arguments? (?:was|were) not expected: (\S+).*$)");
+  static const std::regex convert(R"(^Could not convert: (\S+) = (.*)$)");
+  std::smatch m;
+  if (std::regex_match(what, m, missing)) return m[1].str() + " needs a value";
+  if (std::regex_match(what, m, extras)) {
+    const std::string a = m[1].str();
+    return (a.size() > 1 && a[0] == '-' ? "unknown option '" : "unexpected argument '") + a + "'";
+  }
+  if (std::regex_match(what, m, convert))
+    return m[1].str() + ": expected a number, got '" + m[2].str() + "'";
+  return what;
+}
+
+void refuse_empty_assignments(const std::vector<std::string>& args, std::size_t end) {
+  for (std::size_t i = 1; i < std::min(end, args.size()) && args[i] != "--"; ++i) {
+    const auto& a = args[i];
+    if (a.size() > 3 && a.compare(0, 2, "--") == 0 && a.back() == '=')
+      throw UsageError(a.substr(0, a.size() - 1) + " needs a value");
+  }
+}
+
 void parse_app(CLI::App& app, const std::vector<std::string>& args) {
+  // CLI11 reads "--name=" as "--name" and takes the next argument as the value.
+  if (!app.get_prefix_command()) refuse_empty_assignments(args, args.size());
   std::vector<std::string> rest(args.begin() + (args.empty() ? 0 : 1), args.end());
   std::reverse(rest.begin(), rest.end());  // CLI11 takes arguments in reverse order
   try {
     app.parse(rest);
   } catch (const CLI::ParseError& err) {
-    throw UsageError(err.what());
+    throw UsageError(cli_error_text(err.what()));
   }
 }
 

@@ -91,8 +91,17 @@ void add_shared_options(CLI::App& app, Options& o, SharedText& t);
 /// --nccl-register registers the buffers as a symmetric window. Throws UsageError.
 /// `given`: the flag was on the command line (then an empty value is an error, not "unset").
 void parse_cta_policies(Options& o, const std::string& text, bool given = false);
-/// Parses args[1..] (args[0] is the command) with `app`; a CLI11 error becomes one UsageError.
+/// Parses args[1..] (args[0] is the command) with `app`; a CLI11 error becomes one UsageError in
+/// the wording every subcommand uses (cli_error_text).
 void parse_app(CLI::App& app, const std::vector<std::string>& args);
+/// "--name=" among args[1..end) (before a "--"): UsageError "--name needs a value" (CLI11 would
+/// take the next argument as its value).
+void refuse_empty_assignments(const std::vector<std::string>& args, std::size_t end);
+/// CLI11's error message in the house wording: "X: 1 required TEXT missing" -> "X needs a value",
+/// "The following argument was not expected: A" -> "unknown option 'A'" (or "unexpected argument
+/// 'A'" when A is no option), "Could not convert: X = V" -> "X: expected a number, got 'V'";
+/// anything else as CLI11 says it.
+std::string cli_error_text(const std::string& what);
 
 /// Checks shared by every parser of bench options (cco bench, cco bench --workload), each
 /// throwing UsageError with one line: -g/-n/-w/-c/-a (sets o.check from `check`); --modes,

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/version.hpp"
+#include "cli/parse.hpp"
 #include "cli/commands.hpp"
 #include "model/limits.hpp"
 #ifdef CCO_HAVE_CUDA
@@ -57,13 +58,7 @@ int info_main(const std::vector<std::string>& args) {
   app.set_help_flag();
   bool json = false;
   app.add_flag("--json", json);
-  std::vector<std::string> rest(args.begin() + 1, args.end());
-  std::reverse(rest.begin(), rest.end());
-  try {
-    app.parse(rest);
-  } catch (const CLI::ParseError& e) {
-    throw Usage(e.what());
-  }
+  parse_cli(app, args);  // CLI11's errors in the wording every subcommand uses
   std::string why;
 #ifdef CCO_HAVE_CUDA
   const int n = rt::device_count(&why);

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "cli/parse.hpp"
 #include "cli/commands.hpp"
 #include "model/occupancy.hpp"
 
@@ -57,20 +58,16 @@ int plan_main(const std::vector<std::string>& args) {
   std::string arch, smem = "0", dyn = "0";
   int threads = 0, regs = 0, k = 0;
   bool json = false;
-  app.add_option("--arch", arch)->required();
-  app.add_option("--threads", threads)->required();
+  app.add_option("--arch", arch);  // required, checked after the parse: an unknown option is
+  app.add_option("--threads", threads);  // named first (CLI11 checks requirements before extras)
   app.add_option("--regs", regs);
   app.add_option("--smem", smem);
   app.add_option("--dyn-smem", dyn);
   app.add_option("--blocks-per-sm", k);
   app.add_flag("--json", json);
-  std::vector<std::string> rest(args.begin() + 1, args.end());
-  std::reverse(rest.begin(), rest.end());
-  try {
-    app.parse(rest);
-  } catch (const CLI::ParseError& e) {
-    throw Usage(e.what());
-  }
+  parse_cli(app, args);  // CLI11's errors in the wording every subcommand uses
+  for (const char* name : {"--arch", "--threads"})
+    if (!app.count(name)) throw Usage(std::string(name) + " is required");
   if (app.count("--blocks-per-sm") && k < 1)
     throw Usage("--blocks-per-sm: must be at least 1, got " + std::to_string(k));
 

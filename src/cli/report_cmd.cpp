@@ -4,6 +4,7 @@
 
 #include "model/read_file.hpp"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <cmath>
@@ -17,6 +18,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "cli/parse.hpp"
 #include "cli/commands.hpp"
 #include "model/limits.hpp"
 #include "trace/analysis.hpp"
@@ -59,66 +61,51 @@ double number_arg(const std::string& flag, const std::string& v) {
 
 Args parse(const std::vector<std::string>& args) {
   Args a;
-  bool only_files = false;
-  for (std::size_t i = 1; i < args.size(); ++i) {
-    const std::string& s = args[i];
-    auto value = [&](const std::string& flag) -> std::string {
-      if (i + 1 >= args.size()) throw Usage(flag + " needs a value");
-      return args[++i];
-    };
-    if (only_files || s.empty() || s[0] != '-' || s == "-") {
-      a.files.push_back(s);
-    } else if (s == "--") {
-      only_files = true;
-    } else if (s == "--json") {
-      a.json_stdout = true;
-    } else if (s.rfind("--json=", 0) == 0) {
-      a.json_file = s.substr(7);
-      if (a.json_file.empty()) throw Usage("--json=FILE: empty file name");
-      if (a.json_file == "-") {
-        a.json_stdout = true;
-        a.json_file.clear();
-      }
-    } else if (s == "--svg") {
-      a.svg = value(s);
-    } else if (s.rfind("--svg=", 0) == 0) {
-      a.svg = s.substr(6);
-    } else if (s == "--from") {
-      a.from_us = number_arg(s, value(s));
-    } else if (s == "--to") {
-      a.to_us = number_arg(s, value(s));
-    } else if (s == "--range") {
-      a.range = value(s);
-      if (a.range.empty()) throw Usage("--range: empty range name");
-    } else if (s.rfind("--range=", 0) == 0) {
-      a.range = s.substr(8);
-      if (a.range.empty()) throw Usage("--range=NAME: empty range name");
-    } else if (s == "--x") {
-      const std::string v = value(s);
-      if (v == "bps" || v == "blocks-per-sm")
-        a.axis = report::SweepAxis::BlocksPerSm;
-      else if (v == "pad")
-        a.axis = report::SweepAxis::Pad;
-      else if (v == "auto")
-        a.axis = report::SweepAxis::Auto;
-      else
-        throw Usage("--x: expected bps, pad or auto, got '" + v + "'");
-    } else if (s == "--width") {
-      a.width = number_arg(s, value(s));
-      if (a.width < 400 || a.width > 20000) throw Usage("--width: expected 400..20000 pixels");
-    } else if (s == "--title") {
-      a.title = value(s);
-    } else if (s == "--format" || s.rfind("--format=", 0) == 0) {
-      a.format = s == "--format" ? value(s) : s.substr(9);
-      if (a.format != "text" && a.format != "csv" && a.format != "md")
-        throw Usage("--format: expected text, csv or md, got '" + a.format + "'");
-    } else if (s == "--merge" || s.rfind("--merge=", 0) == 0) {
-      a.merge = s == "--merge" ? value(s) : s.substr(8);
-      if (a.merge.empty() || a.merge == "-") throw Usage("--merge needs a file name");
-    } else {
-      throw Usage("unknown option '" + s + "'");
-    }
+  CLI::App app{"cco report", "report"};
+  app.set_help_flag();  // help text comes from docs/cli/report.md, handled by the CLI
+  std::string json_arg, from, to, x_arg, width;
+  // --json alone: standard output; --json=FILE a file (the next argument stays an input).
+  auto* json_opt = app.add_flag("--json{-}", json_arg);
+  auto* svg_opt = app.add_option("--svg", a.svg);
+  app.add_option("--from", from);
+  app.add_option("--to", to);
+  auto* range_opt = app.add_option("--range", a.range);
+  app.add_option("--x", x_arg);
+  app.add_option("--width", width);
+  app.add_option("--title", a.title);
+  auto* format_opt = app.add_option("--format", a.format);
+  auto* merge_opt = app.add_option("--merge", a.merge);
+  app.add_option("files", a.files);
+  // CLI11 reads "--json=" as the bare flag; an empty file name is a mistake (an unset variable).
+  for (const auto& arg : args)
+    if (arg == "--json=") throw Usage("--json=FILE: empty file name");
+  parse_cli(app, args);
+
+  if (json_opt->count() > 0) {
+    if (json_arg.empty()) throw Usage("--json=FILE: empty file name");
+    if (json_arg == "-") a.json_stdout = true;
+    else a.json_file = json_arg;
   }
+  for (auto* o : {svg_opt, range_opt, merge_opt})
+    if (o->count() > 0 && o->as<std::string>().empty())
+      throw Usage(o->get_name() + " needs a value (got an empty one)");
+  if (!from.empty()) a.from_us = number_arg("--from", from);
+  if (!to.empty()) a.to_us = number_arg("--to", to);
+  if (!x_arg.empty()) {
+    if (x_arg == "bps" || x_arg == "blocks-per-sm")
+      a.axis = report::SweepAxis::BlocksPerSm;
+    else if (x_arg == "pad")
+      a.axis = report::SweepAxis::Pad;
+    else if (x_arg != "auto")
+      throw Usage("--x: expected bps, pad or auto, got '" + x_arg + "'");
+  }
+  if (!width.empty()) {
+    a.width = number_arg("--width", width);
+    if (a.width < 400 || a.width > 20000) throw Usage("--width: expected 400..20000 pixels");
+  }
+  if (format_opt->count() > 0 && a.format != "text" && a.format != "csv" && a.format != "md")
+    throw Usage("--format: expected text, csv or md, got '" + a.format + "'");
+  if (a.merge == "-") throw Usage("--merge needs a file name (not stdout)");
   if (a.files.empty()) throw Usage("no input: give one or more trace files or one bench JSON");
   if (a.svg == "-") throw Usage("--svg needs a file name (not stdout)");
   if (a.from_us && *a.from_us < 0) throw Usage("--from: must be >= 0");

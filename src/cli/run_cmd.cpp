@@ -1,6 +1,8 @@
 // cco run: the preload library's launcher. See run_cmd.hpp and docs/cli/run.md.
 #include "cli/run_cmd.hpp"
 
+#include "cli/parse.hpp"
+
 #include <dirent.h>
 #include <dlfcn.h>
 #include <limits.h>
@@ -184,67 +186,31 @@ std::vector<std::string> configuration_list(const std::string& flag, const std::
 
 RunOptions parse_run_args(const std::vector<std::string>& args) {
   RunOptions o;
-  std::size_t i = 1;
-  auto value = [&](const std::string& flag, std::size_t& at) -> std::string {
-    const std::string& a = args[at];
-    if (a.size() > flag.size() && a.compare(0, flag.size() + 1, flag + "=") == 0)
-      return a.substr(flag.size() + 1);
-    if (at + 1 >= args.size() || args[at + 1] == "--") throw Usage(flag + " needs a value");
-    return args[++at];
-  };
-  auto is = [&](const std::string& a, const std::string& flag) {
-    return a == flag || a.rfind(flag + "=", 0) == 0;
-  };
-  for (; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--") {
-      ++i;
-      break;
-    }
-    if (a.empty() || a[0] != '-') break;  // the command starts here
-    if (is(a, "--policy")) {
-      o.policy = value("--policy", i);
-      if (o.policy.empty()) throw Usage("--policy needs a value");
-    } else if (is(a, "--plan")) {
-      o.plan_file = value("--plan", i);
-      if (o.plan_file.empty()) throw Usage("--plan needs a value");
-    } else if (is(a, "--lib")) {
-      o.lib = value("--lib", i);
-      if (o.lib.empty()) throw Usage("--lib needs a value");
-    } else if (is(a, "--tuner-lib")) {
-      o.tuner_lib = value("--tuner-lib", i);
-      if (o.tuner_lib.empty()) throw Usage("--tuner-lib needs a value");
-    } else if (a == "--stats") {
-      o.stats = true;
-    } else if (a == "-v" || a == "--verbose") {
-      o.verbose = true;
-    } else if (a == "--dry-run") {
-      o.dry_run = true;
-    } else if (a == "--force") {
-      o.force = true;
-    } else if (is(a, "--compare")) {
-      const std::string v = value("--compare", i);
-      o.compare = configuration_list("--compare", v);
-    } else if (is(a, "--steps-out")) {
-      o.steps_out = value("--steps-out", i);
-      if (o.steps_out.empty()) throw Usage("--steps-out needs a folder");
-    } else if (is(a, "--compare-json")) {
-      o.compare_json = value("--compare-json", i);
-      if (o.compare_json.empty()) throw Usage("--compare-json needs a file");
-    } else if (is(a, "--warmup")) {
-      o.warmup = count_arg("--warmup", value("--warmup", i), 0, 1000000, "a step count (0 to 1000000)");
-    } else if (is(a, "--step-nvtx")) {
-      o.step_nvtx = check_step_nvtx(value("--step-nvtx", i));
-    } else if (is(a, "--trace")) {
-      o.trace = value("--trace", i);
-      if (const std::string bad = preload::check_trace_pattern(o.trace); !bad.empty())
-        throw Usage("--trace '" + o.trace + "' " + bad);
-    } else {
-      throw Usage("unknown option '" + a + "'");
-    }
-  }
-  o.command.assign(args.begin() + static_cast<std::ptrdiff_t>(std::min(i, args.size())),
-                   args.end());
+  CLI::App app{"cco run", "run"};
+  app.set_help_flag();  // help text comes from docs/cli/run.md, handled by the CLI
+  std::string compare, warmup, step_nvtx;
+  app.add_option("--policy", o.policy);
+  app.add_option("--plan", o.plan_file);
+  app.add_option("--lib", o.lib);
+  app.add_option("--tuner-lib", o.tuner_lib);
+  app.add_flag("--stats", o.stats);
+  app.add_flag("-v,--verbose", o.verbose);
+  app.add_flag("--dry-run", o.dry_run);
+  app.add_flag("--force", o.force);
+  app.add_option("--compare", compare);
+  app.add_option("--steps-out", o.steps_out);
+  app.add_option("--compare-json", o.compare_json);
+  app.add_option("--warmup", warmup);
+  app.add_option("--step-nvtx", step_nvtx)->type_name("range name");
+  app.add_option("--trace", o.trace);
+  o.command = parse_until_command(app, args, false, "");
+  if (app.count("--compare")) o.compare = configuration_list("--compare", compare);
+  if (app.count("--warmup"))
+    o.warmup = count_arg("--warmup", warmup, 0, 1000000, "a step count (0 to 1000000)");
+  if (app.count("--step-nvtx")) o.step_nvtx = check_step_nvtx(step_nvtx);
+  if (app.count("--trace"))
+    if (const std::string bad = preload::check_trace_pattern(o.trace); !bad.empty())
+      throw Usage("--trace '" + o.trace + "' " + bad);
   if (!o.policy.empty() && !o.plan_file.empty())
     throw Usage("--policy and --plan conflict: give one");
   if (!o.compare.empty() && (!o.policy.empty() || !o.plan_file.empty()))

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/parse.hpp"
 #include "cli/run_cmd.hpp"
 #include "cli/run_support.hpp"
 #include "plan/plan.hpp"
@@ -53,58 +54,28 @@ struct TuneProgramOptions {
 
 TuneProgramOptions parse_tune_program(const std::vector<std::string>& args) {
   TuneProgramOptions o;
-  std::size_t i = 1;
-  auto value = [&](const std::string& flag) -> std::string {
-    const std::string& a = args[i];
-    if (a.size() > flag.size() && a.compare(0, flag.size() + 1, flag + "=") == 0)
-      return a.substr(flag.size() + 1);
-    if (i + 1 >= args.size() || args[i + 1] == "--") throw Usage(flag + " needs a value");
-    return args[++i];
-  };
-  auto is = [&](const std::string& flag) {
-    return args[i] == flag || args[i].rfind(flag + "=", 0) == 0;
-  };
-  for (; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--") {
-      ++i;
-      break;
-    }
-    if (is("--candidates")) {
-      const std::string v = value("--candidates");
-      o.candidates = configuration_list("--candidates", v);
-    } else if (is("--steps")) {
-      o.steps = count_arg("--steps", value("--steps"), 1, 10000000);
-    } else if (is("--time")) {
-      o.time_s = count_arg("--time", value("--time"), 1, 86400 * 30);
-    } else if (is("--warmup")) {
-      o.warmup = count_arg("--warmup", value("--warmup"), 0, 1000000);
-    } else if (is("--wait")) {
-      o.wait_s = count_arg("--wait", value("--wait"), 1, 86400);
-    } else if (a == "--online") {
-      o.online = true;
-    } else if (is("--out")) {
-      o.out = value("--out");
-      if (o.out.empty()) throw Usage("--out needs a file");
-    } else if (is("--steps-out")) {
-      o.steps_out = value("--steps-out");
-      if (o.steps_out.empty()) throw Usage("--steps-out needs a folder");
-    } else if (is("--lib")) {
-      o.lib = value("--lib");
-      if (o.lib.empty()) throw Usage("--lib needs a value");
-    } else if (is("--tuner-lib")) {
-      o.tuner_lib = value("--tuner-lib");
-      if (o.tuner_lib.empty()) throw Usage("--tuner-lib needs a value");
-    } else if (is("--step-nvtx")) {
-      o.step_nvtx = check_step_nvtx(value("--step-nvtx"));
-    } else if (a == "-v" || a == "--verbose") {
-      o.verbose = true;
-    } else {
-      throw Usage("unknown option '" + a + "' (cco tune [options] -- CMD [ARGS...])");
-    }
-  }
-  o.command.assign(args.begin() + static_cast<std::ptrdiff_t>(std::min(i, args.size())),
-                   args.end());
+  CLI::App app{"cco tune", "tune"};
+  app.set_help_flag();  // help text comes from docs/cli/tune.md, handled by the CLI
+  std::string candidates, steps, time_s, warmup, wait_s, step_nvtx;
+  app.add_option("--candidates", candidates);
+  app.add_option("--steps", steps);
+  app.add_option("--time", time_s);
+  app.add_option("--warmup", warmup);
+  app.add_option("--wait", wait_s);
+  app.add_flag("--online", o.online);
+  app.add_option("--out", o.out);
+  app.add_option("--steps-out", o.steps_out);
+  app.add_option("--lib", o.lib);
+  app.add_option("--tuner-lib", o.tuner_lib);
+  app.add_option("--step-nvtx", step_nvtx);
+  app.add_flag("-v,--verbose", o.verbose);
+  o.command = parse_until_command(app, args, true, " (cco tune [options] -- CMD [ARGS...])");
+  if (app.count("--candidates")) o.candidates = configuration_list("--candidates", candidates);
+  if (app.count("--steps")) o.steps = count_arg("--steps", steps, 1, 10000000);
+  if (app.count("--time")) o.time_s = count_arg("--time", time_s, 1, 86400 * 30);
+  if (app.count("--warmup")) o.warmup = count_arg("--warmup", warmup, 0, 1000000);
+  if (app.count("--wait")) o.wait_s = count_arg("--wait", wait_s, 1, 86400);
+  if (app.count("--step-nvtx")) o.step_nvtx = check_step_nvtx(step_nvtx);
   if (o.command.empty()) throw Usage("no command to tune (cco tune [options] -- CMD [ARGS...])");
   if (o.steps_out.empty()) {
     std::string base = o.out;

@@ -140,6 +140,19 @@ else
   expect 2 "live needs a (CUDA GPU|cco built with CUDA)" -- plan --arch live --threads 256
 fi
 
+# Every subcommand parses with CLI11 and words its errors the same way.
+for c in plan info bench tune report doctor; do
+  expect 2 "^cco $c: error: unknown option '--frob' \\(" -- $c --frob
+done
+expect 2 "^cco run: error: unknown option '--frob' \\(" -- run --frob -- true
+expect 2 "^cco tune: error: unknown option '--frob' " -- tune --frob=3 -- true
+expect 2 "^cco report: error: --range needs a value \\(" -- report --range= x.json
+expect 2 "^cco bench: error: --iters needs a value \\(" -- bench --iters=
+expect 2 "^cco bench: error: --iters: expected a number, got 'x' \\(" -- bench -n x
+expect 2 "^cco run: error: --compare needs a value \\(" -- run --compare
+expect 2 "^cco run: error: --compare needs a value \\(" -- run --compare= -- true
+expect 2 "^cco run: error: --steps-out needs a value \\(" -- run --steps-out -- true
+
 # doctor: one line per check; without a GPU the GPU check fails (exit 1), with one it passes.
 expect 2 "unknown option '--frob'" -- doctor --frob
 "$cco" doctor --no-python >"$tmp/doc" 2>&1

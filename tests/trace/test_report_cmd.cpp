@@ -245,7 +245,7 @@ TEST(ReportCmd, RangeErrors) {
   expect_throw<Usage>({ranges_file(0), "--range", "step 0", "--from", "1"},
                       "--range and --from/--to");
   expect_throw<Usage>({ranges_file(0), "--range"}, "--range needs a value");
-  expect_throw<Usage>({ranges_file(0), "--range="}, "empty range name");
+  expect_throw<Usage>({ranges_file(0), "--range="}, "--range needs a value");
   expect_throw<Usage>({CCO_BENCH_EXAMPLE, "--range", "x"}, "--range applies to traces");
 }
 

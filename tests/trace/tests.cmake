@@ -6,7 +6,7 @@ target_compile_definitions(cco.test.trace_report PRIVATE
   CCO_BENCH_EXAMPLE="${PROJECT_SOURCE_DIR}/docs/results/2026-11-22-h200x2/builtin2048x2_ar256M.json")
 # report_main, compiled into its own test (the cco binary wires it in src/cli).
 cco_add_test(trace_report_cmd SOURCES trace/test_report_cmd.cpp ${PROJECT_SOURCE_DIR}/src/cli/report_cmd.cpp
-             LIBS cco.report LABELS trace)
+             LIBS cco.report cco.bench_core LABELS trace)
 target_compile_definitions(cco.test.trace_report_cmd PRIVATE
   CCO_BENCH_EXAMPLE="${PROJECT_SOURCE_DIR}/docs/results/2026-11-22-h200x2/builtin2048x2_ar256M.json")
 find_package(ZLIB QUIET)  # the gzip test writes its .gz with zlib
