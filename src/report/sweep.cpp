@@ -194,6 +194,143 @@ void draw_axes(Svg& svg, const Panel& p, const std::string& ylabel, const std::s
   if (!xlabel.empty()) svg.text(p.x + p.w / 2, p.y + p.h + 34, xlabel, 12, "middle", "#333");
 }
 
+// One size's two panels (time above, efficiency below) over the shaped rows' k or padding.
+struct SizePanels {
+  Panel time, eff;
+  std::vector<double> xticks;
+  int own_k = 0;  // the kernel's blocks per SM as launched (the unshaped rows)
+};
+
+double x_of(const SweepRow& r, bool use_bps) {
+  return use_bps ? static_cast<double>(r.blocks_per_sm) : static_cast<double>(r.pad);
+}
+
+// The panels' data ranges from one size's rows, placed from y.
+SizePanels size_panels(const std::vector<const SweepRow*>& rows, bool use_bps, double left,
+                       double pw, double y, double time_h, double gap, double eff_h) {
+  double tmin = std::numeric_limits<double>::infinity(), tmax = 0;
+  double emin = 0, emax = 1;
+  double xmin = std::numeric_limits<double>::infinity(), xmax = -xmin;
+  std::set<double> xs;
+  SizePanels out;
+  for (const auto* r : rows) {
+    for (double v : {r->t_us, r->t_p25_us, r->t_p75_us, r->t_ideal_us, r->t_seq_us}) {
+      if (std::isnan(v)) continue;
+      tmin = std::min(tmin, v);
+      tmax = std::max(tmax, v);
+    }
+    if (!std::isnan(r->efficiency)) {
+      emin = std::min(emin, r->efficiency);
+      emax = std::max(emax, r->efficiency);
+    }
+    if (r->shaped()) {
+      xs.insert(x_of(*r, use_bps));
+      xmin = std::min(xmin, x_of(*r, use_bps));
+      xmax = std::max(xmax, x_of(*r, use_bps));
+    } else if (r->blocks_per_sm > 0) {
+      out.own_k = std::max(out.own_k, r->blocks_per_sm);
+      if (use_bps) {  // include the kernel's own k
+        xmax = std::max(xmax, static_cast<double>(r->blocks_per_sm));
+        xs.insert(r->blocks_per_sm);
+      }
+    }
+  }
+  if (!use_bps) xmin = 0;  // pad 0 is the unshaped kernel
+  if (xs.empty()) {
+    xmin = 0;
+    xmax = 1;
+  }
+  if (xmax <= xmin) {
+    xmin -= 1;
+    xmax += 1;
+  }
+  const double xpad = (xmax - xmin) * 0.06;
+  const double tpad = (tmax - tmin) * 0.08 + 1e-9;
+  out.time = {left, y + 20, pw, time_h, xmin - xpad, xmax + xpad, std::max(0.0, tmin - tpad),
+              tmax + tpad};
+  out.eff = {left, y + 20 + time_h + gap, pw, eff_h, out.time.x0, out.time.x1, emin - 0.08,
+             emax + 0.08};
+  if (xs.empty()) {
+    // nothing over k: no ticks
+  } else if (use_bps) {
+    out.xticks.assign(xs.begin(), xs.end());
+  } else {
+    for (double v : nice_ticks(xmin / 1024.0, xmax / 1024.0, 8)) out.xticks.push_back(v * 1024.0);
+  }
+  return out;
+}
+
+// The legend right of the panels: one entry per line, downwards from y.
+struct SideLegend {
+  Svg& svg;
+  double x, y;
+  void add(const char* colour, const std::string& dash, const std::string& what, bool marker) {
+    svg.line(x, y, x + 26, y, line_style(colour, 2, dash));
+    if (marker) svg.circle(x + 13, y, 3.5, fill_style(colour));
+    svg.text(x + 32, y + 4, what, 11, "start", "#333");
+    y += 18;
+  }
+};
+
+// The unshaped modes (seq, concurrent, priority) and the ideal as horizontal references.
+void draw_references(Svg& svg, const SizePanels& p, const std::vector<const SweepRow*>& rows,
+                     SideLegend& legend) {
+  const Panel &tp = p.time, &ep = p.eff;
+  const SweepRow* any = rows.front();
+  svg.line(tp.x, tp.py(any->t_ideal_us), tp.x + tp.w, tp.py(any->t_ideal_us),
+           line_style(kIdealColour, 1.5, "1 3"));
+  for (const auto& ref : kRefs) {
+    for (const auto* r : rows) {
+      if (r->mode != ref.mode) continue;
+      svg.line(tp.x, tp.py(r->t_us), tp.x + tp.w, tp.py(r->t_us),
+               line_style(ref.colour, 1.5, ref.dash));
+      if (!std::isnan(r->efficiency) && std::string(ref.mode) != "seq")
+        svg.line(ep.x, ep.py(r->efficiency), ep.x + ep.w, ep.py(r->efficiency),
+                 line_style(ref.colour, 1.5, ref.dash));
+      legend.add(ref.colour, ref.dash, fmt::format("{} {} us", ref.mode, format_number(r->t_us, 0)),
+                 false);
+      break;
+    }
+  }
+  legend.add(kIdealColour, "1 3",
+             fmt::format("ideal max(C, M) {} us", format_number(any->t_ideal_us, 0)), false);
+}
+
+// The shaped modes as lines over k (or pad), with their p25..p75 bars.
+void draw_mode_lines(Svg& svg, const SizePanels& p, const std::vector<const SweepRow*>& rows,
+                     bool use_bps, SideLegend& legend) {
+  const Panel &tp = p.time, &ep = p.eff;
+  for (const auto& ln : kLines) {
+    std::vector<const SweepRow*> pts;
+    for (const auto* r : rows)
+      if (r->mode == ln.mode) pts.push_back(r);
+    if (pts.empty()) continue;
+    std::sort(pts.begin(), pts.end(), [&](const SweepRow* a, const SweepRow* b) {
+      return x_of(*a, use_bps) < x_of(*b, use_bps);
+    });
+    std::vector<std::pair<double, double>> tl, el;
+    for (const auto* r : pts) {
+      const double x = tp.px(x_of(*r, use_bps));
+      tl.push_back({x, tp.py(r->t_us)});
+      if (!std::isnan(r->t_p25_us) && !std::isnan(r->t_p75_us))
+        svg.line(x, tp.py(r->t_p25_us), x, tp.py(r->t_p75_us), line_style(ln.colour, 1.2));
+      if (!std::isnan(r->efficiency)) el.push_back({x, ep.py(r->efficiency)});
+    }
+    svg.polyline(tl, line_style(ln.colour, 2));
+    svg.polyline(el, line_style(ln.colour, 2));
+    for (std::size_t i = 0; i < pts.size(); ++i) {
+      const auto* r = pts[i];
+      const std::string tip =
+          fmt::format("{} k={} pad={} B: {} us, efficiency {}", r->mode, r->blocks_per_sm, r->pad,
+                      format_number(r->t_us, 1), format_number(r->efficiency, 2));
+      svg.circle(tl[i].first, tl[i].second, 3.5, fill_style(ln.colour), tip);
+      if (!std::isnan(r->efficiency))
+        svg.circle(tl[i].first, ep.py(r->efficiency), 3.5, fill_style(ln.colour), tip);
+    }
+    legend.add(ln.colour, "", ln.mode, true);
+  }
+}
+
 }  // namespace
 
 Svg sweep_svg(const BenchSweep& s, const SweepOptions& opt) {
@@ -211,9 +348,6 @@ Svg sweep_svg(const BenchSweep& s, const SweepOptions& opt) {
   }
   const bool use_bps =
       opt.axis == SweepAxis::BlocksPerSm || (opt.axis == SweepAxis::Auto && bps_ok);
-  auto xval = [&](const SweepRow& r) {
-    return use_bps ? static_cast<double>(r.blocks_per_sm) : static_cast<double>(r.pad);
-  };
 
   const double left = 84, right = 210, top = 58, time_h = 250, eff_h = 170, gap = 60,
                block_gap = 70;
@@ -236,60 +370,7 @@ Svg sweep_svg(const BenchSweep& s, const SweepOptions& opt) {
 
   double y = top;
   for (const auto& [bytes, rows] : by_size) {
-    // Data ranges.
-    double tmin = std::numeric_limits<double>::infinity(), tmax = 0;
-    double emin = 0, emax = 1;
-    double xmin = std::numeric_limits<double>::infinity(), xmax = -xmin;
-    const SweepRow* any = rows.front();
-    std::set<double> xs;
-    for (const auto* r : rows) {
-      for (double v : {r->t_us, r->t_p25_us, r->t_p75_us, r->t_ideal_us, r->t_seq_us}) {
-        if (std::isnan(v)) continue;
-        tmin = std::min(tmin, v);
-        tmax = std::max(tmax, v);
-      }
-      if (!std::isnan(r->efficiency)) {
-        emin = std::min(emin, r->efficiency);
-        emax = std::max(emax, r->efficiency);
-      }
-      if (r->shaped()) {
-        xs.insert(xval(*r));
-        xmin = std::min(xmin, xval(*r));
-        xmax = std::max(xmax, xval(*r));
-      }
-    }
-    if (use_bps) {  // include the kernel's own k (the unshaped rows)
-      for (const auto* r : rows)
-        if (!r->shaped() && r->blocks_per_sm > 0) {
-          xmax = std::max(xmax, static_cast<double>(r->blocks_per_sm));
-          xs.insert(r->blocks_per_sm);
-        }
-    }
-    int own_k = 0;  // the kernel's blocks per SM as launched (the unshaped rows)
-    for (const auto* r : rows)
-      if (!r->shaped() && r->blocks_per_sm > 0) own_k = std::max(own_k, r->blocks_per_sm);
-    if (!use_bps) xmin = 0;  // pad 0 is the unshaped kernel
-    if (xs.empty()) {
-      xmin = 0;
-      xmax = 1;
-    }
-    if (xmax <= xmin) {
-      xmin -= 1;
-      xmax += 1;
-    }
-    const double xpad = (xmax - xmin) * 0.06;
-    const double tpad = (tmax - tmin) * 0.08 + 1e-9;
-    Panel tp{left,       y + 20, pw, time_h, xmin - xpad, xmax + xpad, std::max(0.0, tmin - tpad),
-             tmax + tpad};
-    Panel ep{left, y + 20 + time_h + gap, pw, eff_h, tp.x0, tp.x1, emin - 0.08, emax + 0.08};
-    std::vector<double> xticks;
-    if (xs.empty()) {
-      // nothing over k: no ticks
-    } else if (use_bps) {
-      xticks.assign(xs.begin(), xs.end());
-    } else {
-      for (double v : nice_ticks(xmin / 1024.0, xmax / 1024.0, 8)) xticks.push_back(v * 1024.0);
-    }
+    const SizePanels p = size_panels(rows, use_bps, left, pw, y, time_h, gap, eff_h);
     svg.text(left, y + 12, fmt::format("{}: {} bytes", model::format_bytes(bytes), bytes), 13,
              "start", "#222", "bold");
     bool any_shaped = false;
@@ -297,73 +378,18 @@ Svg sweep_svg(const BenchSweep& s, const SweepOptions& opt) {
     const std::string xlabel = !any_shaped ? "(no shape rows in this run: each mode is a line)"
                                : use_bps   ? "compute blocks per SM (k)"
                                            : "padding per block (KiB; 0 = as launched)";
-    draw_axes(svg, tp, "time (us)", "", xticks, !use_bps);
-    draw_axes(svg, ep, "overlap efficiency", xlabel, xticks, !use_bps);
-    if (use_bps && own_k > 0)
-      svg.text(ep.px(own_k), ep.y + ep.h + 30, "(as launched)", 10, "middle", "#555");
+    draw_axes(svg, p.time, "time (us)", "", p.xticks, !use_bps);
+    draw_axes(svg, p.eff, "overlap efficiency", xlabel, p.xticks, !use_bps);
+    if (use_bps && p.own_k > 0)
+      svg.text(p.eff.px(p.own_k), p.eff.y + p.eff.h + 30, "(as launched)", 10, "middle", "#555");
     // Efficiency 0 and 1 marks.
     for (double v : {0.0, 1.0})
-      if (v >= ep.y0 && v <= ep.y1)
-        svg.line(ep.x, ep.py(v), ep.x + ep.w, ep.py(v),
+      if (v >= p.eff.y0 && v <= p.eff.y1)
+        svg.line(p.eff.x, p.eff.py(v), p.eff.x + p.eff.w, p.eff.py(v),
                  line_style(v == 0 ? "#555" : kIdealColour, 1, v == 0 ? "" : "1 3"));
-
-    // Horizontal references.
-    double ly = tp.y + 8;
-    auto legend = [&](const char* colour, const std::string& dash, const std::string& what,
-                      bool marker) {
-      const double lx = left + pw + 16;
-      svg.line(lx, ly, lx + 26, ly, line_style(colour, 2, dash));
-      if (marker) svg.circle(lx + 13, ly, 3.5, fill_style(colour));
-      svg.text(lx + 32, ly + 4, what, 11, "start", "#333");
-      ly += 18;
-    };
-    svg.line(tp.x, tp.py(any->t_ideal_us), tp.x + tp.w, tp.py(any->t_ideal_us),
-             line_style(kIdealColour, 1.5, "1 3"));
-    for (const auto& ref : kRefs) {
-      for (const auto* r : rows) {
-        if (r->mode != ref.mode) continue;
-        svg.line(tp.x, tp.py(r->t_us), tp.x + tp.w, tp.py(r->t_us),
-                 line_style(ref.colour, 1.5, ref.dash));
-        if (!std::isnan(r->efficiency) && std::string(ref.mode) != "seq")
-          svg.line(ep.x, ep.py(r->efficiency), ep.x + ep.w, ep.py(r->efficiency),
-                   line_style(ref.colour, 1.5, ref.dash));
-        legend(ref.colour, ref.dash, fmt::format("{} {} us", ref.mode, format_number(r->t_us, 0)),
-               false);
-        break;
-      }
-    }
-    legend(kIdealColour, "1 3",
-           fmt::format("ideal max(C, M) {} us", format_number(any->t_ideal_us, 0)), false);
-
-    // Lines over k (or pad).
-    for (const auto& ln : kLines) {
-      std::vector<const SweepRow*> pts;
-      for (const auto* r : rows)
-        if (r->mode == ln.mode) pts.push_back(r);
-      if (pts.empty()) continue;
-      std::sort(pts.begin(), pts.end(),
-                [&](const SweepRow* a, const SweepRow* b) { return xval(*a) < xval(*b); });
-      std::vector<std::pair<double, double>> tl, el;
-      for (const auto* r : pts) {
-        const double x = tp.px(xval(*r));
-        tl.push_back({x, tp.py(r->t_us)});
-        if (!std::isnan(r->t_p25_us) && !std::isnan(r->t_p75_us))
-          svg.line(x, tp.py(r->t_p25_us), x, tp.py(r->t_p75_us), line_style(ln.colour, 1.2));
-        if (!std::isnan(r->efficiency)) el.push_back({x, ep.py(r->efficiency)});
-      }
-      svg.polyline(tl, line_style(ln.colour, 2));
-      svg.polyline(el, line_style(ln.colour, 2));
-      for (std::size_t i = 0; i < pts.size(); ++i) {
-        const auto* r = pts[i];
-        const std::string tip =
-            fmt::format("{} k={} pad={} B: {} us, efficiency {}", r->mode, r->blocks_per_sm, r->pad,
-                        format_number(r->t_us, 1), format_number(r->efficiency, 2));
-        svg.circle(tl[i].first, tl[i].second, 3.5, fill_style(ln.colour), tip);
-        if (!std::isnan(r->efficiency))
-          svg.circle(tl[i].first, ep.py(r->efficiency), 3.5, fill_style(ln.colour), tip);
-      }
-      legend(ln.colour, "", ln.mode, true);
-    }
+    SideLegend legend{svg, left + pw + 16, p.time.y + 8};
+    draw_references(svg, p, rows, legend);
+    draw_mode_lines(svg, p, rows, use_bps, legend);
     y += block_h;
   }
   return svg;

@@ -125,24 +125,202 @@ std::vector<LanedRange> lay_out_ranges(const trace::Trace& t, int rank, int64_t 
   return out;
 }
 
-}  // namespace
+// Where a picture's times go: the window [lo, hi] over the plot's width from `left`.
+struct Frame {
+  int64_t lo = 0, hi = 1;
+  double left = 0, pw = 1;
+  TimeUnit unit{1e3, "us"};
+  bool tips = true;  // tooltips on every box (off above 20,000 boxes)
+  double x(int64_t ns) const {
+    return left + pw * static_cast<double>(ns - lo) / static_cast<double>(hi - lo);
+  }
+};
 
-Svg timeline_svg(const trace::Trace& t, const TimelineOptions& opt) {
-  // The window.
-  int64_t lo = 0, hi = 0;
+// The picture's time window: opt's --from/--to, else the kernels' span; its unit.
+Frame window_of(const trace::Trace& t, const TimelineOptions& opt) {
+  Frame f;
   bool any = false;
   for (const auto& k : t.kernels) {
     if (opt.from_ns && k.end_ns < *opt.from_ns) continue;
     if (opt.to_ns && k.start_ns > *opt.to_ns) continue;
-    lo = any ? std::min(lo, k.start_ns) : k.start_ns;
-    hi = any ? std::max(hi, k.end_ns) : k.end_ns;
+    f.lo = any ? std::min(f.lo, k.start_ns) : k.start_ns;
+    f.hi = any ? std::max(f.hi, k.end_ns) : k.end_ns;
     any = true;
   }
   if (!any) throw model::Error("no kernel in the time window to draw");
-  if (opt.from_ns) lo = *opt.from_ns;
-  if (opt.to_ns) hi = *opt.to_ns;
-  if (hi <= lo) hi = lo + 1;
-  const TimeUnit unit = unit_for(hi - lo);
+  if (opt.from_ns) f.lo = *opt.from_ns;
+  if (opt.to_ns) f.hi = *opt.to_ns;
+  if (f.hi <= f.lo) f.hi = f.lo + 1;
+  f.unit = unit_for(f.hi - f.lo);
+  return f;
+}
+
+constexpr double kLaneH = 10, kRowH = 22, kBarH = 16, kSumH = 12;
+
+// One rank's NVTX ranges, `lanes` thin lanes from y; thin neighbours in a lane merged like kernels.
+void draw_nvtx_row(Svg& svg, const Frame& f, const std::vector<LanedRange>& ranges, int lanes,
+                   double y, double rh) {
+  svg.text(18, y + std::min(rh, 14.0) - 3, "NVTX ranges", 10, "start", "#555");
+  svg.rect(f.left, y + 1, f.pw, rh - 2, fill_style("#f7f7f7"));
+  svg.open_group("plot");
+  struct RBox {
+    double x0, x1;
+    std::size_t count;
+    const trace::NvtxRange* first;
+  };
+  std::vector<std::vector<RBox>> per_lane(static_cast<std::size_t>(lanes));
+  for (const auto& lr : ranges) {
+    const auto& r = *lr.range;
+    const double x0 = f.x(std::max(r.start_ns, f.lo)), x1 = f.x(std::min(r.end_ns, f.hi));
+    auto& boxes = per_lane[static_cast<std::size_t>(lr.lane)];
+    if (!boxes.empty()) {
+      auto& b = boxes.back();
+      const bool thin = (b.x1 - b.x0) < 3 || (x1 - x0) < 3;
+      if (thin && x0 - b.x1 < 0.5 && x0 >= b.x0) {
+        b.x1 = std::max(b.x1, x1);
+        ++b.count;
+        continue;
+      }
+    }
+    boxes.push_back({x0, x1, 1, &r});
+  }
+  for (std::size_t lane = 0; lane < per_lane.size(); ++lane) {
+    const double by = y + 2 + static_cast<double>(lane) * kLaneH;
+    for (const auto& b : per_lane[lane]) {
+      const double w = std::max(b.x1 - b.x0, 0.6);
+      std::string tip;
+      if (f.tips)
+        tip = b.count == 1 ? range_tooltip(*b.first, f.lo, f.unit)
+                           : fmt::format("{} NVTX ranges", b.count);
+      svg.rect(b.x0, by, w, kLaneH - 2, box_style(kNvtxColour, w > 4 ? "#ffffff" : "none", 0.5),
+               tip);
+      if (w > 40 && b.count == 1) {
+        std::string nm = b.first->name;
+        const auto fit = static_cast<std::size_t>((w - 4) / 4.9);
+        if (nm.size() > fit) nm = fit > 3 ? utf8_prefix(nm, fit - 3) + "..." : std::string();
+        if (!nm.empty()) svg.text(b.x0 + 2, by + kLaneH - 4, nm, 7.5, "start", "#ffffff");
+      }
+    }
+  }
+  svg.close_group();
+}
+
+// One stream's row of kernels at y; adjacent kernels closer than half a pixel merged when either
+// is thin.
+void draw_stream_row(Svg& svg, const Frame& f, const trace::Trace& t, int rank,
+                     const trace::StreamInfo& s, double y) {
+  std::string label = fmt::format("stream {}", s.stream);
+  label += s.priority ? fmt::format("  priority {}", *s.priority) : "  priority ?";
+  if (!s.label.empty()) label += "  (" + s.label + ")";
+  svg.text(18, y + 15, label, 11, "start", "#333");
+  svg.rect(f.left, y + 1, f.pw, kRowH - 2, fill_style("#f7f7f7"));
+  svg.open_group("plot");
+  struct Box {
+    double x0, x1;
+    trace::KernelCategory cat;
+    std::size_t count;
+    const trace::KernelEvent* first;
+  };
+  std::vector<Box> boxes;
+  for (const auto& k : t.kernels) {
+    if (k.rank != rank || k.device != s.device || k.stream != s.stream) continue;
+    if (k.end_ns < f.lo || k.start_ns > f.hi) continue;
+    const double x0 = f.x(std::max(k.start_ns, f.lo)), x1 = f.x(std::min(k.end_ns, f.hi));
+    if (!boxes.empty()) {
+      auto& b = boxes.back();
+      const bool thin = (b.x1 - b.x0) < 3 || (x1 - x0) < 3;
+      if (b.cat == k.category && thin && x0 - b.x1 < 0.5) {
+        b.x1 = std::max(b.x1, x1);
+        ++b.count;
+        continue;
+      }
+    }
+    boxes.push_back({x0, x1, k.category, 1, &k});
+  }
+  for (const auto& b : boxes) {
+    const bool comm = b.cat == trace::KernelCategory::Communication;
+    const double w = std::max(b.x1 - b.x0, 0.6);
+    std::string tip;
+    if (f.tips)
+      tip = b.count == 1 ? kernel_tooltip(*b.first, f.lo, f.unit)
+                         : fmt::format("{} {} kernels", b.count, to_string(b.cat));
+    svg.rect(b.x0, y + (kRowH - kBarH) / 2, w, kBarH,
+             box_style(comm ? kCommColour : kComputeColour, w > 4 ? "#ffffff" : "none", 0.5), tip);
+    if (w > 70 && b.count == 1) {
+      std::string nm = short_kernel_name(b.first->name, static_cast<std::size_t>(w / 6.5));
+      if (b.first->blocks_per_sm > 0 && w > 110)
+        nm += fmt::format(" [{}/SM]", b.first->blocks_per_sm);
+      if (static_cast<double>(nm.size()) * 6.2 > w - 6)
+        nm = short_kernel_name(b.first->name, static_cast<std::size_t>((w - 6) / 6.2));
+      svg.text(b.x0 + 3, y + kRowH / 2 + 3.5, nm, 10, "start", "#ffffff");
+    }
+  }
+  svg.close_group();
+}
+
+// The rank's summary row at y: where compute and communication overlapped, and where
+// communication waited for SMs. Waits from stream gaps (no launch timestamps) are upper bounds:
+// drawn pale, and labelled.
+void draw_rank_summary(Svg& svg, const Frame& f, const trace::Trace& t, int rank, double y) {
+  const auto waits = trace::communication_waits(t, rank, {f.lo, f.hi});
+  const bool estimated = std::any_of(waits.begin(), waits.end(),
+                                     [](const auto& w) { return w.method != "launch"; });
+  svg.text(18, y + 10, estimated ? "overlap / comm waiting (upper bound)" : "overlap / comm waiting",
+           10, "start", "#555");
+  svg.rect(f.left, y + 1, f.pw, kSumH - 1, fill_style("#f7f7f7"));
+  std::vector<trace::Interval> comp, comm;
+  for (const auto& k : t.kernels) {
+    if (k.rank != rank) continue;
+    (k.category == trace::KernelCategory::Communication ? comm : comp)
+        .push_back({std::max(k.start_ns, f.lo), std::min(k.end_ns, f.hi)});
+  }
+  svg.open_group("plot");
+  for (const auto& iv :
+       trace::interval_intersection(trace::interval_union(comp), trace::interval_union(comm)))
+    svg.rect(f.x(iv.begin), y + 1, std::max(f.x(iv.end) - f.x(iv.begin), 0.6), kSumH - 1,
+             fill_style(kOverlapColour));
+  for (const auto& w : waits) {
+    const bool measured = w.method == "launch";
+    auto style = fill_style(kWaitColour);
+    if (!measured) style.opacity = 0.45;
+    svg.rect(f.x(w.begin_ns), y + 1, std::max(f.x(w.end_ns) - f.x(w.begin_ns), 0.6), kSumH - 1,
+             style,
+             f.tips ? fmt::format("{} waited {} us for SMs ({})", w.kernel,
+                                  format_number(static_cast<double>(w.length()) / 1e3, 3),
+                                  measured ? "from its launch timestamp"
+                                           : "an upper bound: no launch timestamps, the gap "
+                                             "after the stream's previous kernel")
+                    : std::string());
+  }
+  svg.close_group();
+}
+
+// The legend's rows at `width` (each entry 40 px plus its text), drawn from ly when `svg` is given.
+int legend_rows(const std::vector<std::pair<const char*, const char*>>& legend, double width,
+                Svg* svg = nullptr, double ly = 0) {
+  int rows = 1;
+  double lx = 8;
+  for (const auto& [colour, what] : legend) {
+    const double w = 40 + 6.3 * static_cast<double>(std::string_view(what).size());
+    if (lx > 8 && lx + w > width) {
+      lx = 8;
+      ly += 18;
+      ++rows;
+    }
+    if (svg) {
+      svg->rect(lx, ly - 10, 14, 12, fill_style(colour));
+      svg->text(lx + 20, ly, what, 11, "start", "#333");
+    }
+    lx += w;
+  }
+  return rows;
+}
+
+}  // namespace
+
+Svg timeline_svg(const trace::Trace& t, const TimelineOptions& opt) {
+  Frame f = window_of(t, opt);
+  const int64_t lo = f.lo, hi = f.hi;
 
   // Rows: per rank, its streams by priority (most urgent first), then stream id.
   std::map<int, std::vector<const trace::StreamInfo*>> rows;
@@ -153,19 +331,19 @@ Svg timeline_svg(const trace::Trace& t, const TimelineOptions& opt) {
              std::make_tuple(b->priority.value_or(0), b->stream);
     });
 
-  const double left = 260, right = 24, top = 66, row_h = 22, bar_h = 16, sum_h = 12, rank_head = 22,
-               rank_gap = 14, lane_h = 10;
-  const double width = std::max(opt.width, left + right + 200);
-  const double pw = width - left - right;
+  const double right = 24, top = 66, rank_head = 22, rank_gap = 14;
+  f.left = 260;
+  const double width = std::max(opt.width, f.left + right + 200);
+  f.pw = width - f.left - right;
   // NVTX rows: lanes per rank (0: no range of that rank in the window, no row).
   std::map<int, std::vector<LanedRange>> laned;
   std::map<int, int> lanes;
   for (const auto& [r, v] : rows) laned[r] = lay_out_ranges(t, r, lo, hi, &lanes[r]);
-  auto nvtx_row_h = [&](int r) { return lanes[r] > 0 ? lanes[r] * lane_h + 4 : 0.0; };
+  auto nvtx_row_h = [&](int r) { return lanes[r] > 0 ? lanes[r] * kLaneH + 4 : 0.0; };
   double plot_h = 0;
   for (const auto& [r, v] : rows)
     plot_h +=
-        rank_head + nvtx_row_h(r) + static_cast<double>(v.size()) * row_h + sum_h + 6 + rank_gap;
+        rank_head + nvtx_row_h(r) + static_cast<double>(v.size()) * kRowH + kSumH + 6 + rank_gap;
   const double axis_y = top + plot_h;
   // The legend names NVTX ranges only when the picture shows some.
   std::vector<std::pair<const char*, const char*>> legend;
@@ -173,23 +351,8 @@ Svg timeline_svg(const trace::Trace& t, const TimelineOptions& opt) {
   for (const auto& [r, n] : lanes) any_ranges = any_ranges || n > 0;
   for (const auto& e : kLegend)
     if (std::string_view(e.first) != kNvtxColour || any_ranges) legend.push_back(e);
-  int legend_rows = 1;
-  {
-    double lx = 8;
-    for (const auto& [colour, what] : legend) {
-      const double w = 40 + 6.3 * static_cast<double>(std::string_view(what).size());
-      if (lx > 8 && lx + w > width) {
-        lx = 8;
-        ++legend_rows;
-      }
-      lx += w;
-    }
-  }
-  const double height = axis_y + 62 + 18.0 * legend_rows;
+  const double height = axis_y + 62 + 18.0 * legend_rows(legend, width);
   Svg svg(width, height);
-  auto xof = [&](int64_t ns) {
-    return left + pw * static_cast<double>(ns - lo) / static_cast<double>(hi - lo);
-  };
 
   const std::string title = opt.title.empty() ? "ccoverlap timeline" : opt.title;
   svg.text(8, 22, title, 15, "start", "#222", "bold");
@@ -197,8 +360,8 @@ Svg timeline_svg(const trace::Trace& t, const TimelineOptions& opt) {
   svg.text(8, 42,
            fmt::format("{} kernels, window {} {}; overlap efficiency {} (overlapped / min(compute "
                        "busy, comm busy)){}",
-                       an.kernels, format_number(static_cast<double>(hi - lo) / unit.div, 3),
-                       unit.name, format_number(an.all.efficiency, 2),
+                       an.kernels, format_number(static_cast<double>(hi - lo) / f.unit.div, 3),
+                       f.unit.name, format_number(an.all.efficiency, 2),
                        t.dropped_records ? fmt::format("; {} records DROPPED", t.dropped_records)
                                          : std::string()),
            11, "start", "#555");
@@ -207,11 +370,11 @@ Svg timeline_svg(const trace::Trace& t, const TimelineOptions& opt) {
   // Times on the axis count from the trace's first kernel, as cco report's --from/--to do.
   int64_t origin = lo;
   for (const auto& k : t.kernels) origin = std::min(origin, k.start_ns);
-  const auto ticks = nice_ticks(static_cast<double>(lo - origin) / unit.div,
-                                static_cast<double>(hi - origin) / unit.div, 10);
+  const auto ticks = nice_ticks(static_cast<double>(lo - origin) / f.unit.div,
+                                static_cast<double>(hi - origin) / f.unit.div, 10);
   auto xtick = [&](double v) {
-    return left +
-           pw * (v * unit.div - static_cast<double>(lo - origin)) / static_cast<double>(hi - lo);
+    return f.left + f.pw * (v * f.unit.div - static_cast<double>(lo - origin)) /
+                        static_cast<double>(hi - lo);
   };
   for (double v : ticks) {
     const double x = xtick(v);
@@ -222,8 +385,8 @@ Svg timeline_svg(const trace::Trace& t, const TimelineOptions& opt) {
   for (const auto& k : t.kernels)
     if (k.end_ns >= lo && k.start_ns <= hi) ++total;
   for (const auto& [r, v] : laned) total += v.size();
-  const bool tips = opt.tooltips && total <= 20000;
-  svg.clip_rect("plot", left, top - 2, pw, plot_h + 4);
+  f.tips = opt.tooltips && total <= 20000;
+  svg.clip_rect("plot", f.left, top - 2, f.pw, plot_h + 4);
 
   double y = top;
   for (const auto& [rank, streams] : rows) {
@@ -235,177 +398,39 @@ Svg timeline_svg(const trace::Trace& t, const TimelineOptions& opt) {
     }
     svg.text(8, y + 15, head, 13, "start", "#222", "bold");
     y += rank_head;
-    // The rank's NVTX ranges, a thin row above its streams; thin neighbours in a lane merged
-    // like kernels.
-    if (lanes[rank] > 0) {
-      const double rh = nvtx_row_h(rank);
-      svg.text(18, y + std::min(rh, 14.0) - 3, "NVTX ranges", 10, "start", "#555");
-      svg.rect(left, y + 1, pw, rh - 2, fill_style("#f7f7f7"));
-      svg.open_group("plot");
-      struct RBox {
-        double x0, x1;
-        std::size_t count;
-        const trace::NvtxRange* first;
-      };
-      std::vector<std::vector<RBox>> per_lane(static_cast<std::size_t>(lanes[rank]));
-      for (const auto& lr : laned[rank]) {
-        const auto& r = *lr.range;
-        const double x0 = xof(std::max(r.start_ns, lo)), x1 = xof(std::min(r.end_ns, hi));
-        auto& boxes = per_lane[static_cast<std::size_t>(lr.lane)];
-        if (!boxes.empty()) {
-          auto& b = boxes.back();
-          const bool thin = (b.x1 - b.x0) < 3 || (x1 - x0) < 3;
-          if (thin && x0 - b.x1 < 0.5 && x0 >= b.x0) {
-            b.x1 = std::max(b.x1, x1);
-            ++b.count;
-            continue;
-          }
-        }
-        boxes.push_back({x0, x1, 1, &r});
-      }
-      for (std::size_t lane = 0; lane < per_lane.size(); ++lane) {
-        const double by = y + 2 + static_cast<double>(lane) * lane_h;
-        for (const auto& b : per_lane[lane]) {
-          const double w = std::max(b.x1 - b.x0, 0.6);
-          std::string tip;
-          if (tips)
-            tip = b.count == 1 ? range_tooltip(*b.first, lo, unit)
-                               : fmt::format("{} NVTX ranges", b.count);
-          svg.rect(b.x0, by, w, lane_h - 2, box_style(kNvtxColour, w > 4 ? "#ffffff" : "none", 0.5),
-                   tip);
-          if (w > 40 && b.count == 1) {
-            std::string nm = b.first->name;
-            const auto fit = static_cast<std::size_t>((w - 4) / 4.9);
-            if (nm.size() > fit) nm = fit > 3 ? utf8_prefix(nm, fit - 3) + "..." : std::string();
-            if (!nm.empty()) svg.text(b.x0 + 2, by + lane_h - 4, nm, 7.5, "start", "#ffffff");
-          }
-        }
-      }
-      svg.close_group();
-      y += rh;
+    if (lanes[rank] > 0) {  // the rank's NVTX ranges, a thin row above its streams
+      draw_nvtx_row(svg, f, laned[rank], lanes[rank], y, nvtx_row_h(rank));
+      y += nvtx_row_h(rank);
     }
     for (const auto* s : streams) {
-      std::string label = fmt::format("stream {}", s->stream);
-      label += s->priority ? fmt::format("  priority {}", *s->priority) : "  priority ?";
-      if (!s->label.empty()) label += "  (" + s->label + ")";
-      svg.text(18, y + 15, label, 11, "start", "#333");
-      svg.rect(left, y + 1, pw, row_h - 2, fill_style("#f7f7f7"));
-      svg.open_group("plot");
-      // Kernels of this row, adjacent ones closer than half a pixel merged when either is thin.
-      struct Box {
-        double x0, x1;
-        trace::KernelCategory cat;
-        std::size_t count;
-        const trace::KernelEvent* first;
-      };
-      std::vector<Box> boxes;
-      for (const auto& k : t.kernels) {
-        if (k.rank != rank || k.device != s->device || k.stream != s->stream) continue;
-        if (k.end_ns < lo || k.start_ns > hi) continue;
-        const double x0 = xof(std::max(k.start_ns, lo)), x1 = xof(std::min(k.end_ns, hi));
-        if (!boxes.empty()) {
-          auto& b = boxes.back();
-          const bool thin = (b.x1 - b.x0) < 3 || (x1 - x0) < 3;
-          if (b.cat == k.category && thin && x0 - b.x1 < 0.5) {
-            b.x1 = std::max(b.x1, x1);
-            ++b.count;
-            continue;
-          }
-        }
-        boxes.push_back({x0, x1, k.category, 1, &k});
-      }
-      for (const auto& b : boxes) {
-        const bool comm = b.cat == trace::KernelCategory::Communication;
-        const double w = std::max(b.x1 - b.x0, 0.6);
-        std::string tip;
-        if (tips)
-          tip = b.count == 1 ? kernel_tooltip(*b.first, lo, unit)
-                             : fmt::format("{} {} kernels", b.count, to_string(b.cat));
-        svg.rect(b.x0, y + (row_h - bar_h) / 2, w, bar_h,
-                 box_style(comm ? kCommColour : kComputeColour, w > 4 ? "#ffffff" : "none", 0.5),
-                 tip);
-        if (w > 70 && b.count == 1) {
-          std::string nm = short_kernel_name(b.first->name, static_cast<std::size_t>(w / 6.5));
-          if (b.first->blocks_per_sm > 0 && w > 110)
-            nm += fmt::format(" [{}/SM]", b.first->blocks_per_sm);
-          if (static_cast<double>(nm.size()) * 6.2 > w - 6)
-            nm = short_kernel_name(b.first->name, static_cast<std::size_t>((w - 6) / 6.2));
-          svg.text(b.x0 + 3, y + row_h / 2 + 3.5, nm, 10, "start", "#ffffff");
-        }
-      }
-      svg.close_group();
-      y += row_h;
+      draw_stream_row(svg, f, t, rank, *s, y);
+      y += kRowH;
     }
-    // The rank's summary: where compute and communication overlapped, and where communication
-    // waited for SMs.
-    // Waits from stream gaps (no launch timestamps) are upper bounds: drawn pale, and labelled.
-    const auto waits = trace::communication_waits(t, rank, {lo, hi});
-    const bool estimated = std::any_of(waits.begin(), waits.end(),
-                                       [](const auto& w) { return w.method != "launch"; });
-    svg.text(18, y + 10, estimated ? "overlap / comm waiting (upper bound)" : "overlap / comm waiting",
-             10, "start", "#555");
-    svg.rect(left, y + 1, pw, sum_h - 1, fill_style("#f7f7f7"));
-    std::vector<trace::Interval> comp, comm;
-    for (const auto& k : t.kernels) {
-      if (k.rank != rank) continue;
-      (k.category == trace::KernelCategory::Communication ? comm : comp)
-          .push_back({std::max(k.start_ns, lo), std::min(k.end_ns, hi)});
-    }
-    svg.open_group("plot");
-    for (const auto& iv :
-         trace::interval_intersection(trace::interval_union(comp), trace::interval_union(comm)))
-      svg.rect(xof(iv.begin), y + 1, std::max(xof(iv.end) - xof(iv.begin), 0.6), sum_h - 1,
-               fill_style(kOverlapColour));
-    for (const auto& w : waits) {
-      const bool measured = w.method == "launch";
-      auto style = fill_style(kWaitColour);
-      if (!measured) style.opacity = 0.45;
-      svg.rect(xof(w.begin_ns), y + 1, std::max(xof(w.end_ns) - xof(w.begin_ns), 0.6), sum_h - 1,
-               style,
-               tips ? fmt::format("{} waited {} us for SMs ({})", w.kernel,
-                                  format_number(static_cast<double>(w.length()) / 1e3, 3),
-                                  measured ? "from its launch timestamp"
-                                           : "an upper bound: no launch timestamps, the gap "
-                                             "after the stream's previous kernel")
-                    : std::string());
-    }
-    svg.close_group();
-    y += sum_h + 6 + rank_gap;
+    draw_rank_summary(svg, f, t, rank, y);
+    y += kSumH + 6 + rank_gap;
   }
 
   // Marks the program set (Session::mark): dashed lines over the rows, names at the top.
   std::size_t shown = 0;
   for (const auto& m : t.marks) {
     if (m.ts_ns < lo || m.ts_ns > hi || ++shown > 200) continue;
-    const double x = xof(m.ts_ns);
+    const double x = f.x(m.ts_ns);
     svg.line(x, top - 4, x, axis_y, line_style("#777", 1, "3 3"));
     svg.text(x + 2, top - 6, m.rank >= 0 ? fmt::format("{} (rank {})", m.name, m.rank) : m.name, 9,
              "start", "#555");
   }
 
   // Time axis.
-  svg.line(left, axis_y, left + pw, axis_y, line_style("#444", 1));
+  svg.line(f.left, axis_y, f.left + f.pw, axis_y, line_style("#444", 1));
   for (double v : ticks) {
     const double x = xtick(v);
     svg.line(x, axis_y, x, axis_y + 5, line_style("#444", 1));
     svg.text(x, axis_y + 18, format_number(v, 3), 11, "middle", "#333");
   }
-  svg.text(left + pw / 2, axis_y + 36, fmt::format("time ({}) after the first kernel", unit.name),
-           12, "middle", "#333");
+  svg.text(f.left + f.pw / 2, axis_y + 36,
+           fmt::format("time ({}) after the first kernel", f.unit.name), 12, "middle", "#333");
 
-  // Legend, wrapped to the width.
-  double ly = axis_y + 56;
-  double lx = 8;
-  for (const auto& [colour, what] : legend) {
-    const double w = 40 + 6.3 * static_cast<double>(std::string_view(what).size());
-    if (lx > 8 && lx + w > width) {
-      lx = 8;
-      ly += 18;
-    }
-    svg.rect(lx, ly - 10, 14, 12, fill_style(colour));
-    svg.text(lx + 20, ly, what, 11, "start", "#333");
-    lx += w;
-  }
+  legend_rows(legend, width, &svg, axis_y + 56);  // wrapped to the width
   return svg;
 }
 
