@@ -107,4 +107,27 @@ SearchResult search(const SearchSubject& s, const SearchOptions& o, std::ostream
   return res;
 }
 
+SearchOptions search_options(int top, int refine, int rounds, double budget_s, int warmup, int iters,
+                             int screen_iters) {
+  SearchOptions so;
+  so.top = top;
+  so.refine = refine;
+  so.rounds = rounds;
+  so.budget_s = budget_s;
+  so.warmup = warmup;
+  so.iters = iters;
+  so.screen_iters = screen_iters;
+  return so;
+}
+
+nlohmann::json search_json(const SearchResult& r, int screen_iters, double seconds) {
+  return {{"space_size", r.space_size},
+          {"neighbours_screened", r.refined},
+          {"neighbour_rounds", r.rounds_run},
+          {"finalists", r.finalists.empty() ? 0 : r.finalists.size() - 1},
+          {"screen_iters", screen_iters},
+          {"final_iters", r.final_iters},
+          {"seconds", seconds}};
+}
+
 }  // namespace cco::tune

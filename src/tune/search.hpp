@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <functional>
 #include <iosfwd>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,11 @@ struct SearchOptions {
   bool same_path = false;
 };
 
+/// The options of a search as the tuners' flags give them (--top, --refine, --rounds, --budget,
+/// -w, -n, --screen-iters).
+SearchOptions search_options(int top, int refine, int rounds, double budget_s, int warmup, int iters,
+                             int screen_iters);
+
 struct SearchResult {
   std::vector<Screened> screened;        ///< every screened candidate, in screening order
   bench::RowSpec predicted;              ///< the model's default
@@ -73,6 +79,10 @@ struct SearchResult {
   std::vector<bench::RowSpec> finalists; ///< seq first
   int final_iters = 1;                   ///< the final round's samples
 };
+
+/// The record of a search in a plan's tuning.search: space_size, neighbours_screened,
+/// neighbour_rounds, finalists (without seq), screen_iters, final_iters, seconds.
+nlohmann::json search_json(const SearchResult& r, int screen_iters, double seconds);
 
 /// Indices of `s`, fastest median first (ties: the earlier first). T: anything with .t_us.
 template <class T>

@@ -13,6 +13,7 @@
 #include "bootstrap/bootstrap.hpp"
 #include "model/cta_policy.hpp"
 #include "runtime/device.hpp"
+#include "tune/cache.hpp"
 #include "tune/search.hpp"
 
 namespace cco::tune {
@@ -21,48 +22,32 @@ namespace fs = std::filesystem;
 using bench::Mode;
 using bench::RowSpec;
 
-std::string resolve_cache_dir(const std::string& requested) {
-  std::string dir = requested;
-  if (dir.empty()) {
-    if (const char* e = std::getenv("CCO_CACHE_DIR"); e && *e) dir = e;
-    else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) dir = std::string(x) + "/ccoverlap";
-    else if (const char* h = std::getenv("HOME"); h && *h) dir = std::string(h) + "/.cache/ccoverlap";
-    else dir = ".ccoverlap-cache";
+nlohmann::json devices_json(int ngpus, int64_t* min_memory) {
+  nlohmann::json devices = nlohmann::json::array();
+  if (min_memory) *min_memory = INT64_MAX;
+  for (int i = 0; i < ngpus; ++i) {
+    const auto info = rt::device_info(i);
+    devices.push_back({{"name", info.name}, {"sms", info.limits.sm_count}});
+    if (min_memory) *min_memory = std::min(*min_memory, info.total_mem);
   }
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  const auto probe = fs::path(dir) / ".write-test";
-  std::ofstream f(probe);
-  if (ec || !f) throw bench::UsageError("--cache: cannot write to '" + dir + "'");
-  f.close();
-  fs::remove(probe, ec);
-  return dir;
+  return devices;
 }
 
-CacheRead read_cache(const std::string& file, const std::string& key, nlohmann::json& plan,
-                     std::string& table) {
-  if (!fs::exists(file)) return CacheRead::Absent;
-  std::ifstream f(file);
-  try {
-    auto j = nlohmann::json::parse(f);
-    if (j.value("cache_key", "") != key || !j.contains("plan") || !j["plan"].contains("tuning"))
-      return CacheRead::Mismatch;
-    plan = j["plan"];
-    table = j.value("table", "");
-    return CacheRead::Hit;
-  } catch (const std::exception&) {
-    return CacheRead::Unreadable;
-  }
-}
-
-void write_cache(const std::string& file, const std::string& key, const nlohmann::json& plan,
-                 const std::string& table) {
-  std::ofstream f(file);
-  if (!f) throw bench::UsageError("--cache: cannot write '" + file + "'");
-  f << bench::json_text(nlohmann::json{{"cache_key", key}, {"plan", plan}, {"table", table}}) << "\n";
+nlohmann::json versions_json() {
+  const auto v = rt::versions();
+  return {{"cuda_driver", v.driver}, {"cuda_runtime", v.runtime}, {"nccl", v.nccl},
+          {"cublaslt", v.cublas}};
 }
 
 namespace {
+
+// Registrations a row may switch to: those named by --registers, else every one.
+std::vector<int> registrations_to_try(std::vector<int> named) {
+  if (named.empty())
+    for (auto r : {model::CommRegister::None, model::CommRegister::Buffer, model::CommRegister::Window})
+      named.push_back(static_cast<int>(r));
+  return named;
+}
 
 SpaceInput space_input(const bench::DeviceContext& d, const bench::Options& o,
                        const std::vector<int>& registrations) {
@@ -89,6 +74,17 @@ bool best_spec_on_edge(const RowSpec& best, const std::vector<Screened>& screene
   for (const auto& t : screened)
     if (t.spec.gemm_sms > 0 && t.spec.gemm_sms < best.gemm_sms) return false;
   return true;
+}
+
+// A choice on the edge of the searched budgets says the space should go further.
+void note_budget_edge(const RowSpec& chosen, const std::vector<Screened>& screened,
+                      nlohmann::json& plan, std::ostream& progress) {
+  if (!best_spec_on_edge(chosen, screened)) return;
+  plan["tuning"]["notes"].push_back(
+      "the chosen SM budget is the smallest searched: try lower --sm-budgets");
+  progress << "# tune: the chosen SM budget is the smallest searched; lower --sm-budgets may do "
+              "better"
+           << std::endl;
 }
 
 }  // namespace
@@ -127,15 +123,7 @@ TuneResult run_tune(const TuneOptions& o, std::ostream& progress) {
   const int ndev = rt::device_count(&why);
   if (ndev == 0) throw bench::NoGpu("cco tune needs a CUDA GPU and none is usable here (" + why + ")");
   const int ngpus = o.bench.ngpus == 0 ? ndev : std::min(o.bench.ngpus, ndev);
-  nlohmann::json devices = nlohmann::json::array();
-  for (int i = 0; i < ngpus; ++i) {
-    const auto info = rt::device_info(i);
-    devices.push_back({{"name", info.name}, {"sms", info.limits.sm_count}});
-  }
-  const auto v = rt::versions();
-  const nlohmann::json versions = {{"cuda_driver", v.driver}, {"cuda_runtime", v.runtime},
-                                   {"nccl", v.nccl}, {"cublaslt", v.cublas}};
-  const std::string key = cache_key(devices, versions, ngpus, o.bench, o.space);
+  const std::string key = cache_key(devices_json(ngpus), versions_json(), ngpus, o.bench, o.space);
   // One process per rank: every rank must take the same path, and their caches may differ
   // (other nodes), so only threads mode reads or writes the cache; rank 0 alone writes files.
   const auto launch = boot::parse_launch_env(boot::current_environment());
@@ -149,23 +137,12 @@ TuneResult run_tune(const TuneOptions& o, std::ostream& progress) {
   if (use_cache) {
     cache_dir = resolve_cache_dir(o.cache_dir);
     res.cache_file = (fs::path(cache_dir) / ("tune-" + key + ".json")).string();
-    if (!o.retune) {
-      const auto got = read_cache(res.cache_file, key, res.plan, res.table);
-      if (got == CacheRead::Hit) {
-        res.from_cache = true;
-        return res;
-      }
-      if (got == CacheRead::Unreadable)
-        progress << "# tune: ignoring an unreadable cache entry " << res.cache_file << std::endl;
-    }
+    res.from_cache = cache_hit(res.cache_file, key, o.retune, res.plan, res.table, &progress);
+    if (res.from_cache) return res;
   }
 
   // The search (tune/search.hpp) on this pair: each round a bench::run of its rows.
-  // Registrations a row may switch to: those named by --registers, else every one.
-  std::vector<int> registrations = o.space.registers;
-  if (registrations.empty())
-    for (auto r : {model::CommRegister::None, model::CommRegister::Buffer, model::CommRegister::Window})
-      registrations.push_back(static_cast<int>(r));
+  const std::vector<int> registrations = registrations_to_try(o.space.registers);
   auto screen_opts = o.bench;
   screen_opts.iters = o.screen_iters;
   screen_opts.warmup = 2;
@@ -216,14 +193,8 @@ TuneResult run_tune(const TuneOptions& o, std::ostream& progress) {
     return t;
   };
   subject.elapsed_s = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
-  SearchOptions so;
-  so.top = o.top;
-  so.refine = o.space.refine;
-  so.rounds = o.space.rounds;
-  so.budget_s = o.budget_s;
-  so.warmup = o.bench.warmup;
-  so.iters = o.bench.iters;
-  so.screen_iters = o.screen_iters;
+  SearchOptions so = search_options(o.top, o.space.refine, o.space.rounds, o.budget_s,
+                                    o.bench.warmup, o.bench.iters, o.screen_iters);
   so.same_path = multi_process;
   const SearchResult found = search(subject, so, &progress);
   const auto& finalists = found.finalists;
@@ -248,18 +219,9 @@ TuneResult run_tune(const TuneOptions& o, std::ostream& progress) {
   const auto best = pick_best(tried);
   res.plan = plan_json(fin, tried, best, key);
   for (const auto& n : space_notes) res.plan["tuning"]["notes"].push_back(n);
-  res.plan["tuning"]["search"] = {{"space_size", found.space_size},
-                        {"neighbours_screened", found.refined},
-                        {"neighbour_rounds", found.rounds_run},
-                        {"screen_iters", o.screen_iters},
-                        {"final_iters", final_opts.iters},
-                        {"seconds", std::chrono::duration<double>(Clock::now() - t0).count()}};
-  // A choice on the edge of the searched budgets says the space should go further.
-  if (best_spec_on_edge(tried[best].spec, found.screened)) {
-    res.plan["tuning"]["notes"].push_back("the chosen SM budget is the smallest searched: try lower --sm-budgets");
-    progress << "# tune: the chosen SM budget is the smallest searched; lower --sm-budgets may do better"
-             << std::endl;
-  }
+  res.plan["tuning"]["search"] =
+      search_json(found, o.screen_iters, std::chrono::duration<double>(Clock::now() - t0).count());
+  note_budget_edge(tried[best].spec, found.screened, res.plan, progress);
   const auto& seq_row = fin.rows.front();
   res.table = format_tried(tried, best, seq_row.t_seq.median(), model::ideal(seq_row.times()));
   if (use_cache) write_cache(res.cache_file, key, res.plan, res.table);

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "bench/options.hpp"
+#include "tune/cache.hpp"
 #include "tune/space.hpp"
 
 namespace cco::tune {
@@ -33,17 +34,11 @@ struct TuneResult {
   std::string table;             ///< the final round, formatted
 };
 
-/// Resolves the cache folder; throws bench::UsageError when it cannot be created or written.
-std::string resolve_cache_dir(const std::string& requested);
-
-/// Reading a cached tuning result (pairs and steps alike): the file holds {cache_key, plan,
-/// table}; plan and table are filled on a Hit only.
-enum class CacheRead { Hit, Absent, Mismatch, Unreadable };
-CacheRead read_cache(const std::string& file, const std::string& key, nlohmann::json& plan,
-                     std::string& table);
-/// Writes {cache_key, plan, table}; throws bench::UsageError when the file cannot be written.
-void write_cache(const std::string& file, const std::string& key, const nlohmann::json& plan,
-                 const std::string& table);
+/// What the cache keys hold of the machine: devices 0..ngpus-1 ({name, sms} each; the smallest
+/// device memory in `min_memory` when given) and the versions of the driver, runtime, NCCL and
+/// cuBLASLt in use.
+nlohmann::json devices_json(int ngpus, int64_t* min_memory = nullptr);
+nlohmann::json versions_json();
 
 TuneResult run_tune(const TuneOptions& o, std::ostream& progress);
 

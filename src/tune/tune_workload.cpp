@@ -28,19 +28,13 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-}  // namespace
-
-WorkloadTuneResult run_tune_workload(const WorkloadTuneOptions& o, std::ostream& progress) {
-  const auto t0 = Clock::now();
-  const bench::Options& common = o.step.common;
-  const bool talk = !common.quiet;
-  WorkloadTuneResult res;
-
+// The GPUs a step is tuned on (-g, 0: every one), in this one process: a launcher's rank is
+// refused (the rounds run a thread per GPU).
+int workload_gpus(int asked) {
   if (const auto launch = boot::parse_launch_env(boot::current_environment());
       launch && launch->world_size > 1)
     throw bench::UsageError("cco tune --workload runs one process with a thread per GPU, but " +
@@ -52,10 +46,34 @@ WorkloadTuneResult run_tune_workload(const WorkloadTuneOptions& o, std::ostream&
   const int ndev = rt::device_count(&why);
   if (ndev == 0)
     throw bench::NoGpu("cco tune needs a CUDA GPU and none is usable here (" + why + ")");
-  const int ngpus = common.ngpus == 0 ? ndev : common.ngpus;
+  const int ngpus = asked == 0 ? ndev : asked;
   if (ngpus > ndev)
     throw bench::UsageError("-g " + std::to_string(ngpus) + ": only " + std::to_string(ndev) +
                             " GPU(s) visible");
+  return ngpus;
+}
+
+// A final round with wrong elements writes no plan.
+void refuse_wrong(const bench::StepReport& fin) {
+  if (fin.wrong() == 0) return;
+  std::string ops;
+  for (const auto& op : fin.ops)
+    if (op.wrong > 0) ops += (ops.empty() ? "" : ", ") + op.id;
+  throw std::runtime_error(std::to_string(fin.wrong()) +
+                           " wrong elements in the final round (ops: " + ops + "); no plan written");
+}
+
+}  // namespace
+
+// About 125 lines: the search subject's lambdas share the rounds' state (the space's input, the
+// screened fixed part, the model's default) with the final round and the plan, in this scope.
+WorkloadTuneResult run_tune_workload(const WorkloadTuneOptions& o, std::ostream& progress) {
+  const auto t0 = Clock::now();
+  const bench::Options& common = o.step.common;
+  const bool talk = !common.quiet;
+  WorkloadTuneResult res;
+
+  const int ngpus = workload_gpus(common.ngpus);
 
   // The cache key needs the expanded step, the devices and the versions: all known before
   // anything is measured.
@@ -64,34 +82,19 @@ WorkloadTuneResult run_tune_workload(const WorkloadTuneOptions& o, std::ostream&
   lo.overrides = o.step.params;
   lo.check = common.check;
   const workload::Step step = workload::load_step(o.step.workload, lo);
-  nlohmann::json devices = nlohmann::json::array();
-  int64_t memory = INT64_MAX;
-  for (int i = 0; i < ngpus; ++i) {
-    const auto info = rt::device_info(i);
-    devices.push_back({{"name", info.name}, {"sms", info.limits.sm_count}});
-    memory = std::min(memory, info.total_mem);
-  }
+  int64_t memory = 0;
+  const nlohmann::json devices = devices_json(ngpus, &memory);
   // The final round verifies: refuse what it would refuse (memory, reductions -c cannot check)
   // before screening anything.
   bench::check_step_runnable(step, memory, common.check);
-  const auto v = rt::versions();
-  const nlohmann::json versions = {{"cuda_driver", v.driver},
-                                   {"cuda_runtime", v.runtime},
-                                   {"nccl", v.nccl},
-                                   {"cublaslt", v.cublas}};
-  const std::string key = workload_cache_key(devices, versions, ngpus, step, common, o.space);
+  const std::string key =
+      workload_cache_key(devices, versions_json(), ngpus, step, common, o.space);
   if (o.use_cache) {
     const std::string dir = resolve_cache_dir(o.cache_dir);
     res.cache_file = (fs::path(dir) / ("tune-workload-" + key + ".json")).string();
-    if (!o.retune) {
-      const auto got = read_cache(res.cache_file, key, res.plan, res.table);
-      if (got == CacheRead::Hit) {
-        res.from_cache = true;
-        return res;
-      }
-      if (got != CacheRead::Absent && talk)
-        progress << "# tune: ignoring an unreadable cache entry " << res.cache_file << std::endl;
-    }
+    res.from_cache =
+        cache_hit(res.cache_file, key, o.retune, res.plan, res.table, talk ? &progress : nullptr);
+    if (res.from_cache) return res;
   }
 
   // The search (tune/search.hpp) on this step: each round a run_step of its rows, unverified
@@ -162,15 +165,11 @@ WorkloadTuneResult run_tune_workload(const WorkloadTuneOptions& o, std::ostream&
     return t;
   };
   subject.elapsed_s = [&] { return seconds_since(t0); };
-  SearchOptions so;
-  so.top = o.top;
-  so.refine = o.space.refine;
-  so.rounds = o.space.rounds;
-  so.budget_s = o.budget_s;
-  so.warmup = common.warmup;
-  so.iters = common.iters;
-  so.screen_iters = o.screen_iters;
-  const SearchResult found = search(subject, so, talk ? &progress : nullptr);
+  const SearchResult found =
+      search(subject,
+             search_options(o.top, o.space.refine, o.space.rounds, o.budget_s, common.warmup,
+                            common.iters, o.screen_iters),
+             talk ? &progress : nullptr);
   const auto& finalists = found.finalists;
 
   bench::StepOptions final_opts = o.step;
@@ -184,27 +183,14 @@ WorkloadTuneResult run_tune_workload(const WorkloadTuneOptions& o, std::ostream&
       final_opts,
       [&](const bench::StepDeviceContext&, std::vector<std::string>&) { return finalists; },
       progress);
-  if (fin.wrong() > 0) {
-    std::string ops;
-    for (const auto& op : fin.ops)
-      if (op.wrong > 0) ops += (ops.empty() ? "" : ", ") + op.id;
-    throw std::runtime_error(std::to_string(fin.wrong()) +
-                             " wrong elements in the final round (ops: " + ops +
-                             "); no plan written");
-  }
+  refuse_wrong(fin);
 
   const auto tried = tried_from_step(fin, predicted);
   const auto best = pick_best(tried);
   res.plan = workload_plan_json(fin, tried, best, key);
   for (const auto& n : space_notes) res.plan["tuning"]["notes"].push_back(n);
   for (const auto& n : fin.notes) res.plan["tuning"]["notes"].push_back(n);
-  res.plan["tuning"]["search"] = {{"space_size", found.space_size},
-                                  {"neighbours_screened", found.refined},
-                                  {"neighbour_rounds", found.rounds_run},
-                                  {"finalists", finalists.size() - 1},
-                                  {"screen_iters", o.screen_iters},
-                                  {"final_iters", final_opts.common.iters},
-                                  {"seconds", seconds_since(t0)}};
+  res.plan["tuning"]["search"] = search_json(found, o.screen_iters, seconds_since(t0));
   res.table = format_step_tried(tried, best, fin.t_seq.median(), fin.t_ideal.median());
   if (o.use_cache) write_cache(res.cache_file, key, res.plan, res.table);
   return res;

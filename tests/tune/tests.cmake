@@ -1,6 +1,7 @@
 cco_add_test(tune_space SOURCES tune/test_space.cpp LIBS cco.tune_core cco.plan LABELS tune)
 # The search both tuners run, driven by a fake subject (GPU-free).
 cco_add_test(tune_search SOURCES tune/test_search.cpp LIBS cco.tune_core LABELS tune)
+cco_add_test(tune_cache SOURCES tune/test_cache.cpp LIBS cco.tune_core LABELS tune)
 if(CCO_ENABLE_CUDA)
   cco_add_test(gpu_tune GPU SOURCES tune/test_tune_gpu.cpp LIBS cco.tune LABELS "gpu;multigpu")
 endif()
