@@ -534,6 +534,36 @@ int small_int(std::string_view s, const std::string& what) {
   return neg ? -v : v;
 }
 
+// "BASE@S1@S2...": BASE, and the suffixes in `suffixes`.
+std::string split_suffixes(const std::string& full, std::vector<std::string>& suffixes) {
+  const auto at = full.find('@');
+  if (at == std::string::npos) return full;
+  const std::string rest = full.substr(at + 1);
+  for (std::size_t from = 0;;) {
+    const auto next = rest.find('@', from);
+    suffixes.push_back(rest.substr(from, next - from));
+    if (next == std::string::npos) break;
+    from = next + 1;
+  }
+  return full.substr(0, at);
+}
+
+// "KIND[:ARG]+KIND[:ARG]...": (kind, argument) pairs; false when a part, or an argument after a
+// ':', is empty.
+bool split_parts(const std::string& base, std::vector<std::pair<std::string, std::string>>& parts) {
+  for (std::size_t from = 0;;) {
+    const auto next = base.find('+', from);
+    const std::string part = base.substr(from, next - from);
+    if (part.empty()) return false;
+    const auto colon = part.find(':');
+    std::string arg = colon == std::string::npos ? "" : part.substr(colon + 1);
+    if (colon != std::string::npos && arg.empty()) return false;
+    parts.emplace_back(part.substr(0, colon), arg);
+    if (next == std::string::npos) return true;
+    from = next + 1;
+  }
+}
+
 }  // namespace
 
 Plan from_policy(std::string_view name) {
@@ -547,35 +577,13 @@ Plan from_policy(std::string_view name) {
   };
   auto bad = [&](const std::string& why) { return Error("policy '" + std::string(name) + "': " + why); };
   // '@' suffixes: when the controls act, and how NCCL gets its priority.
-  std::string base = full;
   std::vector<std::string> suffixes;
-  if (auto at = full.find('@'); at != std::string::npos) {
-    base = full.substr(0, at);
-    std::string rest = full.substr(at + 1);
-    for (std::size_t from = 0;;) {
-      const auto next = rest.find('@', from);
-      suffixes.push_back(rest.substr(from, next - from));
-      if (next == std::string::npos) break;
-      from = next + 1;
-    }
-  }
+  const std::string base = split_suffixes(full, suffixes);
   Plan p;
   p.policy = full;
-  if (base.empty()) throw unknown();
   // Parts joined by '+'. "shape+priority:K" is the paper's spelling: K belongs to shape.
   std::vector<std::pair<std::string, std::string>> parts;  // kind, argument
-  for (std::size_t from = 0;;) {
-    const auto next = base.find('+', from);
-    const std::string part = base.substr(from, next - from);
-    if (part.empty()) throw unknown();
-    const auto colon = part.find(':');
-    std::string kind = part.substr(0, colon);
-    std::string arg = colon == std::string::npos ? "" : part.substr(colon + 1);
-    if (colon != std::string::npos && arg.empty()) throw unknown();
-    parts.emplace_back(kind, arg);
-    if (next == std::string::npos) break;
-    from = next + 1;
-  }
+  if (base.empty() || !split_parts(base, parts)) throw unknown();
   bool has_shape = false, prio = false, torch = false, off = false;
   std::string shape_arg;
   for (const auto& part : parts) {

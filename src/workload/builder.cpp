@@ -227,72 +227,13 @@ void Builder::op(const Node& obj) {
     }
   }
   if (const Node* d = obj.get("dtype")) o.dtype = get_dtype(*d, field("dtype"));
-  const int64_t esz = static_cast<int64_t>(dtype_size(o.dtype));
 
-  if (o.kind == OpKind::Gemm) {
-    o.m = ranged(need(obj, "m", what), field("m"), 1, kMaxDim);
-    o.n = ranged(need(obj, "n", what), field("n"), 1, kMaxDim);
-    o.k = ranged(need(obj, "k", what), field("k"), 1, kMaxDim);
-    if (const Node* e = obj.get("engine")) {
-      const std::string en = get_str(*e, field("engine"));
-      if (en == "cublaslt")
-        o.engine = GemmEngine::CublasLt;
-      else if (en == "builtin")
-        o.engine = GemmEngine::Builtin;
-      else
-        fail(e->pos,
-             field("engine") + " is '" + en + "'; engines are \"cublaslt\" and \"builtin\"");
-      if (o.engine == GemmEngine::Builtin && o.m >= int64_t{64} * 65535)
-        fail(obj.get("m")->pos, field("m") + " is " + std::to_string(o.m) +
-                                    "; the built-in GEMM takes m below 4194240 (grid limit)");
-    }
-    if (const Node* x = obj.get("a")) r.a = get_ref(*x, field("a"));
-    if (const Node* x = obj.get("b")) r.b = get_ref(*x, field("b"));
-    if (const Node* x = obj.get("c")) r.c = get_ref(*x, field("c"));
-  } else if (o.is_membound()) {
-    const Node& bn = size_field(obj, what);
-    if (obj.get("bytes")) {
-      o.bytes = ranged(bn, field("bytes"), 4, kMaxBytes);
-      if (obj.get("dtype"))
-        fail(obj.key_at("dtype"), field("dtype") + " goes with 'elements', not 'bytes'");
-      if (o.bytes % 4 != 0)
-        fail(bn.pos,
-             field("bytes") + " is " + std::to_string(o.bytes) +
-                 "; the memory-bound kernel works on floats, so it must be a multiple of 4");
-    } else {
-      // elements of `dtype`, rounded up to whole floats of the kernel
-      o.bytes = (ranged(bn, field("elements"), 1, kMaxBytes / esz) * esz + 3) / 4 * 4;
-    }
-    o.dtype = DType::F32;
-  } else {
-    const Node& bn = size_field(obj, what);
-    o.bytes = obj.get("bytes") ? ranged(bn, field("bytes"), 1, kMaxBytes)
-                               : ranged(bn, field("elements"), 1, kMaxBytes / esz) * esz;
-    const bool per_rank = o.coll == Collective::AllGather || o.coll == Collective::ReduceScatter ||
-                          o.coll == Collective::AllToAll;
-    const int64_t gran = esz * (per_rank ? opt_.nranks : 1);
-    if (o.bytes % gran != 0)
-      fail(bn.pos, (obj.get("bytes") ? field("bytes") + " is " + std::to_string(o.bytes)
-                                     : field("elements") + " is " + std::to_string(o.bytes / esz)) +
-                       "; " + to_string(o.coll) + " of " + to_string(o.dtype) + " on " +
-                       std::to_string(opt_.nranks) + " ranks needs a multiple of " +
-                       (obj.get("bytes") ? std::to_string(gran) + " bytes"
-                                         : std::to_string(gran / esz) + " elements"));
-    if (const Node* x = obj.get("op")) {
-      if (o.coll != Collective::AllReduce && o.coll != Collective::ReduceScatter)
-        fail(obj.key_at("op"),
-             "field 'op' (the reduction) applies to allreduce and reducescatter only");
-      try {
-        o.redop = parse_redop(get_str(*x, field("op")));
-      } catch (const StepError&) {
-        throw;
-      } catch (const Error& e) {
-        fail(x->pos, field("op") + ": " + e.what());
-      }
-    }
-    if (const Node* x = obj.get("send")) r.send = get_ref(*x, field("send"));
-    if (const Node* x = obj.get("recv")) r.recv = get_ref(*x, field("recv"));
-  }
+  if (o.kind == OpKind::Gemm)
+    gemm_fields(obj, o, r, what);
+  else if (o.is_membound())
+    membound_size(obj, o, what);
+  else
+    collective_fields(obj, o, r, what);
   if (const Node* g = obj.get("grad")) {
     o.grad = get_str(*g, field("grad"));
     if (o.grad.empty()) fail(g->pos, field("grad") + " must not be empty");
@@ -310,6 +251,89 @@ void Builder::op(const Node& obj) {
   if (ops_.size() >= kMaxElements) fail(obj.pos, "more than 100000 ops");
   r.op = std::move(o);
   ops_.push_back(std::move(r));
+}
+
+namespace {
+std::string field_of(const char* f, const std::string& what) {
+  return "field '" + std::string(f) + "' of " + what;
+}
+}  // namespace
+
+/// A GEMM's m, n, k, engine and buffers.
+void Builder::gemm_fields(const Node& obj, StepOp& o, RawOp& r, const std::string& what) const {
+  auto field = [&](const char* f) { return field_of(f, what); };
+  o.m = ranged(need(obj, "m", what), field("m"), 1, kMaxDim);
+  o.n = ranged(need(obj, "n", what), field("n"), 1, kMaxDim);
+  o.k = ranged(need(obj, "k", what), field("k"), 1, kMaxDim);
+  if (const Node* e = obj.get("engine")) {
+    const std::string en = get_str(*e, field("engine"));
+    if (en == "cublaslt")
+      o.engine = GemmEngine::CublasLt;
+    else if (en == "builtin")
+      o.engine = GemmEngine::Builtin;
+    else
+      fail(e->pos,
+           field("engine") + " is '" + en + "'; engines are \"cublaslt\" and \"builtin\"");
+    if (o.engine == GemmEngine::Builtin && o.m >= int64_t{64} * 65535)
+      fail(obj.get("m")->pos, field("m") + " is " + std::to_string(o.m) +
+                                  "; the built-in GEMM takes m below 4194240 (grid limit)");
+  }
+  if (const Node* x = obj.get("a")) r.a = get_ref(*x, field("a"));
+  if (const Node* x = obj.get("b")) r.b = get_ref(*x, field("b"));
+  if (const Node* x = obj.get("c")) r.c = get_ref(*x, field("c"));
+}
+
+/// A memory-bound op's size: bytes, or elements of its dtype rounded up to whole floats.
+void Builder::membound_size(const Node& obj, StepOp& o, const std::string& what) const {
+  auto field = [&](const char* f) { return field_of(f, what); };
+  const int64_t esz = static_cast<int64_t>(dtype_size(o.dtype));
+  const Node& bn = size_field(obj, what);
+  if (obj.get("bytes")) {
+    o.bytes = ranged(bn, field("bytes"), 4, kMaxBytes);
+    if (obj.get("dtype"))
+      fail(obj.key_at("dtype"), field("dtype") + " goes with 'elements', not 'bytes'");
+    if (o.bytes % 4 != 0)
+      fail(bn.pos,
+           field("bytes") + " is " + std::to_string(o.bytes) +
+               "; the memory-bound kernel works on floats, so it must be a multiple of 4");
+  } else {
+    // elements of `dtype`, rounded up to whole floats of the kernel
+    o.bytes = (ranged(bn, field("elements"), 1, kMaxBytes / esz) * esz + 3) / 4 * 4;
+  }
+  o.dtype = DType::F32;
+}
+
+/// A collective's size (a multiple of what its ranks need), reduction and buffers.
+void Builder::collective_fields(const Node& obj, StepOp& o, RawOp& r, const std::string& what) const {
+  auto field = [&](const char* f) { return field_of(f, what); };
+  const int64_t esz = static_cast<int64_t>(dtype_size(o.dtype));
+  const Node& bn = size_field(obj, what);
+  o.bytes = obj.get("bytes") ? ranged(bn, field("bytes"), 1, kMaxBytes)
+                             : ranged(bn, field("elements"), 1, kMaxBytes / esz) * esz;
+  const bool per_rank = o.coll == Collective::AllGather || o.coll == Collective::ReduceScatter ||
+                        o.coll == Collective::AllToAll;
+  const int64_t gran = esz * (per_rank ? opt_.nranks : 1);
+  if (o.bytes % gran != 0)
+    fail(bn.pos, (obj.get("bytes") ? field("bytes") + " is " + std::to_string(o.bytes)
+                                   : field("elements") + " is " + std::to_string(o.bytes / esz)) +
+                     "; " + to_string(o.coll) + " of " + to_string(o.dtype) + " on " +
+                     std::to_string(opt_.nranks) + " ranks needs a multiple of " +
+                     (obj.get("bytes") ? std::to_string(gran) + " bytes"
+                                       : std::to_string(gran / esz) + " elements"));
+  if (const Node* x = obj.get("op")) {
+    if (o.coll != Collective::AllReduce && o.coll != Collective::ReduceScatter)
+      fail(obj.key_at("op"),
+           "field 'op' (the reduction) applies to allreduce and reducescatter only");
+    try {
+      o.redop = parse_redop(get_str(*x, field("op")));
+    } catch (const StepError&) {
+      throw;
+    } catch (const Error& e) {
+      fail(x->pos, field("op") + ": " + e.what());
+    }
+  }
+  if (const Node* x = obj.get("send")) r.send = get_ref(*x, field("send"));
+  if (const Node* x = obj.get("recv")) r.recv = get_ref(*x, field("recv"));
 }
 
 void Builder::bucket_element(const Node& el) {
@@ -426,10 +450,38 @@ std::vector<RawOp> Builder::expand_buckets() {
   return out;
 }
 
-/// Resolves names, orders the ops and checks everything that needs the whole step.
+/// Resolves names, orders the ops and checks everything that needs the whole step, in passes.
 void Builder::finish(Step& step, std::vector<RawOp>& raw) const {
   step.buffers = buffers_;
-  std::map<std::string, int> buf_index, op_index;
+  Index buf_index, op_index;
+  std::map<std::string, std::vector<int>> groups;  // buckets id -> its collectives
+  index_names(step, raw, buf_index, op_index, groups);
+  const Links reads = resolve_buffers(step, raw, buf_index);
+  const Links after_src = resolve_after(raw, op_index, groups);
+  std::vector<std::vector<int>> dependents;
+  const std::vector<int> order = issue_order(raw, after_src, dependents);
+  check_streams(raw);
+  // The ops in place, and each one's neighbours on its stream in issue order.
+  const std::size_t n = raw.size();
+  step.ops.reserve(n);
+  for (auto& r : raw) step.ops.push_back(r.op);
+  step.order = order;
+  step.stream_prev.assign(n, -1);
+  std::vector<int> stream_next(n, -1);
+  int last[2] = {-1, -1};
+  for (int v : order) {
+    const int s = static_cast<int>(step.ops[static_cast<std::size_t>(v)].stream);
+    step.stream_prev[static_cast<std::size_t>(v)] = last[s];
+    if (last[s] >= 0) stream_next[static_cast<std::size_t>(last[s])] = v;
+    last[s] = v;
+  }
+  check_reads(step, reads, dependents, stream_next);
+}
+
+/// Buffer and op ids are unique, buckets ids unique and no op's; `groups`: each buckets id's
+/// collectives.
+void Builder::index_names(const Step& step, const std::vector<RawOp>& raw, Index& buf_index,
+                          Index& op_index, std::map<std::string, std::vector<int>>& groups) const {
   for (std::size_t i = 0; i < step.buffers.size(); ++i) {
     const auto& b = step.buffers[i];
     if (auto [it, fresh] = buf_index.emplace(b.name, static_cast<int>(i)); !fresh)
@@ -443,7 +495,6 @@ void Builder::finish(Step& step, std::vector<RawOp>& raw) const {
       fail(o.pos, "duplicate op id '" + o.id + "' (first at line " +
                       std::to_string(raw[static_cast<std::size_t>(it->second)].op.pos.line) + ")");
   }
-  std::map<std::string, std::vector<int>> groups;  // buckets id -> its collectives
   for (std::size_t bi = 0; bi < buckets_.size(); ++bi) {
     const auto& s = buckets_[bi];
     if (op_index.count(s.id)) fail(s.id_pos, "buckets id '" + s.id + "' is also an op id");
@@ -452,10 +503,14 @@ void Builder::finish(Step& step, std::vector<RawOp>& raw) const {
     for (std::size_t i = 0; i < raw.size(); ++i)
       if (raw[i].group == static_cast<int>(bi)) g.push_back(static_cast<int>(i));
   }
+}
 
-  // ---- buffers --------------------------------------------------------------------------------
+/// Each op's buffers resolved and checked (type, size, one writer, a collective's input written
+/// by no op); the buffers' writers and fills set. Returns each op's reads (buffer, where).
+Builder::Links Builder::resolve_buffers(Step& step, std::vector<RawOp>& raw,
+                                        const Index& buf_index) const {
   const int nr = opt_.nranks;
-  std::vector<std::vector<std::pair<int, SourcePos>>> reads(raw.size());  // (buffer, where)
+  Links reads(raw.size());  // (buffer, where)
   auto resolve_buf = [&](const Ref& r, const StepOp& o, const char* role, DType t,
                          int64_t elems) -> int {
     if (r.empty()) return -1;
@@ -514,10 +569,15 @@ void Builder::finish(Step& step, std::vector<RawOp>& raw) const {
                "the dependency with \"after\"");
     b.fill = BufferFill::Pattern;
   }
+  return reads;
+}
 
-  // ---- dependencies -------------------------------------------------------------------------
+/// Each op's "after" names resolved to op indices (a buckets id: all its collectives), sorted
+/// and unique. Returns, per op, each target with where it was named.
+Builder::Links Builder::resolve_after(std::vector<RawOp>& raw, const Index& op_index,
+                                      const std::map<std::string, std::vector<int>>& groups) const {
   const std::size_t n = raw.size();
-  std::vector<std::vector<std::pair<int, SourcePos>>> after_src(n);
+  Links after_src(n);
   for (std::size_t i = 0; i < n; ++i) {
     StepOp& o = raw[i].op;
     for (const auto& ref : raw[i].after) {
@@ -539,9 +599,15 @@ void Builder::finish(Step& step, std::vector<RawOp>& raw) const {
     std::sort(o.after.begin(), o.after.end());
     o.after.erase(std::unique(o.after.begin(), o.after.end()), o.after.end());
   }
+  return after_src;
+}
 
-  // Issue order: Kahn's algorithm, the ready op declared first goes first.
-  std::vector<std::vector<int>> dependents(n);
+/// The issue order: Kahn's algorithm, the ready op declared first goes first; a cycle fails,
+/// named from where its first edge was written. `dependents`: each op's dependents.
+std::vector<int> Builder::issue_order(const std::vector<RawOp>& raw, const Links& after_src,
+                                      std::vector<std::vector<int>>& dependents) const {
+  const std::size_t n = raw.size();
+  dependents.assign(n, {});
   std::vector<int> indeg(n, 0);
   for (std::size_t i = 0; i < n; ++i)
     for (int d : raw[i].op.after) {
@@ -586,8 +652,12 @@ void Builder::finish(Step& step, std::vector<RawOp>& raw) const {
       if (t == next) where = p;
     fail(where, "dependency cycle: " + text);
   }
+  return order;
+}
 
-  // ---- streams ------------------------------------------------------------------------------
+/// All collectives of a step share one stream (one communicator on two streams can deadlock).
+void Builder::check_streams(const std::vector<RawOp>& raw) const {
+  const std::size_t n = raw.size();
   int coll_stream = -1, first_coll = -1;
   for (std::size_t i = 0; i < n; ++i) {
     const StepOp& o = raw[i].op;
@@ -604,20 +674,13 @@ void Builder::finish(Step& step, std::vector<RawOp>& raw) const {
                "collectives of a step share one stream");
     }
   }
-  step.ops.reserve(n);
-  for (auto& r : raw) step.ops.push_back(r.op);
-  step.order = order;
-  step.stream_prev.assign(n, -1);
-  std::vector<int> stream_next(n, -1);
-  int last[2] = {-1, -1};
-  for (int v : order) {
-    const int s = static_cast<int>(step.ops[static_cast<std::size_t>(v)].stream);
-    step.stream_prev[static_cast<std::size_t>(v)] = last[s];
-    if (last[s] >= 0) stream_next[static_cast<std::size_t>(last[s])] = v;
-    last[s] = v;
-  }
+}
 
-  // ---- readers wait for writers ---------------------------------------------------------------
+/// Every read waits for its buffer's writer.
+void Builder::check_reads(const Step& step, const Links& reads,
+                          const std::vector<std::vector<int>>& dependents,
+                          const std::vector<int>& stream_next) const {
+  const std::size_t n = step.ops.size();
   // A read is safe when the writer happens before the reader in every mode: a path of `after`
   // edges and same-stream order edges (the seq mode puts everything on one stream in the same
   // order, so such a path orders them there too).

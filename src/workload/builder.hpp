@@ -4,6 +4,7 @@
 #pragma once
 
 #include <climits>
+#include <map>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -226,9 +227,28 @@ class Builder {
   void buffer(const Node& obj);
   void op_element(const Node& el);
   void op(const Node& obj);
+  // op()'s fields per kind.
+  void gemm_fields(const Node& obj, StepOp& o, RawOp& r, const std::string& what) const;
+  void membound_size(const Node& obj, StepOp& o, const std::string& what) const;
+  void collective_fields(const Node& obj, StepOp& o, RawOp& r, const std::string& what) const;
   void bucket_element(const Node& obj);
   std::vector<RawOp> expand_buckets();
   void finish(Step& step, std::vector<RawOp>& raw) const;
+
+  // finish()'s passes.
+  using Index = std::map<std::string, int>;                          // name -> index
+  using Links = std::vector<std::vector<std::pair<int, SourcePos>>>;  // per op: (index, where)
+  void index_names(const Step& step, const std::vector<RawOp>& raw, Index& buf_index,
+                   Index& op_index, std::map<std::string, std::vector<int>>& groups) const;
+  Links resolve_buffers(Step& step, std::vector<RawOp>& raw, const Index& buf_index) const;
+  Links resolve_after(std::vector<RawOp>& raw, const Index& op_index,
+                      const std::map<std::string, std::vector<int>>& groups) const;
+  std::vector<int> issue_order(const std::vector<RawOp>& raw, const Links& after_src,
+                               std::vector<std::vector<int>>& dependents) const;
+  void check_streams(const std::vector<RawOp>& raw) const;
+  void check_reads(const Step& step, const Links& reads,
+                   const std::vector<std::vector<int>>& dependents,
+                   const std::vector<int>& stream_next) const;
 };
 
 }  // namespace cco::workload::detail
