@@ -200,7 +200,7 @@ void add_shared_options(CLI::App& app, Options& o, SharedText& t) {
   add_flag_switch(app, F::Quiet, o.quiet);
 }
 
-std::string cli_error_text(const std::string& what) {
+std::string cli_error_text(const std::string& what, const CLI::App* app) {
   static const std::regex missing(R"(^(\S+): \d+ required \S+ missing$)");
   static const std::regex extras(R"(^The following arguments? (?:was|were) not expected: (\S+).*$)");
   static const std::regex convert(R"(^Could not convert: (\S+) = (.*)$)");
@@ -210,8 +210,12 @@ std::string cli_error_text(const std::string& what) {
     const std::string a = m[1].str();
     return (a.size() > 1 && a[0] == '-' ? "unknown option '" : "unexpected argument '") + a + "'";
   }
-  if (std::regex_match(what, m, convert))
+  if (std::regex_match(what, m, convert)) {
+    const CLI::Option* o = app ? app->get_option_no_throw(m[1].str()) : nullptr;
+    if (o && o->get_type_size() == 0)  // a flag given "=VALUE"
+      return m[1].str() + " takes no value (got '" + m[2].str() + "')";
     return m[1].str() + ": expected a number, got '" + m[2].str() + "'";
+  }
   return what;
 }
 
@@ -231,7 +235,7 @@ void parse_app(CLI::App& app, const std::vector<std::string>& args) {
   try {
     app.parse(rest);
   } catch (const CLI::ParseError& err) {
-    throw UsageError(cli_error_text(err.what()));
+    throw UsageError(cli_error_text(err.what(), &app));
   }
 }
 

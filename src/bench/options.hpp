@@ -100,8 +100,8 @@ void refuse_empty_assignments(const std::vector<std::string>& args, std::size_t 
 /// CLI11's error message in the house wording: "X: 1 required TEXT missing" -> "X needs a value",
 /// "The following argument was not expected: A" -> "unknown option 'A'" (or "unexpected argument
 /// 'A'" when A is no option), "Could not convert: X = V" -> "X: expected a number, got 'V'";
-/// anything else as CLI11 says it.
-std::string cli_error_text(const std::string& what);
+/// anything else as CLI11 says it. With `app`, a flag given a value says "X takes no value".
+std::string cli_error_text(const std::string& what, const CLI::App* app = nullptr);
 
 /// Checks shared by every parser of bench options (cco bench, cco bench --workload), each
 /// throwing UsageError with one line: -g/-n/-w/-c/-a (sets o.check from `check`); --modes,

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/parse.hpp"
 #include "cli/doctor.hpp"
 #include "cli/run_cmd.hpp"
 #include "cli/run_support.hpp"
@@ -69,7 +70,7 @@ std::string ask_pytorch(int* rc) {
 }
 
 Check preload_check(std::string* lib_out) {
-  Check c{"preload library"};
+  Check c{"preload library", Status::Ok, {}, {}};
   try {
     const std::string lib = loadable_preload_library("");
     void* h = ::dlopen(lib.c_str(), RTLD_LAZY | RTLD_LOCAL);
@@ -94,7 +95,7 @@ Check preload_check(std::string* lib_out) {
 }
 
 Check tuner_check(const std::string& preload) {
-  Check c{"tuner plugin"};
+  Check c{"tuner plugin", Status::Ok, {}, {}};
   try {
     const std::string lib = find_tuner_library(preload, self_exe(), "", ::getenv("CCO_TUNER_LIB"));
     check_tuner_library(lib);
@@ -110,12 +111,13 @@ Check tuner_check(const std::string& preload) {
 }  // namespace
 
 int doctor_main(const std::vector<std::string>& args) {
-  bool json = false, python = true;
-  for (std::size_t i = 1; i < args.size(); ++i) {
-    if (args[i] == "--json") json = true;
-    else if (args[i] == "--no-python") python = false;
-    else throw Usage("unknown option '" + args[i] + "' (cco doctor takes --json and --no-python)");
-  }
+  bool json = false, no_python = false;
+  CLI::App app{"cco doctor", "doctor"};
+  app.set_help_flag();  // help text comes from docs/cli/doctor.md, handled by the CLI
+  app.add_flag("--json", json);
+  app.add_flag("--no-python", no_python);
+  parse_cli(app, args);
+  const bool python = !no_python;
   std::vector<Check> checks;
   std::string cco_nccl;
 #ifdef CCO_HAVE_CUDA

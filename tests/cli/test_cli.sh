@@ -152,6 +152,8 @@ expect 2 "^cco bench: error: --iters: expected a number, got 'x' \\(" -- bench -
 expect 2 "^cco run: error: --compare needs a value \\(" -- run --compare
 expect 2 "^cco run: error: --compare needs a value \\(" -- run --compare= -- true
 expect 2 "^cco run: error: --steps-out needs a value \\(" -- run --steps-out -- true
+expect 2 "^cco doctor: error: --json takes no value \\(got 'x'\\) \\(" -- doctor --json=x
+expect 2 "^cco report: error: unexpected argument" -- report --json x.json y.json --json
 
 # doctor: one line per check; without a GPU the GPU check fails (exit 1), with one it passes.
 expect 2 "unknown option '--frob'" -- doctor --frob
