@@ -38,13 +38,13 @@ if(CCO_ENABLE_CUDA)
   set(CMAKE_CUDA_ARCHITECTURES ${CCO_CUDA_ARCHITECTURES})
   find_package(CUDAToolkit 12.4 REQUIRED)
   find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} ENV NCCL_HOME PATH_SUFFIXES include)
-  find_library(NCCL_LIBRARY NAMES nccl libnccl.so.2 HINTS ${CUDAToolkit_LIBRARY_DIR} ENV NCCL_HOME PATH_SUFFIXES lib lib64)
-  if(NOT NCCL_INCLUDE_DIR OR NOT NCCL_LIBRARY)
-    message(FATAL_ERROR "NCCL not found (nccl.h / libnccl.so): install NCCL 2.19+ or set NCCL_HOME, "
+  if(NOT NCCL_INCLUDE_DIR)
+    message(FATAL_ERROR "NCCL not found (nccl.h): install NCCL 2.19+ or set NCCL_HOME, "
                         "or configure with -DCCO_ENABLE_CUDA=OFF for the GPU-free part only.")
   endif()
   add_library(cco.nccl INTERFACE)
   target_include_directories(cco.nccl SYSTEM INTERFACE ${NCCL_INCLUDE_DIR})
-  target_link_libraries(cco.nccl INTERFACE ${NCCL_LIBRARY})
-  message(STATUS "ccoverlap: CUDA ${CUDAToolkit_VERSION}, NCCL ${NCCL_LIBRARY}, archs ${CMAKE_CUDA_ARCHITECTURES}")
+  # Headers only: cco loads libnccl.so.2 (and cuBLASLt) when a command first needs it
+  # (src/runtime/lazy.hpp), so commands that need neither start without them.
+  message(STATUS "ccoverlap: CUDA ${CUDAToolkit_VERSION}, NCCL headers ${NCCL_INCLUDE_DIR}, archs ${CMAKE_CUDA_ARCHITECTURES}")
 endif()

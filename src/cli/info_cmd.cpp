@@ -79,7 +79,8 @@ int info_main(const std::vector<std::string>& args) {
   j["devices"] = nlohmann::json::array();
   std::string out = fmt::format("ccoverlap {}: CUDA driver {}, runtime {}, cuBLASLt {}, NCCL {}\n",
                                 model::kVersion, v.driver.empty() ? "none" : v.driver, v.runtime,
-                                v.cublas, v.nccl);
+                                v.cublas.empty() ? "not found" : v.cublas,
+                                v.nccl.empty() ? "not found" : v.nccl);
   if (n == 0) {
     j["no_gpu"] = why;
     out += "no CUDA GPU usable here (" + why + "); built-in architectures:\n";

@@ -15,6 +15,9 @@ class Error : public std::runtime_error {
 
 [[noreturn]] void throw_error(const char* file, int line, const char* call, const std::string& msg);
 
+/// "cuBLAS status N", and why cuBLASLt could not be loaded where that is the cause (lazy.hpp).
+std::string cublas_status_text(int status);
+
 }  // namespace cco::rt
 
 #define CCO_CUDA_CHECK(call)                                                         \
@@ -36,5 +39,5 @@ class Error : public std::runtime_error {
     cublasStatus_t cco_s_ = (call);                                                   \
     if (cco_s_ != CUBLAS_STATUS_SUCCESS)                                              \
       ::cco::rt::throw_error(__FILE__, __LINE__, #call,                               \
-                             std::string("cuBLAS status ") + std::to_string(static_cast<int>(cco_s_))); \
+                             ::cco::rt::cublas_status_text(static_cast<int>(cco_s_)));  \
   } while (0)

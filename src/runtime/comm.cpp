@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "runtime/check.hpp"
+#include "runtime/lazy.hpp"
 
 namespace cco::rt {
 
@@ -24,6 +25,7 @@ std::string describe(const CommConfig& c) {
 
 Comm::Comm(const ncclUniqueId& id, int nranks, int rank, const CommConfig& cfg)
     : nranks_(nranks), rank_(rank) {
+  require(Lib::Nccl, "an NCCL communicator");
   ncclConfig_t conf = NCCL_CONFIG_INITIALIZER;
   conf.blocking = cfg.blocking ? 1 : 0;
   if (cfg.min_ctas >= 0) conf.minCTAs = cfg.min_ctas;
@@ -53,6 +55,7 @@ Comm& Comm::operator=(Comm&& o) noexcept {
 }
 
 ncclUniqueId make_unique_id() {
+  require(Lib::Nccl, "an NCCL communicator");
   ncclUniqueId id;
   CCO_NCCL_CHECK(ncclGetUniqueId(&id));
   return id;

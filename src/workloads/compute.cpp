@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "runtime/check.hpp"
+#include "runtime/lazy.hpp"
 #include "runtime/device.hpp"
 #include "workloads/kernels.hpp"
 #include "workloads/workload.hpp"
@@ -83,6 +84,7 @@ cudaDataType_t lt_type(DType t) {
 class LtGemm final : public GemmBase {
  public:
   explicit LtGemm(const ComputeSpec& s) : GemmBase(s), ws_(kWorkspace) {
+    rt::require(rt::Lib::CublasLt, "a cuBLASLt GEMM");
     CCO_CUBLAS_CHECK(cublasLtCreate(&lt_));
     CCO_CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     const cublasOperation_t no = CUBLAS_OP_N;

@@ -3,19 +3,19 @@
 // with one clear error. CCO_NCCL_228(ncclAlltoAll)(args...) calls it.
 #pragma once
 
-#include <dlfcn.h>
 #include <nccl.h>
 
 #include <string>
 
 #include "model/limits.hpp"
+#include "runtime/lazy.hpp"
 
 namespace cco::wl {
 
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
 template <class Fn>
 Fn nccl_228_call(const char* name) {
-  auto* f = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, name));
+  auto* f = reinterpret_cast<Fn>(rt::lib_entry(rt::Lib::Nccl, name, nullptr));
   if (!f)
     throw model::Error(std::string(name) + " needs NCCL 2.28 or newer; the NCCL loaded has no such call");
   return f;

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "runtime/check.hpp"
+#include "runtime/lazy.hpp"
 #include "runtime/device.hpp"
 #include "workloads/kernels.hpp"
 
@@ -145,6 +146,7 @@ StepExec::StepExec(const workload::Step& step, const rt::Comm& comm, const StepE
       if (o.kind != OpKind::Gemm || o.engine != workload::GemmEngine::CublasLt) continue;
       if (!lt_) {
         cublasLtHandle_t h = nullptr;
+        rt::require(rt::Lib::CublasLt, "a cuBLASLt GEMM");
         CCO_CUBLAS_CHECK(cublasLtCreate(&h));
         lt_ = h;
       }
