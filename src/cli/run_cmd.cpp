@@ -424,8 +424,10 @@ void check_tuner_library(const std::string& path) {
 }
 
 
-/// A plan measured elsewhere (made_for) is refused on another device or other versions, unless
-/// --force: tuned settings do not carry over blindly.
+/// A plan measured elsewhere (made_for) is refused on another device, SM count or driver, unless
+/// --force: tuned settings do not carry over blindly. NCCL, cuBLASLt and the CUDA runtime are
+/// the program's own (PyTorch's wheels, say), not cco's: the preload library compares those once
+/// the program has loaded them, and warns (plan::made_for_library).
 void check_made_for(const plan::Plan& plan, const RunOptions& o) {
   if (!plan.made_for.set || o.force) return;
   std::vector<std::string> diff;
@@ -434,10 +436,7 @@ void check_made_for(const plan::Plan& plan, const RunOptions& o) {
     const auto info = rt::device_info(0);
     const auto v = rt::versions();
     diff = plan::made_for_mismatch(plan.made_for, info.name, info.limits.sm_count,
-                                   {{"cuda_driver", v.driver},
-                                    {"cuda_runtime", v.runtime},
-                                    {"nccl", v.nccl},
-                                    {"cublaslt", v.cublas}});
+                                   {{"cuda_driver", v.driver}});
   } else {
     diff.push_back("no GPU visible to check it against");
   }

@@ -485,20 +485,6 @@ Plan parse(std::string_view json_text) {
   return p;
 }
 
-std::vector<std::string> made_for_mismatch(const MadeFor& made, const std::string& device, int sms,
-                                           const std::vector<std::pair<std::string, std::string>>& versions) {
-  std::vector<std::string> out;
-  if (!made.set) return out;
-  if (!made.device.empty() && made.device != device)
-    out.push_back("device: " + device + " (plan: " + made.device + ")");
-  if (made.sms > 0 && made.sms != sms)
-    out.push_back("SMs: " + std::to_string(sms) + " (plan: " + std::to_string(made.sms) + ")");
-  for (const auto& [k, v] : made.versions)
-    for (const auto& [k2, v2] : versions)
-      if (k == k2 && !v.empty() && v != v2) out.push_back(k + ": " + v2 + " (plan: " + v + ")");
-  return out;
-}
-
 Plan load(const std::string& path) {
   std::string text;
   try {

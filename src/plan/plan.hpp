@@ -156,7 +156,8 @@ int channel_cap(const Nccl& nccl, std::string_view collective, int64_t bytes);
 const std::vector<std::string>& collective_names();
 
 /// The machine a plan was measured on ("made_for", written by `cco tune`). `cco run` refuses to
-/// apply such a plan on another device or other software versions.
+/// apply such a plan on another device, SM count or driver; the libraries are the program's own,
+/// so the preload library compares them when the program has loaded them (made_for_library).
 struct MadeFor {
   bool set = false;
   std::string device;  ///< device name as CUDA reports it ("NVIDIA H200")
@@ -183,6 +184,17 @@ struct Plan {
 /// H200)". `versions` holds this machine's versions by the same names.
 std::vector<std::string> made_for_mismatch(const MadeFor& made, const std::string& device, int sms,
                                            const std::vector<std::pair<std::string, std::string>>& versions);
+
+/// The plan's made_for.versions[key] ("nccl", "cublaslt") against `loaded`, the version of that
+/// library the program loaded: empty when they agree, when either is unknown or the plan names
+/// none; else one line: "plan 'P' was made with NCCL 2.28.9, this program loads NCCL 2.27.3:
+/// its tuned settings may not carry over (re-tune with `cco tune -- CMD`)". `what` names the
+/// library in the line.
+std::string made_for_library(const Plan& plan, const std::string& key, const std::string& what,
+                             const std::string& loaded);
+
+/// "X.Y.Z" of a library version code X*10000 + Y*100 + Z (NCCL 2.9+, cuBLASLt); empty for <= 0.
+std::string version_from_code(long long code);
 
 /// Parses and validates a plan document. Throws Error (one line) on anything invalid, including
 /// unknown fields, a wrong schema or a schema_version whose major is not 1.

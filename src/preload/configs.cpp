@@ -215,6 +215,18 @@ Hook* make_hooks() {
   return g_hook.load(std::memory_order_acquire);
 }
 
+void check_made_for_library(const char* key, const char* what, const std::string& loaded) {
+  const int n = std::min(g_nhooks.load(std::memory_order_acquire), kMaxHooks);
+  for (int i = 0; i < n; ++i) {
+    const Hook* h = g_hooks[i].load(std::memory_order_acquire);
+    if (!h) continue;
+    const std::string line = plan::made_for_library(h->plan(), key, what, loaded);
+    if (line.empty()) continue;
+    warn_once(std::string("made-for-") + key, line);
+    return;
+  }
+}
+
 NcclStreams* streams() {
   hook();
   return g_streams.load(std::memory_order_acquire);

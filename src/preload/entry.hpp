@@ -64,6 +64,9 @@ inline Hook* hook() {
 }
 /// The NCCL companion streams (priority method "stream"), or null.
 NcclStreams* streams();
+/// A library the program loaded, at its version ("2.28.9"; `key` "nccl" or "cublaslt"), against
+/// the made_for of every configuration's plan: one warning per library where they differ.
+void check_made_for_library(const char* key, const char* what, const std::string& loaded);
 
 // ---- driver_calls.cpp -------------------------------------------------------------------------
 /// > 0 inside an NCCL call (its own event records and waits are not the program's joins).

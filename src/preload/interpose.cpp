@@ -501,6 +501,11 @@ Blas* blas_for(int which) {
   const char* path = (which ? g_cublaslt_copy : g_cublas_copy).path();
   if (!path) return nullptr;  // not accepted yet: the next call again
   if (which) {
+    // The plan's made_for against the cuBLASLt the program loaded (not cco's).
+    using LtVersionFn = size_t (*)();
+    if (auto* ver = reinterpret_cast<LtVersionFn>(sym_in_object(path, "cublasLtGetVersion")))
+      check_made_for_library("cublaslt", "cuBLASLt",
+                             cco::plan::version_from_code(static_cast<long long>(ver())));
     api.ltDescGet =
         reinterpret_cast<LtDescGetFn>(sym_in_object(path, "cublasLtMatmulDescGetAttribute"));
     api.ltDescSet =

@@ -48,6 +48,7 @@ struct NcclFns {
   decltype(&::pncclGroupSimulateEnd) groupSimulateEnd = nullptr;
   decltype(&::pncclCommGetAsyncError) commGetAsyncError = nullptr;
   decltype(&::pncclCommCuDevice) commCuDevice = nullptr;
+  decltype(&::pncclGetVersion) getVersion = nullptr;
   NcclReal real;
 };
 
@@ -84,6 +85,7 @@ const NcclFns& nccl() {
     get("pncclGroupSimulateEnd", &n.groupSimulateEnd);
     get("pncclCommGetAsyncError", &n.commGetAsyncError);
     get("pncclCommCuDevice", &n.commCuDevice);
+    get("pncclGetVersion", &n.getVersion);
     n.real.groupStart = n.groupStart;
     n.real.groupEnd = n.groupEnd;
     n.real.commGetAsyncError = n.commGetAsyncError;
@@ -167,9 +169,20 @@ void note_collective(const Coll& c, ncclComm_t comm, cudaStream_t stream) {
   if (!capturing) w->collective(dev, stream_ref(s, dev));
 }
 
+// The plan's made_for against the NCCL the program loaded (not cco's), once: after the hooks
+// exist, at the first collective.
+void check_program_nccl() {
+  static std::atomic<bool> done{false};
+  if (done.exchange(true, std::memory_order_acq_rel)) return;
+  int v = 0;
+  if (nccl().getVersion && nccl().getVersion(&v) == ncclSuccess)
+    check_made_for_library("nccl", "NCCL", cco::plan::version_from_code(v));
+}
+
 template <class Call>
 ncclResult_t with_priority(const Coll& info, ncclComm_t comm, cudaStream_t stream, Call&& call) {
   NcclStreams* s = disabled() ? nullptr : streams();  // makes the hook and the window first
+  if (!disabled()) check_program_nccl();
   note_collective(info, comm, stream);
   InsideNccl inside;
   if (!s) return call(stream);

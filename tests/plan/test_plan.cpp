@@ -542,6 +542,29 @@ TEST(PlanMadeFor, ParsedCheckedAndRoundTripped) {
     "made_for": {"sms": -3}})"), cco::plan::Error);
 }
 
+// The libraries are the program's (the preload library compares them once loaded): a plan made
+// with NCCL 2.28.9 under a program that loads 2.27.3 gets one line naming both; the same
+// version, an unknown one, or a plan that names none, nothing.
+TEST(PlanMadeFor, LibraryTheProgramLoads) {
+  auto p = cco::plan::parse(R"({"schema": "ccoverlap.plan", "schema_version": "1.0.0",
+    "made_for": {"device": "NVIDIA H200", "versions": {"nccl": "2.28.9", "cublaslt": "13.1.0"}}})");
+  p.policy = "tuned";
+  EXPECT_EQ(cco::plan::made_for_library(p, "nccl", "NCCL", "2.27.3"),
+            "plan 'tuned' was made with NCCL 2.28.9, this program loads NCCL 2.27.3: its tuned "
+            "settings may not carry over (re-tune with `cco tune -- CMD`)");
+  const std::string lt = cco::plan::made_for_library(p, "cublaslt", "cuBLASLt", "13.0.2");
+  EXPECT_NE(lt.find("made with cuBLASLt 13.1.0, this program loads cuBLASLt 13.0.2"),
+            std::string::npos) << lt;
+  EXPECT_TRUE(cco::plan::made_for_library(p, "nccl", "NCCL", "2.28.9").empty());
+  EXPECT_TRUE(cco::plan::made_for_library(p, "nccl", "NCCL", "").empty());
+  EXPECT_TRUE(cco::plan::made_for_library(p, "cuda_runtime", "CUDA", "12.8").empty());
+  EXPECT_TRUE(cco::plan::made_for_library(cco::plan::from_policy("off"), "nccl", "NCCL", "2.27.3").empty());
+  // The codes NCCL and cuBLASLt report.
+  EXPECT_EQ(cco::plan::version_from_code(22809), "2.28.9");
+  EXPECT_EQ(cco::plan::version_from_code(130100), "13.1.0");
+  EXPECT_EQ(cco::plan::version_from_code(0), "");
+}
+
 // Found by fuzz_plan (tests/fuzz/regressions/plan/number_overflow_1e999.json): a number too large
 // for a double escaped as the JSON library's own exception instead of a plan::Error.
 TEST(PlanRegression, NumberOutOfRangeIsAPlanError) {
