@@ -130,10 +130,31 @@ struct LaunchEnv {
   std::string master_addr;
   /// TCP port rank 0 listens on, 1-65535 (0: any free port, only with a rendezvous file).
   /// CCO_MASTER_PORT wins; torchrun: MASTER_PORT + 1 (torchrun's own store already listens on
-  /// MASTER_PORT); Open MPI: MASTER_PORT, else 29510; Slurm: MASTER_PORT, else
+  /// MASTER_PORT), used only where the store below is off or cannot be used; Open MPI:
+  /// MASTER_PORT, else 29510; Slurm: MASTER_PORT, else
   /// 20000 + (SLURM_JOB_ID + 997 * SLURM_STEP_ID) % 10000, so jobs sharing a node differ; CCO_*:
   /// 29510.
   int master_port = 0;
+  /// torchrun's store: the c10d TCPStore its elastic agent hosts for the workers at
+  /// MASTER_ADDR:MASTER_PORT. On (port > 0) only under torchrun with TORCHELASTIC_USE_AGENT_STORE
+  /// set to "True" (or "true", "1"), which torchrun sets exactly when that store exists and
+  /// outlives the workers, and neither CCO_MASTER_PORT nor CCO_BOOTSTRAP_FILE is set (they win,
+  /// as before). Then rank 0 listens on a port the kernel picks and SETs "host:port" under
+  /// `key` + n, where n counts the rendezvous this process made so far (the same sequence on
+  /// every rank, so a second run() never reads the first one's address); the other ranks WAIT
+  /// for that key and GET it. If the store does not answer as a TCPStore (VALIDATE and PING,
+  /// within min(timeout, 5 s)), the rank prints one warning line and uses master_addr and
+  /// master_port (MASTER_PORT + 1) as before, as do later rendezvous of that process.
+  struct AgentStore {
+    std::string addr;  ///< MASTER_ADDR (CCO_MASTER_ADDR does not move the store)
+    int port = 0;      ///< MASTER_PORT; 0: no store
+    /// "cco/rendezvous/<TORCHELASTIC_RESTART_COUNT>/" (restart count 0 if unset), so workers
+    /// restarted by torchrun do not read their predecessors' addresses.
+    std::string key;
+    /// The host rank 0 publishes: CCO_MASTER_ADDR if set; else 127.0.0.1 when all ranks run on
+    /// this node (LOCAL_WORLD_SIZE equals WORLD_SIZE); else empty: rank 0's host name.
+    std::string advertise;
+  } store;
   /// CCO_BOOTSTRAP_FILE: a path on a file system all ranks see. Rank 0 writes "host:port" there
   /// (write to a temporary name, then rename, so readers never see half a line) and removes it
   /// once all ranks have connected; the others poll it. Empty: connect to master_addr:port.
@@ -198,13 +219,19 @@ bool mpi_available();
 /// the rendezvous happens in run().
 std::unique_ptr<Launcher> make_launcher(const LaunchOptions& opts, const Env& env);
 
-/// One process per rank over TCP: rank 0 listens on master_addr:master_port (all interfaces), the
-/// others connect (retrying until the timeout) and every exchange goes through rank 0 (star) as
-/// length-prefixed messages. At connect time rank 0 checks that all ranks agree about the world
-/// size and the job key, and that no rank is claimed twice. Failures, all bounded by the timeout:
+/// One process per rank over TCP: rank 0 listens on master_port (all interfaces; under torchrun
+/// with its store, on a free port it publishes in the store, see LaunchEnv::store), the others
+/// connect to master_addr:master_port (or the published address; retrying until the timeout) and
+/// every exchange goes through rank 0 (star) as length-prefixed messages. At connect time rank 0
+/// checks that all ranks agree about the world size and the job key, and that no rank is claimed
+/// twice. Failures, all bounded by the timeout:
 ///   - port in use on rank 0: ConfigError there at once; the others cannot reach it (Aborted);
 ///   - master unreachable (nothing listens, no route): Aborted after the timeout; a host name
 ///     that does not resolve: ConfigError at once;
+///   - torchrun's store: not answering as a TCPStore: one warning line per rank on stderr and the
+///     MASTER_PORT + 1 path; failing after it answered (rank 0 cannot SET, a reply out of
+///     bounds, rank 0's address not published within the timeout): Aborted naming the store and
+///     CCO_MASTER_PORT (which bypasses the store);
 ///   - a rank that never arrives: every rank that did gets Aborted after the timeout;
 ///   - world size or job key disagreement, a rank claimed twice: ConfigError on every rank that
 ///     reached rank 0 (rank 0 keeps listening until all ranks have heard it or the timeout);

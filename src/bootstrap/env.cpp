@@ -86,6 +86,34 @@ void read_ranks(const Env& env, const Names& n, LaunchEnv& w) {
   }
 }
 
+/// torchrun says its agent's store serves the workers at MASTER_ADDR:MASTER_PORT: it sets
+/// TORCHELASTIC_USE_AGENT_STORE to str(True) exactly then (and "False" otherwise).
+bool uses_agent_store(const Env& env) {
+  auto v = get(env, "TORCHELASTIC_USE_AGENT_STORE");
+  if (!v) return false;
+  std::string t = trim(*v);
+  for (auto& c : t) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return t == "true" || t == "1";
+}
+
+void agent_store(const Env& env, const std::string& addr, int port,
+                 const std::optional<std::string>& cco_addr, LaunchEnv& w) {
+  w.store.addr = addr;
+  w.store.port = port;
+  std::string restart = "0";
+  if (const auto r = get(env, "TORCHELASTIC_RESTART_COUNT")) {
+    const std::string t = trim(*r);
+    if (!t.empty() && t.size() < 10 && t.find_first_not_of("0123456789") == std::string::npos)
+      restart = t;
+  }
+  w.store.key = "cco/rendezvous/" + restart + "/";
+  const auto local_size = get(env, "LOCAL_WORLD_SIZE");
+  if (cco_addr)
+    w.store.advertise = trim(*cco_addr);
+  else if (local_size && trim(*local_size) == std::to_string(w.world_size))
+    w.store.advertise = "127.0.0.1";
+}
+
 }  // namespace
 
 Env current_environment() {
@@ -178,7 +206,8 @@ std::optional<LaunchEnv> parse_launch_env(const Env& env) {
       const int p = to_port("MASTER_PORT", *port);
       if (p == 65535)
         bad("MASTER_PORT=65535 leaves no port above it for ccoverlap; set CCO_MASTER_PORT");
-      w.master_port = p + 1;
+      w.master_port = p + 1;  // the fallback when the agent's store cannot be used
+      if (uses_agent_store(env) && addr) agent_store(env, trim(*addr), p, cco_addr, w);
     } else {
       bad("torchrun's RANK is set but MASTER_PORT is not (or set CCO_MASTER_PORT)");
     }

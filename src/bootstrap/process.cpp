@@ -7,15 +7,18 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
 #include "bootstrap/bootstrap.hpp"
 #include "bootstrap/detail.hpp"
+#include "bootstrap/tcpstore.hpp"
 
 namespace cco::boot {
 namespace {
@@ -69,6 +72,37 @@ std::string rank_list(const std::vector<int>& rs) {
   return s;
 }
 
+/// Rendezvous this process made with torchrun's store configured (the n-th uses key prefix + n):
+/// every rank makes the same sequence of run() calls, so all ranks agree on n.
+std::atomic<std::uint64_t> g_store_rendezvous{0};
+/// Set (with the reason) once the store did not answer as a TCPStore: later rendezvous of this
+/// process take the MASTER_PORT + 1 path at once, without a second warning.
+std::mutex g_store_mutex;
+std::string g_store_unusable;
+/// How long a rank tries to reach the store (connect, VALIDATE, PING) before falling back.
+constexpr double kStoreProbeS = 5.0;
+/// Longest "host:port" value accepted from the store.
+constexpr std::size_t kMaxAddressValue = 1024;
+
+/// "host:port" -> host and port; false (with `why`) for anything else.
+bool parse_host_port(const std::string& line, std::string& host, int& port, std::string& why) {
+  const auto colon = line.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 >= line.size() ||
+      line.find_first_not_of("0123456789", colon + 1) != std::string::npos ||
+      line.size() - colon > 6) {
+    why = "'" + (line.size() > 80 ? line.substr(0, 80) + "..." : line) + "', not host:port";
+    return false;
+  }
+  const int p = std::stoi(line.substr(colon + 1));
+  if (p < 1 || p > 65535) {
+    why = "'" + line + "', a port out of range";
+    return false;
+  }
+  host = line.substr(0, colon);
+  port = p;
+  return true;
+}
+
 [[noreturn]] void raise(FailKind k, const std::string& msg) {
   if (k == FailKind::Config) throw ConfigError(msg);
   throw Aborted(msg);
@@ -108,6 +142,7 @@ class TcpGroup final : public Group {
 
   void connect() {
     if (n_ == 1) return;
+    if (w_.store.port > 0) open_store();
     if (w_.rank == 0)
       accept_all();
     else
@@ -409,10 +444,11 @@ class TcpGroup final : public Group {
       ~Fd() {
         if (fd >= 0) ::close(fd);
       }
-    } lfd{listen_on(w_.master_port, std::max(n_, 128))};
+    } lfd{listen_on(via_store_ ? 0 : w_.master_port, std::max(n_, 128))};
     const int port = local_port(lfd.fd);
     const bool file = !w_.rendezvous_file.empty();
     if (file) publish(port);
+    if (via_store_) publish_in_store(port);
     struct Unlink {
       const std::string* path;
       ~Unlink() {
@@ -522,8 +558,7 @@ class TcpGroup final : public Group {
         if (!arrived[static_cast<std::size_t>(r)]) missing.push_back(r);
       fail(FailKind::Aborted, rank_list(missing) + " did not arrive within " + secs(timeout_) +
                                   " (rank 0 listened on port " + std::to_string(port) +
-                                  "; did they start, and can they reach " +
-                                  (w_.master_addr.empty() ? this_host() : w_.master_addr) + "?)");
+                                  "; did they start, and can they reach " + advertised() + "?)");
     }
     const auto sd = after(timeout_);
     for (int r = 1; r < n_; ++r)
@@ -535,7 +570,7 @@ class TcpGroup final : public Group {
   void publish(int port) const {
     const std::string& path = w_.rendezvous_file;
     const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-    const std::string host = w_.master_addr.empty() ? this_host() : w_.master_addr;
+    const std::string host = advertised();
     {
       std::ofstream f(tmp, std::ios::trunc);
       f << host << ":" << port << "\n";
@@ -558,16 +593,85 @@ class TcpGroup final : public Group {
       why = "rank 0 has not written " + w_.rendezvous_file + " yet";
       return false;
     }
-    const auto colon = line.rfind(':');
-    if (colon == std::string::npos || colon == 0 || colon + 1 >= line.size() ||
-        line.find_first_not_of("0123456789", colon + 1) != std::string::npos ||
-        line.size() - colon > 6) {
-      why = w_.rendezvous_file + " holds '" + line + "', not host:port";
-      return false;
+    if (parse_host_port(line, host, port, why)) return true;
+    why = w_.rendezvous_file + " holds " + why;
+    return false;
+  }
+
+  // ---- torchrun's store ------------------------------------------------------------------------
+
+  /// The host rank 0 tells the others: the store's choice (LaunchEnv::AgentStore::advertise),
+  /// else CCO_MASTER_ADDR (with a rendezvous file) or MASTER_ADDR, else this host's name.
+  std::string advertised() const {
+    if (via_store_) return w_.store.advertise.empty() ? this_host() : w_.store.advertise;
+    return w_.master_addr.empty() ? this_host() : w_.master_addr;
+  }
+
+  /// This rendezvous's key, and a connection to the store if it answers as a TCPStore. If it does
+  /// not: one warning line, and the MASTER_PORT + 1 path for this and later rendezvous. Every
+  /// rank counts the rendezvous alike, whichever path it takes.
+  void open_store() {
+    store_key_ = w_.store.key + std::to_string(g_store_rendezvous.fetch_add(1));
+    std::lock_guard<std::mutex> lock(g_store_mutex);
+    if (!g_store_unusable.empty()) return;
+    try {
+      store_ = StoreClient::connect(w_.store.addr, w_.store.port,
+                                    after(std::min(timeout_, kStoreProbeS)));
+      via_store_ = true;
+    } catch (const StoreError& e) {
+      g_store_unusable = one_line(e.what());
+      std::fprintf(
+          stderr,
+          "cco bootstrap: warning: rank %d: cannot use torchrun's store (%s); falling back "
+          "to port %d (MASTER_PORT + 1) on %s; set CCO_MASTER_PORT to choose the port\n",
+          w_.rank, g_store_unusable.c_str(), w_.master_port,
+          w_.rank == 0 ? "this node" : w_.master_addr.c_str());
+      std::fflush(stderr);
     }
-    host = line.substr(0, colon);
-    port = std::stoi(line.substr(colon + 1));
-    return port > 0 && port < 65536;
+  }
+
+  /// Rank 0: SET "host:port" under this rendezvous's key, and CHECK that the store holds it.
+  void publish_in_store(int port) {
+    const auto d = after(timeout_);
+    std::string why;
+    try {
+      store_->set(store_key_, advertised() + ":" + std::to_string(port), d);
+      if (!store_->check({store_key_}, d))
+        why = "the TCPStore at " + store_->where() + " does not hold '" + store_key_ +
+              "' right after SET";
+    } catch (const StoreError& e) {
+      why = e.what();
+    }
+    store_.reset();
+    if (!why.empty())
+      fail(FailKind::Aborted, "rank 0 cannot publish its address in torchrun's store: " + why +
+                                  " (CCO_MASTER_PORT bypasses the store)");
+  }
+
+  /// Other ranks: WAIT for rank 0's "host:port" under this rendezvous's key, then GET it.
+  void fetch_from_store(std::string& host, int& port, Deadline d) {
+    const std::string at = store_->where();
+    std::optional<std::string> value;
+    std::string why;
+    try {
+      value = store_->get(store_key_, kMaxAddressValue, d);
+    } catch (const StoreError& e) {
+      why = e.what();
+    }
+    store_.reset();
+    const std::string me = "rank " + std::to_string(w_.rank);
+    if (!why.empty())
+      fail(FailKind::Aborted, me + " cannot read rank 0's address from torchrun's store: " + why +
+                                  " (CCO_MASTER_PORT bypasses the store)");
+    if (!value)
+      fail(FailKind::Aborted,
+           "rank 0 did not publish its address under '" + store_key_ + "' in torchrun's store at " +
+               at + " within " + secs(timeout_) + " (" + me +
+               " waited; did rank 0 start? a rank that cannot use the store says so and falls "
+               "back to MASTER_PORT + 1; CCO_MASTER_PORT bypasses the store)");
+    if (!parse_host_port(*value, host, port, why))
+      fail(FailKind::Aborted,
+           "torchrun's store at " + at + " holds " + why + " under '" + store_key_ + "'");
   }
 
   /// Ranks other than 0: connect to rank 0 (retrying until the timeout) and be let in.
@@ -576,6 +680,7 @@ class TcpGroup final : public Group {
     const bool file = !w_.rendezvous_file.empty();
     std::string host = w_.master_addr, why = "no attempt";
     int port = w_.master_port;
+    if (via_store_) fetch_from_store(host, port, d);
     auto pause = std::chrono::milliseconds(10);
     for (;;) {
       int fd = -1;
@@ -610,10 +715,10 @@ class TcpGroup final : public Group {
         why = "rank 0 closed the connection";
       }
       if (ms_left(d) == 0) {
-        const std::string where = file ? host.empty() ? w_.rendezvous_file
-                                                      : host + ":" + std::to_string(port) +
-                                                            " (from " + w_.rendezvous_file + ")"
-                                       : host + ":" + std::to_string(port);
+        std::string where = host + ":" + std::to_string(port);
+        if (file)
+          where = host.empty() ? w_.rendezvous_file : where + " (from " + w_.rendezvous_file + ")";
+        if (via_store_) where += " (from torchrun's store)";
         aborted_ = true;
         abort_kind_ = FailKind::Aborted;
         abort_msg_ = "rank " + std::to_string(w_.rank) + " cannot reach rank 0 at " + where +
@@ -631,6 +736,9 @@ class TcpGroup final : public Group {
   std::string key_;
   std::vector<std::unique_ptr<Link>> peers_;  // rank 0: one per rank ([0] unused)
   std::unique_ptr<Link> up_;                  // other ranks: the link to rank 0
+  std::unique_ptr<StoreClient> store_;        // torchrun's store, during the rendezvous only
+  std::string store_key_;                     // this rendezvous's key in it
+  bool via_store_ = false;                    // rank 0's address goes through the store
   bool aborted_ = false;
   FailKind abort_kind_ = FailKind::Aborted;
   std::string abort_msg_;

@@ -27,7 +27,7 @@ const char* to_string(Status s) {
 }
 
 Check launcher(const boot::Env& env) {
-  Check c{"launcher"};
+  Check c{"launcher", Status::Ok, {}, {}};
   try {
     const auto le = boot::parse_launch_env(env);
     if (!le) {
@@ -47,7 +47,7 @@ Check launcher(const boot::Env& env) {
 }
 
 Check rendezvous_port(const boot::Env& env, const std::function<bool(int)>& can_bind) {
-  Check c{"rendezvous port"};
+  Check c{"rendezvous port", Status::Ok, {}, {}};
   std::optional<boot::LaunchEnv> le;
   try {
     le = boot::parse_launch_env(env);
@@ -59,6 +59,13 @@ Check rendezvous_port(const boot::Env& env, const std::function<bool(int)>& can_
   if (!le || le->world_size == 1) {
     c.status = Status::Skip;
     c.detail = "no multi-process job";
+    return c;
+  }
+  if (le->store.port > 0) {
+    // torchrun's store: rank 0 listens on a port the kernel picks and publishes it there;
+    // MASTER_PORT + 1 is only the fallback where the store does not answer.
+    c.detail = fmt::format("through torchrun's store at {}:{} (a free port; {} only if the store "
+                           "does not answer)", le->store.addr, le->store.port, le->master_port);
     return c;
   }
   if (le->rank != 0 || !is_local(le->master_addr)) {
@@ -78,7 +85,7 @@ Check rendezvous_port(const boot::Env& env, const std::function<bool(int)>& can_
 }
 
 Check nvlink_multicast(const boot::Env& env) {
-  Check c{"NVLink multicast"};
+  Check c{"NVLink multicast", Status::Ok, {}, {}};
   const std::string v = get(env, "NCCL_NVLS_ENABLE");
   if (v == "0") {
     c.detail = "off (NCCL_NVLS_ENABLE=0)";
@@ -95,7 +102,7 @@ Check nvlink_multicast(const boot::Env& env) {
 }
 
 Check program_nccl(const std::string& cco_nccl, const std::string& program_nccl) {
-  Check c{"program's NCCL"};
+  Check c{"program's NCCL", Status::Ok, {}, {}};
   if (program_nccl.empty()) {
     c.status = Status::Skip;
     c.detail = "unknown (no PyTorch found to ask)";
@@ -114,7 +121,7 @@ Check program_nccl(const std::string& cco_nccl, const std::string& program_nccl)
 }
 
 Check pytorch(const std::string& output, int rc, std::string* nccl_out) {
-  Check c{"PyTorch"};
+  Check c{"PyTorch", Status::Ok, {}, {}};
   if (rc == 124) {
     c.status = Status::Warn;
     c.detail = "python3 -c 'import torch' did not finish in time";

@@ -18,6 +18,7 @@
 #include "cli/run_support.hpp"
 #ifdef CCO_HAVE_CUDA
 #include "runtime/device.hpp"
+#include "runtime/lazy.hpp"
 #include "trace/session.hpp"
 #endif
 
@@ -125,7 +126,7 @@ int doctor_main(const std::vector<std::string>& args) {
     std::string why;
     const int n = rt::device_count(&why);
     const auto v = rt::versions();
-    Check g{"GPUs"};
+    Check g{"GPUs", Status::Ok, {}, {}};
     if (n == 0) {
       g.status = Status::Fail;
       g.detail = "none usable (" + why + ")";
@@ -139,19 +140,28 @@ int doctor_main(const std::vector<std::string>& args) {
     Check nc{"NCCL (cco's)", Status::Ok, v.nccl, ""};
     if (v.nccl.empty() || v.nccl == "unknown") {
       nc.status = Status::Fail;
-      nc.fix = "put libnccl.so.2 in the loader path (LD_LIBRARY_PATH)";
+      nc.detail = "not loaded: " + rt::load_error(rt::Lib::Nccl);
+      nc.fix = "cco bench and tune need it: put the folder of libnccl.so.2 in LD_LIBRARY_PATH, or "
+               "its path in CCO_NCCL_LIB";
     } else if (int major = 0, minor = 0; std::sscanf(v.nccl.c_str(), "%d.%d", &major, &minor) == 2 &&
                                          major * 100 + minor < 227) {
       nc.status = Status::Warn;
       nc.fix = "windows need NCCL 2.27, the zero-CTA policy and gather/scatter 2.28";
     }
     checks.push_back(nc);
-    checks.push_back({"cuBLASLt", Status::Ok, v.cublas, ""});
+    Check lt{"cuBLASLt", Status::Ok, v.cublas, ""};
+    if (v.cublas.empty()) {
+      lt.status = Status::Fail;
+      lt.detail = "not loaded: " + rt::load_error(rt::Lib::CublasLt);
+      lt.fix = "GEMM workloads need it: put the folder of " + rt::lib_file(rt::Lib::CublasLt) +
+               " in LD_LIBRARY_PATH, or its path in CCO_CUBLASLT_LIB";
+    }
+    checks.push_back(lt);
     trace::Options to;
     to.nvtx_ranges = false;
     to.print_warnings = false;
     trace::Session s(to);
-    Check cu{"CUPTI"};
+    Check cu{"CUPTI", Status::Ok, {}, {}};
     if (s.start()) {
       cu.detail = trace::cupti_library();
       s.stop();

@@ -81,6 +81,60 @@ TEST(Env, TorchrunOverridesAndMissingMaster) {
   EXPECT_EQ(w->local_rank, 1);
 }
 
+TEST(Env, TorchrunAgentStore) {
+  // torchrun (2.4+) tells its workers that its agent's TCPStore serves them at MASTER_ADDR:PORT.
+  Env e = {{"RANK", "3"},
+           {"WORLD_SIZE", "8"},
+           {"LOCAL_RANK", "3"},
+           {"LOCAL_WORLD_SIZE", "8"},
+           {"MASTER_ADDR", "n1"},
+           {"MASTER_PORT", "29500"},
+           {"TORCHELASTIC_USE_AGENT_STORE", "True"}};
+  auto w = parse_launch_env(e);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->store.addr, "n1");
+  EXPECT_EQ(w->store.port, 29500);
+  EXPECT_EQ(w->store.key, "cco/rendezvous/0/");
+  EXPECT_EQ(w->store.advertise, "127.0.0.1");  // all 8 ranks on this node
+  EXPECT_EQ(w->master_addr, "n1");             // the fallback, as before
+  EXPECT_EQ(w->master_port, 29501);
+  e["TORCHELASTIC_RESTART_COUNT"] = "2";  // restarted workers never read stale addresses
+  EXPECT_EQ(parse_launch_env(e)->store.key, "cco/rendezvous/2/");
+  e["LOCAL_WORLD_SIZE"] = "4";  // two nodes: rank 0 publishes its host name
+  EXPECT_EQ(parse_launch_env(e)->store.advertise, "");
+  e["CCO_MASTER_ADDR"] = "ib-n1";  // ... or the address it is given; the store stays put
+  EXPECT_EQ(parse_launch_env(e)->store.advertise, "ib-n1");
+  EXPECT_EQ(parse_launch_env(e)->store.addr, "n1");
+  EXPECT_EQ(parse_launch_env(e)->master_addr, "ib-n1");
+  for (const char* on : {"1", "true", " TRUE "}) {
+    e["TORCHELASTIC_USE_AGENT_STORE"] = on;
+    EXPECT_EQ(parse_launch_env(e)->store.port, 29500) << on;
+  }
+  for (const char* off : {"False", "0", "", "yes"}) {
+    e["TORCHELASTIC_USE_AGENT_STORE"] = off;
+    EXPECT_EQ(parse_launch_env(e)->store.port, 0) << off;
+    EXPECT_EQ(parse_launch_env(e)->master_port, 29501) << off;
+  }
+  e["TORCHELASTIC_USE_AGENT_STORE"] = "True";
+  Env f = e;  // CCO_MASTER_PORT wins over the store
+  f["CCO_MASTER_PORT"] = "31000";
+  EXPECT_EQ(parse_launch_env(f)->store.port, 0);
+  EXPECT_EQ(parse_launch_env(f)->master_port, 31000);
+  f = e;  // and so does a rendezvous file
+  f["CCO_BOOTSTRAP_FILE"] = "/shared/f";
+  EXPECT_EQ(parse_launch_env(f)->store.port, 0);
+  // Not torchrun: the variable means nothing.
+  EXPECT_EQ(parse_launch_env({{"CCO_RANK", "0"},
+                              {"CCO_WORLD_SIZE", "2"},
+                              {"TORCHELASTIC_USE_AGENT_STORE", "True"},
+                              {"MASTER_PORT", "29500"}})
+                ->store.port,
+            0);
+  // MASTER_PORT=65535 still leaves no fallback port.
+  e["MASTER_PORT"] = "65535";
+  EXPECT_TRUE(has(error_of(e), "CCO_MASTER_PORT"));
+}
+
 TEST(Env, Slurm) {
   const auto w = parse_launch_env({{"SLURM_PROCID", "5"},
                                    {"SLURM_NTASKS", "8"},

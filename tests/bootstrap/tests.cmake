@@ -4,6 +4,10 @@ cco_add_test(bootstrap_threads SOURCES bootstrap/test_threads.cpp LIBS cco.boots
 cco_add_test(bootstrap_env SOURCES bootstrap/test_env.cpp LIBS cco.bootstrap LABELS bootstrap)
 cco_add_test(bootstrap_process SOURCES bootstrap/test_process.cpp LIBS cco.bootstrap LABELS bootstrap)
 set_tests_properties(cco.test.bootstrap_process PROPERTIES TIMEOUT 120)
+# torchrun's store (a fake c10d TCPStore in the test); RealTorchrun.* skips unless run under a real
+# torchrun with CCO_TEST_REAL_TORCHRUN=1 (see the test).
+cco_add_test(bootstrap_store SOURCES bootstrap/test_store.cpp LIBS cco.bootstrap LABELS bootstrap)
+set_tests_properties(cco.test.bootstrap_store PROPERTIES TIMEOUT 120)
 
 # MPI: the same exchanges over MPI_COMM_WORLD with 4 ranks (only with -DCCO_ENABLE_MPI=ON).
 if(CCO_ENABLE_MPI)

@@ -32,6 +32,12 @@ TEST(Doctor, TorchrunJobAndItsPort) {
   other["RANK"] = "1";
   other["LOCAL_RANK"] = "1";
   EXPECT_EQ(rendezvous_port(other, [](int) { return false; }).status, Status::Skip);
+  // Under torchrun's agent store the port is a free one, published in the store: nothing to bind.
+  auto with_store = env;
+  with_store["TORCHELASTIC_USE_AGENT_STORE"] = "True";
+  const auto store = rendezvous_port(with_store, [](int) { return false; });
+  EXPECT_EQ(store.status, Status::Ok);
+  EXPECT_NE(store.detail.find("torchrun's store at 127.0.0.1:29500"), std::string::npos) << store.detail;
   // A broken job is a failure with the launcher's own reason.
   auto broken = env;
   broken.erase("MASTER_PORT");
