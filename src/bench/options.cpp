@@ -212,7 +212,7 @@ std::string cli_error_text(const std::string& what, const CLI::App* app) {
   }
   if (std::regex_match(what, m, convert)) {
     const CLI::Option* o = app ? app->get_option_no_throw(m[1].str()) : nullptr;
-    if (o && o->get_type_size() == 0)  // a flag given "=VALUE"
+    if (o && o->get_items_expected_max() == 0)  // a flag given "=VALUE"
       return m[1].str() + " takes no value (got '" + m[2].str() + "')";
     return m[1].str() + ": expected a number, got '" + m[2].str() + "'";
   }

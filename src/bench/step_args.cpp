@@ -1,8 +1,12 @@
 #include "bench/step_args.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include <charconv>
 #include <string>
 
+#include "bench/flags.hpp"
+#include "bench/options.hpp"
 #include "model/occupancy.hpp"
 #include "model/types.hpp"
 
@@ -10,10 +14,25 @@ namespace cco::bench {
 
 using model::Error;
 using workload::StepLoadOptions;
-using workload::parse_override;
-using model::parse_bytes;
 
-// ---- arguments --------------------------------------------------------------------------------
+namespace {
+
+// `app` keeps what it does not declare (app.remaining(), in order); the options declared on it
+// take the last of repeated values.
+void keep_extras(CLI::App& app) {
+  app.set_help_flag();  // help text comes from docs/cli/bench.md, handled by the CLI
+  app.allow_extras();
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+}
+
+// v as an int, or `fallback` (the bench parser words the errors of -g and -c).
+int int_or(const std::string& v, int fallback) {
+  int x = 0;
+  const auto r = std::from_chars(v.data(), v.data() + v.size(), x);
+  return r.ec == std::errc() && r.ptr == v.data() + v.size() ? x : fallback;
+}
+
+}  // namespace
 
 StepLoadOptions StepArgs::load_options() const {
   StepLoadOptions o;
@@ -26,62 +45,43 @@ StepLoadOptions StepArgs::load_options() const {
 
 StepArgs split_step_args(const std::vector<std::string>& args) {
   StepArgs a;
-  if (!args.empty()) a.rest.push_back(args[0]);
-  bool any_step_flag = false;
-  for (std::size_t i = 1; i < args.size(); ++i) {
-    const std::string& x = args[i];
-    auto value = [&](const std::string& flag) -> std::string {
-      if (x.size() > flag.size() && x.compare(0, flag.size() + 1, flag + "=") == 0)
-        return x.substr(flag.size() + 1);
-      if (i + 1 >= args.size()) throw Error(flag + " needs a value");
-      return args[++i];
-    };
-    auto is = [&](const std::string& flag) { return x == flag || x.rfind(flag + "=", 0) == 0; };
-    if (is("--workload")) {
-      a.workload = value("--workload");
-      if (a.workload.empty()) throw Error("--workload needs a file");
-    } else if (x == "--validate") {
-      a.validate = any_step_flag = true;
-    } else if (is("--param")) {
-      a.params.push_back(parse_override(value("--param")));
-      any_step_flag = true;
-    } else if (is("--gpu-memory")) {
-      const std::string v = value("--gpu-memory");
-      try {
-        a.gpu_memory = parse_bytes(v);
-      } catch (const Error& e) {
-        throw Error("--gpu-memory: " + std::string(e.what()));
-      }
-      if (a.gpu_memory <= 0) throw Error("--gpu-memory: must be positive");
-      any_step_flag = true;
-    } else {
-      a.rest.push_back(x);
-      // Read -g and -c (kept in `rest` for the bench's own parser).
-      auto read_int = [&](const std::string& short_f, const std::string& long_f, int* out) {
-        std::string v;
-        if (x == short_f || x == long_f) {
-          if (i + 1 >= args.size()) return;
-          v = args[i + 1];
-        } else if (x.rfind(long_f + "=", 0) == 0) {
-          v = x.substr(long_f.size() + 1);
-        } else if (x.size() > 2 && x.rfind(short_f, 0) == 0 &&
-                   std::isdigit(static_cast<unsigned char>(x[2]))) {
-          v = x.substr(2);
-        } else {
-          return;
-        }
-        int val = 0;
-        const auto r = std::from_chars(v.data(), v.data() + v.size(), val);
-        if (r.ec == std::errc() && r.ptr == v.data() + v.size()) *out = val;
-      };
-      int c = a.check ? 1 : 0;
-      read_int("-g", "--ngpus", &a.ngpus);
-      read_int("-c", "--check", &c);
-      a.check = c != 0;
-    }
+  std::vector<std::string> params;
+  std::string memory, ngpus, check;
+  CLI::App app{"cco bench", "bench"}, peek{"cco bench", "bench"};
+  keep_extras(app);
+  keep_extras(peek);
+  auto* workload = add_flag_option(app, F::Workload, a.workload);
+  add_flag_switch(app, F::Validate, a.validate);
+  add_flag_option(app, F::Param, params)->allow_extra_args(false);  // one NAME=VALUE each
+  auto* gpu_memory = add_flag_option(app, F::GpuMemory, memory);
+  // -g, -c and --json are read from what is left, which keeps them for the bench's own parser.
+  add_flag_option(peek, F::Ngpus, ngpus);
+  add_flag_option(peek, F::Check, check);
+  auto* json = add_flag_option(peek, F::Json, a.json_path);
+  try {
+    parse_app(app, args);
+    a.rest = app.remaining();
+    if (!args.empty()) a.rest.insert(a.rest.begin(), args[0]);
+    parse_app(peek, a.rest);
+  } catch (const UsageError& e) {
+    throw Error(e.what());
   }
-  if (any_step_flag && a.workload.empty())
+  a.ngpus = int_or(ngpus, 0);
+  a.check = int_or(check, 1) != 0;
+  if (workload->count() > 0 && a.workload.empty()) throw Error("--workload needs a file");
+  for (const auto& p : params) a.params.push_back(workload::parse_override(p));
+  if (gpu_memory->count() > 0) {
+    try {
+      a.gpu_memory = model::parse_bytes(memory);
+    } catch (const Error& e) {
+      throw Error("--gpu-memory: " + std::string(e.what()));
+    }
+    if (a.gpu_memory <= 0) throw Error("--gpu-memory: must be positive");
+  }
+  if ((a.validate || !params.empty() || gpu_memory->count() > 0) && a.workload.empty())
     throw Error("--validate, --param and --gpu-memory go with --workload FILE");
+  if (a.validate && json->count() > 0 && a.json_path.empty())
+    throw Error("--json: needs a file name (got an empty value)");
   return a;
 }
 

@@ -6,9 +6,9 @@
 
 #include "bench/options.hpp"
 #include "bench/report.hpp"
+#include "bench/step_bench.hpp"
 #ifdef CCO_HAVE_CUDA
 #include "bench/runner.hpp"
-#include "bench/step_bench.hpp"
 #endif
 #include "cli/commands.hpp"
 #include "workload/workload.hpp"
@@ -29,50 +29,29 @@ namespace {
   if (!f) throw std::runtime_error("error writing '" + path + "'");
 }
 
-/// --json's value among the arguments --validate leaves ("" when absent): `--json FILE` or
-/// `--json=FILE`.
-std::string json_path_of(const std::vector<std::string>& rest) {
-  std::string path;
-  bool given = false;
-  for (std::size_t i = 1; i < rest.size(); ++i) {
-    if (rest[i] == "--") break;
-    if (rest[i] == "--json") {
-      if (i + 1 >= rest.size()) throw bench::UsageError("--json needs a value");
-      path = rest[++i];
-      given = true;
-    } else if (rest[i].rfind("--json=", 0) == 0) {
-      path = rest[i].substr(7);
-      given = true;
-    }
-  }
-  if (given && path.empty()) throw bench::UsageError("--json: needs a file name (got an empty value)");
-  return path;
-}
-
 }  // namespace
 
 /// `cco bench --workload FILE`: a training step from a workload file (docs/WORKLOADS.md).
 /// --validate needs no GPU.
 int workload_main(const std::vector<std::string>& args, const bench::StepArgs& sa) {
   if (sa.validate) {
-    const std::string json_path = json_path_of(sa.rest);
     const auto step = workload::load_step(sa.workload, sa.load_options());
     // With the JSON on stdout, the summary goes to stderr so stdout stays parseable.
     std::fputs(workload::validation_summary(step, sa.check).c_str(),
-               json_path == "-" ? stderr : stdout);
-    if (!json_path.empty()) {
+               sa.json_path == "-" ? stderr : stdout);
+    if (!sa.json_path.empty()) {
       auto j = workload::to_json(step);
       const auto layout = workload::layout_step(step, sa.check);
       j["memory_per_gpu_bytes"] = layout.total;
-      write_file(json_path, bench::json_text(j) + "\n");
+      write_file(sa.json_path, bench::json_text(j) + "\n");
     }
     return 0;
   }
+  const auto so = bench::parse_step_options(args);  // checked in a build without CUDA too
 #ifndef CCO_HAVE_CUDA
-  (void)args;
+  (void)so;
   throw std::runtime_error("this cco was built without CUDA (CCO_ENABLE_CUDA=OFF)");
 #else
-  const auto so = bench::parse_step_options(args);
   const auto rep = bench::run_step(so, std::cerr);
   if (!rep.writer) return 0;  // another process (rank 0) prints and writes the report
   const auto& c = so.common;
@@ -89,7 +68,12 @@ int workload_main(const std::vector<std::string>& args, const bench::StepArgs& s
 }
 
 int bench_main(const std::vector<std::string>& args) {
-  const auto sa = bench::split_step_args(args);
+  bench::StepArgs sa;
+  try {
+    sa = bench::split_step_args(args);
+  } catch (const model::Error& e) {  // bad arguments, worded as the other bench errors
+    throw bench::UsageError(e.what());
+  }
   if (!sa.workload.empty()) return workload_main(args, sa);
   const auto opt = bench::parse_options(args);
 #ifndef CCO_HAVE_CUDA

@@ -81,6 +81,7 @@ Args parse(const std::vector<std::string>& args) {
     if (arg == "--json=") throw Usage("--json=FILE: empty file name");
   parse_cli(app, args);
 
+  if (json_opt->count() > 1) throw Usage("--json given twice");
   if (json_opt->count() > 0) {
     if (json_arg.empty()) throw Usage("--json=FILE: empty file name");
     if (json_arg == "-") a.json_stdout = true;

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <ctime>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 
@@ -184,30 +185,38 @@ std::vector<std::string> configuration_list(const std::string& flag, const std::
   return out;
 }
 
+std::function<void()> add_launch_options(CLI::App& app, LaunchOptions& o) {
+  auto warmup = std::make_shared<std::string>();
+  app.add_option("--lib", o.lib);
+  app.add_option("--tuner-lib", o.tuner_lib);
+  app.add_flag("-v,--verbose", o.verbose);
+  app.add_option("--steps-out", o.steps_out);
+  auto* w = app.add_option("--warmup", *warmup);
+  auto* nvtx = app.add_option("--step-nvtx", o.step_nvtx)->type_name("range name");
+  return [&o, warmup, w, nvtx] {
+    if (w->count())
+      o.warmup = count_arg("--warmup", *warmup, 0, 1000000, "a step count (0 to 1000000)");
+    if (nvtx->count()) o.step_nvtx = check_step_nvtx(o.step_nvtx);
+  };
+}
+
 RunOptions parse_run_args(const std::vector<std::string>& args) {
   RunOptions o;
   CLI::App app{"cco run", "run"};
   app.set_help_flag();  // help text comes from docs/cli/run.md, handled by the CLI
-  std::string compare, warmup, step_nvtx;
+  std::string compare;
   app.add_option("--policy", o.policy);
   app.add_option("--plan", o.plan_file);
-  app.add_option("--lib", o.lib);
-  app.add_option("--tuner-lib", o.tuner_lib);
   app.add_flag("--stats", o.stats);
-  app.add_flag("-v,--verbose", o.verbose);
   app.add_flag("--dry-run", o.dry_run);
   app.add_flag("--force", o.force);
   app.add_option("--compare", compare);
-  app.add_option("--steps-out", o.steps_out);
   app.add_option("--compare-json", o.compare_json);
-  app.add_option("--warmup", warmup);
-  app.add_option("--step-nvtx", step_nvtx)->type_name("range name");
   app.add_option("--trace", o.trace);
+  const auto check_launch = add_launch_options(app, o);
   o.command = parse_until_command(app, args, false, "");
   if (app.count("--compare")) o.compare = configuration_list("--compare", compare);
-  if (app.count("--warmup"))
-    o.warmup = count_arg("--warmup", warmup, 0, 1000000, "a step count (0 to 1000000)");
-  if (app.count("--step-nvtx")) o.step_nvtx = check_step_nvtx(step_nvtx);
+  check_launch();
   if (app.count("--trace"))
     if (const std::string bad = preload::check_trace_pattern(o.trace); !bad.empty())
       throw Usage("--trace '" + o.trace + "' " + bad);

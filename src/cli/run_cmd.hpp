@@ -23,13 +23,23 @@ int run_main(const std::vector<std::string>& args);
 /// policies, its steps as samples; docs/cli/tune.md, docs/STEPS.md). Writes a plan.
 int tune_program_main(const std::vector<std::string>& args);
 
-struct RunOptions {
-  std::string policy;     ///< --policy NAME
-  std::string plan_file;  ///< --plan FILE
+/// What `cco run` and `cco tune -- CMD` both take to start a program: declared once
+/// (add_launch_options, run_support.hpp).
+struct LaunchOptions {
   std::string lib;        ///< --lib PATH
   std::string tuner_lib;  ///< --tuner-lib PATH: the NCCL tuner plugin (plans with nccl.channels)
-  bool stats = false;     ///< --stats
   bool verbose = false;   ///< -v, --verbose
+  std::string steps_out;  ///< --steps-out DIR: keep the step files there
+  long warmup = -1;       ///< --warmup N: steps before the rotation starts (-1: not given)
+  /// --step-nvtx NAME: steps start where an NVTX range named NAME (a glob) starts; the library
+  /// becomes NVTX's injection (NVTX_INJECTION64_PATH).
+  std::string step_nvtx;
+};
+
+struct RunOptions : LaunchOptions {
+  std::string policy;     ///< --policy NAME
+  std::string plan_file;  ///< --plan FILE
+  bool stats = false;     ///< --stats
   bool dry_run = false;   ///< --dry-run: print the environment and the command, run nothing
   bool force = false;     ///< --force: apply a plan made for another device or other versions
   /// --trace FILE: CCO_TRACE, a path pattern (%p pid, %r rank, %% a %; preload/trace_path.hpp).
@@ -37,12 +47,7 @@ struct RunOptions {
   std::string trace;
   /// --compare A,B[,...]: policies or plan files rotated between steps (2 to 8 items).
   std::vector<std::string> compare;
-  std::string steps_out;     ///< --steps-out DIR: keep the step files there
-  long warmup = -1;          ///< --warmup N: steps before the rotation starts (-1: the default, 5)
   std::string compare_json;  ///< --compare-json FILE: the comparison as JSON
-  /// --step-nvtx NAME: steps start where an NVTX range named NAME (a glob) starts; the library
-  /// becomes NVTX's injection (NVTX_INJECTION64_PATH).
-  std::string step_nvtx;
   std::vector<std::string> command;  ///< CMD ARGS...
 };
 

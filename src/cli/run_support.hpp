@@ -5,12 +5,23 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "steps/record.hpp"
 
+namespace CLI {
+class App;
+}  // namespace CLI
+
 namespace cco::cli {
+
+struct LaunchOptions;
+/// Declares the options of LaunchOptions (run_cmd.hpp) on `app`, bound into `o`: --lib,
+/// --tuner-lib, -v/--verbose, --steps-out, --warmup, --step-nvtx. The function returned checks
+/// --warmup and --step-nvtx after the parse (Usage, worded the same for run and tune).
+std::function<void()> add_launch_options(CLI::App& app, LaunchOptions& o);
 
 bool is_file(const std::string& p);
 /// realpath, or `p` unchanged when it cannot be resolved.

@@ -1,15 +1,18 @@
 // cco tune: finds the best resource split for one workload and writes it as a plan.
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <map>
 
 #include "bench/flags.hpp"
 #include "bench/options.hpp"
 #include "bench/step_bench.hpp"
 #include "cli/commands.hpp"
+#include "cli/parse.hpp"
 #include "cli/run_cmd.hpp"
 #include "bench/report.hpp"
 #include "workload/workload.hpp"
@@ -81,81 +84,88 @@ std::vector<int> list_arg(const std::string& flag, const std::string& v, int lo,
   return out;
 }
 
-bool is_workload(const std::vector<std::string>& args) {
-  for (std::size_t i = 1; i < args.size(); ++i)
-    if (args[i] == "--workload" || args[i].rfind("--workload=", 0) == 0) return true;
-  return false;
+/// cco tune's command line, parsed once with CLI11 for pairs and workloads: tune's own options
+/// (the flag table's tune_own, declared here once for both tuners), --workload, --param and -n
+/// (passed on to the step's or the pair's parser), and the bench options left as given.
+struct TuneArgs {
+  static constexpr std::size_t kN = static_cast<std::size_t>(bench::F::kCount);
+  std::array<std::string, kN> text;  ///< a value option's value, by flag id
+  std::array<bool, kN> set{};        ///< a switch's
+  std::array<CLI::Option*, kN> opt{};
+  std::vector<std::string> params;
+  std::vector<std::string> inner;  ///< for bench::parse_options or parse_step_options
+
+  static std::size_t at(bench::F id) { return static_cast<std::size_t>(id); }
+  bool given(bench::F id) const { return opt[at(id)] && opt[at(id)]->count() > 0; }
+  bool on(bench::F id) const { return set[at(id)]; }
+  const std::string& operator[](bench::F id) const { return text[at(id)]; }
+  bool workload() const { return given(bench::F::Workload); }
+  /// `id`'s value (a long-only tune flag: its name is its spelling) into `out` when given.
+  template <class T>
+  void num(bench::F id, int lo, int hi, T& out) const {
+    if (given(id)) out = int_arg(bench::flag(id).names, text[at(id)], lo, hi);
+  }
+  void list(bench::F id, int lo, int hi, std::vector<int>& out) const {
+    if (given(id)) out = list_arg(bench::flag(id).names, text[at(id)], lo, hi);
+  }
+};
+
+TuneArgs parse_tune_args(const std::vector<std::string>& args) {
+  using bench::F;
+  TuneArgs a;
+  CLI::App app{"cco tune", "tune"};
+  app.set_help_flag();  // help text comes from docs/cli/tune.md, handled by the CLI
+  app.allow_extras();   // the bench options, for the bench's parsers
+  for (const bench::FlagSpec& f : bench::flags()) {
+    if (!f.tune_own && f.id != F::Workload && f.id != F::Iters) continue;
+    const auto i = TuneArgs::at(f.id);
+    a.opt[i] = f.value ? bench::add_flag_option(app, f.id, a.text[i])
+                       : bench::add_flag_switch(app, f.id, a.set[i]);
+    // The last of a repeated tune option counts (-n is the bench's: repeated, it is refused).
+    if (f.id != F::Iters) a.opt[i]->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  }
+  bench::add_flag_option(app, F::Param, a.params)->allow_extra_args(false);  // one NAME=VALUE each
+  parse_cli(app, args);
+  // A known flag that does not apply here: one line saying why (from the flag table).
+  bench::refuse_out_of_scope(args, a.workload() ? bench::kTuneStep : bench::kTunePair);
+  a.inner = {"bench"};
+  if (a.workload()) a.inner.insert(a.inner.end(), {"--workload", a[F::Workload]});
+  for (const auto& p : a.params) a.inner.insert(a.inner.end(), {"--param", p});
+  if (a.given(F::Iters)) a.inner.insert(a.inner.end(), {"-n", a[F::Iters]});
+  for (const auto& x : app.remaining()) a.inner.push_back(x);
+  return a;
 }
 
-/// A tune flag's value: after '=' (--ctas=16,32), or the next argument (advancing i). Returns
-/// the flag's name as given, for messages.
-std::string own_value(const std::vector<std::string>& args, std::size_t& i,
-                      const bench::FlagSpec& f, std::string* v) {
-  const std::string& x = args[i];
-  const auto eq = x.find('=');
-  const std::string name = x.substr(0, eq);
-  if (!f.value) {
-    if (eq != std::string::npos) throw Usage(name + " takes no value");
-    return name;
-  }
-  if (eq != std::string::npos) {
-    *v = x.substr(eq + 1);
-  } else {
-    if (i + 1 >= args.size()) throw Usage(x + " needs a value");
-    *v = args[++i];
-  }
-  return name;
-}
-
-/// `cco tune --workload FILE`: a training step (docs/WORKLOADS.md) tuned like one pair.
-int tune_workload_main(const std::vector<std::string>& args) {
-  tune::WorkloadTuneOptions t;
-  std::vector<std::string> step_args = {"bench"};
-  std::string plan_path, json_path;
-  bench::refuse_out_of_scope(args, bench::kTuneStep);  // with the reason, from the flag table
-  bool iters_given = false;
-  for (std::size_t i = 1; i < args.size(); ++i) {
-    const std::string& x = args[i];
-    if (x == "--workload" || x == "--param") {  // their values go to the step's parser as they are
-      if (i + 1 >= args.size()) throw Usage(x + " needs a value");
-      step_args.push_back(x);
-      step_args.push_back(args[++i]);
-      continue;
-    }
-    const bench::FlagSpec* f = bench::find_flag(x);
-    if (!f || !f->tune_own) {  // the step's, as for cco bench
-      if (f && f->id == bench::F::Iters) iters_given = true;
-      step_args.push_back(x);
-      continue;
-    }
-    std::string v;
-    const std::string name = own_value(args, i, *f, &v);
-    switch (f->id) {
-      case bench::F::Ctas: t.space.ctas = list_arg(name, v, -1, 64); break;
-      case bench::F::BlocksPerSm: t.space.blocks_per_sm = list_arg(name, v, 1, 64); break;
-      case bench::F::GreenSms: t.space.green_sms = list_arg(name, v, 1, 100000); break;
-      case bench::F::NoPriority: t.space.priority = false; break;
-      case bench::F::ScreenIters: t.screen_iters = int_arg(name, v, 1, 1000); break;
-      case bench::F::Refine: t.space.refine = int_arg(name, v, 0, 100); break;
-      case bench::F::Rounds: t.space.rounds = int_arg(name, v, 1, 20); break;
-      case bench::F::Top: t.top = int_arg(name, v, 1, 100); break;
-      case bench::F::Budget: t.budget_s = int_arg(name, v, 5, 86400); break;
-      case bench::F::Plan: plan_path = v; break;
-      case bench::F::Json: json_path = v; break;
-      case bench::F::Cache: t.cache_dir = v; break;
-      case bench::F::NoCache: t.use_cache = false; break;
-      case bench::F::Retune: t.retune = true; break;
-      default: throw Usage(name + " does not apply to --workload");  // refused above; kept safe
-    }
-  }
+/// The options both tuners take (TuneOptions, WorkloadTuneOptions), from `a`.
+template <class T>
+void apply_common(T& t, const TuneArgs& a) {
+  using bench::F;
+  a.list(F::Ctas, -1, 64, t.space.ctas);
+  a.list(F::BlocksPerSm, 1, 64, t.space.blocks_per_sm);
+  a.list(F::GreenSms, 1, 100000, t.space.green_sms);
+  a.num(F::ScreenIters, 1, 1000, t.screen_iters);
+  a.num(F::Refine, 0, 100, t.space.refine);
+  a.num(F::Rounds, 1, 20, t.space.rounds);
+  a.num(F::Top, 1, 100, t.top);
+  a.num(F::Budget, 5, 86400, t.budget_s);
+  if (a.on(F::NoPriority)) t.space.priority = false;
+  if (a.given(F::Cache)) t.cache_dir = a[F::Cache];
+  if (a.on(F::NoCache)) t.use_cache = false;
+  if (a.on(F::Retune)) t.retune = true;
   for (int c : t.space.ctas)
     if (c == 0)
       throw Usage("--ctas: 0 CTAs cannot run a collective (use 1..64, or -1 for NCCL's default)");
+}
+
+/// `cco tune --workload FILE`: a training step (docs/WORKLOADS.md) tuned like one pair.
+int tune_workload_main(const std::vector<std::string>& args, const TuneArgs& a) {
+  tune::WorkloadTuneOptions t;
+  apply_common(t, a);
   // Every input is checked before any GPU is touched (and in a build without CUDA too): the
   // step's options (bench core), and the file itself when the ranks are known (-g).
-  t.step = bench::parse_step_options(step_args);
+  t.step = bench::parse_step_options(a.inner);
   t.step.common.argv = args;
-  if (!iters_given) t.step.common.iters = 30;  // the final round decides: 30 samples unless -n
+  if (!a.given(bench::F::Iters)) t.step.common.iters = 30;  // the final round: 30 samples unless -n
   if (t.step.common.ngpus > 0) {
     workload::StepLoadOptions lo;
     lo.nranks = t.step.common.ngpus;
@@ -176,7 +186,7 @@ int tune_workload_main(const std::vector<std::string>& args) {
   std::printf("# chosen: %s  (%.1f us, reduction %.1f%%, %.1f%% of the ideal saving)\n",
               c.value("label", std::string("?")).c_str(), c.value("t_us", 0.0),
               100 * c.value("reduction", 0.0), 100 * c.value("of_ideal", 0.0));
-  write_plan(res.plan, plan_path, json_path);
+  write_plan(res.plan, a[bench::F::Plan], a[bench::F::Json]);
   return 0;
 #endif
 }
@@ -186,46 +196,15 @@ int tune_workload_main(const std::vector<std::string>& args) {
 int tune_main(const std::vector<std::string>& args) {
   // A program to tune (after "--"): online, in the program itself.
   if (std::find(args.begin(), args.end(), "--") != args.end()) return tune_program_main(args);
-  if (is_workload(args)) return tune_workload_main(args);
+  const TuneArgs a = parse_tune_args(args);
+  if (a.workload()) return tune_workload_main(args, a);
   tune::TuneOptions t;
   t.argv = args;
-  std::vector<std::string> bench_args = {"bench"};
-  std::string json_path;
-  // Tune's own flags (the flag table's tune_own) are taken out; the rest describe the workload,
-  // as for cco bench. Bench flags that tune decides itself are refused with the reason.
-  bench::refuse_out_of_scope(args, bench::kTunePair);
-  for (std::size_t i = 1; i < args.size(); ++i) {
-    const std::string& x = args[i];
-    const bench::FlagSpec* f = bench::find_flag(x);
-    if (!f || !f->tune_own) {
-      bench_args.push_back(x);
-      continue;
-    }
-    std::string v;
-    const std::string name = own_value(args, i, *f, &v);
-    switch (f->id) {
-      case bench::F::SmBudgets: t.space.sm_budgets = list_arg(name, v, 0, 100000); break;
-      case bench::F::Ctas: t.space.ctas = list_arg(name, v, -1, 64); break;
-      case bench::F::BlocksPerSm: t.space.blocks_per_sm = list_arg(name, v, 1, 64); break;
-      case bench::F::NoPriority: t.space.priority = false; break;
-      case bench::F::ScreenIters: t.screen_iters = int_arg(name, v, 1, 1000); break;
-      case bench::F::Refine: t.space.refine = int_arg(name, v, 0, 100); break;
-      case bench::F::Rounds: t.space.rounds = int_arg(name, v, 1, 20); break;
-      case bench::F::Top: t.top = int_arg(name, v, 1, 100); break;
-      case bench::F::Budget: t.budget_s = int_arg(name, v, 5, 86400); break;
-      case bench::F::Plan: t.plan_path = v; break;
-      case bench::F::Cache: t.cache_dir = v; break;
-      case bench::F::NoCache: t.use_cache = false; break;
-      case bench::F::Retune: t.retune = true; break;
-      case bench::F::Json: json_path = v; break;
-      case bench::F::GreenSms: t.space.green_sms = list_arg(name, v, 1, 100000); break;
-      case bench::F::Registers: t.space.registers = register_list(v); break;
-      default: bench_args.push_back(x); break;
-    }
-  }
-  for (int c : t.space.ctas)
-    if (c == 0) throw Usage("--ctas: 0 CTAs cannot run a collective (use 1..64, or -1 for NCCL's default)");
-  t.bench = bench::parse_options(bench_args);
+  apply_common(t, a);
+  a.list(bench::F::SmBudgets, 0, 100000, t.space.sm_budgets);
+  if (a.given(bench::F::Registers)) t.space.registers = register_list(a[bench::F::Registers]);
+  t.plan_path = a[bench::F::Plan];
+  t.bench = bench::parse_options(a.inner);
   // --nccl-cta-policy A,B,...: A is the run's own, the rest are a dimension of the search.
   t.space.cta_policies = t.bench.row_cta_policies;
   t.bench.row_cta_policies.clear();
@@ -248,7 +227,7 @@ int tune_main(const std::vector<std::string>& args) {
               c.contains("own_efficiency") && c["own_efficiency"].is_number()
                   ? c["own_efficiency"].get<double>()
                   : std::nan(""));
-  write_plan(res.plan, t.plan_path, json_path);
+  write_plan(res.plan, t.plan_path, a[bench::F::Json]);
   return 0;
 #endif
 }

@@ -35,20 +35,14 @@
 namespace cco::cli {
 namespace {
 
-struct TuneProgramOptions {
+struct TuneProgramOptions : LaunchOptions {  // --lib ... --warmup as cco run's
   std::vector<std::string> candidates = {"off", "priority", "shape:model@overlap",
                                          "shape+priority:model@overlap"};
   long steps = -1;       // search steps (-1: twice the minimum)
   long time_s = 900;     // the search ends at the next stage after this
-  long warmup = 5;
   long wait_s = 300;     // a rank's wait for rank 0's decision
   bool online = false;
   std::string out = "cco-tune-plan.json";
-  std::string steps_out;  // "" : OUT without .json, plus ".steps"
-  std::string lib;
-  std::string tuner_lib;
-  std::string step_nvtx;  // steps from an NVTX range (as cco run)
-  bool verbose = false;
   std::vector<std::string> command;
 };
 
@@ -56,26 +50,21 @@ TuneProgramOptions parse_tune_program(const std::vector<std::string>& args) {
   TuneProgramOptions o;
   CLI::App app{"cco tune", "tune"};
   app.set_help_flag();  // help text comes from docs/cli/tune.md, handled by the CLI
-  std::string candidates, steps, time_s, warmup, wait_s, step_nvtx;
+  std::string candidates, steps, time_s, wait_s;
   app.add_option("--candidates", candidates);
   app.add_option("--steps", steps);
   app.add_option("--time", time_s);
-  app.add_option("--warmup", warmup);
   app.add_option("--wait", wait_s);
   app.add_flag("--online", o.online);
   app.add_option("--out", o.out);
-  app.add_option("--steps-out", o.steps_out);
-  app.add_option("--lib", o.lib);
-  app.add_option("--tuner-lib", o.tuner_lib);
-  app.add_option("--step-nvtx", step_nvtx);
-  app.add_flag("-v,--verbose", o.verbose);
+  const auto check_launch = add_launch_options(app, o);  // --steps-out: see below when not given
   o.command = parse_until_command(app, args, true, " (cco tune [options] -- CMD [ARGS...])");
   if (app.count("--candidates")) o.candidates = configuration_list("--candidates", candidates);
   if (app.count("--steps")) o.steps = count_arg("--steps", steps, 1, 10000000);
   if (app.count("--time")) o.time_s = count_arg("--time", time_s, 1, 86400 * 30);
-  if (app.count("--warmup")) o.warmup = count_arg("--warmup", warmup, 0, 1000000);
+  check_launch();
+  if (o.warmup < 0) o.warmup = 5;  // tune's default warm-up
   if (app.count("--wait")) o.wait_s = count_arg("--wait", wait_s, 1, 86400);
-  if (app.count("--step-nvtx")) o.step_nvtx = check_step_nvtx(step_nvtx);
   if (o.command.empty()) throw Usage("no command to tune (cco tune [options] -- CMD [ARGS...])");
   if (o.steps_out.empty()) {
     std::string base = o.out;
@@ -166,11 +155,8 @@ Prepared prepare(TuneProgramOptions& o) {
     refuse_foreign_tuner("--candidates", tuner);
   }
   RunOptions ro;
+  static_cast<LaunchOptions&>(ro) = o;
   ro.compare = items;
-  ro.steps_out = o.steps_out;
-  ro.warmup = o.warmup;
-  ro.verbose = o.verbose;
-  ro.step_nvtx = o.step_nvtx;
   ro.command = o.command;
   std::vector<std::string> warnings;
   auto changes = run_environment(ro, plan::from_policy("off"), "", lib, tuner,

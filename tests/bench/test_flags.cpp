@@ -10,7 +10,9 @@
 
 #include "bench/flags.hpp"
 #include "bench/options.hpp"
+#include "bench/step_args.hpp"
 #include "bench/step_bench.hpp"
+#include "model/limits.hpp"
 
 namespace {
 
@@ -160,5 +162,21 @@ TEST(Flags, StepParserTakesTheLauncherOptions) {
   EXPECT_THROW((void)cco::bench::parse_step_options(
                    {"bench", "--workload", "w.json", "--bootstrap-timeout", "-1"}),
                cco::bench::UsageError);
+}
+}  // namespace
+
+namespace {
+// The workload's own flags come out of a bench command line through CLI11 and the table's
+// spellings; -g, -c and --json are read and left, in order, for the bench's parser.
+TEST(Flags, StepArgsParsedFromTheTable) {
+  const auto a = cco::bench::split_step_args({"bench", "-g4", "--json=out.json", "--workload",
+                                              "w.json", "-c", "0", "--param", "a=1", "-q"});
+  EXPECT_EQ(a.workload, "w.json");
+  EXPECT_EQ(a.ngpus, 4);
+  EXPECT_FALSE(a.check);
+  EXPECT_EQ(a.json_path, "out.json");
+  EXPECT_EQ(a.rest, (std::vector<std::string>{"bench", "-g4", "--json=out.json", "-c", "0", "-q"}));
+  EXPECT_THROW((void)cco::bench::split_step_args({"bench", "--workload", "w", "--validate=x"}),
+               cco::model::Error);
 }
 }  // namespace
