@@ -12,8 +12,12 @@ constexpr unsigned kPairs = kPair | kTunePair;
 constexpr unsigned kTunes = kTunePair | kTuneStep;
 
 constexpr const char* kSizes = "the workload file sets sizes and types (use --param NAME=VALUE)";
-constexpr const char* kEverySm = "a step's cuBLASLt GEMMs run on every SM";
-constexpr const char* kRegister = "buffer registration applies to pairs, whose buffers cco allocates";
+constexpr const char* kEverySm =
+    "cco tune --workload searches no GEMM SM budget (cco bench --workload takes one --gemm-sms "
+    "for every run)";
+constexpr const char* kRegister =
+    "cco tune --workload does not search buffer registration (cco bench --workload takes "
+    "--nccl-register for the step's arena)";
 constexpr const char* kThreads = "cco tune --workload runs in one process with a thread per GPU";
 constexpr const char* kModes = "cco tune chooses the modes itself";
 constexpr const char* kValidate = "it belongs to cco bench --workload FILE --validate";
@@ -42,7 +46,7 @@ const std::vector<FlagSpec>& table() {
       {F::BlocksPerSm, "--blocks-per-sm", true, kAll, true, nullptr, nullptr},
       {F::Pad, "--pad", true, kPair | kStep, false, nullptr,
        "cco tune chooses the modes itself (--blocks-per-sm LIST sets the targets)"},
-      {F::GemmSms, "--gemm-sms", true, kPairs, false, kEverySm, nullptr},
+      {F::GemmSms, "--gemm-sms", true, kPairs | kStep, false, kEverySm, nullptr},
       {F::GreenSms, "--green-sms", true, kPair | kTunes, true,
        "a step runs on the whole device (cco tune --workload --green-sms tries partitions)",
        nullptr},
@@ -50,7 +54,7 @@ const std::vector<FlagSpec>& table() {
       {F::NcclMaxCtas, "--nccl-max-ctas", true, kAll, false, nullptr, nullptr},
       {F::NcclCtaPolicy, "--nccl-cta-policy", true, kAll, false, nullptr, nullptr},
       {F::NcclCgaClusterSize, "--nccl-cga-cluster-size", true, kAll, false, nullptr, nullptr},
-      {F::NcclRegister, "--nccl-register", true, kPairs, false, kRegister, nullptr},
+      {F::NcclRegister, "--nccl-register", true, kPairs | kStep, false, kRegister, nullptr},
       {F::Json, "--json", true, kAll, true, nullptr, nullptr},
       {F::Csv, "--csv", true, kPair | kStep, false, nullptr, "cco tune writes a plan (--plan, --json)"},
       {F::Trace, "--trace", true, kPairs | kStep, false,

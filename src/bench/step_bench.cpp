@@ -193,27 +193,61 @@ void fill_step_report(StepReport& rep, const wl::StepExec& ex,
   }
 }
 
-/// Registrations of the step's arena as a symmetric window, one per zero-CTA communicator, undone
-/// when this goes out of scope (before the communicators do).
-class ArenaWindows {
+/// Registrations of the step's arena with communicators: a symmetric window (each zero-CTA
+/// communicator's, or every one's with --nccl-register window) or a plain buffer registration
+/// (--nccl-register buffer), undone when this goes out of scope (before the communicators do).
+class ArenaRegistrations {
  public:
-  ArenaWindows() = default;
-  ~ArenaWindows() {
-    for (auto [c, w] : wins_) ncclCommWindowDeregister(c, w);
+  ArenaRegistrations() = default;
+  ~ArenaRegistrations() {
+    for (const auto& r : regs_) {
+      if (r.window) ncclCommWindowDeregister(r.comm, static_cast<ncclWindow_t>(r.handle));
+      else ncclCommDeregister(r.comm, r.handle);
+    }
   }
-  ArenaWindows(const ArenaWindows&) = delete;
-  ArenaWindows& operator=(const ArenaWindows&) = delete;
-  void add(const rt::Comm& c, void* arena, int64_t bytes) {
-    ncclWindow_t w = nullptr;
-    CCO_NCCL_CHECK(ncclCommWindowRegister(c.get(), arena,
-                                          static_cast<std::size_t>(std::max<int64_t>(bytes, 1)), &w,
-                                          NCCL_WIN_COLL_SYMMETRIC));
-    wins_.push_back({c.get(), w});
+  ArenaRegistrations(const ArenaRegistrations&) = delete;
+  ArenaRegistrations& operator=(const ArenaRegistrations&) = delete;
+  void add(const rt::Comm& c, void* arena, int64_t bytes, model::CommRegister how) {
+    const auto n = static_cast<std::size_t>(std::max<int64_t>(bytes, 1));
+    Reg r{c.get(), nullptr, how == model::CommRegister::Window};
+    if (r.window) {
+      ncclWindow_t w = nullptr;
+      CCO_NCCL_CHECK(ncclCommWindowRegister(c.get(), arena, n, &w, NCCL_WIN_COLL_SYMMETRIC));
+      r.handle = w;
+    } else {
+      CCO_NCCL_CHECK(ncclCommRegister(c.get(), arena, n, &r.handle));
+    }
+    regs_.push_back(r);
   }
 
  private:
-  std::vector<std::pair<ncclComm_t, ncclWindow_t>> wins_;
+  struct Reg {
+    ncclComm_t comm;
+    void* handle;
+    bool window;
+  };
+  std::vector<Reg> regs_;
 };
+
+/// The registration every communicator gets for the arena (--nccl-register; None: only the
+/// zero-CTA ones get a window).
+model::CommRegister arena_registration(const Options& o) {
+  return o.nccl_register_given ? o.nccl_register : model::CommRegister::None;
+}
+
+/// --gemm-sms on a step: it must have a cuBLASLt GEMM to act on, and fit the device.
+void check_step_gemm_sms(const Options& o, const workload::Step& step, const rt::DeviceInfo& info) {
+  if (o.gemm_sms <= 0) return;
+  const bool any_lt = std::any_of(step.ops.begin(), step.ops.end(), [](const workload::StepOp& op) {
+    return op.kind == workload::OpKind::Gemm && op.engine == workload::GemmEngine::CublasLt;
+  });
+  if (!any_lt)
+    throw UsageError("--gemm-sms: workload '" + step.name +
+                     "' has no cuBLASLt GEMM for an SM-count target to act on");
+  if (o.gemm_sms > info.limits.sm_count)
+    throw UsageError("--gemm-sms " + std::to_string(o.gemm_sms) + " exceeds the " +
+                     std::to_string(info.limits.sm_count) + " SMs of " + info.name);
+}
 
 /// Whether the run or any row may use the zero-CTA policy (decided from the options, before the
 /// executor is built, the same on every rank).
@@ -375,7 +409,9 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
                 {"nccl_min_ctas", o.nccl_min_ctas},
                 {"nccl_max_ctas", o.nccl_max_ctas},
                 {"nccl_cta_policy", o.nccl_cta_policy},
-                {"nccl_cga_cluster_size", o.nccl_cga_cluster}};
+                {"nccl_cga_cluster_size", o.nccl_cga_cluster},
+                {"gemm_sms", o.gemm_sms},
+                {"nccl_register", model::to_string(arena_registration(o))}};
   {
     nlohmann::json modes = nlohmann::json::array();
     for (Mode m : o.modes) modes.push_back(to_string(m));
@@ -405,6 +441,7 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
     const auto& lim = info.limits;
     const auto devices = gather_devices(g, device, info, rep.host);
     if (lead) rep.devices = devices;
+    check_step_gemm_sms(o, step, info);
     // The executor reads its communicator through this slot; rows with their own CTA count
     // swap theirs in for their run (CommSwap).
     rt::Comm comm = open_comm(g, cc);
@@ -413,7 +450,9 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
     // Zero-CTA communicators need the collectives' buffers in a window: the whole arena, from
     // ncclMemAlloc, and all-to-alls as ncclAlltoAll (in every row alike, for a fair comparison).
     const bool zero = uses_zero_policy(o);
-    eo.nccl_arena = zero;
+    const model::CommRegister reg = arena_registration(o);
+    eo.nccl_arena = zero || reg != model::CommRegister::None;
+    eo.sm_count_target = o.gemm_sms;
     eo.alltoall_call = zero && workload::has_collective(step, model::Collective::AllToAll);
     wl::StepExec ex(step, comm, eo);
 
@@ -446,13 +485,23 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
       if (comm_keys[i].second >= 0) c.cta_policy = comm_keys[i].second;
       variants.push_back(open_comm(g, c));
     }
-    // The arena as a symmetric window of every zero-CTA communicator (collective, in order);
-    // deregistered before the communicators close (declared after them).
-    ArenaWindows windows;
+    // The arena registered with every communicator (--nccl-register), else as a symmetric window
+    // of every zero-CTA one (collective calls, in order); deregistered before the communicators
+    // close (declared after them).
+    ArenaRegistrations regs;
     const int zero_policy = static_cast<int>(model::CtaPolicy::Zero);
-    if (cc.cta_policy == zero_policy) windows.add(comm, ex.arena(), ex.arena_bytes());
-    for (std::size_t i = 1; i < comm_keys.size(); ++i)
-      if (comm_keys[i].second == zero_policy) windows.add(variants[i], ex.arena(), ex.arena_bytes());
+    auto register_arena = [&](const rt::Comm& c, int policy) {
+      if (reg != model::CommRegister::None) regs.add(c, ex.arena(), ex.arena_bytes(), reg);
+      else if (policy == zero_policy) regs.add(c, ex.arena(), ex.arena_bytes(), model::CommRegister::Window);
+    };
+    register_arena(comm, cc.cta_policy);
+    for (std::size_t i = 1; i < comm_keys.size(); ++i) register_arena(variants[i], comm_keys[i].second);
+    if (lead && reg != model::CommRegister::None)
+      notes.push_back(std::string("the arena (every buffer of the step) is registered with every "
+                                  "communicator: ") + model::to_string(reg));
+    if (lead && o.gemm_sms > 0)
+      notes.push_back("every cuBLASLt GEMM runs with an SM-count target of " +
+                      std::to_string(o.gemm_sms) + " in every run (alone, seq and each mode)");
     const auto parts = green_partitions(device, green_keys, lead ? &notes : nullptr);
     auto set_pads = [&](const PlannedRow* p) {
       for (std::size_t ki = 0; ki < kernels.size(); ++ki)

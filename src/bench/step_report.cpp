@@ -59,9 +59,22 @@ StepOptions parse_step_options(const std::vector<std::string>& args) {
   app.allow_extras(false);
   SharedText shared;
   add_shared_options(app, o, shared);  // a step takes only the options a pair shares with it
+  // Run-wide budgets, as for pairs: every cuBLASLt GEMM's SM target, the arena's registration.
+  std::string reg;
+  add_flag_option(app, F::GemmSms, o.gemm_sms);
+  add_flag_option(app, F::NcclRegister, reg);
   parse_app(app, sa.rest);
   check_counts(o, shared.check);
   parse_shape_options(o, shared.modes, shared.bps, shared.pads);
+  if (!reg.empty()) {
+    try {
+      o.nccl_register = model::parse_register(reg);
+    } catch (const model::Error& e) {
+      throw UsageError(std::string("--nccl-register: ") + e.what());
+    }
+    o.nccl_register_given = true;
+  }
+  if (o.gemm_sms < 0) throw UsageError("--gemm-sms: must be positive");
   parse_cta_policies(o, shared.cta_policy, shared.cta_option->count() > 0);
   check_nccl_and_outputs(o);
   return so;

@@ -161,6 +161,10 @@ StepExec::StepExec(const workload::Step& step, const rt::Comm& comm, const StepE
                                                         &no, sizeof no));
         CCO_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_TRANSB,
                                                         &no, sizeof no));
+        if (opt.sm_count_target > 0)
+          CCO_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+              plan->desc, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, &opt.sm_count_target,
+              sizeof opt.sm_count_target));
         const auto t = lt_type(o.dtype);
         // Column-major views: B^T is N x K (ld N), A^T is K x M (ld K), C^T is N x M (ld N).
         CCO_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->la, t, static_cast<uint64_t>(o.n),

@@ -39,6 +39,10 @@ struct StepExecOptions {
   /// All-to-alls as one ncclAlltoAll call (NCCL 2.28; the form the copy engines can carry)
   /// instead of grouped send/receive pairs.
   bool alltoall_call = false;
+  /// cuBLASLt's SM-count target for every cuBLASLt GEMM of the step (0: all SMs), set on each
+  /// shape's descriptor before its algorithm is chosen, so every run of the step (alone, seq,
+  /// overlapped) computes alike under it.
+  int sm_count_target = 0;
 };
 
 class StepExec {

@@ -86,8 +86,8 @@ TEST(Flags, EachScopeRefusesWithTheReason) {
             "--modes is a cco bench option: cco tune chooses the modes itself");
   EXPECT_EQ(refusal({"tune", "--param", "x=1"}, kTunePair), "--param goes with --workload FILE");
   EXPECT_EQ(refusal({"tune", "--workload", "w", "--registers", "window"}, kTuneStep),
-            "--registers does not apply to --workload: buffer registration applies to pairs, "
-            "whose buffers cco allocates");
+            "--registers does not apply to --workload: cco tune --workload does not search "
+            "buffer registration (cco bench --workload takes --nccl-register for the step's arena)");
   EXPECT_EQ(refusal({"tune", "--workload", "w", "--csv", "x.csv"}, kTuneStep),
             "--csv is a cco bench option: cco tune writes a plan (--plan, --json)");
   // A flag's value is never taken for a flag; "--" ends the options.

@@ -80,12 +80,10 @@ expect 2 "--registers: unknown registration 'pinned'" -- tune --registers none,p
 expect 2 "--rounds: expected an integer in 1..20" -- tune --rounds 0
 expect 2 "--registers does not apply to --workload" -- tune --workload workloads/ddp_llama7b.json --registers window
 expect 2 "--nccl-register: unknown registration" -- bench --nccl-register pinned
-# (a build without CUDA has no step runner: it says so instead)
-"$cco" bench --workload workloads/ddp_llama7b.json --nccl-register window >/dev/null 2>"$tmp/err"; rc=$?
-{ [ $rc = 2 ] && grep -q -- "--nccl-register does not apply to --workload" "$tmp/err"; } ||
-  { [ $rc = 1 ] && grep -q "built without CUDA" "$tmp/err"; } ||
-  fail "cco bench --workload with --nccl-register: rc=$rc $(cat "$tmp/err")"
-[ "$(grep -c . "$tmp/err")" = 1 ] || fail "cco bench --workload with --nccl-register: not one line: $(cat "$tmp/err")"
+# Steps take the run-wide budgets of pairs (--gemm-sms, --nccl-register), checked as for pairs.
+expect 2 "^cco bench: error: --nccl-register: unknown registration 'pinned'" -- bench --workload workloads/ddp_llama7b.json --nccl-register pinned
+expect 2 "^cco bench: error: --gemm-sms: must be positive" -- bench --workload workloads/ddp_llama7b.json --gemm-sms -3
+expect 2 "^cco tune: error: --gemm-sms does not apply to --workload: cco tune --workload searches no GEMM SM budget" -- tune --workload workloads/ddp_llama7b.json --gemm-sms 66
 
 # bench --workload --validate needs no GPU; errors point at the line
 root=$(cd "$(dirname "$0")/../.." && pwd)

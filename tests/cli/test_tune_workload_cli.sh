@@ -25,7 +25,7 @@ expect() {
 }
 
 # Flags of the pair (or of cco bench) that a workload does not take.
-expect 2 "--sm-budgets does not apply to --workload: a step's cuBLASLt GEMMs run on every SM" -- tune --workload "$w" --sm-budgets 100
+expect 2 "--sm-budgets does not apply to --workload: cco tune --workload searches no GEMM SM budget" -- tune --workload "$w" --sm-budgets 100
 expect 2 "--gemm-sms does not apply to --workload" -- tune --workload "$w" --gemm-sms 100
 expect 2 "-b does not apply to --workload: the workload file sets sizes" -- tune --workload "$w" -b 1M
 expect 2 "-b does not apply to --workload" -- tune -b1M --workload "$w"

@@ -140,6 +140,45 @@ TEST(StepBench, ZeroCtaRowsVerifiedWhereTheStepHasCopyEngineCollectives) {
   }));
 }
 
+// The run-wide budgets of pairs on a step (issue 17, item 4): every cuBLASLt GEMM under an
+// SM-count target, the arena registered (buffer, window) with every communicator; every run
+// verified. The target has the effect it claims: the TP step's GEMMs alone take longer on a
+// quarter of the SMs than on all of them (measured in the same process, medians of 5).
+TEST(StepBench, RunWideGemmSmsAndRegistrationVerified) {
+  const int n = std::min(2, rt::device_count());
+  const int sms = rt::device_info(0).limits.sm_count;
+  auto gemm_alone_us = [](const bench::StepReport& r) {
+    double t = 0;
+    for (std::size_t i = 0; i < r.ops.size(); ++i)
+      if (r.step.ops[i].kind == workload::OpKind::Gemm) t += r.ops[i].alone.median();
+    return t;
+  };
+  std::vector<std::string> base = {"--workload", workload("tp_llama7b.json"), "-g", std::to_string(n),
+                                   "-n", "5", "-w", "1", "-c", "1", "--param", "layers=1",
+                                   "--modes", "seq,concurrent", "-q"};
+  auto with = [&](std::vector<std::string> extra) {
+    auto a = base;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return run(a);
+  };
+  const auto all = with({});
+  expect_ok(all, 2, 5);
+  const auto quarter = with({"--gemm-sms", std::to_string(sms / 4), "--nccl-register", "buffer"});
+  expect_ok(quarter, 2, 5);
+  EXPECT_EQ(quarter.config.at("gemm_sms"), sms / 4);
+  EXPECT_EQ(quarter.config.at("nccl_register"), "buffer");
+  EXPECT_TRUE(std::any_of(quarter.notes.begin(), quarter.notes.end(), [](const std::string& x) {
+    return x.find("registered with every communicator: buffer") != std::string::npos;
+  }));
+  EXPECT_GT(gemm_alone_us(quarter), 1.5 * gemm_alone_us(all))
+      << "an SM-count target of " << sms / 4 << " of " << sms << " SMs must slow the GEMMs";
+  const auto window = with({"--nccl-register", "window"});
+  expect_ok(window, 2, 5);
+  // A step with built-in GEMMs only has nothing for the target to act on: refused.
+  EXPECT_THROW(with({"--param", "gemm=builtin", "--gemm-sms", "66"}), bench::UsageError);
+  EXPECT_THROW(with({"--gemm-sms", std::to_string(sms + 1)}), bench::UsageError);
+}
+
 TEST(StepBench, BuiltinGemmShapedOnTwoGpus) {
   const int n = std::min(2, rt::device_count());
   const auto r = run({"--workload", workload("tp_llama7b.json"), "-g", std::to_string(n), "-n", "2",

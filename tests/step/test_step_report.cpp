@@ -126,6 +126,22 @@ TEST(StepOptions, ParsesTheFlagsThatApply) {
   EXPECT_EQ(o.common.json_path, "out.json");
 }
 
+// The run-wide budgets of pairs apply to steps too (issue 17, item 4).
+TEST(StepOptions, TakesTheRunWideBudgetsOfPairs) {
+  const auto o = bench::parse_step_options(
+      {"bench", "--workload", "w.json", "--gemm-sms", "66", "--nccl-register", "buffer"});
+  EXPECT_EQ(o.common.gemm_sms, 66);
+  EXPECT_TRUE(o.common.nccl_register_given);
+  EXPECT_EQ(o.common.nccl_register, cco::model::CommRegister::Buffer);
+  const auto plain = bench::parse_step_options({"bench", "--workload", "w.json"});
+  EXPECT_EQ(plain.common.gemm_sms, 0);
+  EXPECT_FALSE(plain.common.nccl_register_given);
+  EXPECT_THROW(bench::parse_step_options({"bench", "--workload", "w", "--gemm-sms", "-1"}),
+               bench::UsageError);
+  EXPECT_THROW(bench::parse_step_options({"bench", "--workload", "w", "--nccl-register", "x"}),
+               bench::UsageError);
+}
+
 TEST(StepOptions, RefusesWhatDoesNotApply) {
   EXPECT_THROW(bench::parse_step_options({"bench", "--workload", "w", "-b", "1M"}),
                bench::UsageError);
