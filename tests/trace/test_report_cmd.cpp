@@ -345,6 +345,67 @@ TEST(ReportCmd, MergeWritesOneFileOfAllRanks) {
   EXPECT_NE(again.find(" 0.44\n"), std::string::npos) << again;
 }
 
+// Two nodes' PyTorch profiler traces (kineto), gzipped as the profiler writes them, each of one
+// rank on its node's device 0 (so both pids are 0): the rank comes from distributedInfo, the
+// files merge as ranks 0 and 1, and the analysis has the answers worked out by hand below.
+//   rank 0: GEMM [1000, 1100) us, NCCL all-reduce [1050, 1150) us: overlapped 50 of 100 us of
+//           communication (ovl 0.50), exposed 50 us;
+//   rank 1: GEMM [1000, 1100) us, NCCL all-reduce [1100, 1180) us: nothing overlapped (ovl 0),
+//           exposed 80 us.
+//   Merged: overlapped 50 of 180 us busy (ovl 0.28), exposed 130 us.
+TEST(ReportCmd, KinetoTwoNodesGzippedKnownAnswers) {
+#ifndef CCO_REPORT_HAS_ZLIB
+  GTEST_SKIP() << "this build has no zlib (the refusal is asserted in GzipTraceReadsAsThePlainOne)";
+#else
+  auto node = [](int rank, double comm_start, double comm_dur) {
+    nlohmann::json j;
+    j["schemaVersion"] = 1;
+    j["distributedInfo"] = {{"backend", "nccl"}, {"rank", rank}, {"world_size", 2}};
+    j["deviceProperties"] = nlohmann::json::array({{{"id", 0}, {"name", "NVIDIA H100 80GB HBM3"}}});
+    auto kernel = [](const char* name, double ts, double dur, int stream) {
+      return nlohmann::json{{"ph", "X"}, {"cat", "kernel"}, {"name", name}, {"pid", 0},
+                            {"tid", stream}, {"ts", ts}, {"dur", dur},
+                            {"args", {{"device", 0}, {"stream", stream}, {"correlation", 17}}}};
+    };
+    j["traceEvents"] = nlohmann::json::array(
+        {{{"ph", "X"}, {"cat", "cpu_op"}, {"name", "aten::mm"}, {"pid", 4242}, {"tid", 4242},
+          {"ts", 990.0}, {"dur", 5.0}},
+         kernel("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", 1000.0, 100.0, 7),
+         kernel("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", comm_start, comm_dur, 20)});
+    const std::string text = j.dump();
+    const std::string path = dir() + "cco_kineto_node" + std::to_string(rank) + ".pt.trace.json.gz";
+    gzFile f = gzopen(path.c_str(), "wb");
+    EXPECT_NE(f, nullptr);
+    gzwrite(f, text.data(), static_cast<unsigned>(text.size()));
+    gzclose(f);
+    return path;
+  };
+  const std::string a = node(0, 1050.0, 100.0), b = node(1, 1100.0, 80.0);
+  std::string out;
+  ASSERT_EQ(run({a, b, "--json"}, &out), 0);
+  const auto j = nlohmann::json::parse(out);
+  ASSERT_EQ(j["ranks"].size(), 2u) << out;
+  EXPECT_EQ(j["ranks"][0]["rank"], 0);
+  EXPECT_EQ(j["ranks"][1]["rank"], 1);
+  EXPECT_EQ(j["ranks"][0]["comm_busy_ns"], 100'000);
+  EXPECT_EQ(j["ranks"][0]["overlapped_ns"], 50'000);
+  EXPECT_DOUBLE_EQ(j["ranks"][0]["overlap_ratio"].get<double>(), 0.5);
+  EXPECT_EQ(j["ranks"][1]["comm_busy_ns"], 80'000);
+  EXPECT_EQ(j["ranks"][1]["overlapped_ns"], 0);
+  EXPECT_DOUBLE_EQ(j["ranks"][1]["overlap_ratio"].get<double>(), 0.0);
+  EXPECT_EQ(j["all"]["overlapped_ns"], 50'000);
+  EXPECT_EQ(j["all"]["exposed_comm_ns"], 130'000);
+  EXPECT_NEAR(j["all"]["overlap_ratio"].get<double>(), 50.0 / 180.0, 1e-9);
+  // The same files merged into one Perfetto file read back to the same answers.
+  const std::string merged = dir() + "cco_kineto_merged.json";
+  ASSERT_EQ(run({a, b, "--merge", merged}, &out), 0);
+  ASSERT_EQ(run({merged, "--json"}, &out), 0);
+  const auto m = nlohmann::json::parse(out);
+  EXPECT_EQ(m["all"]["overlapped_ns"], 50'000);
+  EXPECT_EQ(m["all"]["exposed_comm_ns"], 130'000);
+#endif
+}
+
 // gzip (PyTorch's profiler writes .json.gz): read as the plain file, and bounded.
 TEST(ReportCmd, GzipTraceReadsAsThePlainOne) {
 #ifndef CCO_REPORT_HAS_ZLIB
