@@ -1,5 +1,8 @@
 #include "bench/ranks.hpp"
 
+#include <chrono>
+#include <memory>
+
 #include "bench/comm_path.hpp"
 #include "bench/runner.hpp"
 #include "model/version.hpp"
@@ -44,6 +47,76 @@ nlohmann::json gather_devices(boot::Group& g, int device, const rt::DeviceInfo& 
   nlohmann::json all = nlohmann::json::array();
   for (const auto& s : g.allgather(d.dump())) all.push_back(nlohmann::json::parse(s));
   return all;
+}
+
+rt::CommConfig comm_config(const Options& o) {
+  rt::CommConfig cc;
+  cc.min_ctas = o.nccl_min_ctas;
+  cc.max_ctas = o.nccl_max_ctas;
+  cc.cta_policy = o.nccl_cta_policy;
+  cc.cga_cluster_size = o.nccl_cga_cluster;
+  return cc;
+}
+
+RankSetup enter_rank(boot::Group& g, const Ranks& ranks, trace::Session* tr, const std::string& host) {
+  RankSetup r;
+  r.lead = g.rank() == 0;
+  r.device = ranks.device_of(g);
+  CCO_CUDA_CHECK(cudaSetDevice(r.device));
+  r.info = rt::device_info(r.device);
+  if (tr) tr->set_rank(r.device, g.rank());
+  r.devices = gather_devices(g, r.device, r.info, host);
+  return r;
+}
+
+std::vector<RowSpec> rows_from_lead(boot::Group& g, const std::function<std::vector<RowSpec>()>& choose) {
+  std::string text;
+  if (g.rank() == 0) text = rows_to_json(choose()).dump();
+  return rows_from_json(nlohmann::json::parse(g.allgather(text)[0]));
+}
+
+std::vector<rt::Comm> open_variants(boot::Group& g, const rt::CommConfig& cc,
+                                    const std::vector<CommVariant>& variants) {
+  std::vector<rt::Comm> comms(variants.empty() ? 0 : 1);
+  for (std::size_t i = 1; i < variants.size(); ++i) {
+    rt::CommConfig c = cc;
+    if (variants[i].ctas > 0) c.min_ctas = c.max_ctas = variants[i].ctas;
+    if (variants[i].policy >= 0) c.cta_policy = variants[i].policy;
+    comms.push_back(open_comm(g, c));
+  }
+  return comms;
+}
+
+RoundsOptions rounds_options(const Options& o, bool lead, std::ostream& progress,
+                             std::function<std::string()> what, std::function<std::string()> per) {
+  RoundsOptions r;
+  r.warmup = o.warmup;
+  r.iters = o.iters;
+  r.check = o.check;
+  r.combine = combine_of(o.average);
+  if (!lead || o.quiet) return r;
+  auto last_print = std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
+  r.on_iteration = [&progress, what = std::move(what), per = std::move(per), last_print](int it, int total) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - *last_print <= std::chrono::seconds(3) && it != total - 1) return;
+    *last_print = now;
+    progress << "# [" << what() << "] iteration " << it + 1 << "/" << total << " (" << per() << ")"
+             << std::endl;
+  };
+  return r;
+}
+
+std::vector<double> sum_over_ranks(boot::Group& g, const std::vector<unsigned long long>& counts) {
+  std::vector<double> w(counts.begin(), counts.end());
+  g.allreduce(w, boot::Group::Op::Sum);
+  return w;
+}
+
+RunRange::RunRange(trace::Session* tr, bool lead, const std::string& name, const std::string& suffix,
+                   int it, bool last)
+    : text_(name + suffix + ", iteration " + std::to_string(it)) {
+  if (tr && last && lead) tr->mark(name);
+  nvtx_ = std::make_unique<NvtxScope>(text_.c_str());
 }
 
 rt::Comm open_comm(boot::Group& g, const rt::CommConfig& cc) {

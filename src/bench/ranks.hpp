@@ -17,6 +17,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/engine.hpp"
+#include "bench/nvtx.hpp"
 #include "bench/options.hpp"
 #include "bootstrap/bootstrap.hpp"
 #include "model/limits.hpp"
@@ -49,6 +51,57 @@ Ranks launch_ranks(const Options& o, const std::string& job_key);
 nlohmann::json gather_devices(boot::Group& g, int device, const rt::DeviceInfo& info,
                               const std::string& host);
 
+/// Where a rank stands once it has entered the run: the first thing both runners do on every
+/// rank (the device made current, the trace told the rank, the ranks' devices gathered).
+struct RankSetup {
+  bool lead = false;  ///< rank 0: chooses the rows, writes the report
+  int device = 0;
+  rt::DeviceInfo info;
+  nlohmann::json devices;  ///< gather_devices: every rank's, in rank order
+};
+RankSetup enter_rank(boot::Group& g, const Ranks& ranks, trace::Session* tr, const std::string& host);
+
+/// Rows chosen on rank 0 only (`choose` runs there) and sent to every rank as JSON, so every rank
+/// runs the same rows in the same order even where devices differ. A collective of the group.
+std::vector<RowSpec> rows_from_lead(boot::Group& g, const std::function<std::vector<RowSpec>()>& choose);
+
+/// A budget variant's communicator: (CTA count, CTA policy); -1 keeps the run's own.
+struct CommVariant {
+  int ctas = -1;
+  int policy = -1;
+};
+/// One communicator per variant after the first (variants[0] is the run's own, opened by the
+/// caller; the result's [0] is left empty), in the same order on every rank: the run's config
+/// with the variant's CTAs as min = max and its policy. A collective of the group.
+std::vector<rt::Comm> open_variants(boot::Group& g, const rt::CommConfig& cc,
+                                    const std::vector<CommVariant>& variants);
+
+/// The engine's options from the run's (-w, -n, -c, -a) and its progress: rank 0 prints
+/// "# [<what()>] iteration i/n (<per()>)" every 3 s and at the last iteration, unless -q.
+RoundsOptions rounds_options(const Options& o, bool lead, std::ostream& progress,
+                             std::function<std::string()> what, std::function<std::string()> per);
+
+/// Wrong elements per output, summed over the ranks (a collective of the group).
+std::vector<double> sum_over_ranks(boot::Group& g, const std::vector<unsigned long long>& counts);
+
+/// One measured run as the tools see it, pairs and steps alike: the NVTX range
+/// "<name><suffix>, iteration <it>" for its lifetime, and on rank 0 the slot's last run marked
+/// in the trace with its name.
+class RunRange {
+ public:
+  RunRange(trace::Session* tr, bool lead, const std::string& name, const std::string& suffix,
+           int it, bool last);
+  RunRange(const RunRange&) = delete;
+  RunRange& operator=(const RunRange&) = delete;
+
+ private:
+  std::string text_;
+  std::unique_ptr<NvtxScope> nvtx_;
+};
+
+/// The run's communicator settings (--nccl-min-ctas, --nccl-max-ctas, --nccl-cta-policy,
+/// --nccl-cga-cluster-size).
+rt::CommConfig comm_config(const Options& o);
 /// A communicator of the group's ranks with `cc`: rank 0 makes the id and sends it to all.
 /// Every rank must call it at the same point (it is a collective of the group).
 rt::Comm open_comm(boot::Group& g, const rt::CommConfig& cc);

@@ -32,8 +32,6 @@
 namespace cco::bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 /// A shapeable kernel of the step: its footprint as launched and its occupancy.
 struct Kernel {
   const void* fn = nullptr;
@@ -318,59 +316,123 @@ class CommSwap {
   rt::Comm* variant_;
 };
 
-}  // namespace
+/// One rank's runs of a step, as the engine's Subject (engine.hpp): slot i < nops is op i alone,
+/// slot nops the seq run, slot nops + 1 + j the overlapped row overlap_rows()[j]. Ops alone and
+/// seq run on one stream with the run's own communicator and no padding; an overlapped row runs
+/// on its mode's streams (priority: low/high; a green row: its partition's), with its
+/// communicator swapped in (CommSwap) and its padding set, from before() to after(). Each run
+/// is timed with device events from its first enqueue to the join; it is an NVTX range, the
+/// slot's last one a trace mark (RunRange).
+class StepSubject final : public Subject {
+ public:
+  StepSubject(wl::StepExec& ex, rt::Comm& comm, std::vector<rt::Comm>& variants,
+              const std::vector<PlannedRow>& planned, const std::vector<Kernel>& kernels,
+              const std::vector<std::unique_ptr<rt::SmPartition>>& parts, trace::Session* tr,
+              bool lead)
+      : ex_(ex), comm_(comm), variants_(variants), planned_(planned), kernels_(kernels),
+        parts_(parts), tr_(tr), lead_(lead), nops_(ex.step().ops.size()), seq_row_(planned.size()) {
+    for (std::size_t r = 0; r < planned.size(); ++r) {
+      if (planned[r].spec.mode == Mode::Seq) seq_row_ = r;
+      else overlap_rows_.push_back(r);
+    }
+    for (const auto& op : ex.step().ops) names_.push_back(op.id + " alone");
+    names_.push_back("seq");
+    for (std::size_t r : overlap_rows_) names_.push_back(planned[r].spec.label());
+  }
 
-// ---------------------------------------------------------------------------------------------
-// The run
-// ---------------------------------------------------------------------------------------------
+  std::size_t slots() const override { return nops_ + 1 + overlap_rows_.size(); }
+  bool verified(std::size_t k) const override { return k >= nops_; }
 
-void check_step_runnable(const workload::Step& step, int64_t memory_bytes, bool check) {
-  workload::check_memory(step, memory_bytes, check);
-  if (!check) return;
-  for (const auto& op : step.ops)
-    if (op.kind == workload::OpKind::Collective &&
-        (op.coll == model::Collective::AllReduce || op.coll == model::Collective::ReduceScatter) &&
-        (op.redop == model::RedOp::Prod || op.redop == model::RedOp::Avg))
-      throw workload::StepError(step.file, op.pos,
-                             "-c 1 cannot verify reduction '" +
-                                 std::string(model::to_string(op.redop)) + "' of collective '" +
-                                 op.id + "' (checked: sum, min, max); use -c 0");
-}
+  void before(std::size_t k, bool verify) override {
+    if (k < nops_) return;
+    cudaStream_t ps = plain_.get();
+    if (k > nops_) {
+      const auto& p = row(k);
+      const bool prio = is_priority(p.spec.mode);
+      // In a partition the compute stream is the partition's (least priority), as in cco bench.
+      sc_ = p.green ? parts_[p.green]->stream() : prio ? low_.get() : plain_.get();
+      sm_ = prio ? high_.get() : side_.get();
+      row_comm_.emplace(comm_, p.comm ? &variants_[p.comm] : nullptr);
+      if (is_shape(p.spec.mode)) set_pads(&p);
+      ps = p.green ? plain_.get() : sc_;  // poisoned outside the partition, as cco bench
+    }
+    if (verify) {
+      ex_.poison(ps);
+      CCO_CUDA_CHECK(cudaStreamSynchronize(ps));
+    }
+  }
 
-StepReport run_step(const StepOptions& so, std::ostream& progress) {
+  RunTimes run(std::size_t k, int it, bool last) override {
+    const RunRange range(tr_, lead_, names_[k], "", it, last);
+    cudaStream_t s = k > nops_ ? sc_ : plain_.get();
+    e0_.record(s);
+    if (k < nops_) ex_.enqueue_op(k, s);
+    else if (k == nops_) ex_.enqueue_seq(s);
+    else ex_.enqueue_streams(sc_, sm_);
+    e1_.record(s);
+    e1_.synchronize();
+    return {1e3 * static_cast<double>(e1_.elapsed_ms_since(e0_)), 0, 0};
+  }
+
+  std::vector<unsigned long long> after(std::size_t k, bool verify) override {
+    if (k > nops_ && is_shape(row(k).spec.mode)) set_pads(nullptr);
+    std::vector<unsigned long long> w;
+    if (verify) w = ex_.verify(false, plain_.get());
+    if (k > nops_) row_comm_.reset();
+    return w;
+  }
+
+  /// The step computed once on one stream after a poison (every rank together), kept as the
+  /// snapshot every verified run must reproduce; the wrong elements of its reference checks.
+  std::vector<unsigned long long> reference(boot::Group& g) {
+    ex_.poison(plain_.get());
+    CCO_CUDA_CHECK(cudaStreamSynchronize(plain_.get()));
+    g.barrier();
+    ex_.enqueue_seq(plain_.get());
+    CCO_CUDA_CHECK(cudaStreamSynchronize(plain_.get()));
+    ex_.snapshot(plain_.get());
+    return ex_.verify(true, plain_.get());
+  }
+
+  void name_streams(trace::Session& tr) {
+    bench::name_streams(tr, plain_.get(), side_.get(), low_.get(), high_.get());
+  }
+  /// The planned rows measured overlapped, in slot order.
+  const std::vector<std::size_t>& overlap_rows() const { return overlap_rows_; }
+  /// The seq row's index in the planned rows (planned.size() when seq was not asked for).
+  std::size_t seq_row() const { return seq_row_; }
+
+ private:
+  const PlannedRow& row(std::size_t k) const { return planned_[overlap_rows_[k - nops_ - 1]]; }
+  void set_pads(const PlannedRow* p) {
+    for (std::size_t ki = 0; ki < kernels_.size(); ++ki)
+      ex_.set_extra_smem_for_kernel(kernels_[ki].fn, p ? p->pads[ki] : 0);
+  }
+
+  wl::StepExec& ex_;
+  rt::Comm& comm_;
+  std::vector<rt::Comm>& variants_;
+  const std::vector<PlannedRow>& planned_;
+  const std::vector<Kernel>& kernels_;
+  const std::vector<std::unique_ptr<rt::SmPartition>>& parts_;
+  trace::Session* tr_;
+  bool lead_;
+  std::size_t nops_, seq_row_;
+  std::vector<std::size_t> overlap_rows_;
+  std::vector<std::string> names_;
+  rt::Stream plain_{rt::Priority::Default}, side_{rt::Priority::Default}, low_{rt::Priority::Low},
+      high_{rt::Priority::High};
+  rt::Event e0_, e1_;
+  cudaStream_t sc_ = nullptr, sm_ = nullptr;  // the overlapped row's streams, set in before()
+  std::optional<CommSwap> row_comm_;         // its communicator, from before() to after()
+};
+
+/// The report of a step run before anything runs: the step loaded for the ranks, refused when
+/// it does not fit the smallest GPU this process drives (every GPU it sees in process modes) or
+/// has reductions -c cannot check; the run's description (argv, config, versions, ...).
+StepReport prepare_step_report(const StepOptions& so, const Ranks& ranks) {
   const Options& o = so.common;
-  return run_step(
-      so,
-      [&o](const StepDeviceContext& d, std::vector<std::string>& notes) {
-        int natural = 0;
-        for (const auto& k : d.kernels) natural = std::max(natural, k.natural_bps);
-        if (d.kernels.empty())
-          notes.push_back(
-              "no op launches a kernel of ours (GEMMs on cuBLASLt, no memory-bound ops): "
-              "shape modes left out; --param gemm=builtin where the workload has it");
-        return expand_rows(o, !d.kernels.empty(), natural, &notes);
-      },
-      progress);
-}
-
-// About 250 lines, on purpose: the per-rank body is one closure because a rank's communicator
-// slot, executor, streams and the Subject's lambdas live exactly as long as the rank's thread or
-// process and share its scope. What needs no such scope is outside: the rank set-up (ranks.hpp),
-// the kernels (shapeable_kernels), planning the rows (plan_step_rows), the report
-// (fill_step_report) and the loop itself (engine.hpp).
-StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
-                    std::ostream& progress) {
-  const Options& o = so.common;
-  // Tracing starts before the first CUDA call (--trace; ranks.hpp).
-  const auto tr = start_trace(o.trace_path);
-  // Ranks: threads in this process, or one process per GPU from torchrun, Slurm or MPI
-  // (ranks.hpp). The ranks compare the options, the workload and its parameters when they meet.
-  nlohmann::json job = options_json(o);
-  job["workload"] = so.workload;
-  for (const auto& [k, v] : so.params) job["params"][k] = v;
-  Ranks ranks = launch_ranks(o, job.dump());
   const int ngpus = ranks.size();
-
   workload::StepLoadOptions lo;
   lo.nranks = ngpus;
   lo.overrides = so.params;
@@ -421,27 +483,75 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
     rep.config["params"] = params;
   }
   rep.versions = versions_json();
-  rt::CommConfig cc;
-  cc.min_ctas = o.nccl_min_ctas;
-  cc.max_ctas = o.nccl_max_ctas;
-  cc.cta_policy = o.nccl_cta_policy;
-  cc.cga_cluster_size = o.nccl_cga_cluster;
-
-  const std::size_t nops = step.ops.size();
-  std::vector<PlannedRow> rows_out;  // rank 0's, for the report
   rep.bootstrap = ranks.launcher->mode();
   rep.writer = ranks.launcher->first_rank() == 0;
+  return rep;
+
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// The run
+// ---------------------------------------------------------------------------------------------
+
+void check_step_runnable(const workload::Step& step, int64_t memory_bytes, bool check) {
+  workload::check_memory(step, memory_bytes, check);
+  if (!check) return;
+  for (const auto& op : step.ops)
+    if (op.kind == workload::OpKind::Collective &&
+        (op.coll == model::Collective::AllReduce || op.coll == model::Collective::ReduceScatter) &&
+        (op.redop == model::RedOp::Prod || op.redop == model::RedOp::Avg))
+      throw workload::StepError(step.file, op.pos,
+                             "-c 1 cannot verify reduction '" +
+                                 std::string(model::to_string(op.redop)) + "' of collective '" +
+                                 op.id + "' (checked: sum, min, max); use -c 0");
+}
+
+StepReport run_step(const StepOptions& so, std::ostream& progress) {
+  const Options& o = so.common;
+  return run_step(
+      so,
+      [&o](const StepDeviceContext& d, std::vector<std::string>& notes) {
+        int natural = 0;
+        for (const auto& k : d.kernels) natural = std::max(natural, k.natural_bps);
+        if (d.kernels.empty())
+          notes.push_back(
+              "no op launches a kernel of ours (GEMMs on cuBLASLt, no memory-bound ops): "
+              "shape modes left out; --param gemm=builtin where the workload has it");
+        return expand_rows(o, !d.kernels.empty(), natural, &notes);
+      },
+      progress);
+}
+
+// The per-rank body is one closure because a rank's communicators, executor and subject live
+// exactly as long as the rank's thread or process. It holds only what is the step's own: what
+// both runners do on a rank is in ranks.hpp (enter_rank, rows_from_lead, open_variants,
+// rounds_options, sum_over_ranks), the runs are a StepSubject driven by the engine (engine.hpp),
+// and the report is prepared (prepare_step_report) and filled (fill_step_report) outside.
+StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
+                    std::ostream& progress) {
+  const Options& o = so.common;
+  // Tracing starts before the first CUDA call (--trace; ranks.hpp).
+  const auto tr = start_trace(o.trace_path);
+  // Ranks: threads in this process, or one process per GPU from torchrun, Slurm or MPI
+  // (ranks.hpp). The ranks compare the options, the workload and its parameters when they meet.
+  nlohmann::json job = options_json(o);
+  job["workload"] = so.workload;
+  for (const auto& [k, v] : so.params) job["params"][k] = v;
+  Ranks ranks = launch_ranks(o, job.dump());
+  StepReport rep = prepare_step_report(so, ranks);
+  const workload::Step& step = rep.step;
+  const rt::CommConfig cc = comm_config(o);
+
+  const std::size_t nops = step.ops.size();
 
   ranks.launcher->run([&](boot::Group& g) {
-    const bool lead = g.rank() == 0;
-    const int device = ranks.device_of(g);
-    CCO_CUDA_CHECK(cudaSetDevice(device));
-    const auto info = rt::device_info(device);
-    if (tr) tr->set_rank(device, g.rank());
-    const auto& lim = info.limits;
-    const auto devices = gather_devices(g, device, info, rep.host);
-    if (lead) rep.devices = devices;
-    check_step_gemm_sms(o, step, info);
+    const RankSetup rs = enter_rank(g, ranks, tr.get(), rep.host);
+    const bool lead = rs.lead;
+    const auto& lim = rs.info.limits;
+    if (lead) rep.devices = rs.devices;
+    check_step_gemm_sms(o, step, rs.info);
     // The executor reads its communicator through this slot; rows with their own CTA count
     // swap theirs in for their run (CommSwap).
     rt::Comm comm = open_comm(g, cc);
@@ -459,32 +569,26 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
     // Shapeable kernels (one per distinct __global__ function) and the rows, chosen on rank 0.
     const std::vector<Kernel> kernels = shapeable_kernels(ex, step, lim);
     std::vector<std::string> notes;
-    std::string rows_text;
-    if (lead) {
-      StepDeviceContext ctx;
-      ctx.limits = lim;
-      ctx.nranks = g.size();
-      ctx.step = &step;
-      for (const auto& k : kernels) ctx.kernels.push_back({k.name, k.fp, k.natural_bps});
-      rep.kernels = ctx.kernels;
-      rows_text = rows_to_json(provide_rows(ctx, notes)).dump();
-    }
-    const auto specs = keep_step_policies(
-        rows_from_json(nlohmann::json::parse(g.allgather(rows_text)[0])), o, step,
-        agree_comm_facts(g, devices), notes);
+    const auto specs = keep_step_policies(rows_from_lead(g, [&] {
+                                            StepDeviceContext ctx;
+                                            ctx.limits = lim;
+                                            ctx.nranks = g.size();
+                                            ctx.step = &step;
+                                            for (const auto& k : kernels)
+                                              ctx.kernels.push_back({k.name, k.fp, k.natural_bps});
+                                            rep.kernels = ctx.kernels;
+                                            return provide_rows(ctx, notes);
+                                          }),
+                                          o, step, agree_comm_facts(g, rs.devices), notes);
     // Budget variants: one communicator per distinct (CTA count, CTA policy) and one SM
     // partition per distinct size, in the order the rows name them (the same on every rank).
     std::vector<std::pair<int, int>> comm_keys = {{-1, -1}};
     std::vector<int> green_keys = {-1};
     const std::vector<PlannedRow> planned =
         plan_step_rows(specs, kernels, lim, lead ? &notes : nullptr, comm_keys, green_keys);
-    std::vector<rt::Comm> variants(1);  // [0]: unused, the run's own is `comm`
-    for (std::size_t i = 1; i < comm_keys.size(); ++i) {
-      rt::CommConfig c = cc;
-      if (comm_keys[i].first > 0) c.min_ctas = c.max_ctas = comm_keys[i].first;
-      if (comm_keys[i].second >= 0) c.cta_policy = comm_keys[i].second;
-      variants.push_back(open_comm(g, c));
-    }
+    std::vector<CommVariant> cv;
+    for (const auto& [ctas, policy] : comm_keys) cv.push_back({ctas, policy});
+    std::vector<rt::Comm> variants = open_variants(g, cc, cv);  // [0]: empty, the run's is `comm`
     // The arena registered with every communicator (--nccl-register), else as a symmetric window
     // of every zero-CTA one (collective calls, in order); deregistered before the communicators
     // close (declared after them).
@@ -502,123 +606,22 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
     if (lead && o.gemm_sms > 0)
       notes.push_back("every cuBLASLt GEMM runs with an SM-count target of " +
                       std::to_string(o.gemm_sms) + " in every run (alone, seq and each mode)");
-    const auto parts = green_partitions(device, green_keys, lead ? &notes : nullptr);
-    auto set_pads = [&](const PlannedRow* p) {
-      for (std::size_t ki = 0; ki < kernels.size(); ++ki)
-        ex.set_extra_smem_for_kernel(kernels[ki].fn, p ? p->pads[ki] : 0);
-    };
-
-    rt::Stream plain(rt::Priority::Default), side(rt::Priority::Default), low(rt::Priority::Low),
-        high(rt::Priority::High);
-    rt::Event e0, e1;
-    if (tr) name_streams(*tr, plain.get(), side.get(), low.get(), high.get());
-    auto finish = [&](cudaStream_t s) {
-      e1.record(s);
-      e1.synchronize();
-      return 1e3 * static_cast<double>(e1.elapsed_ms_since(e0));
-    };
-
+    const auto parts = green_partitions(rs.device, green_keys, lead ? &notes : nullptr);
+    StepSubject subject(ex, comm, variants, planned, kernels, parts, tr.get(), lead);
+    if (tr) subject.name_streams(*tr);
     // The answers computed on one stream: the snapshot every verified run must reproduce.
     std::vector<unsigned long long> wrong_alone(nops, 0);
-    if (o.check) {
-      ex.poison(plain.get());
-      CCO_CUDA_CHECK(cudaStreamSynchronize(plain.get()));
-      g.barrier();
-      ex.enqueue_seq(plain.get());
-      CCO_CUDA_CHECK(cudaStreamSynchronize(plain.get()));
-      ex.snapshot(plain.get());
-      wrong_alone = ex.verify(true, plain.get());
-    }
-
-    // Slots of the round-robin: op i alone (i < nops), seq, then the overlapped rows.
-    std::vector<std::size_t> overlap_rows;
-    std::size_t seq_row = planned.size();
-    for (std::size_t r = 0; r < planned.size(); ++r) {
-      if (planned[r].spec.mode == Mode::Seq)
-        seq_row = r;
-      else
-        overlap_rows.push_back(r);
-    }
-    // The round-robin (engine.hpp): slot i < nops is op i alone, slot nops the seq run, slot
-    // nops + 1 + j the overlapped row overlap_rows[j]. The engine lines the ranks up before each
-    // run, verifies seq and the overlapped rows in the last iteration, keeps the samples after
-    // the warm-up and combines each iteration's samples over ranks (-a; max by default).
-    const std::size_t seq_slot = nops;
-    auto row_of = [&](std::size_t k) { return overlap_rows[k - seq_slot - 1]; };
-    cudaStream_t sc = nullptr, sm = nullptr;  // the overlapped row's streams, set in prepare
-    std::optional<CommSwap> row_comm;         // its communicator, from prepare to finish
-    SubjectFns subject;
-    subject.n = nops + 1 + overlap_rows.size();
-    subject.is_verified = [&](std::size_t k) { return k >= seq_slot; };
-    subject.prepare = [&](std::size_t k, bool verify) {
-      if (k < seq_slot) return;
-      cudaStream_t ps = plain.get();
-      if (k > seq_slot) {
-        const auto& p = planned[row_of(k)];
-        const bool prio = is_priority(p.spec.mode);
-        // In a partition the compute stream is the partition's (least priority), as in cco bench.
-        sc = p.green ? parts[p.green]->stream() : prio ? low.get() : plain.get();
-        sm = prio ? high.get() : side.get();
-        row_comm.emplace(comm, p.comm ? &variants[p.comm] : nullptr);
-        if (is_shape(p.spec.mode)) set_pads(&p);
-        ps = p.green ? plain.get() : sc;  // poisoned outside the partition, as cco bench
-      }
-      if (verify) {
-        ex.poison(ps);
-        CCO_CUDA_CHECK(cudaStreamSynchronize(ps));
-      }
-    };
-    // Each run is an NVTX range "<name>, iteration <i>", as in cco bench.
-    std::vector<std::string> slot_names;
-    for (std::size_t i = 0; i < nops; ++i) slot_names.push_back(step.ops[i].id + " alone");
-    slot_names.push_back("seq");
-    for (std::size_t r : overlap_rows) slot_names.push_back(planned[r].spec.label());
-    subject.measure = [&](std::size_t k, int it, bool last) -> RunTimes {
-      if (tr && last && lead) tr->mark(slot_names[k]);  // the last run of each slot, as pairs
-      char range[256];
-      std::snprintf(range, sizeof range, "%s, iteration %d", slot_names[k].c_str(), it);
-      const NvtxScope nvtx(range);
-      double t = 0;
-      if (k < seq_slot) {
-        e0.record(plain.get());
-        ex.enqueue_op(k, plain.get());
-        t = finish(plain.get());
-      } else if (k == seq_slot) {
-        e0.record(plain.get());
-        ex.enqueue_seq(plain.get());
-        t = finish(plain.get());
-      } else {
-        e0.record(sc);
-        ex.enqueue_streams(sc, sm);
-        t = finish(sc);
-      }
-      return {t, 0, 0};
-    };
-    subject.finish = [&](std::size_t k, bool verify) {
-      if (k > seq_slot && is_shape(planned[row_of(k)].spec.mode)) set_pads(nullptr);
-      std::vector<unsigned long long> w;
-      if (verify) w = ex.verify(false, plain.get());
-      if (k > seq_slot) row_comm.reset();
-      return w;
-    };
-    RoundsOptions rounds;
-    rounds.warmup = o.warmup;
-    rounds.iters = o.iters;
-    rounds.check = o.check;
-    rounds.combine = combine_of(o.average);
-    auto last_print = Clock::now();
-    rounds.on_iteration = [&](int it, int total) {
-      const bool last = it == total - 1;
-      if (lead && !o.quiet && (Clock::now() - last_print > std::chrono::seconds(3) || last)) {
-        last_print = Clock::now();
-        progress << "# [" << step.name << "] iteration " << it + 1 << "/" << total << " ("
-                 << nops << " ops alone + " << planned.size() << " modes each)" << std::endl;
-      }
-    };
-    const std::vector<SlotSamples> res = run_rounds(subject, g, rounds);
+    if (o.check) wrong_alone = subject.reference(g);
+    const std::vector<SlotSamples> res = run_rounds(
+        subject, g,
+        rounds_options(o, lead, progress, [&] { return step.name; }, [&] {
+          return std::to_string(nops) + " ops alone + " + std::to_string(planned.size()) + " modes each";
+        }));
 
     // Samples per op alone, seq and row; wrong elements by (row, op): rows 0..planned.size()-1,
     // then seq's verified run, then the reference checks before the loop (summed over ranks).
+    const std::size_t seq_slot = nops;
+    const auto& overlap_rows = subject.overlap_rows();
     std::vector<std::vector<double>> alone(nops), row_t(planned.size());
     for (std::size_t i = 0; i < nops; ++i) alone[i] = res[i].total;
     const std::vector<double>& seq_t = res[seq_slot].total;
@@ -632,13 +635,12 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
       row_t[overlap_rows[j]] = res[seq_slot + 1 + j].total;
       put(overlap_rows[j], res[seq_slot + 1 + j].wrong);
     }
-    std::vector<double> wa(wrong_alone.begin(), wrong_alone.end());
-    g.allreduce(wa, boot::Group::Op::Sum);
+    const std::vector<double> wa = sum_over_ranks(g, wrong_alone);
     for (std::size_t i = 0; i < wa.size() && i < nops; ++i) w[(planned.size() + 1) * nops + i] = wa[i];
     if (!lead) return;
 
     rep.notes = notes;
-    fill_step_report(rep, ex, planned, seq_row, alone, row_t, seq_t, w);
+    fill_step_report(rep, ex, planned, subject.seq_row(), alone, row_t, seq_t, w);
   });
   if (tr) finish_trace(*tr, o.trace_path, ranks, rep.notes);
   return rep;
