@@ -48,7 +48,7 @@ bench() {  # bench NAME ARGS...: one reference run, table to NAME.txt, samples t
 }
 
 if [ "$stage" = bench ] || [ "$stage" = all ]; then
-  # The reference pairs of DESIGN.md, then two extensions; the first two repeat at the end to
+  # The reference pairs (docs/METRICS.md, README), then two extensions; the first two repeat at the end to
   # show run-to-run spread.
   bench lt4096x4_ar256M -g 2 --gemm 4096 --count 4 -b 256M -d bfloat16
   bench lt2048x8_ar64M -g 2 --gemm 2048 --count 8 -b 64M -d bfloat16

@@ -436,7 +436,7 @@ class TcpGroup final : public Group {
   }
 
   /// Rank 0: listen, publish the address if asked, take every other rank's hello and check it.
-  /// About 125 lines, on purpose: one poll loop over the listening socket and every half-read
+  /// About 130 lines, on purpose: one poll loop over the listening socket and every half-read
   /// hello, whose deadline, refusals and messages share the loop's state.
   void accept_all() {
     struct Fd {

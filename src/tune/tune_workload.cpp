@@ -65,7 +65,7 @@ void refuse_wrong(const bench::StepReport& fin) {
 
 }  // namespace
 
-// About 125 lines: the search subject's lambdas share the rounds' state (the space's input, the
+// About 130 lines: the search subject's lambdas share the rounds' state (the space's input, the
 // screened fixed part, the model's default) with the final round and the plan, in this scope.
 WorkloadTuneResult run_tune_workload(const WorkloadTuneOptions& o, std::ostream& progress) {
   const auto t0 = Clock::now();
