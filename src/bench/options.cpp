@@ -265,6 +265,8 @@ Options parse_options(const std::vector<std::string>& args) {
   add_flag_option(app, F::GreenSms, o.green_sms);
   std::string reg;
   add_flag_option(app, F::NcclRegister, reg);
+  int in_place = 0;
+  add_flag_option(app, F::InPlace, in_place);
 
   refuse_out_of_scope(args, kPair);  // a known flag of another command: one line saying why
   parse_app(app, args);
@@ -292,7 +294,9 @@ Options parse_options(const std::vector<std::string>& args) {
                        std::to_string(kMaxSizes) + " (raise -f or narrow -b/-e)");
   }
   check_counts(o, shared.check);
-  o.dtype = model_arg([&] { return model::parse_dtype(d); }, "-d");
+  parse_dtypes(o, d);
+  if (in_place != 0 && in_place != 1) throw UsageError("--in-place: expected 0 or 1");
+  o.in_place = in_place == 1;
   o.op = model_arg([&] { return model::parse_redop(op); }, "-o");
   o.coll = model_arg([&] { return model::parse_collective(coll); }, "--collective");
   o.compute = model_arg([&] { return model::parse_compute(compute); }, "--compute");
@@ -362,6 +366,66 @@ std::vector<int64_t> sizes(const Options& o) {
     if (o.max_bytes == o.min_bytes) break;
   }
   return out;
+}
+
+void parse_dtypes(Options& o, const std::string& text) {
+  o.dtypes.clear();
+  o.dtype_all = false;
+  const auto items = split(text, ',');
+  if (std::find(items.begin(), items.end(), "all") != items.end()) {
+    if (items.size() != 1)
+      throw UsageError("-d: 'all' stands alone (it runs float, half and bfloat16), got '" + text +
+                       "'");
+    o.dtype_all = true;
+    o.dtypes = {model::DType::F32, model::DType::F16, model::DType::BF16};
+    o.dtype = o.dtypes[0];
+    return;
+  }
+  std::vector<model::DType> types;
+  for (const auto& item : items) {
+    if (item.empty()) throw UsageError("-d: empty type in '" + text + "'");
+    const auto t = model_arg([&] { return model::parse_dtype(item); }, "-d");
+    if (std::find(types.begin(), types.end(), t) != types.end())
+      throw UsageError("-d: " + std::string(model::to_string(t)) + " is given twice in '" + text +
+                       "'");
+    types.push_back(t);
+  }
+  if (types.empty()) throw UsageError("-d: needs a type (got an empty value)");
+  o.dtype = types[0];
+  if (types.size() > 1) o.dtypes = types;
+}
+
+std::vector<model::DType> run_dtypes(const Options& o) {
+  return o.dtypes.empty() ? std::vector<model::DType>{o.dtype} : o.dtypes;
+}
+
+std::string dtypes_label(const Options& o) {
+  if (o.dtype_all) return "all";
+  std::string s;
+  for (const auto t : run_dtypes(o)) s += (s.empty() ? "" : ",") + std::string(model::to_string(t));
+  return s;
+}
+
+std::string in_place_refusal(model::Collective c) {
+  using model::Collective;
+  switch (c) {
+    case Collective::AllReduce:
+    case Collective::Broadcast:
+    case Collective::Reduce:
+    case Collective::AllGather:
+    case Collective::ReduceScatter:
+      return {};
+    case Collective::AllToAll:
+    case Collective::SendRecv:
+      return std::string(model::to_string(c)) +
+             " has no in-place form in NCCL (nccl-tests times send == recv but cannot check it)";
+    case Collective::Gather:
+    case Collective::Scatter:
+      return std::string(model::to_string(c)) +
+             " is not timed in place (cco bench does allreduce, allgather, reducescatter, "
+             "broadcast and reduce)";
+  }
+  return "unknown collective";
 }
 
 namespace {

@@ -42,7 +42,11 @@ struct Options {
   int warmup = 5;                          ///< -w
   bool check = true;                       ///< -c
   int average = 3;                         ///< -a: a sample over ranks: 0 rank 0, 1 mean, 2 min, 3 max
-  model::DType dtype = model::DType::F32;  ///< -d (collective)
+  model::DType dtype = model::DType::F32;  ///< -d (collective; with a list, the first)
+  /// -d's types in order when more than one ran ("all": float, half, bfloat16); empty: `dtype`.
+  std::vector<model::DType> dtypes;
+  bool dtype_all = false;                  ///< -d all
+  bool in_place = false;                   ///< --in-place 1: the collective alone in place too
   model::RedOp op = model::RedOp::Sum;     ///< -o
   // long names
   model::Collective coll = model::Collective::AllReduce;
@@ -114,6 +118,19 @@ void check_nccl_and_outputs(const Options& o);
 
 /// The collective sizes to run: min, min*f, ... up to max (nccl-tests -b -e -f).
 std::vector<int64_t> sizes(const Options& o);
+
+/// -d's text: one type, a comma-separated list (each once) or "all" alone (every type cco's
+/// collectives run: float, half, bfloat16, as nccl-tests' -d all). Fills o.dtype (the first),
+/// o.dtypes (when more than one) and o.dtype_all. Throws UsageError with one line.
+void parse_dtypes(Options& o, const std::string& text);
+/// The collective's types in the order they run: o.dtypes, else {o.dtype}.
+std::vector<model::DType> run_dtypes(const Options& o);
+/// How the report names them: "float", "float,half", or "all".
+std::string dtypes_label(const Options& o);
+/// Why the collective cannot run in place ("" when it can: allreduce, broadcast, reduce with
+/// recv == send, allgather with send = recv + rank * count, reducescatter with recv = send +
+/// rank * recvcount, as nccl-tests lays them out).
+std::string in_place_refusal(model::Collective c);
 
 /// One row of the table: a mode with, for shape modes, one target.
 struct RowSpec {

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <ctime>
 #include <map>
@@ -18,7 +19,11 @@ model::OverlapTimes Row::times() const {
   return {t_comp.median(), t_comm.median(), t_seq.median(), t.median()};
 }
 
-BestParts best_parts(const Report& r, int64_t bytes) {
+const std::string& row_dtype(const Row& row, const Report& r) {
+  return row.dtype.empty() ? r.dtype : row.dtype;
+}
+
+BestParts best_parts(const Report& r, int64_t bytes, const std::string& dtype) {
   BestParts b;
   auto take = [](double& best, const Timing& t) {
     if (t.samples.empty()) return;
@@ -26,7 +31,7 @@ BestParts best_parts(const Report& r, int64_t bytes) {
     if (m > 0 && (best == 0 || m < best)) best = m;
   };
   for (const auto& row : r.rows) {
-    if (row.bytes != bytes) continue;
+    if (row.bytes != bytes || (!dtype.empty() && row_dtype(row, r) != dtype)) continue;
     take(b.comp, row.t_comp);
     take(b.comp, row.t_comp_alone);
     take(b.comm, row.t_comm);
@@ -36,7 +41,7 @@ BestParts best_parts(const Report& r, int64_t bytes) {
 }
 
 double efficiency_best(const Row& row, const Report& r) {
-  const auto b = best_parts(r, row.bytes);
+  const auto b = best_parts(r, row.bytes, row.dtype);
   return model::efficiency_best(b.comp, b.comm, row.t.median());
 }
 
@@ -80,6 +85,25 @@ double algbw(const Row& r) {
 
 /// nccl-tests' busbw: algbw times the collective's factor for n ranks.
 double busbw(const Row& r) { return algbw(r) * r.comm_busbw_factor; }
+
+/// algbw of the collective alone: out of place (T_comm) or in place.
+double alone_algbw(const Row& r, bool in_place) {
+  const double t = (in_place ? r.t_comm_in_place : r.t_comm).median();
+  return t > 0 ? model::algbw_gbps(static_cast<double>(r.bytes), t * 1e-6) : std::nan("");
+}
+
+/// Whether the rows ran more than one data type (-d all or a list).
+bool several_dtypes(const Report& r) {
+  for (const auto& row : r.rows)
+    if (row_dtype(row, r) != row_dtype(r.rows.front(), r)) return true;
+  return false;
+}
+
+bool any_in_place(const Report& r) {
+  for (const auto& row : r.rows)
+    if (row.in_place) return true;
+  return false;
+}
 
 }  // namespace
 
@@ -126,7 +150,7 @@ std::string format_row(const Row& row, const Report& r) {
   return fmt::format(
       " {:>11} {:>11} {:>9} {:>6} {:>15} {:>4} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>6} "
       "{:>7} {:>7} {:>6} {:>6} {:>8} {:>7} {:>7} {:>7}\n",
-      row.bytes, row.count, r.dtype, r.redop, mode_label(row), bps_label(row),
+      row.bytes, row.count, row_dtype(row, r), r.redop, mode_label(row), bps_label(row),
       row.pad > 0 ? model::format_bytes(row.pad) : "0", num(t.t_comp, 1), num(t.t_comm, 1),
       num(t.t_seq, 1), num(model::ideal(t), 1), num(row.t_comp_alone.median(), 1), num(t.t, 1),
       num(100 * s.rel_iqr(), 1), num(100 * model::reduction(t), 1),
@@ -173,19 +197,30 @@ std::string format_footer(const Report& r) {
   std::ostringstream o;
   unsigned long long wrong = 0;
   bool checked = false;
-  std::map<int64_t, const Row*> best;
+  // Per size, and per type when several ran (in the order they ran).
+  std::vector<std::pair<std::pair<std::string, int64_t>, const Row*>> best;
+  const bool typed = several_dtypes(r);
   for (const auto& row : r.rows) {
     wrong += row.wrong;
     checked = checked || row.checked;
     if (row.spec.mode == Mode::Seq) continue;
-    auto& b = best[row.bytes];
-    if (!b || row.t.median() < b->t.median()) b = &row;
+    const std::pair<std::string, int64_t> key{typed ? row_dtype(row, r) : std::string(), row.bytes};
+    auto it = std::find_if(best.begin(), best.end(), [&](const auto& b) { return b.first == key; });
+    if (it == best.end()) {
+      best.push_back({key, &row});
+    } else if (row.t.median() < it->second->t.median()) {
+      it->second = &row;
+    }
   }
+  if (!typed)  // one type: by size, as always
+    std::sort(best.begin(), best.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
   o << "# Out of bounds values : " << (checked ? std::to_string(wrong) : "not checked")
     << (checked ? (wrong == 0 ? " OK" : " FAILED") : "") << "\n";
-  for (const auto& [bytes, row] : best) {
+  for (const auto& [key, row] : best) {
     const auto t = row->times();
-    o << "# best at " << model::format_bytes(bytes) << ": " << to_string(row->spec.mode);
+    o << "# best at " << model::format_bytes(key.second) << (typed ? " " + key.first : "") << ": "
+      << to_string(row->spec.mode);
     if (row->blocks_per_sm > 0 && is_shape(row->spec.mode)) o << " bps=" << row->blocks_per_sm;
     if (row->pad > 0) o << " pad=" << row->pad;
     o << "  reduction " << num(100 * model::reduction(t), 1) << "% of an ideal "
@@ -194,7 +229,29 @@ std::string format_footer(const Report& r) {
       << "\n";
     if (const auto v = slowdown_verdict(*row); !v.empty()) o << "#   " << v << "\n";
   }
-  return o.str();
+  return o.str() + format_in_place(r);
+}
+
+std::string format_in_place(const Report& r) {
+  std::string o;
+  const bool typed = several_dtypes(r);
+  const Row* last = nullptr;
+  for (const auto& row : r.rows) {
+    if (!row.in_place) continue;
+    // The size's figures are in each of its rows: one line per size (and type).
+    if (last && last->bytes == row.bytes && row_dtype(*last, r) == row_dtype(row, r)) continue;
+    last = &row;
+    const double f = row.comm_busbw_factor;
+    o += fmt::format(
+        "# collective alone at {}{}: out of place {} us (algbw {}, busbw {} GB/s), in place {} us "
+        "(algbw {}, busbw {} GB/s), in-place #wrong {}\n",
+        model::format_bytes(row.bytes), typed ? " " + row_dtype(row, r) : std::string(),
+        num(row.t_comm.median(), 1), num(alone_algbw(row, false), 1),
+        num(alone_algbw(row, false) * f, 1), num(row.t_comm_in_place.median(), 1),
+        num(alone_algbw(row, true), 1), num(alone_algbw(row, true) * f, 1),
+        row.checked ? std::to_string(row.in_place_wrong) : "n/a");
+  }
+  return o;
 }
 
 nlohmann::json rows_to_json(const std::vector<RowSpec>& rows) {
@@ -250,7 +307,8 @@ nlohmann::json options_json(const Options& o) {
   j["check"] = o.check;
   j["average"] = o.average;
   j["bootstrap"] = o.bootstrap;
-  j["datatype"] = model::to_string(o.dtype);
+  j["datatype"] = o.dtypes.empty() ? std::string(model::to_string(o.dtype)) : dtypes_label(o);
+  if (o.in_place) j["in_place"] = true;  // only when asked: the key of every other run is as it was
   j["op"] = model::to_string(o.op);
   j["collective"] = model::to_string(o.coll);
   j["compute"] = model::to_string(o.compute);
@@ -291,6 +349,10 @@ nlohmann::json to_json(const Report& r) {
                    {"datatype", r.dtype},
                    {"op", r.redop}};
   j["notes"] = r.notes;
+  if (!r.in_place.empty())
+    j["in_place"] = r.in_place == "measured"
+                        ? nlohmann::json{{"measured", true}}
+                        : nlohmann::json{{"measured", false}, {"why", r.in_place}};
   auto val = [](double v) { return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v); };
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& row : r.rows) {
@@ -298,6 +360,7 @@ nlohmann::json to_json(const Report& r) {
     nlohmann::json x;
     x["size_bytes"] = row.bytes;
     x["count"] = row.count;
+    x["dtype"] = row_dtype(row, r);
     x["mode"] = to_string(row.spec.mode);
     x["target_blocks_per_sm"] = row.spec.blocks_per_sm;
     x["pad_bytes"] = row.pad;
@@ -323,7 +386,7 @@ nlohmann::json to_json(const Report& r) {
     x["reduction"] = val(model::reduction(t));
     x["ideal_reduction"] = val(model::ideal_reduction(t));
     x["efficiency"] = val(model::overlap_efficiency(t));
-    const auto best = best_parts(r, row.bytes);
+    const auto best = best_parts(r, row.bytes, row.dtype);
     x["efficiency_best"] = val(model::efficiency_best(best.comp, best.comm, t.t));
     const auto slow = slowdown(row);
     x["comp_slowdown"] = val(slow.comp);
@@ -334,6 +397,15 @@ nlohmann::json to_json(const Report& r) {
     x["busbw_gbps"] = val(busbw(row));
     x["checked"] = row.checked;
     x["wrong"] = row.wrong;
+    if (row.in_place) {  // the collective alone, out of place (T_comm) and in place
+      const double f = row.comm_busbw_factor;
+      x["comm_algbw_gbps"] = val(alone_algbw(row, false));
+      x["comm_busbw_gbps"] = val(alone_algbw(row, false) * f);
+      x["t_comm_in_place"] = timing_json(row.t_comm_in_place);
+      x["in_place_algbw_gbps"] = val(alone_algbw(row, true));
+      x["in_place_busbw_gbps"] = val(alone_algbw(row, true) * f);
+      x["in_place_wrong"] = row.in_place_wrong;
+    }
     rows.push_back(x);
   }
   j["results"] = rows;
@@ -348,9 +420,18 @@ std::vector<std::string> csv_columns() {
           "comm_path", "comp_slowdown", "comm_slowdown"};
 }
 
+std::vector<std::string> csv_columns(const Report& r) {
+  auto cols = csv_columns();
+  if (any_in_place(r))
+    cols.insert(cols.end(), {"comm_algbw_gbps", "comm_busbw_gbps", "t_comm_in_place_us",
+                             "in_place_algbw_gbps", "in_place_busbw_gbps", "in_place_wrong"});
+  return cols;
+}
+
 std::string to_csv(const Report& r) {
   std::ostringstream o;
-  const auto cols = csv_columns();
+  const auto cols = csv_columns(r);
+  const bool in_place = any_in_place(r);
   for (std::size_t i = 0; i < cols.size(); ++i) o << (i ? "," : "") << cols[i];
   o << "\n";
   auto v = [](double x) { return std::isnan(x) ? std::string() : fmt::format("{:.6g}", x); };
@@ -358,7 +439,7 @@ std::string to_csv(const Report& r) {
     const auto t = row.times();
     const auto s = row.t.summary();
     const auto slow = slowdown(row);
-    o << row.bytes << "," << row.count << "," << r.dtype << "," << r.redop << ","
+    o << row.bytes << "," << row.count << "," << row_dtype(row, r) << "," << r.redop << ","
       << to_string(row.spec.mode) << "," << row.spec.blocks_per_sm << "," << row.pad << ","
       << row.blocks_per_sm << "," << v(t.t_comp) << "," << v(t.t_comm) << "," << v(t.t_seq) << ","
       << v(model::ideal(t)) << "," << v(row.t_comp_alone.median()) << "," << v(t.t) << ","
@@ -368,7 +449,18 @@ std::string to_csv(const Report& r) {
       << "," << row.t.samples.size() << "," << v(efficiency_best(row, r)) << "," << v(algbw(row))
       << "," << mode_label(row) << ","
       << (row.comm_path.is_object() ? row.comm_path.value("path", std::string()) : std::string())
-      << "," << v(slow.comp) << "," << v(slow.comm) << "\n";
+      << "," << v(slow.comp) << "," << v(slow.comm);
+    if (in_place) {
+      const double f = row.comm_busbw_factor;
+      o << ",";
+      if (row.in_place)
+        o << v(alone_algbw(row, false)) << "," << v(alone_algbw(row, false) * f) << ","
+          << v(row.t_comm_in_place.median()) << "," << v(alone_algbw(row, true)) << ","
+          << v(alone_algbw(row, true) * f) << "," << row.in_place_wrong;
+      else
+        o << ",,,,,";
+    }
+    o << "\n";
   }
   return o.str();
 }

@@ -42,6 +42,14 @@ struct Row {
   int cta_policy = -1;     ///< the CTAPolicy its communicator ran with (-1: NCCL's default, unset)
   /// Where NCCL ran the row's collective, from a traced run (comm_path.hpp; null: not probed).
   nlohmann::json comm_path;
+  std::string dtype;  ///< the collective's data type ("": the report's)
+  /// The collective alone in place (--in-place 1) on the run's own communicator, the size's like
+  /// t_comm; measured only where `in_place`.
+  Timing t_comm_in_place;
+  bool in_place = false;
+  /// Wrong elements of the verified in-place run, summed over ranks (also counted once in
+  /// `wrong` of the size's first row).
+  unsigned long long in_place_wrong = 0;
 
   model::OverlapTimes times() const;  ///< medians
 };
@@ -59,8 +67,10 @@ struct Report {
   nlohmann::json config = nlohmann::json::object();  ///< the options as understood
   std::string compute;         ///< description of the compute part
   std::string collective;      ///< "allreduce"
-  std::string dtype;           ///< collective data type
+  std::string dtype;           ///< collective data type ("all" or a list when several ran)
   std::string redop;
+  /// --in-place 1: "measured", or why the collective was not timed in place ("": not asked).
+  std::string in_place;
   std::vector<std::string> notes;
   std::vector<Row> rows;
 };
@@ -75,8 +85,14 @@ std::string format_footer(const Report& r);
 
 nlohmann::json to_json(const Report& r);
 std::string to_csv(const Report& r);
-/// Column names of to_csv, in order.
+/// Column names of to_csv, in order (with the in-place columns when a row has them).
 std::vector<std::string> csv_columns();
+std::vector<std::string> csv_columns(const Report& r);
+/// A row's collective data type (the report's when the row names none).
+const std::string& row_dtype(const Row& row, const Report& r);
+/// "# collective alone at 256M: out of place 600.0 us (algbw .., busbw .. GB/s), in place ..."
+/// per size (and type) where the collective was timed in place; "" when none was.
+std::string format_in_place(const Report& r);
 
 /// Now as ISO 8601 UTC ("2026-11-22T03:49:42Z") and this machine's host name, for the record.
 std::string iso_now();
@@ -84,11 +100,12 @@ std::string host_name();
 
 /// The fastest compute part alone and the fastest collective alone at one size, over every
 /// setting the run measured (the baselines and each row's own parts): E_best's S and L
-/// (model::efficiency_best). 0 where nothing was measured.
+/// (model::efficiency_best), over rows of `dtype` only when one is given (several types ran).
+/// 0 where nothing was measured.
 struct BestParts {
   double comp = 0, comm = 0;
 };
-BestParts best_parts(const Report& r, int64_t bytes);
+BestParts best_parts(const Report& r, int64_t bytes, const std::string& dtype = "");
 /// E_best of a row against its size's best parts.
 double efficiency_best(const Row& row, const Report& r);
 

@@ -61,9 +61,14 @@ class RankBench {
     return {t, t, 0};
   }
   cudaStream_t stream() const { return plain_.get(); }
-  Sample comm_alone(wl::CommOp& m) {
+  /// `in_place`: the collective's in-place run (wl::CommSpec::in_place).
+  Sample comm_alone(wl::CommOp& m, bool in_place = false) {
     e0_.record(plain_.get());
-    m.enqueue(plain_.get());
+    if (in_place) {
+      m.enqueue_in_place(plain_.get());
+    } else {
+      m.enqueue(plain_.get());
+    }
     e1_.record(plain_.get());
     e1_.synchronize();
     const double t = 1e3 * e1_.elapsed_ms_since(e0_);
@@ -99,16 +104,27 @@ class RankBench {
     return {1e3 * e1_.elapsed_ms_since(e0_), 1e3 * ec_.elapsed_ms_since(e0_),
             1e3 * em_.elapsed_ms_since(e0_)};
   }
-  void poison(wl::ComputeOp& c, wl::CommOp& m) {
-    c.poison(plain_.get());
-    m.poison(plain_.get());
+  /// `in_place`: the collective's in-place run alone, whose input is refilled instead (the run
+  /// overwrote it) and the rest of its output poisoned.
+  void poison(wl::ComputeOp& c, wl::CommOp& m, bool in_place = false) {
+    if (in_place) {
+      m.refill_in_place(plain_.get());
+    } else {
+      c.poison(plain_.get());
+      m.poison(plain_.get());
+    }
     CCO_CUDA_CHECK(cudaStreamSynchronize(plain_.get()));
   }
-  /// Wrong elements of both parts' current outputs.
-  unsigned long long verify(wl::ComputeOp& c, wl::CommOp& m, bool reference) {
+  /// Wrong elements of both parts' current outputs (`in_place`: the in-place run's output alone).
+  unsigned long long verify(wl::ComputeOp& c, wl::CommOp& m, bool reference,
+                            bool in_place = false) {
     CCO_CUDA_CHECK(cudaMemsetAsync(counter_, 0, sizeof(unsigned long long), plain_.get()));
-    c.verify(counter_, reference, plain_.get());
-    m.verify(counter_, plain_.get());
+    if (in_place) {
+      m.verify_in_place(counter_, plain_.get());
+    } else {
+      c.verify(counter_, reference, plain_.get());
+      m.verify(counter_, plain_.get());
+    }
     unsigned long long wrong = 0;
     CCO_CUDA_CHECK(cudaMemcpyAsync(&wrong, counter_, sizeof wrong, cudaMemcpyDeviceToHost, plain_.get()));
     CCO_CUDA_CHECK(cudaStreamSynchronize(plain_.get()));
@@ -131,7 +147,7 @@ class RankBench {
 
 /// A measurement slot of the round-robin: which run, with which parts and shaping.
 struct Slot {
-  enum Kind { Comp, Comm, Seq, Overlap, CompAlone, CommAlone };
+  enum Kind { Comp, Comm, Seq, CommInPlace, Overlap, CompAlone, CommAlone };
   Slot(Kind k, std::size_t r = 0) : kind(k), row(r) {}
   Kind kind;
   std::size_t row;  // for Overlap / CompAlone / CommAlone: index into the planned rows
@@ -193,8 +209,10 @@ RowPlan plan_rows(const std::vector<RowSpec>& specs, const DeviceContext& ctx,
 /// The round-robin's slots for the planned rows: compute alone, collective alone and seq (the
 /// size's baselines), then per row its overlapped run and, where the row has its own compute
 /// part, padding or partition (or its own communicator), that part alone. Each named for traces.
-/// Rows not `row_ok` (their communicator's buffers could not be registered) get no slot.
-std::vector<Slot> make_slots(const std::vector<Planned>& planned, const std::vector<bool>& row_ok) {
+/// Rows not `row_ok` (their communicator's buffers could not be registered) get no slot. With
+/// `in_place`, the collective alone in place comes last (the other runs keep their order).
+std::vector<Slot> make_slots(const std::vector<Planned>& planned, const std::vector<bool>& row_ok,
+                             bool in_place) {
   std::vector<Slot> slots = {{Slot::Comp}, {Slot::Comm}, {Slot::Seq}};
   for (std::size_t r = 0; r < planned.size(); ++r) {
     if (!row_ok[r]) continue;
@@ -203,13 +221,15 @@ std::vector<Slot> make_slots(const std::vector<Planned>& planned, const std::vec
       slots.push_back({Slot::CompAlone, r});
     if (planned[r].comm != 0) slots.push_back({Slot::CommAlone, r});
   }
+  if (in_place) slots.push_back({Slot::CommInPlace});
   for (auto& slot : slots) {
-    const char* alone = slot.kind == Slot::Comp        ? "compute alone"
-                        : slot.kind == Slot::Comm      ? "collective alone"
-                        : slot.kind == Slot::Seq       ? "seq"
-                        : slot.kind == Slot::CompAlone ? " (compute alone)"
-                        : slot.kind == Slot::CommAlone ? " (collective alone)"
-                                                       : "";
+    const char* alone = slot.kind == Slot::Comp          ? "compute alone"
+                        : slot.kind == Slot::Comm        ? "collective alone"
+                        : slot.kind == Slot::CommInPlace ? "collective alone in place"
+                        : slot.kind == Slot::Seq         ? "seq"
+                        : slot.kind == Slot::CompAlone   ? " (compute alone)"
+                        : slot.kind == Slot::CommAlone   ? " (collective alone)"
+                                                         : "";
     slot.name = slot.kind >= Slot::Overlap ? planned[slot.row].spec.label() : std::string();
     slot.name.append(alone);
   }
@@ -267,6 +287,66 @@ void append_rows(Report& rep, const Row& base, const std::vector<Planned>& plann
   }
 }
 
+/// The rounds' samples into their slots, and the wrong elements (already summed over ranks) as
+/// append_rows reads them: per row, then per compute part alone (the reference checks before the
+/// loop, summed here over ranks), then seq's; the in-place run's into `in_place`.
+std::vector<double> take_samples(std::vector<Slot>& slots, const std::vector<SlotSamples>& res,
+                                 std::size_t nrows, const std::vector<unsigned long long>& alone,
+                                 boot::Group& g, unsigned long long& in_place) {
+  std::vector<double> w(nrows, 0);
+  double seq = 0;
+  for (std::size_t k = 0; k < slots.size(); ++k) {
+    slots[k].total = res[k].total;
+    slots[k].comp = res[k].comp;
+    slots[k].comm = res[k].comm;
+    const unsigned long long n = res[k].wrong.empty() ? 0 : res[k].wrong[0];
+    if (slots[k].kind == Slot::Seq)
+      seq += static_cast<double>(n);
+    else if (slots[k].kind == Slot::Overlap)
+      w[slots[k].row] += static_cast<double>(n);
+    else if (slots[k].kind == Slot::CommInPlace)
+      in_place += n;
+  }
+  std::vector<double> wa(alone.begin(), alone.end());
+  g.allreduce(wa, boot::Group::Op::Sum);
+  w.insert(w.end(), wa.begin(), wa.end());
+  w.push_back(seq);
+  return w;
+}
+
+/// The size's collective alone in place (its slot's samples and wrong elements) into every row
+/// appended from `first`; the wrong elements count once, in the size's first row.
+void add_in_place(Report& rep, std::size_t first, const std::vector<Slot>& slots,
+                  unsigned long long wrong) {
+  for (const auto& slot : slots) {
+    if (slot.kind != Slot::CommInPlace) continue;
+    for (std::size_t i = first; i < rep.rows.size(); ++i) {
+      auto& row = rep.rows[i];
+      row.in_place = true;
+      row.t_comm_in_place.samples = slot.total;
+      row.in_place_wrong = wrong;
+      if (i == first) row.wrong += wrong;
+    }
+  }
+}
+
+/// Per type: whether -c 1 can check the collective exactly on `nranks` ranks. A type it cannot is
+/// run unchecked with a note (its rows say n/a), never silently.
+std::vector<bool> exact_checks(const Options& o, int nranks, std::vector<std::string>& notes) {
+  std::vector<bool> ok;
+  for (const auto t : run_dtypes(o)) {
+    wl::CommSpec probe;
+    probe.coll = o.coll;
+    probe.op = o.op;
+    probe.dtype = t;
+    const auto why = o.check ? wl::CommOp::unchecked_reason(probe, nranks) : std::string();
+    if (!why.empty())
+      notes.push_back(std::string("-c 1: ") + model::to_string(t) + " not checked (" + why +
+                      "); its rows say n/a");
+    ok.push_back(o.check && why.empty());
+  }
+  return ok;
+}
 
 /// The rows whose CTA policy can apply here (model::cta_policy_refusal, from facts every rank
 /// agreed on), each refused one named in `notes`. The run's own policy must apply: its refusal
@@ -328,6 +408,32 @@ std::string path_note(const std::string& label, int policy, const nlohmann::json
   return s;
 }
 
+/// Where NCCL ran the collective of each communicator whose CTA policy was set (null for the
+/// others), one note each in `notes` (rank 0's; null elsewhere). `what`: the size (and type).
+std::vector<nlohmann::json> probe_paths(PathProbe& probe, boot::Group& g, cudaStream_t st,
+                                        const std::vector<std::unique_ptr<wl::CommOp>>& mops,
+                                        const std::vector<std::array<int, 3>>& keys,
+                                        const std::vector<int>& policy, const std::string& what,
+                                        std::vector<std::string>* notes) {
+  std::vector<nlohmann::json> paths(mops.size());
+  std::vector<PathProbe::Item> items;
+  std::vector<std::size_t> probed;
+  for (std::size_t i = 0; i < mops.size(); ++i) {
+    if (policy[i] < 0 || !mops[i]) continue;
+    auto* m = mops[i].get();
+    items.push_back({comm_label(keys[i], policy[i]) + ", " + what,
+                     [m](cudaStream_t s) { m->enqueue(s); }, m->spec().allgather_comm != nullptr});
+    probed.push_back(i);
+  }
+  if (items.empty()) return paths;
+  const auto found = probe.probe(g, st, items);
+  for (std::size_t j = 0; j < probed.size(); ++j) {
+    paths[probed[j]] = found[j];
+    if (notes) notes->push_back(path_note(items[j].label, policy[probed[j]], found[j], g.size()));
+  }
+  return paths;
+}
+
 /// The collective of each communicator variant (with the variant's buffer registration). A
 /// variant whose buffers NCCL refused on any rank is null on every rank (agreed), and the run
 /// goes on without it; the run's own (index 0) must work.
@@ -342,6 +448,7 @@ std::vector<std::unique_ptr<wl::CommOp>> make_collectives(boot::Group& g, const 
   std::string first_error;
   for (std::size_t i = 0; i < comms.size(); ++i) {
     auto spec = ms;
+    spec.in_place = ms.in_place && i == 0;  // in place: the run's own communicator only
     if (keys[i][1] >= 0) spec.reg = static_cast<model::CommRegister>(keys[i][1]);
     const bool split = i > 0 && policy[i] >= 0 &&
                        model::zero_splits(static_cast<model::CtaPolicy>(policy[i]), ms.coll);
@@ -363,10 +470,13 @@ std::vector<std::unique_ptr<wl::CommOp>> make_collectives(boot::Group& g, const 
   return mops;
 }
 
+Report run_pairs(const Options& o, const RowProvider& provide_rows, const SizeDone& on_size_done,
+                 std::ostream& progress);
+
 }  // namespace
 
 Report run(const Options& o, const SizeDone& on_size_done, std::ostream& progress) {
-  return run(
+  return run_pairs(
       o,
       [&o](const DeviceContext& d, std::vector<std::string>& notes) {
         return expand_rows(o, d.shapeable, d.natural_bps, &notes);
@@ -374,13 +484,24 @@ Report run(const Options& o, const SizeDone& on_size_done, std::ostream& progres
       on_size_done, progress);
 }
 
+Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on_size_done,
+           std::ostream& progress) {
+  // cco tune: one type, out of place (its rows and plan are for one collective as programs run it).
+  if (run_dtypes(o).size() > 1)
+    throw UsageError("-d " + dtypes_label(o) + ": cco tune tunes one data type (give -d TYPE)");
+  if (o.in_place) throw UsageError("--in-place applies to cco bench");
+  return run_pairs(o, provide_rows, on_size_done, progress);
+}
+
+namespace {
+
 // About 250 lines, on purpose: the per-rank body is one closure because a rank's communicators,
 // compute parts, streams and the Subject's lambdas live exactly as long as the rank's thread or
 // process and share its scope. What needs no such scope is outside: the rank set-up (ranks.hpp),
 // planning the rows (plan_rows), the slots (make_slots), the report's rows (append_rows) and
 // the loop itself (engine.hpp).
-Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on_size_done,
-           std::ostream& progress) {
+Report run_pairs(const Options& o, const RowProvider& provide_rows, const SizeDone& on_size_done,
+                 std::ostream& progress) {
   // Tracing starts before the first CUDA call; off, it costs nothing (no session exists).
   const auto tr = start_trace(o.trace_path);
   // Ranks: threads in this process, or one process per rank from a launcher (ranks.hpp). Every
@@ -397,8 +518,12 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
   rep.nranks = ngpus;
   rep.config = options_json(o);
   rep.collective = model::to_string(o.coll);
-  rep.dtype = model::to_string(o.dtype);
+  rep.dtype = dtypes_label(o);
   rep.redop = model::to_string(o.op);
+  // In place where the collective allows (nccl-tests' in-place columns), else said once.
+  const std::string in_place_why = o.in_place ? in_place_refusal(o.coll) : std::string();
+  const bool in_place = o.in_place && in_place_why.empty();
+  if (o.in_place) rep.in_place = in_place ? "measured" : in_place_why;
   rep.versions = versions_json();
 
   wl::ComputeSpec cs;
@@ -426,7 +551,11 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
 
   rep.bootstrap = launcher->mode();
   rep.writer = launcher->first_rank() == 0;
+  // Every size of the first type, then of the next (-d all or a list): (type, size) pairs.
   const auto all_sizes = sizes(o);
+  const auto types = run_dtypes(o);
+  const std::size_t pairs = types.size() * all_sizes.size();
+  const bool typed = types.size() > 1;
   // How the ranks' samples of one iteration combine (-a; max by default).
   const Combine combine = combine_of(o.average);
 
@@ -502,6 +631,11 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
       comms.push_back(open_comm(g, c));
     }
     const auto parts = green_partitions(device, green_keys, &notes);
+    const auto checks = exact_checks(o, g.size(), notes);  // -c 1 per type
+    if (o.in_place)
+      notes.push_back(in_place ? "--in-place 1: the collective alone is also timed in place on the "
+                                 "run's own communicator (footer, JSON, CSV)"
+                               : "--in-place 1 skipped: " + in_place_why);
     if (lead) {
       rep.compute = comp0.describe();
       rep.notes = notes;
@@ -509,18 +643,25 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
     RankBench rb;
     if (tr) rb.name_streams(*tr);
 
-    for (std::size_t si = 0; si < all_sizes.size(); ++si) {
+    for (std::size_t si = 0; si < pairs; ++si) {
+      const std::size_t ti = si / all_sizes.size();
+      const int64_t size = all_sizes[si % all_sizes.size()];
+      const bool check = checks[ti];
       wl::CommSpec ms;
       ms.coll = o.coll;
-      ms.dtype = o.dtype;
+      ms.dtype = types[ti];
       ms.op = o.op;
-      const int64_t gran = wl::CommOp::granule(ms, g.size());
-      ms.bytes = all_sizes[si] / gran * gran;
+      const int64_t gran = wl::CommOp::granule(ms, g.size());  // per type: sizes round per type
+      ms.bytes = size / gran * gran;
       if (ms.bytes == 0)
-        throw UsageError("size " + std::to_string(all_sizes[si]) + " B is below one element per rank (" +
-                         std::to_string(gran) + " B)");
+        throw UsageError("size " + std::to_string(size) + " B is below one element per rank (" +
+                         std::to_string(gran) + " B of " + model::to_string(ms.dtype) + ")");
       ms.reg = o.nccl_register;
       ms.alltoall_call = alltoall_call;
+      ms.in_place = in_place;
+      // "256M", or "256M half" when several types run: in notes, progress and NVTX ranges.
+      const std::string what = model::format_bytes(ms.bytes) +
+                               (typed ? " " + std::string(model::to_string(ms.dtype)) : "");
       auto mops = make_collectives(g, ms, comms, comm_keys, comm_policy);
       auto& mop0 = *mops[0];
       // A variant whose buffers NCCL refused: its rows are skipped at this size, the rest run.
@@ -529,31 +670,16 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
         if (mops[planned[r].comm]) continue;
         row_ok[r] = false;
         if (lead)
-          rep.notes.push_back("size " + model::format_bytes(ms.bytes) + ": row '" +
-                              planned[r].spec.label() + "' skipped: its buffers could not be registered");
+          rep.notes.push_back("size " + what + ": row '" + planned[r].spec.label() +
+                              "' skipped: its buffers could not be registered");
       }
       // Where NCCL ran the collective of each communicator with a CTA policy set.
-      std::vector<nlohmann::json> comm_paths(comms.size());
-      std::vector<PathProbe::Item> items;
-      std::vector<std::size_t> probed;
-      for (std::size_t i = 0; i < comms.size(); ++i) {
-        if (comm_policy[i] < 0 || !mops[i]) continue;
-        auto* m = mops[i].get();
-        items.push_back({comm_label(comm_keys[i], comm_policy[i]) + ", " + model::format_bytes(ms.bytes),
-                         [m](cudaStream_t st) { m->enqueue(st); }, m->spec().allgather_comm != nullptr});
-        probed.push_back(i);
-      }
-      if (!items.empty()) {
-        const auto paths = path_probe.probe(g, rb.stream(), items);
-        for (std::size_t j = 0; j < probed.size(); ++j) {
-          comm_paths[probed[j]] = paths[j];
-          if (lead) rep.notes.push_back(path_note(items[j].label, comm_policy[probed[j]], paths[j], g.size()));
-        }
-      }
+      const auto comm_paths = probe_paths(path_probe, g, rb.stream(), mops, comm_keys, comm_policy,
+                                          what, lead ? &rep.notes : nullptr);
 
       // Answers computed alone: the references every overlapped run must reproduce exactly.
       std::vector<unsigned long long> wrong_alone(comps.size(), 0);
-      if (o.check) {
+      if (check) {
         for (std::size_t c = 0; c < comps.size(); ++c) {
           rb.poison(*comps[c], mop0);
           g.barrier();
@@ -564,11 +690,10 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
         }
       }
 
-      std::vector<Slot> slots = make_slots(planned, row_ok);
+      std::vector<Slot> slots = make_slots(planned, row_ok, in_place);
       // Each run is an NVTX range "<name>, iteration <i>" (i from 0, warm-up included; the size
-      // too when there are several), the last one also a mark.
-      const std::string size_part =
-          all_sizes.size() > 1 ? ", " + model::format_bytes(ms.bytes) : std::string();
+      // too when there are several, and the type), the last one also a mark.
+      const std::string size_part = pairs > 1 ? ", " + what : std::string();
       // The round-robin (engine.hpp): every slot per iteration, each run after a barrier of all
       // ranks; seq and the overlapped rows verified in the last iteration; samples after the
       // warm-up, combined over ranks per iteration (-a; max by default).
@@ -580,14 +705,15 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
             p, *comps[p ? p->comp : 0], *mops[p ? p->comm : 0]);
       };
       subject.is_verified = [&](std::size_t k) {
-        return slots[k].kind == Slot::Overlap || slots[k].kind == Slot::Seq;
+        return slots[k].kind == Slot::Overlap || slots[k].kind == Slot::Seq ||
+               slots[k].kind == Slot::CommInPlace;
       };
       subject.prepare = [&](std::size_t k, bool verify) {
         const Slot& slot = slots[k];
         auto [p, comp, mop] = parts_of(slot);
         const int64_t pad = p && slot.kind != Slot::CommAlone ? p->pad : 0;
         if (comp.shapeable()) comp.set_extra_smem(pad);
-        if (verify) rb.poison(comp, mop);
+        if (verify) rb.poison(comp, mop, slot.kind == Slot::CommInPlace);
       };
       subject.measure = [&](std::size_t k, int it, bool last) -> RunTimes {
         const Slot& slot = slots[k];
@@ -603,6 +729,9 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
           case Slot::CompAlone: s = rb.compute_alone(comp, p ? parts[p->green].get() : nullptr); break;
           case Slot::Comm:
           case Slot::CommAlone: s = rb.comm_alone(mop); break;
+          case Slot::CommInPlace:
+            s = rb.comm_alone(mop, true);
+            break;
           case Slot::Seq: s = rb.sequential(comp, mop); break;
           case Slot::Overlap:
             s = rb.overlapped(comp, mop, is_priority(p->spec.mode), parts[p->green].get());
@@ -615,42 +744,27 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
         (void)p;
         if (comp.shapeable()) comp.set_extra_smem(0);
         std::vector<unsigned long long> w;
-        if (verify) w.push_back(rb.verify(comp, mop, false));
+        if (verify) w.push_back(rb.verify(comp, mop, false, slots[k].kind == Slot::CommInPlace));
         return w;
       };
       RoundsOptions rounds;
       rounds.warmup = o.warmup;
       rounds.iters = o.iters;
-      rounds.check = o.check;
+      rounds.check = check;
       rounds.combine = combine;
       auto last_print = Clock::now();
       rounds.on_iteration = [&](int it, int total) {
         const bool last = it == total - 1;
         if (lead && !o.quiet && (Clock::now() - last_print > std::chrono::seconds(3) || last)) {
           last_print = Clock::now();
-          progress << "# [size " << si + 1 << "/" << all_sizes.size() << " "
-                   << model::format_bytes(ms.bytes) << "] iteration " << it + 1 << "/" << total
-                   << " (" << slots.size() << " runs each)" << std::endl;
+          progress << "# [size " << si + 1 << "/" << pairs << " " << what << "] iteration "
+                   << it + 1 << "/" << total << " (" << slots.size() << " runs each)" << std::endl;
         }
       };
       const std::vector<SlotSamples> res = run_rounds(subject, g, rounds);
 
-      // Wrong elements (already summed over ranks): per row, then per compute part alone (the
-      // reference checks before the loop, summed here), then seq's.
-      std::vector<unsigned long long> wrong(planned.size(), 0), wrong_seq(1, 0);
-      for (std::size_t k = 0; k < slots.size(); ++k) {
-        slots[k].total = res[k].total;
-        slots[k].comp = res[k].comp;
-        slots[k].comm = res[k].comm;
-        const unsigned long long n = res[k].wrong.empty() ? 0 : res[k].wrong[0];
-        if (slots[k].kind == Slot::Seq) wrong_seq[0] += n;
-        else if (slots[k].kind == Slot::Overlap) wrong[slots[k].row] += n;
-      }
-      std::vector<double> wa(wrong_alone.begin(), wrong_alone.end());
-      g.allreduce(wa, boot::Group::Op::Sum);
-      std::vector<double> w(wrong.begin(), wrong.end());
-      w.insert(w.end(), wa.begin(), wa.end());
-      w.push_back(static_cast<double>(wrong_seq[0]));
+      unsigned long long wrong_in_place = 0;
+      const auto w = take_samples(slots, res, planned.size(), wrong_alone, g, wrong_in_place);
 
       if (!lead) continue;
       const std::size_t first = rep.rows.size();
@@ -659,8 +773,10 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
       base.count = static_cast<int64_t>(mop0.count());
       base.flops = comp0.flops();
       base.comm_busbw_factor = model::busbw_factor(o.coll, g.size());
-      base.checked = o.check;
+      base.checked = check;
+      base.dtype = model::to_string(ms.dtype);
       append_rows(rep, base, planned, slots, w, comps.size(), row_ok, comm_paths, comm_policy);
+      add_in_place(rep, first, slots, wrong_in_place);
       on_size_done(rep, first);
     }
   });
@@ -668,4 +784,5 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
   return rep;
 }
 
+}  // namespace
 }  // namespace cco::bench

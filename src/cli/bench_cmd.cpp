@@ -101,7 +101,8 @@ int bench_main(const std::vector<std::string>& args) {
   unsigned long long wrong = 0;
   for (const auto& r : rep.rows) wrong += r.wrong;
   if (wrong > 0) {
-    std::fprintf(stderr, "cco bench: error: %llu wrong elements under overlap (see #wrong)\n", wrong);
+    std::fprintf(stderr, "cco bench: error: %llu wrong elements under overlap%s (see #wrong)\n",
+                 wrong, rep.in_place == "measured" ? " or in place" : "");
     return 1;
   }
   return 0;

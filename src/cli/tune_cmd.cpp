@@ -210,6 +210,8 @@ int tune_main(const std::vector<std::string>& args) {
   t.bench.row_cta_policies.clear();
   if (t.bench.max_bytes != t.bench.min_bytes)
     throw Usage("cco tune tunes one collective size: give -b only");
+  if (bench::run_dtypes(t.bench).size() > 1)  // refused before any GPU probe, as the size is
+    throw Usage("-d " + bench::dtypes_label(t.bench) + ": cco tune tunes one data type (give -d TYPE)");
   t.bench.iters = std::max(t.bench.iters, 30);  // the final round decides: at least 30 samples
 
 #ifndef CCO_HAVE_CUDA

@@ -1,6 +1,7 @@
 #include <nccl.h>
 
 #include <algorithm>
+#include <string>
 
 #include "runtime/check.hpp"
 #include "workloads/kernels.hpp"
@@ -61,6 +62,28 @@ bool CommOp::checkable(const CommSpec& s) {
   return !reduces || s.op == RedOp::Sum || s.op == RedOp::Min || s.op == RedOp::Max;
 }
 
+std::string CommOp::unchecked_reason(const CommSpec& s, int nranks) {
+  if (!checkable(s))
+    return std::string("reduction '") + model::to_string(s.op) +
+           "' cannot be checked exactly (checked: sum, min, max)";
+  const bool reduces = s.coll == Collective::AllReduce || s.coll == Collective::ReduceScatter ||
+                       s.coll == Collective::Reduce;
+  // The pattern's values are small integers times the reduced scale; a sum of more ranks than
+  // the type's exact integers allow rounds in an order NCCL chooses.
+  const double top = reduced_scale(s.op, nranks);
+  if (reduces && s.op == RedOp::Sum && top > exact_limit(s.dtype))
+    return "a " + std::string(model::to_string(s.dtype)) + " sum over " + std::to_string(nranks) +
+           " ranks reaches " + std::to_string(static_cast<long long>(top)) +
+           ", beyond the integers the type holds exactly (" +
+           std::to_string(static_cast<long long>(exact_limit(s.dtype))) + ")";
+  return {};
+}
+
+bool CommOp::in_place_applies(Collective c) {
+  return c == Collective::AllReduce || c == Collective::Broadcast || c == Collective::Reduce ||
+         c == Collective::AllGather || c == Collective::ReduceScatter;
+}
+
 int64_t CommOp::granule(const CommSpec& s, int nranks) {
   const auto esz = static_cast<int64_t>(model::dtype_size(s.dtype));
   switch (s.coll) {
@@ -119,6 +142,9 @@ CommOp::CommOp(const CommSpec& spec, const rt::Comm& comm) : spec_(spec), comm_(
   mod_ = static_cast<int>(std::clamp(exact_limit(spec.dtype) / top, 1.0, 7.0));
   if (spec.allgather_comm && spec.coll != Collective::AllReduce)
     throw model::Error("a split through a second communicator applies to allreduce only");
+  if (spec.in_place && (spec.allgather_comm || !in_place_applies(spec.coll)))
+    throw model::Error(std::string("the collective cannot run in place here: ") +
+                       model::to_string(spec.coll) + (spec.allgather_comm ? " split" : ""));
   if (spec.allgather_comm && (count_ % static_cast<size_t>(n)) != 0)
     throw model::Error("an all-reduce split into reduce-scatter + all-gather needs a size that is a "
                        "multiple of " + std::to_string(n) + " elements");
@@ -153,10 +179,35 @@ CommOp::CommOp(const CommSpec& spec, const rt::Comm& comm) : spec_(spec), comm_(
     }
     fill_pattern(send_, spec.dtype, send_elems_, r + 1, 0, mod_, nullptr);
     poison(nullptr);
+    if (spec.in_place) {
+      alloc_in_place();
+      refill_in_place(nullptr);
+    }
     CCO_CUDA_CHECK(cudaDeviceSynchronize());
   } catch (...) {
     release();
     throw;
+  }
+}
+
+// The in-place buffer: as large as the larger of send and receive, from the same allocator and
+// registered the same way as they are (a window registration is collective: every rank makes
+// it after the other two, in the same order).
+void CommOp::alloc_in_place() {
+  in_place_elems_ = std::max(send_elems_, recv_elems_);
+  const size_t bytes = in_place_elems_ * model::dtype_size(spec_.dtype);
+  if (spec_.reg == model::CommRegister::None) {
+    CCO_CUDA_CHECK(cudaMalloc(&in_place_, bytes));
+    return;
+  }
+  const ncclComm_t c = comm_.get();
+  CCO_NCCL_CHECK(ncclMemAlloc(&in_place_, bytes));
+  if (spec_.reg == model::CommRegister::Buffer) {
+    CCO_NCCL_CHECK(ncclCommRegister(c, in_place_, bytes, &reg_in_place_));
+  } else {
+    ncclWindow_t w = nullptr;
+    CCO_NCCL_CHECK(ncclCommWindowRegister(c, in_place_, bytes, &w, NCCL_WIN_COLL_SYMMETRIC));
+    reg_in_place_ = w;
   }
 }
 
@@ -173,19 +224,23 @@ void CommOp::release() noexcept {
   if (spec_.reg == model::CommRegister::Buffer) {
     if (reg_send_) ncclCommDeregister(c, reg_send_);
     if (reg_recv_) ncclCommDeregister(c, reg_recv_);
+    if (reg_in_place_) ncclCommDeregister(c, reg_in_place_);
   } else if (spec_.reg == model::CommRegister::Window) {
     if (reg_send_) ncclCommWindowDeregister(c, static_cast<ncclWindow_t>(reg_send_));
     if (reg_recv_) ncclCommWindowDeregister(c, static_cast<ncclWindow_t>(reg_recv_));
+    if (reg_in_place_) ncclCommWindowDeregister(c, static_cast<ncclWindow_t>(reg_in_place_));
   }
-  reg_send_ = reg_recv_ = nullptr;
+  reg_send_ = reg_recv_ = reg_in_place_ = nullptr;
   if (spec_.reg == model::CommRegister::None) {
     cudaFree(send_);
     cudaFree(recv_);
+    cudaFree(in_place_);
   } else {
     if (send_) ncclMemFree(send_);
     if (recv_) ncclMemFree(recv_);
+    if (in_place_) ncclMemFree(in_place_);
   }
-  send_ = recv_ = nullptr;
+  send_ = recv_ = in_place_ = nullptr;
 }
 
 CommOp::~CommOp() { release(); }
@@ -289,6 +344,98 @@ void CommOp::verify(unsigned long long* wrong, cudaStream_t s) {
     case Collective::Scatter:
       check_pattern(recv_, t, count_, spec_.root + 1, r * count_, mod_, wrong, s);
       break;
+  }
+}
+
+}  // namespace cco::wl
+
+namespace cco::wl {
+
+void CommOp::refill_in_place(cudaStream_t s) {
+  if (!in_place_) throw model::Error("refill_in_place: the collective was built without in_place");
+  const int r = comm_.rank();
+  const auto esz = model::dtype_size(spec_.dtype);
+  char* buf = static_cast<char*>(in_place_);
+  switch (spec_.coll) {
+    case Collective::AllReduce:
+    case Collective::Reduce:
+    case Collective::ReduceScatter:  // the whole input, as in the send buffer
+      fill_pattern(buf, spec_.dtype, send_elems_, r + 1, 0, mod_, s);
+      break;
+    case Collective::Broadcast:  // the root's input; the others' output poisoned
+      if (r == spec_.root) {
+        fill_pattern(buf, spec_.dtype, count_, r + 1, 0, mod_, s);
+      } else {
+        CCO_CUDA_CHECK(cudaMemsetAsync(buf, 0xff, count_ * esz, s));
+      }
+      break;
+    case Collective::AllGather:  // the output poisoned, then this rank's input at rank * count
+      CCO_CUDA_CHECK(cudaMemsetAsync(buf, 0xff, in_place_elems_ * esz, s));
+      fill_pattern(buf + static_cast<size_t>(r) * count_ * esz, spec_.dtype, count_, r + 1, 0, mod_,
+                   s);
+      break;
+    default:
+      throw model::Error("refill_in_place: not an in-place collective");
+  }
+}
+
+void CommOp::enqueue_in_place(cudaStream_t s) {
+  if (!in_place_) throw model::Error("enqueue_in_place: the collective was built without in_place");
+  const auto t = nccl_type(spec_.dtype);
+  const ncclComm_t c = comm_.get();
+  const int r = comm_.rank();
+  char* buf = static_cast<char*>(in_place_);
+  char* mine = buf + static_cast<size_t>(r) * count_ * model::dtype_size(spec_.dtype);
+  switch (spec_.coll) {
+    case Collective::AllReduce:
+      CCO_NCCL_CHECK(ncclAllReduce(buf, buf, count_, t, nccl_op(spec_.op), c, s));
+      break;
+    case Collective::Broadcast:
+      CCO_NCCL_CHECK(ncclBroadcast(buf, buf, count_, t, spec_.root, c, s));
+      break;
+    case Collective::Reduce:
+      CCO_NCCL_CHECK(ncclReduce(buf, buf, count_, t, nccl_op(spec_.op), spec_.root, c, s));
+      break;
+    case Collective::AllGather:  // send = recv + rank * count
+      CCO_NCCL_CHECK(ncclAllGather(mine, buf, count_, t, c, s));
+      break;
+    case Collective::ReduceScatter:  // recv = send + rank * recvcount
+      CCO_NCCL_CHECK(ncclReduceScatter(buf, mine, count_, t, nccl_op(spec_.op), c, s));
+      break;
+    default:
+      throw model::Error("enqueue_in_place: not an in-place collective");
+  }
+}
+
+void CommOp::verify_in_place(unsigned long long* wrong, cudaStream_t s) {
+  if (!in_place_) throw model::Error("verify_in_place: the collective was built without in_place");
+  if (!checkable(spec_))
+    throw model::Error(std::string("cannot verify reduction '") + model::to_string(spec_.op) +
+                       "' (checked: sum, min, max)");
+  const int n = comm_.nranks(), r = comm_.rank();
+  const auto esz = model::dtype_size(spec_.dtype);
+  const auto t = spec_.dtype;
+  char* buf = static_cast<char*>(in_place_);
+  auto chunk = [&](int q) { return buf + static_cast<size_t>(q) * count_ * esz; };
+  switch (spec_.coll) {
+    case Collective::AllReduce:
+      check_pattern(buf, t, count_, reduced_scale(spec_.op, n), 0, mod_, wrong, s);
+      break;
+    case Collective::Reduce:
+      if (r == spec_.root)
+        check_pattern(buf, t, count_, reduced_scale(spec_.op, n), 0, mod_, wrong, s);
+      break;
+    case Collective::Broadcast:
+      check_pattern(buf, t, count_, spec_.root + 1, 0, mod_, wrong, s);
+      break;
+    case Collective::AllGather:
+      for (int q = 0; q < n; ++q) check_pattern(chunk(q), t, count_, q + 1, 0, mod_, wrong, s);
+      break;
+    case Collective::ReduceScatter:
+      check_pattern(chunk(r), t, count_, reduced_scale(spec_.op, n), r * count_, mod_, wrong, s);
+      break;
+    default:
+      throw model::Error("verify_in_place: not an in-place collective");
   }
 }
 

@@ -79,6 +79,11 @@ struct CommSpec {
   /// then an in-place all-gather over this one (a zero-CTA communicator: the copy engines), with
   /// the receive buffer in a symmetric window of it. Null: one ncclAllReduce. `reg` is ignored.
   const rt::Comm* allgather_comm = nullptr;
+  /// Also runs in place (enqueue_in_place), in a buffer of its own allocated and registered like
+  /// the others, laid out as nccl-tests does: allreduce, broadcast, reduce recv == send;
+  /// allgather send = recv + rank * count; reducescatter recv = send + rank * recvcount. The
+  /// out-of-place buffers are never touched by it. Other collectives, or a split: model::Error.
+  bool in_place = false;
 };
 
 /// One collective over a communicator, with input set to a known pattern so results are checked.
@@ -94,11 +99,23 @@ class CommOp {
   void verify(unsigned long long* wrong, cudaStream_t s);
   /// Poisons the output so a collective that did not run fails verify().
   void poison(cudaStream_t s);
+  /// In place (spec.in_place): refills the input where the collective reads it and poisons the
+  /// rest of the output (a run overwrites its input: refill before a run that is verified).
+  void refill_in_place(cudaStream_t s);
+  void enqueue_in_place(cudaStream_t s);
+  /// Adds to *wrong the in-place output elements that differ from what the collective must
+  /// produce (the same exact pattern as verify()).
+  void verify_in_place(unsigned long long* wrong, cudaStream_t s);
+  static bool in_place_applies(model::Collective c);
   int64_t bytes() const { return spec_.bytes; }
   size_t count() const { return count_; }  ///< the element count passed to NCCL
   const CommSpec& spec() const { return spec_; }
   /// Whether verify() can check this reduction (sum, min, max; not prod or avg).
   static bool checkable(const CommSpec& spec);
+  /// Why verify() on `nranks` ranks is not exact ("" when it is): an unchecked reduction, or a
+  /// sum over so many ranks that its small integers leave the range the type holds exactly
+  /// (bfloat16 beyond 22 ranks, half beyond 63).
+  static std::string unchecked_reason(const CommSpec& spec, int nranks);
   /// The rounding the size must have: a multiple of element size x ranks where needed.
   static int64_t granule(const CommSpec& spec, int nranks);
 
@@ -111,7 +128,11 @@ class CommOp {
   void* recv_ = nullptr;
   void* reg_send_ = nullptr;  // ncclCommRegister handles or ncclWindow_t, by spec_.reg
   void* reg_recv_ = nullptr;
+  void* in_place_ = nullptr;      // spec_.in_place: input and output of the in-place run
+  void* reg_in_place_ = nullptr;  // its registration, by spec_.reg
+  size_t in_place_elems_ = 0;
   int mod_ = 7;
+  void alloc_in_place();
   void release() noexcept;
 };
 

@@ -180,3 +180,27 @@ TEST(Flags, StepArgsParsedFromTheTable) {
                cco::model::Error);
 }
 }  // namespace
+
+namespace {
+// -d all and --in-place are a pair's (issue 19, item 6): a step and cco tune refuse them in one
+// line that says why.
+TEST(Flags, DatatypeAllAndInPlaceAreAPairs) {
+  EXPECT_EQ(refusal({"bench", "--workload", "w.json", "-d", "all"}, kStep),
+            "-d does not apply to --workload: the workload file sets sizes and types (use --param "
+            "NAME=VALUE)");
+  EXPECT_EQ(refusal({"bench", "--workload", "w.json", "--in-place", "1"}, kStep),
+            "--in-place does not apply to --workload: a step's collectives run as the file says "
+            "(out of place)");
+  EXPECT_EQ(refusal({"tune", "--in-place", "1"}, kTunePair),
+            "--in-place is a cco bench option: cco tune measures the collective out of place (cco "
+            "bench --in-place 1 times both)");
+  EXPECT_EQ(refusal({"bench", "-d", "all", "--in-place", "1"}, kPair), "");
+  try {
+    (void)cco::bench::parse_step_options({"bench", "--workload", "w.json", "-d", "all"});
+    ADD_FAILURE() << "a step took -d all";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("-d does not apply to --workload"), std::string::npos)
+        << e.what();
+  }
+}
+}  // namespace

@@ -281,3 +281,52 @@ TEST(Collectives, GatherAndScatterParse) {
   EXPECT_EQ(parse({"--collective", "gather"}).coll, Collective::Gather);
   EXPECT_EQ(parse({"--collective", "scatter_perf"}).coll, Collective::Scatter);
 }
+
+// -d all (issue 19, item 6): every type cco's collectives run, in nccl-tests' order of ours
+// (float, half, bfloat16); a list runs each once, in the order given.
+TEST(Datatypes, AllAndListsAndTheirRefusals) {
+  const auto all = parse({"-d", "all"});
+  EXPECT_TRUE(all.dtype_all);
+  EXPECT_EQ(run_dtypes(all), (std::vector<DType>{DType::F32, DType::F16, DType::BF16}));
+  EXPECT_EQ(all.dtype, DType::F32) << "the first, for code that reads one type";
+  EXPECT_EQ(dtypes_label(all), "all");
+  EXPECT_EQ(options_json(all).at("datatype"), "all");
+  const auto two = parse({"-d", "bf16,half"});
+  EXPECT_FALSE(two.dtype_all);
+  EXPECT_EQ(run_dtypes(two), (std::vector<DType>{DType::BF16, DType::F16}));
+  EXPECT_EQ(dtypes_label(two), "bfloat16,half");
+  const auto one = parse({"-d", "half"});
+  EXPECT_TRUE(one.dtypes.empty()) << "one type: the run is as it always was";
+  EXPECT_EQ(run_dtypes(one), std::vector<DType>{DType::F16});
+  EXPECT_EQ(options_json(one).at("datatype"), "half");
+  EXPECT_EQ(options_json(parse({})).at("datatype"), "float");
+  expect_usage({"-d", "all,half"}, "-d: 'all' stands alone");
+  expect_usage({"-d", "half,all"}, "-d: 'all' stands alone");
+  expect_usage({"-d", "half,fp16"}, "-d: half is given twice");
+  expect_usage({"-d", "float,"}, "-d: empty type");
+  expect_usage({"-d", "int8"}, "-d:");
+}
+
+// --in-place 0|1: the collective alone also in place where NCCL allows; the option's absence
+// leaves the recorded options as they were (the ranks' job key, tune's cache key).
+TEST(InPlace, ParsedAndWhereItApplies) {
+  EXPECT_FALSE(parse({}).in_place);
+  EXPECT_FALSE(options_json(parse({})).contains("in_place"));
+  EXPECT_FALSE(parse({"--in-place", "0"}).in_place);
+  const auto on = parse({"--in-place", "1", "-d", "all"});
+  EXPECT_TRUE(on.in_place);
+  EXPECT_EQ(options_json(on).at("in_place"), true);
+  expect_usage({"--in-place", "2"}, "--in-place: expected 0 or 1");
+  expect_usage({"--in-place"}, "--in-place needs a value");
+  for (auto c : {Collective::AllReduce, Collective::AllGather, Collective::ReduceScatter,
+                 Collective::Broadcast, Collective::Reduce})
+    EXPECT_EQ(in_place_refusal(c), "") << cco::model::to_string(c);
+  for (auto c :
+       {Collective::AllToAll, Collective::SendRecv, Collective::Gather, Collective::Scatter}) {
+    const auto why = in_place_refusal(c);
+    EXPECT_NE(why.find(cco::model::to_string(c)), std::string::npos) << why;
+    EXPECT_EQ(why.find('\n'), std::string::npos);
+  }
+  // Accepted with such a collective: the run says it skips (runner), it is not an input error.
+  EXPECT_TRUE(parse({"--in-place", "1", "--collective", "alltoall"}).in_place);
+}

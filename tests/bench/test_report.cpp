@@ -296,3 +296,138 @@ TEST(Report, SlowdownNamesThePartOverlapSlowedMost) {
   none.t_comm_part.samples = {510, 510, 510};
   EXPECT_NE(slowdown_verdict(none).find("neither slowed by more than 5%"), std::string::npos);
 }
+
+namespace {
+// The sample run again with -d all and --in-place 1 (issue 19, item 6): float as in the sample,
+// half with every time 10% lower and its own collective alone (T_comm 540, in place 500).
+Report typed_report() {
+  Report r = sample_report();
+  r.dtype = "all";
+  r.in_place = "measured";
+  const auto floats = r.rows;
+  r.rows.clear();
+  for (const char* t : {"float", "half"}) {
+    for (auto row : floats) {
+      row.dtype = t;
+      row.in_place = true;
+      row.t_comm_in_place.samples = {580, 570, 590};
+      if (std::string(t) == "half") {
+        for (Timing* x : {&row.t_comp, &row.t_comm, &row.t_seq, &row.t, &row.t_comp_part,
+                          &row.t_comm_part, &row.t_comp_alone, &row.t_comm_alone})
+          for (double& v : x->samples) v *= 0.9;
+        row.t_comm_in_place.samples = {500, 500, 500};
+        row.count *= 2;
+      }
+      r.rows.push_back(row);
+    }
+  }
+  return r;
+}
+}  // namespace
+
+TEST(Report, TypedInPlaceTableMatchesGolden) {
+  const std::string path = std::string(CCO_GOLDEN_DIR) + "/table_all_in_place.txt";
+  const std::string text = full_text(typed_report());
+  if (std::getenv("CCO_UPDATE_GOLDEN")) {
+    std::ofstream(path) << text;
+    GTEST_SKIP() << "golden file rewritten: " << path;
+  }
+  const std::string golden = read_file(path);
+  ASSERT_FALSE(golden.empty()) << "missing golden file " << path;
+  EXPECT_EQ(text, golden);
+}
+
+// Each row names its type (table, JSON, CSV); E_best and the footer's best row are per type and
+// size, never across types.
+TEST(Report, SeveralTypesAreTellApartEverywhere) {
+  const auto r = typed_report();
+  EXPECT_NE(format_row(r.rows[4], r).find("  half "), std::string::npos)
+      << format_row(r.rows[4], r);
+  EXPECT_NE(format_row(r.rows[1], r).find(" float "), std::string::npos);
+  EXPECT_EQ(row_dtype(r.rows[4], r), "half");
+  Row plain;
+  EXPECT_EQ(row_dtype(plain, r), "all") << "a row naming no type: the report's";
+  // half's parts alone are 10% faster; float's best parts stay the sample's (1000, 500).
+  EXPECT_DOUBLE_EQ(best_parts(r, 256 << 20, "float").comm, 500.0);
+  EXPECT_DOUBLE_EQ(best_parts(r, 256 << 20, "half").comm, 450.0);
+  EXPECT_DOUBLE_EQ(best_parts(r, 256 << 20).comm, 450.0) << "no type given: every row of the size";
+  EXPECT_NEAR(efficiency_best(r.rows[2], r), 0.80, 1e-12);
+  EXPECT_NEAR(efficiency_best(r.rows[5], r), 0.80, 1e-12) << "half against half's own parts";
+  const auto footer = format_footer(r);
+  EXPECT_NE(footer.find("# best at 256M float: shape+priority"), std::string::npos) << footer;
+  EXPECT_NE(footer.find("# best at 256M half: shape+priority"), std::string::npos) << footer;
+  EXPECT_LT(footer.find("best at 256M float"), footer.find("best at 256M half")) << "in run order";
+  const auto j = to_json(r);
+  EXPECT_EQ(j.at("workload").at("datatype"), "all");
+  ASSERT_EQ(j.at("results").size(), 6u);
+  EXPECT_EQ(j.at("results")[0].at("dtype"), "float");
+  EXPECT_EQ(j.at("results")[5].at("dtype"), "half");
+  EXPECT_NEAR(j.at("results")[5].at("efficiency_best").get<double>(), 0.80, 1e-12);
+  std::istringstream csv(to_csv(r));
+  std::string line;
+  std::getline(csv, line);
+  std::vector<std::string> types;
+  while (std::getline(csv, line)) {
+    const auto a = line.find(','), b = line.find(',', a + 1), c = line.find(',', b + 1);
+    types.push_back(line.substr(b + 1, c - b - 1));
+  }
+  EXPECT_EQ(types, (std::vector<std::string>{"float", "float", "float", "half", "half", "half"}));
+  // One type: no type in the footer, "dtype" in every JSON row all the same.
+  const auto one = sample_report();
+  EXPECT_NE(format_footer(one).find("# best at 256M: shape+priority"), std::string::npos);
+  EXPECT_EQ(to_json(one).at("results")[0].at("dtype"), "float");
+}
+
+// The collective alone in place beside out of place, as nccl-tests prints both: 256 MiB in
+// 600 us out of place (447.4 GB/s), 580 us in place (462.8 GB/s); factor 1 on 2 ranks.
+TEST(Report, InPlaceBesideOutOfPlace) {
+  const auto r = typed_report();
+  const auto lines = format_in_place(r);
+  EXPECT_NE(lines.find("# collective alone at 256M float: out of place 600.0 us (algbw 447.4, "
+                       "busbw 447.4 GB/s), in place 580.0 us (algbw 462.8, busbw 462.8 GB/s), "
+                       "in-place #wrong 0\n"),
+            std::string::npos)
+      << lines;
+  EXPECT_NE(lines.find("# collective alone at 256M half: out of place 540.0 us"), std::string::npos)
+      << lines;
+  EXPECT_EQ(std::count(lines.begin(), lines.end(), '\n'), 2) << "one line per size and type";
+  EXPECT_NE(format_footer(r).find(lines), std::string::npos) << "the footer ends with them";
+  const auto j = to_json(r);
+  EXPECT_EQ(j.at("in_place").at("measured"), true);
+  const auto& x = j.at("results")[1];
+  EXPECT_DOUBLE_EQ(x.at("t_comm_in_place").at("median_us").get<double>(), 580.0);
+  EXPECT_NEAR(x.at("in_place_algbw_gbps").get<double>(), 268435456.0 / 580e-6 / 1e9, 1e-9);
+  EXPECT_NEAR(x.at("in_place_busbw_gbps").get<double>(), 268435456.0 / 580e-6 / 1e9, 1e-9);
+  EXPECT_NEAR(x.at("comm_algbw_gbps").get<double>(), 268435456.0 / 600e-6 / 1e9, 1e-9);
+  EXPECT_EQ(x.at("in_place_wrong"), 0);
+  // CSV: the in-place columns at the end, every line as wide as the header.
+  const auto cols = csv_columns(r);
+  ASSERT_EQ(cols.size(), csv_columns().size() + 6);
+  EXPECT_EQ(cols.back(), "in_place_wrong");
+  std::istringstream csv(to_csv(r));
+  std::string line;
+  std::getline(csv, line);
+  EXPECT_EQ(line.substr(line.rfind(',') + 1), "in_place_wrong");
+  while (std::getline(csv, line))
+    EXPECT_EQ(std::count(line.begin(), line.end(), ','), static_cast<long>(cols.size() - 1))
+        << line;
+  // Wrong in place, and unchecked: the footer says so.
+  auto bad = r;
+  bad.rows[0].in_place_wrong = 2;
+  bad.rows[0].wrong += 2;  // the runner counts them once, in the size's first row
+  EXPECT_NE(format_footer(bad).find("in-place #wrong 2"), std::string::npos);
+  EXPECT_NE(format_footer(bad).find("Out of bounds values : 2 FAILED"), std::string::npos);
+  auto unchecked = r;
+  for (auto& row : unchecked.rows) row.checked = false;
+  EXPECT_NE(format_in_place(unchecked).find("in-place #wrong n/a"), std::string::npos);
+  // Asked for, but the collective has no in-place form: said in the JSON, no row fields.
+  auto skipped = sample_report();
+  skipped.in_place = "alltoall has no in-place form in NCCL";
+  const auto js = to_json(skipped);
+  EXPECT_EQ(js.at("in_place").at("measured"), false);
+  EXPECT_EQ(js.at("in_place").at("why"), "alltoall has no in-place form in NCCL");
+  EXPECT_FALSE(js.at("results")[0].contains("t_comm_in_place"));
+  EXPECT_EQ(format_in_place(skipped), "");
+  EXPECT_EQ(csv_columns(skipped), csv_columns()) << "off: the CSV is as it was";
+  EXPECT_FALSE(to_json(sample_report()).contains("in_place"));
+}

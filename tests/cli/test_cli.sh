@@ -151,6 +151,7 @@ expect 2 "^cco run: error: --compare needs a value \\(" -- run --compare
 expect 2 "^cco run: error: --compare needs a value \\(" -- run --compare= -- true
 expect 2 "^cco run: error: --steps-out needs a value \\(" -- run --steps-out -- true
 expect 2 "^cco doctor: error: --json takes no value \\(got 'x'\\) \\(" -- doctor --json=x
+expect 2 "^cco tune: error: -d all: cco tune tunes one data type \\(give -d TYPE\\)" -- tune -d all -b 1M
 expect 2 "^cco report: error: --json given twice \\(" -- report --json x.json y.json --json
 
 # One flag vocabulary, one parser: bench, tune (a pair) and tune --workload word the same input
@@ -192,6 +193,57 @@ fi
   || fail "cco doctor --json"
 RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 MASTER_ADDR=127.0.0.1 "$cco" doctor --no-python >"$tmp/doc" 2>&1
 grep -qE '^FAIL +launcher .*MASTER_PORT' "$tmp/doc" || fail "cco doctor: torchrun without MASTER_PORT: $(cat "$tmp/doc")"
+
+# -d all and --in-place (issue 19, item 6): refused in one line before any GPU where they do not
+# apply; cco report reads a result of several types (a table, rows and a chart per type) and
+# compares two type by type.
+expect 2 "^cco bench: error: -d: 'all' stands alone \\(it runs float, half and bfloat16\\), got 'all,half' \\(see cco bench --help\\)$" -- bench -d all,half
+expect 2 "^cco bench: error: -d: half is given twice in 'half,fp16' \\(see cco bench --help\\)$" -- bench -d half,fp16
+expect 2 "^cco bench: error: -d does not apply to --workload: the workload file sets sizes and types" -- bench --workload "$w" -d all
+expect 2 "^cco bench: error: --in-place: expected 0 or 1 \\(see cco bench --help\\)$" -- bench --in-place 2
+expect 2 "^cco bench: error: --in-place does not apply to --workload: " -- bench --workload "$w" --in-place 1
+expect 2 "^cco tune: error: --in-place is a cco bench option: " -- tune -b 1M --in-place 1
+rec="$root/docs/results/2026-11-22-h200x2/builtin2048x2_ar256M.json"
+python3 - "$rec" "$tmp" <<'PY' || fail "could not make the typed bench results"
+import copy, json, sys
+j = json.load(open(sys.argv[1]))
+def typed(types, name):
+    out = copy.deepcopy(j)
+    out["workload"]["datatype"] = "all"
+    out["results"] = []
+    for t in types:
+        for r in j["results"]:
+            x = copy.deepcopy(r)
+            x["dtype"] = t
+            x["t_comm_in_place"] = copy.deepcopy(r["t_comm"])
+            x["t_comm_in_place"]["median_us"] = 800.0
+            x["comm_busbw_gbps"], x["in_place_busbw_gbps"] = 295.1, 335.5
+            out["results"].append(x)
+    json.dump(out, open(sys.argv[2] + "/" + name, "w"))
+typed(["float", "half"], "all.json")
+typed(["bfloat16", "half"], "bf.json")
+PY
+"$cco" report "$tmp/all.json" >"$tmp/out" 2>&1 || fail "report of a -d all result: $(head -3 "$tmp/out")"
+[ "$(grep -c '^# bench sweep: ' "$tmp/out")" = 2 ] || fail "report -d all: one table per type: $(cat "$tmp/out")"
+grep -q '|| allreduce half, 2 ranks' "$tmp/out" || fail "report -d all: the half table names its type"
+grep -q '^# collective alone at 256M: out of place .* us, in place 800 us (busbw 295.1 and 335.5 GB/s)$' "$tmp/out" \
+  || fail "report -d all: the in-place line: $(grep 'collective alone' "$tmp/out")"
+"$cco" report "$tmp/all.json" --format csv >"$tmp/out" || fail "report -d all --format csv"
+[ "$(head -1 "$tmp/out" | cut -d, -f1-2)" = "dtype,size_bytes" ] || fail "report -d all csv header: $(head -1 "$tmp/out")"
+[ "$(grep -c '^dtype,' "$tmp/out")" = 1 ] || fail "report -d all csv: one header line"
+[ "$(grep -c '^half,268435456,' "$tmp/out")" = 9 ] || fail "report -d all csv: half's nine rows"
+"$cco" report "$tmp/all.json" --svg "$tmp/typed.svg" >"$tmp/out" || fail "report -d all --svg"
+grep -q "<svg" "$tmp/typed.float.svg" && grep -q "<svg" "$tmp/typed.half.svg" || fail "report -d all --svg: a chart per type"
+"$cco" report "$tmp/all.json" --json | python3 -c 'import json,sys; r=json.load(sys.stdin)["rows"]; assert len(r)==18 and r[0]["dtype"]=="float" and r[17]["dtype"]=="half", r' \
+  || fail "report -d all --json: rows carry their type"
+"$cco" report "$tmp/all.json" "$tmp/all.json" --format csv >"$tmp/out" || fail "compare two -d all results"
+[ "$(grep -c ',~,' "$tmp/out")" = 18 ] && head -1 "$tmp/out" | grep -q '^dtype,size_bytes,label' || fail "compare -d all: $(head -3 "$tmp/out")"
+"$cco" report "$rec" "$tmp/bf.json" >"$tmp/out" || fail "compare bfloat16 with a typed result"
+grep -q '^# data type half: only in B, not compared$' "$tmp/out" && [ "$(grep -c '^ .* ~ ' "$tmp/out")" = 9 ] \
+  || fail "compare bfloat16 with bfloat16+half: $(head -5 "$tmp/out")"
+"$cco" report "$rec" "$tmp/bf.json" --json | python3 -c 'import json,sys; j=json.load(sys.stdin); assert j["only_in_b"]==["half"] and len(j["rows"])==9 and j["rows"][0]["dtype"]=="bfloat16", j' \
+  || fail "compare --json with types"
+expect 2 "share no collective data type: nothing to compare$" -- report "$rec" "$tmp/all.json"
 
 if [ $fails -gt 0 ]; then
   echo "$fails CLI check(s) failed"
