@@ -2,6 +2,7 @@
 
 #include "bench/engine.hpp"
 #include "bench/nvtx.hpp"
+#include "bench/pair.hpp"
 #include "bench/ranks.hpp"
 
 #include <nvtx3/nvToolsExt.h>  // header-only; NVTX loads a tool only when one is attached
@@ -30,150 +31,8 @@
 namespace cco::bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using namespace pair;
 
-/// Times of one measured run on one rank, in microseconds.
-struct Sample {
-  double total = 0, comp = 0, comm = 0;
-};
-
-/// What one rank needs to measure: its streams and events. The parts are passed per run, so
-/// rows with their own compute budget or communicator share the streams.
-class RankBench {
- public:
-  RankBench()
-      : plain_(rt::Priority::Default), low_(rt::Priority::Low), high_(rt::Priority::High),
-        side_(rt::Priority::Default) {
-    CCO_CUDA_CHECK(cudaMalloc(&counter_, sizeof(unsigned long long)));
-  }
-  ~RankBench() { cudaFree(counter_); }
-  RankBench(const RankBench&) = delete;
-  RankBench& operator=(const RankBench&) = delete;
-
-  /// `part`: a green-context SM partition for the compute part (nullptr: the whole device).
-  Sample compute_alone(wl::ComputeOp& c, const rt::SmPartition* part = nullptr) {
-    cudaStream_t s = part ? part->stream() : plain_.get();
-    e0_.record(s);
-    c.enqueue(s);
-    e1_.record(s);
-    e1_.synchronize();
-    const double t = 1e3 * e1_.elapsed_ms_since(e0_);
-    return {t, t, 0};
-  }
-  cudaStream_t stream() const { return plain_.get(); }
-  /// `in_place`: the collective's in-place run (wl::CommSpec::in_place).
-  Sample comm_alone(wl::CommOp& m, bool in_place = false) {
-    e0_.record(plain_.get());
-    if (in_place) {
-      m.enqueue_in_place(plain_.get());
-    } else {
-      m.enqueue(plain_.get());
-    }
-    e1_.record(plain_.get());
-    e1_.synchronize();
-    const double t = 1e3 * e1_.elapsed_ms_since(e0_);
-    return {t, 0, t};
-  }
-  Sample sequential(wl::ComputeOp& c, wl::CommOp& m) {
-    e0_.record(plain_.get());
-    c.enqueue(plain_.get());
-    ec_.record(plain_.get());
-    m.enqueue(plain_.get());
-    e1_.record(plain_.get());
-    e1_.synchronize();
-    // The collective's own duration here: it starts when the compute part is done.
-    return {1e3 * e1_.elapsed_ms_since(e0_), 1e3 * ec_.elapsed_ms_since(e0_),
-            1e3 * e1_.elapsed_ms_since(ec_)};
-  }
-  /// Compute on one stream and the collective on another, forked from one event and joined.
-  /// With `priority` the collective's stream has the device's greatest priority and the
-  /// compute's the least; otherwise both have the default.
-  Sample overlapped(wl::ComputeOp& c, wl::CommOp& m, bool priority,
-                    const rt::SmPartition* part = nullptr) {
-    cudaStream_t sc = part ? part->stream() : priority ? low_.get() : plain_.get();
-    cudaStream_t sm = priority ? high_.get() : side_.get();
-    e0_.record(sc);
-    CCO_CUDA_CHECK(cudaStreamWaitEvent(sm, e0_.get(), 0));
-    c.enqueue(sc);
-    ec_.record(sc);
-    m.enqueue(sm);
-    em_.record(sm);
-    CCO_CUDA_CHECK(cudaStreamWaitEvent(sc, em_.get(), 0));
-    e1_.record(sc);
-    e1_.synchronize();
-    return {1e3 * e1_.elapsed_ms_since(e0_), 1e3 * ec_.elapsed_ms_since(e0_),
-            1e3 * em_.elapsed_ms_since(e0_)};
-  }
-  /// `in_place`: the collective's in-place run alone, whose input is refilled instead (the run
-  /// overwrote it) and the rest of its output poisoned.
-  void poison(wl::ComputeOp& c, wl::CommOp& m, bool in_place = false) {
-    if (in_place) {
-      m.refill_in_place(plain_.get());
-    } else {
-      c.poison(plain_.get());
-      m.poison(plain_.get());
-    }
-    CCO_CUDA_CHECK(cudaStreamSynchronize(plain_.get()));
-  }
-  /// Wrong elements of both parts' current outputs (`in_place`: the in-place run's output alone).
-  unsigned long long verify(wl::ComputeOp& c, wl::CommOp& m, bool reference,
-                            bool in_place = false) {
-    CCO_CUDA_CHECK(cudaMemsetAsync(counter_, 0, sizeof(unsigned long long), plain_.get()));
-    if (in_place) {
-      m.verify_in_place(counter_, plain_.get());
-    } else {
-      c.verify(counter_, reference, plain_.get());
-      m.verify(counter_, plain_.get());
-    }
-    unsigned long long wrong = 0;
-    CCO_CUDA_CHECK(cudaMemcpyAsync(&wrong, counter_, sizeof wrong, cudaMemcpyDeviceToHost, plain_.get()));
-    CCO_CUDA_CHECK(cudaStreamSynchronize(plain_.get()));
-    return wrong;
-  }
-  /// Labels the streams in a kernel trace (with their priorities).
-  void name_streams(trace::Session& tr) {
-    bench::name_streams(tr, plain_.get(), side_.get(), low_.get(), high_.get());
-  }
-  void snapshot(wl::ComputeOp& c) {
-    c.snapshot(plain_.get());
-    CCO_CUDA_CHECK(cudaStreamSynchronize(plain_.get()));
-  }
-
- private:
-  rt::Stream plain_, low_, high_, side_;
-  rt::Event e0_, e1_, ec_, em_;
-  unsigned long long* counter_ = nullptr;
-};
-
-/// A measurement slot of the round-robin: which run, with which parts and shaping.
-struct Slot {
-  enum Kind { Comp, Comm, Seq, CommInPlace, Overlap, CompAlone, CommAlone };
-  Slot(Kind k, std::size_t r = 0) : kind(k), row(r) {}
-  Kind kind;
-  std::size_t row;  // for Overlap / CompAlone / CommAlone: index into the planned rows
-  std::vector<double> total, comp, comm;
-  std::string name;  // in traces: the mark and the NVTX ranges ("concurrent", "seq", ...)
-};
-
-/// A row as planned on a device: the spec, the padding that realises it and its parts.
-struct Planned {
-  RowSpec spec;
-  int64_t pad = 0;
-  int bps = 0;
-  std::size_t comp = 0;  // index into the rank's compute parts (0: the run's own)
-  std::size_t comm = 0;  // index into the rank's communicators (0: the run's own)
-  std::size_t green = 0;  // index into the rank's SM partitions (0: none)
-};
-
-
-/// The rows as planned on a rank's device, and the distinct budget variants they need (index 0
-/// of each list is the run's own setting).
-struct RowPlan {
-  std::vector<Planned> planned;
-  std::vector<int> sms_keys = {-1}, green_keys = {-1};
-  /// A communicator per distinct (CTA count, buffer registration, CTA policy).
-  std::vector<std::array<int, 3>> comm_keys = {{-1, -1, -1}};
-};
 
 /// Realises each row on this device: its variants' indices and, for shape rows, the padding
 /// (ranks.hpp: plan_padding) with the driver's blocks per SM. Throws UsageError for a row that
@@ -470,6 +329,151 @@ std::vector<std::unique_ptr<wl::CommOp>> make_collectives(boot::Group& g, const 
   return mops;
 }
 
+/// The report of a pair run before anything runs (argv, config, versions, ...); refuses a
+/// reduction -c 1 cannot verify. `in_place_why`: why --in-place cannot apply ("" when it can).
+Report prepare_pair_report(const Options& o, const Ranks& ranks, const std::string& in_place_why) {
+  if (o.check) {
+    wl::CommSpec probe;
+    probe.coll = o.coll;
+    probe.op = o.op;
+    if (!wl::CommOp::checkable(probe))
+      throw UsageError(std::string("-c 1 cannot verify reduction '") + model::to_string(o.op) +
+                       "' (checked: sum, min, max); use -c 0");
+  }
+  Report rep;
+  rep.argv = o.argv;
+  rep.date = iso_now();
+  rep.host = host_name();
+  rep.nranks = ranks.size();
+  rep.config = options_json(o);
+  rep.collective = model::to_string(o.coll);
+  rep.dtype = dtypes_label(o);
+  rep.redop = model::to_string(o.op);
+  if (o.in_place) rep.in_place = in_place_why.empty() ? "measured" : in_place_why;
+  rep.versions = versions_json();
+  rep.bootstrap = ranks.launcher->mode();
+  rep.writer = ranks.launcher->first_rank() == 0;
+  return rep;
+}
+
+/// The run's compute part (--compute, --gemm, --gemm-dtype, --count, --mem-bytes, --gemm-sms).
+wl::ComputeSpec compute_spec(const Options& o) {
+  wl::ComputeSpec cs;
+  cs.kind = o.compute;
+  cs.dtype = o.gemm_dtype;
+  cs.m = o.m;
+  cs.n = o.n;
+  cs.k = o.k;
+  cs.count = o.count;
+  cs.mem_bytes = o.mem_bytes;
+  cs.sm_count_target = o.gemm_sms;
+  return cs;
+}
+
+/// What rank 0 chooses rows from: the device, the ranks and the compute kernel's footprint and
+/// occupancy as launched (said in a note) when its launches are ours.
+DeviceContext device_context(const wl::ComputeOp& comp, const model::DeviceLimits& lim, int nranks,
+                             std::vector<std::string>& notes) {
+  DeviceContext ctx;
+  ctx.limits = lim;
+  ctx.shapeable = comp.shapeable();
+  ctx.nranks = nranks;
+  if (ctx.shapeable) {
+    ctx.footprint = comp.footprint();
+    ctx.natural_bps = model::occupancy(lim, ctx.footprint).blocks_per_sm;
+    notes.push_back("compute kernel: " + std::to_string(ctx.footprint.threads) + " threads, " +
+                    std::to_string(ctx.footprint.regs) + " registers, " +
+                    std::to_string(ctx.footprint.static_smem) + " B static shared memory: " +
+                    std::to_string(ctx.natural_bps) + " blocks per SM as launched");
+  }
+  return ctx;
+}
+
+/// The forms the zero-CTA policy gives the collective, said in `notes`: an all-reduce runs split
+/// in its zero rows, an all-to-all is one ncclAlltoAll call in every row (returned: true).
+bool zero_forms(const Options& o, const std::vector<RowSpec>& specs, std::vector<std::string>& notes) {
+  const bool zero = uses_zero(o, specs);
+  if (o.coll == model::Collective::AllReduce && zero)
+    notes.push_back("allreduce under cta=zero runs split: a reduce-scatter on the run's own "
+                    "communicator (SMs), then an in-place all-gather on the zero-CTA one (the "
+                    "copy engines), its buffer a symmetric window");
+  const bool alltoall_call = o.coll == model::Collective::AllToAll && zero;
+  if (alltoall_call)
+    notes.push_back("alltoall: one ncclAlltoAll call in every row (the form NCCL can carry on the "
+                    "copy engines), not nccl-tests' grouped send/receive");
+  return alltoall_call;
+}
+
+/// One compute part per SM-count target after the first (sms_keys[0] is the run's own), cuBLASLt
+/// only and within the device's SMs.
+void add_compute_variants(std::vector<std::unique_ptr<wl::ComputeOp>>& comps,
+                          const wl::ComputeSpec& cs, const std::vector<int>& sms_keys,
+                          const rt::DeviceInfo& info) {
+  for (std::size_t i = 1; i < sms_keys.size(); ++i) {
+    if (cs.kind != model::ComputeKind::CublasLt)
+      throw UsageError("an SM-count target applies to cuBLASLt GEMMs only");
+    if (sms_keys[i] > info.limits.sm_count)
+      throw UsageError("SM-count target " + std::to_string(sms_keys[i]) + " exceeds the " +
+                       std::to_string(info.limits.sm_count) + " SMs of " + info.name);
+    auto spec = cs;
+    spec.sm_count_target = sms_keys[i];
+    comps.push_back(wl::make_compute(spec));
+  }
+}
+
+/// The run's communicator (`run`) and one per (CTAs, registration, policy) variant after it, in
+/// the same order on every rank; `policy` gets the CTA policy each runs with (-1: NCCL's).
+std::vector<rt::Comm> open_comm_variants(boot::Group& g, const rt::CommConfig& cc,
+                                         const std::vector<std::array<int, 3>>& keys, rt::Comm run,
+                                         std::vector<int>& policy) {
+  std::vector<CommVariant> cv;
+  policy.clear();
+  for (const auto& k : keys) {
+    cv.push_back({k[0], k[2]});
+    policy.push_back(k[2] >= 0 ? k[2] : cc.cta_policy);
+  }
+  std::vector<rt::Comm> comms = open_variants(g, cc, cv);
+  comms[0] = std::move(run);
+  return comms;
+}
+
+/// The collective at one (type, size): the size rounded down to whole elements per rank of that
+/// type (UsageError below one), the run's reduction and registration, its zero-CTA and in-place
+/// forms.
+wl::CommSpec comm_spec(const Options& o, model::DType type, int64_t size, int nranks,
+                       bool alltoall_call, bool in_place) {
+  wl::CommSpec ms;
+  ms.coll = o.coll;
+  ms.dtype = type;
+  ms.op = o.op;
+  const int64_t gran = wl::CommOp::granule(ms, nranks);
+  ms.bytes = size / gran * gran;
+  if (ms.bytes == 0)
+    throw UsageError("size " + std::to_string(size) + " B is below one element per rank (" +
+                     std::to_string(gran) + " B of " + model::to_string(ms.dtype) + ")");
+  ms.reg = o.nccl_register;
+  ms.alltoall_call = alltoall_call;
+  ms.in_place = in_place;
+  return ms;
+}
+
+/// Which rows run at this size: not those whose communicator's buffers NCCL refused (their
+/// collective is null on every rank, agreed), each named in `notes` (rank 0's; null elsewhere).
+std::vector<bool> rows_with_buffers(const std::vector<Planned>& planned,
+                                    const std::vector<std::unique_ptr<wl::CommOp>>& mops,
+                                    const std::string& what, std::vector<std::string>* notes) {
+  std::vector<bool> ok(planned.size(), true);
+  for (std::size_t r = 0; r < planned.size(); ++r) {
+    if (mops[planned[r].comm]) continue;
+    ok[r] = false;
+    if (notes)
+      notes->push_back("size " + what + ": row '" + planned[r].spec.label() +
+                       "' skipped: its buffers could not be registered");
+  }
+  return ok;
+}
+
+
 Report run_pairs(const Options& o, const RowProvider& provide_rows, const SizeDone& on_size_done,
                  std::ostream& progress);
 
@@ -495,11 +499,11 @@ Report run(const Options& o, const RowProvider& provide_rows, const SizeDone& on
 
 namespace {
 
-// About 250 lines, on purpose: the per-rank body is one closure because a rank's communicators,
-// compute parts, streams and the Subject's lambdas live exactly as long as the rank's thread or
-// process and share its scope. What needs no such scope is outside: the rank set-up (ranks.hpp),
-// planning the rows (plan_rows), the slots (make_slots), the report's rows (append_rows) and
-// the loop itself (engine.hpp).
+// The per-rank body is one closure because a rank's communicators, compute parts and streams
+// live exactly as long as the rank's thread or process. It holds only what is the pair's own:
+// what both runners do on a rank is in ranks.hpp (enter_rank, rows_from_lead, open_variants,
+// rounds_options), the runs at each (type, size) are a PairSubject driven by the engine
+// (engine.hpp), and the rows, slots and report rows are planned and filled outside.
 Report run_pairs(const Options& o, const RowProvider& provide_rows, const SizeDone& on_size_done,
                  std::ostream& progress) {
   // Tracing starts before the first CUDA call; off, it costs nothing (no session exists).
@@ -509,69 +513,28 @@ Report run_pairs(const Options& o, const RowProvider& provide_rows, const SizeDo
   // the ranks compare when they meet.
   Ranks ranks = launch_ranks(o, options_json(o).dump());
   auto& launcher = ranks.launcher;
-  const int ngpus = ranks.size();
 
-  Report rep;
-  rep.argv = o.argv;
-  rep.date = iso_now();
-  rep.host = host_name();
-  rep.nranks = ngpus;
-  rep.config = options_json(o);
-  rep.collective = model::to_string(o.coll);
-  rep.dtype = dtypes_label(o);
-  rep.redop = model::to_string(o.op);
   // In place where the collective allows (nccl-tests' in-place columns), else said once.
   const std::string in_place_why = o.in_place ? in_place_refusal(o.coll) : std::string();
   const bool in_place = o.in_place && in_place_why.empty();
-  if (o.in_place) rep.in_place = in_place ? "measured" : in_place_why;
-  rep.versions = versions_json();
+  Report rep = prepare_pair_report(o, ranks, in_place_why);
+  const wl::ComputeSpec cs = compute_spec(o);
+  const rt::CommConfig cc = comm_config(o);
 
-  wl::ComputeSpec cs;
-  cs.kind = o.compute;
-  cs.dtype = o.gemm_dtype;
-  cs.m = o.m;
-  cs.n = o.n;
-  cs.k = o.k;
-  cs.count = o.count;
-  cs.mem_bytes = o.mem_bytes;
-  cs.sm_count_target = o.gemm_sms;
-  rt::CommConfig cc;
-  cc.min_ctas = o.nccl_min_ctas;
-  cc.max_ctas = o.nccl_max_ctas;
-  cc.cta_policy = o.nccl_cta_policy;
-  cc.cga_cluster_size = o.nccl_cga_cluster;
-  if (o.check) {
-    wl::CommSpec probe;
-    probe.coll = o.coll;
-    probe.op = o.op;
-    if (!wl::CommOp::checkable(probe))
-      throw UsageError(std::string("-c 1 cannot verify reduction '") + model::to_string(o.op) +
-                       "' (checked: sum, min, max); use -c 0");
-  }
-
-  rep.bootstrap = launcher->mode();
-  rep.writer = launcher->first_rank() == 0;
   // Every size of the first type, then of the next (-d all or a list): (type, size) pairs.
   const auto all_sizes = sizes(o);
   const auto types = run_dtypes(o);
   const std::size_t pairs = types.size() * all_sizes.size();
   const bool typed = types.size() > 1;
-  // How the ranks' samples of one iteration combine (-a; max by default).
-  const Combine combine = combine_of(o.average);
 
   // Where NCCL ran each communicator whose CTA policy was set (one per process).
   PathProbe path_probe(tr.get());
   launcher->run([&](boot::Group& g) {
-    const bool lead = g.rank() == 0;
-    const int device = ranks.device_of(g);
-    CCO_CUDA_CHECK(cudaSetDevice(device));
-    const auto info = rt::device_info(device);
-    if (tr) tr->set_rank(device, g.rank());
-    const auto& lim = info.limits;
-    const auto devices = gather_devices(g, device, info, rep.host);
-    if (lead) rep.devices = devices;
-    std::vector<rt::Comm> comms;
-    comms.push_back(open_comm(g, cc));
+    const RankSetup rs = enter_rank(g, ranks, tr.get(), rep.host);
+    const bool lead = rs.lead;
+    const auto& lim = rs.info.limits;
+    if (lead) rep.devices = rs.devices;
+    rt::Comm run_comm = open_comm(g, cc);
     std::vector<std::unique_ptr<wl::ComputeOp>> comps;
     comps.push_back(wl::make_compute(cs));
     auto& comp0 = *comps[0];
@@ -579,30 +542,10 @@ Report run_pairs(const Options& o, const RowProvider& provide_rows, const SizeDo
     // Rows are chosen on rank 0 from its device and sent to all ranks, so every rank runs the
     // same rows in the same order even if devices differed.
     std::vector<std::string> notes;
-    DeviceContext ctx;
-    ctx.limits = lim;
-    ctx.shapeable = comp0.shapeable();
-    ctx.nranks = g.size();
-    if (ctx.shapeable) {
-      ctx.footprint = comp0.footprint();
-      ctx.natural_bps = model::occupancy(lim, ctx.footprint).blocks_per_sm;
-      notes.push_back("compute kernel: " + std::to_string(ctx.footprint.threads) + " threads, " +
-                      std::to_string(ctx.footprint.regs) + " registers, " +
-                      std::to_string(ctx.footprint.static_smem) + " B static shared memory: " +
-                      std::to_string(ctx.natural_bps) + " blocks per SM as launched");
-    }
-    std::string rows_text;
-    if (lead) rows_text = rows_to_json(provide_rows(ctx, notes)).dump();
-    const auto specs = keep_applicable(rows_from_json(nlohmann::json::parse(g.allgather(rows_text)[0])),
-                                       o, agree_comm_facts(g, devices), notes);
-    const bool alltoall_call = o.coll == model::Collective::AllToAll && uses_zero(o, specs);
-    if (o.coll == model::Collective::AllReduce && uses_zero(o, specs))
-      notes.push_back("allreduce under cta=zero runs split: a reduce-scatter on the run's own "
-                      "communicator (SMs), then an in-place all-gather on the zero-CTA one (the "
-                      "copy engines), its buffer a symmetric window");
-    if (alltoall_call)
-      notes.push_back("alltoall: one ncclAlltoAll call in every row (the form NCCL can carry on the "
-                      "copy engines), not nccl-tests' grouped send/receive");
+    const DeviceContext ctx = device_context(comp0, lim, g.size(), notes);
+    const auto specs = keep_applicable(rows_from_lead(g, [&] { return provide_rows(ctx, notes); }),
+                                       o, agree_comm_facts(g, rs.devices), notes);
+    const bool alltoall_call = zero_forms(o, specs, notes);
 
     // Budget variants: one compute part per distinct SM target, one communicator per distinct
     // (CTA count, registration) and one partition per green size, in the same order on every rank.
@@ -611,26 +554,10 @@ Report run_pairs(const Options& o, const RowProvider& provide_rows, const SizeDo
     const auto& sms_keys = plan.sms_keys;
     const auto& comm_keys = plan.comm_keys;
     const auto& green_keys = plan.green_keys;
-    for (std::size_t i = 1; i < sms_keys.size(); ++i) {
-      if (o.compute != model::ComputeKind::CublasLt)
-        throw UsageError("an SM-count target applies to cuBLASLt GEMMs only");
-      if (sms_keys[i] > lim.sm_count)
-        throw UsageError("SM-count target " + std::to_string(sms_keys[i]) + " exceeds the " +
-                         std::to_string(lim.sm_count) + " SMs of " + info.name);
-      auto spec = cs;
-      spec.sm_count_target = sms_keys[i];
-      comps.push_back(wl::make_compute(spec));
-    }
-    // The CTA policy each communicator runs with (-1: NCCL's default, not set).
-    std::vector<int> comm_policy = {cc.cta_policy};
-    for (std::size_t i = 1; i < comm_keys.size(); ++i) {
-      auto c = cc;
-      if (comm_keys[i][0] > 0) c.min_ctas = c.max_ctas = comm_keys[i][0];
-      if (comm_keys[i][2] >= 0) c.cta_policy = comm_keys[i][2];
-      comm_policy.push_back(c.cta_policy);
-      comms.push_back(open_comm(g, c));
-    }
-    const auto parts = green_partitions(device, green_keys, &notes);
+    add_compute_variants(comps, cs, sms_keys, rs.info);
+    std::vector<int> comm_policy;  // the CTA policy each communicator runs with (-1: NCCL's)
+    std::vector<rt::Comm> comms = open_comm_variants(g, cc, comm_keys, std::move(run_comm), comm_policy);
+    const auto parts = green_partitions(rs.device, green_keys, &notes);
     const auto checks = exact_checks(o, g.size(), notes);  // -c 1 per type
     if (o.in_place)
       notes.push_back(in_place ? "--in-place 1: the collective alone is also timed in place on the "
@@ -647,120 +574,32 @@ Report run_pairs(const Options& o, const RowProvider& provide_rows, const SizeDo
       const std::size_t ti = si / all_sizes.size();
       const int64_t size = all_sizes[si % all_sizes.size()];
       const bool check = checks[ti];
-      wl::CommSpec ms;
-      ms.coll = o.coll;
-      ms.dtype = types[ti];
-      ms.op = o.op;
-      const int64_t gran = wl::CommOp::granule(ms, g.size());  // per type: sizes round per type
-      ms.bytes = size / gran * gran;
-      if (ms.bytes == 0)
-        throw UsageError("size " + std::to_string(size) + " B is below one element per rank (" +
-                         std::to_string(gran) + " B of " + model::to_string(ms.dtype) + ")");
-      ms.reg = o.nccl_register;
-      ms.alltoall_call = alltoall_call;
-      ms.in_place = in_place;
+      const wl::CommSpec ms = comm_spec(o, types[ti], size, g.size(), alltoall_call, in_place);
       // "256M", or "256M half" when several types run: in notes, progress and NVTX ranges.
       const std::string what = model::format_bytes(ms.bytes) +
                                (typed ? " " + std::string(model::to_string(ms.dtype)) : "");
       auto mops = make_collectives(g, ms, comms, comm_keys, comm_policy);
       auto& mop0 = *mops[0];
-      // A variant whose buffers NCCL refused: its rows are skipped at this size, the rest run.
-      std::vector<bool> row_ok(planned.size(), true);
-      for (std::size_t r = 0; r < planned.size(); ++r) {
-        if (mops[planned[r].comm]) continue;
-        row_ok[r] = false;
-        if (lead)
-          rep.notes.push_back("size " + what + ": row '" + planned[r].spec.label() +
-                              "' skipped: its buffers could not be registered");
-      }
+      const std::vector<bool> row_ok = rows_with_buffers(planned, mops, what, lead ? &rep.notes : nullptr);
       // Where NCCL ran the collective of each communicator with a CTA policy set.
       const auto comm_paths = probe_paths(path_probe, g, rb.stream(), mops, comm_keys, comm_policy,
                                           what, lead ? &rep.notes : nullptr);
 
+      // The round-robin (engine.hpp) over the slots: every slot per iteration, each run after a
+      // barrier of all ranks; seq and the overlapped rows verified in the last iteration; samples
+      // after the warm-up, combined over ranks per iteration (-a; max by default). The NVTX
+      // ranges name the size too when there are several (and the type).
+      std::vector<Slot> slots = make_slots(planned, row_ok, in_place);
+      PairSubject subject(rb, slots, planned, comps, mops, parts, tr.get(), lead,
+                          pairs > 1 ? ", " + what : std::string());
       // Answers computed alone: the references every overlapped run must reproduce exactly.
       std::vector<unsigned long long> wrong_alone(comps.size(), 0);
-      if (check) {
-        for (std::size_t c = 0; c < comps.size(); ++c) {
-          rb.poison(*comps[c], mop0);
-          g.barrier();
-          rb.compute_alone(*comps[c]);
-          rb.comm_alone(mop0);
-          rb.snapshot(*comps[c]);
-          wrong_alone[c] = rb.verify(*comps[c], mop0, true);
-        }
-      }
-
-      std::vector<Slot> slots = make_slots(planned, row_ok, in_place);
-      // Each run is an NVTX range "<name>, iteration <i>" (i from 0, warm-up included; the size
-      // too when there are several, and the type), the last one also a mark.
-      const std::string size_part = pairs > 1 ? ", " + what : std::string();
-      // The round-robin (engine.hpp): every slot per iteration, each run after a barrier of all
-      // ranks; seq and the overlapped rows verified in the last iteration; samples after the
-      // warm-up, combined over ranks per iteration (-a; max by default).
-      SubjectFns subject;
-      subject.n = slots.size();
-      auto parts_of = [&](const Slot& slot) {
-        const Planned* p = slot.kind >= Slot::Overlap ? &planned[slot.row] : nullptr;
-        return std::tuple<const Planned*, wl::ComputeOp&, wl::CommOp&>(
-            p, *comps[p ? p->comp : 0], *mops[p ? p->comm : 0]);
-      };
-      subject.is_verified = [&](std::size_t k) {
-        return slots[k].kind == Slot::Overlap || slots[k].kind == Slot::Seq ||
-               slots[k].kind == Slot::CommInPlace;
-      };
-      subject.prepare = [&](std::size_t k, bool verify) {
-        const Slot& slot = slots[k];
-        auto [p, comp, mop] = parts_of(slot);
-        const int64_t pad = p && slot.kind != Slot::CommAlone ? p->pad : 0;
-        if (comp.shapeable()) comp.set_extra_smem(pad);
-        if (verify) rb.poison(comp, mop, slot.kind == Slot::CommInPlace);
-      };
-      subject.measure = [&](std::size_t k, int it, bool last) -> RunTimes {
-        const Slot& slot = slots[k];
-        auto [p, comp, mop] = parts_of(slot);
-        if (tr && last && lead) tr->mark(slot.name);
-        char range[256];
-        std::snprintf(range, sizeof range, "%s%s, iteration %d", slot.name.c_str(),
-                      size_part.c_str(), it);
-        const NvtxScope nvtx(range);
-        Sample s;
-        switch (slot.kind) {
-          case Slot::Comp:
-          case Slot::CompAlone: s = rb.compute_alone(comp, p ? parts[p->green].get() : nullptr); break;
-          case Slot::Comm:
-          case Slot::CommAlone: s = rb.comm_alone(mop); break;
-          case Slot::CommInPlace:
-            s = rb.comm_alone(mop, true);
-            break;
-          case Slot::Seq: s = rb.sequential(comp, mop); break;
-          case Slot::Overlap:
-            s = rb.overlapped(comp, mop, is_priority(p->spec.mode), parts[p->green].get());
-            break;
-        }
-        return {s.total, s.comp, s.comm};
-      };
-      subject.finish = [&](std::size_t k, bool verify) {
-        auto [p, comp, mop] = parts_of(slots[k]);
-        (void)p;
-        if (comp.shapeable()) comp.set_extra_smem(0);
-        std::vector<unsigned long long> w;
-        if (verify) w.push_back(rb.verify(comp, mop, false, slots[k].kind == Slot::CommInPlace));
-        return w;
-      };
-      RoundsOptions rounds;
-      rounds.warmup = o.warmup;
-      rounds.iters = o.iters;
-      rounds.check = check;
-      rounds.combine = combine;
-      auto last_print = Clock::now();
-      rounds.on_iteration = [&](int it, int total) {
-        const bool last = it == total - 1;
-        if (lead && !o.quiet && (Clock::now() - last_print > std::chrono::seconds(3) || last)) {
-          last_print = Clock::now();
-          progress << "# [size " << si + 1 << "/" << pairs << " " << what << "] iteration "
-                   << it + 1 << "/" << total << " (" << slots.size() << " runs each)" << std::endl;
-        }
-      };
+      if (check) wrong_alone = subject.reference(g);
+      RoundsOptions rounds = rounds_options(
+          o, lead, progress,
+          [&] { return "size " + std::to_string(si + 1) + "/" + std::to_string(pairs) + " " + what; },
+          [&] { return std::to_string(slots.size()) + " runs each"; });
+      rounds.check = check;  // -c 1, where this type's answers are exact
       const std::vector<SlotSamples> res = run_rounds(subject, g, rounds);
 
       unsigned long long wrong_in_place = 0;
@@ -768,7 +607,7 @@ Report run_pairs(const Options& o, const RowProvider& provide_rows, const SizeDo
 
       if (!lead) continue;
       const std::size_t first = rep.rows.size();
-      Row base;
+      Row base;  // what every row of this (type, size) shares
       base.bytes = ms.bytes;
       base.count = static_cast<int64_t>(mop0.count());
       base.flops = comp0.flops();
