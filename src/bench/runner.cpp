@@ -247,26 +247,6 @@ std::string comm_label(const std::array<int, 3>& key, int policy) {
   return s;
 }
 
-/// "collective cta=zero reg=window, 256M: copy engines (no NCCL kernel ran)", and a warning when
-/// zero ran on SMs after all.
-std::string path_note(const std::string& label, int policy, const nlohmann::json& p, int nranks) {
-  const std::string path = p.value("path", std::string("unknown"));
-  std::string s = "collective " + label + ": ";
-  if (path == "sm+copy-engine")
-    return s + "reduce-scatter on SMs (" + std::to_string(p.value("nccl_kernels", 0)) +
-           " NCCL kernels), all-gather on the copy engines (no all-gather kernel ran" +
-           (nranks == 1 ? "; with one rank NCCL copies locally whatever the policy)" : ")");
-  if (path == "copy-engine")
-    return s + "no NCCL kernel ran (copy engines" +
-           (nranks == 1 ? "; with one rank NCCL copies locally whatever the policy)" : ")");
-  if (path == "unknown") return s + "path unknown (" + p.value("why", std::string()) + ")";
-  s += "on SMs (" + std::to_string(p.value("nccl_kernels", 0)) + " NCCL kernels, up to " +
-       std::to_string(p.value("max_ctas", int64_t{0})) + " CTAs)";
-  if (policy == static_cast<int>(model::CtaPolicy::Zero))
-    s += "; NCCL did not honour CTA policy zero here: these rows measure its SM path";
-  return s;
-}
-
 /// Where NCCL ran the collective of each communicator whose CTA policy was set (null for the
 /// others), one note each in `notes` (rank 0's; null elsewhere). `what`: the size (and type).
 std::vector<nlohmann::json> probe_paths(PathProbe& probe, boot::Group& g, cudaStream_t st,

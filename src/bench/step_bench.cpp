@@ -394,6 +394,8 @@ class StepSubject final : public Subject {
     return ex_.verify(true, plain_.get());
   }
 
+  /// The stream ops alone and seq run on (also the path probe's).
+  cudaStream_t stream() const { return plain_.get(); }
   void name_streams(trace::Session& tr) {
     bench::name_streams(tr, plain_.get(), side_.get(), low_.get(), high_.get());
   }
@@ -426,6 +428,55 @@ class StepSubject final : public Subject {
   cudaStream_t sc_ = nullptr, sm_ = nullptr;  // the overlapped row's streams, set in before()
   std::optional<CommSwap> row_comm_;         // its communicator, from before() to after()
 };
+
+/// Where NCCL ran the step's collectives on each communicator whose CTA policy was set
+/// (`policies[i]` for communicator i: 0 the run's own, then the variants), per kind of
+/// collective (a step's all-gathers may leave the SMs while its reduce-scatters stay): every op
+/// of that kind once more, in issue order, under a kernel trace (PathProbe), with that
+/// communicator swapped in. One {"communicator", "cta_policy", "collective", "path", ...} each
+/// (empty when no policy was set), and one note each in `notes` (rank 0's; null elsewhere). A
+/// collective of the group.
+nlohmann::json probe_step_paths(PathProbe& probe, boot::Group& g, cudaStream_t st, wl::StepExec& ex,
+                                rt::Comm& comm, std::vector<rt::Comm>& variants,
+                                const std::vector<int>& policies, std::vector<std::string>* notes) {
+  std::vector<model::Collective> kinds;  // the step's kinds of collective, in first-issue order
+  for (const auto& op : ex.step().ops)
+    if (op.kind == workload::OpKind::Collective &&
+        std::find(kinds.begin(), kinds.end(), op.coll) == kinds.end())
+      kinds.push_back(op.coll);
+  std::vector<PathProbe::Item> items;
+  std::vector<std::pair<std::size_t, model::Collective>> probed;
+  for (std::size_t i = 0; i < policies.size(); ++i) {
+    if (policies[i] < 0) continue;
+    for (const auto kind : kinds) {
+      const std::string label =
+          std::string("cta=") + model::to_string(static_cast<model::CtaPolicy>(policies[i])) +
+          (i == 0 ? " (the run's own)" : "") + ", the step's " + model::to_string(kind) + "s";
+      items.push_back({label, [&ex, &comm, &variants, i, kind](cudaStream_t s) {
+                         const CommSwap swap(comm, i ? &variants[i] : nullptr);
+                         for (std::size_t k = 0; k < ex.step().ops.size(); ++k) {
+                           const auto& op = ex.step().ops[k];
+                           if (op.kind == workload::OpKind::Collective && op.coll == kind)
+                             ex.enqueue_op(k, s);
+                         }
+                       }, false});
+      probed.push_back({i, kind});
+    }
+  }
+  nlohmann::json out = nlohmann::json::array();
+  if (items.empty()) return out;
+  const auto found = probe.probe(g, st, items);
+  for (std::size_t j = 0; j < probed.size(); ++j) {
+    const auto [i, kind] = probed[j];
+    nlohmann::json p = found[j];
+    p["communicator"] = i;
+    p["cta_policy"] = model::to_string(static_cast<model::CtaPolicy>(policies[i]));
+    p["collective"] = model::to_string(kind);
+    out.push_back(p);
+    if (notes) notes->push_back(path_note(items[j].label, policies[i], found[j], g.size()));
+  }
+  return out;
+}
 
 /// The report of a step run before anything runs: the step loaded for the ranks, refused when
 /// it does not fit the smallest GPU this process drives (every GPU it sees in process modes) or
@@ -545,6 +596,7 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
   const rt::CommConfig cc = comm_config(o);
 
   const std::size_t nops = step.ops.size();
+  PathProbe path_probe(tr.get());  // where NCCL ran the collectives of each policy's communicator
 
   ranks.launcher->run([&](boot::Group& g) {
     const RankSetup rs = enter_rank(g, ranks, tr.get(), rep.host);
@@ -609,6 +661,10 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
     const auto parts = green_partitions(rs.device, green_keys, lead ? &notes : nullptr);
     StepSubject subject(ex, comm, variants, planned, kernels, parts, tr.get(), lead);
     if (tr) subject.name_streams(*tr);
+    std::vector<int> policies = {cc.cta_policy};
+    for (std::size_t i = 1; i < comm_keys.size(); ++i) policies.push_back(comm_keys[i].second);
+    const nlohmann::json paths = probe_step_paths(path_probe, g, subject.stream(), ex, comm, variants,
+                                                  policies, lead ? &notes : nullptr);
     // The answers computed on one stream: the snapshot every verified run must reproduce.
     std::vector<unsigned long long> wrong_alone(nops, 0);
     if (o.check) wrong_alone = subject.reference(g);
@@ -640,6 +696,7 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
     if (!lead) return;
 
     rep.notes = notes;
+    rep.comm_paths = paths;
     fill_step_report(rep, ex, planned, subject.seq_row(), alone, row_t, seq_t, w);
   });
   if (tr) finish_trace(*tr, o.trace_path, ranks, rep.notes);

@@ -110,6 +110,9 @@ struct StepReport {
   std::vector<StepKernel> kernels;  ///< the step's shapeable kernels on rank 0's device
   std::vector<StepRow> rows;
   std::vector<std::string> notes;
+  /// Where NCCL ran the step's collectives on each communicator whose CTA policy was set: one
+  /// {"communicator", "cta_policy", "path", ...} per probed communicator (comm_path_json).
+  nlohmann::json comm_paths = nlohmann::json::array();
 
   unsigned long long wrong() const;  ///< over every row (the seq row includes the reference checks)
   /// Medians as model::OverlapTimes for `row` (t_comp, t_comm, t_seq, the row's time).

@@ -227,6 +227,7 @@ nlohmann::json step_report_json(const StepReport& r) {
                          {"wrong", row.wrong}});
   }
   j["notes"] = r.notes;
+  if (!r.comm_paths.empty()) j["comm_paths"] = r.comm_paths;
   j["wrong"] = r.wrong();
   return j;
 }
