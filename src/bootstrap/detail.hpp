@@ -21,6 +21,12 @@ Deadline after(double seconds);
 /// Milliseconds left until `d` (0 when passed), capped for poll().
 int ms_left(Deadline d);
 
+/// Writes all of `bytes` to the non-blocking socket `fd` (MSG_NOSIGNAL), polling while it is
+/// full, until `d`: Ok, Timeout, or Closed with the reason in `*error` (the framed links of
+/// process.cpp and the TCPStore client share it).
+enum class SendResult { Ok, Closed, Timeout };
+SendResult send_bounded(int fd, std::string_view bytes, Deadline d, std::string* error);
+
 /// Message kinds on the wire. A frame is a 16-byte header (magic, kind, op, payload length) and
 /// the payload.
 enum class Kind : std::uint8_t { Hello = 1, Welcome, Op, Reply, Abort, Done, Finish };

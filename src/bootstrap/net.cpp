@@ -77,6 +77,30 @@ Link::~Link() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+SendResult send_bounded(int fd, std::string_view bytes, Deadline d, std::string* error) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    if (n > 0) {
+      bytes.remove_prefix(static_cast<std::size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      pollfd p{fd, POLLOUT, 0};
+      const int ms = ms_left(d);
+      if (ms == 0) return SendResult::Timeout;
+      if (::poll(&p, 1, ms) < 0 && errno != EINTR) {
+        *error = err_text(errno);
+        return SendResult::Closed;
+      }
+      continue;
+    }
+    *error = n < 0 ? err_text(errno) : "connection closed";
+    return SendResult::Closed;
+  }
+  return SendResult::Ok;
+}
+
 Link::Io Link::send(Kind k, std::uint8_t op, std::string_view body, Deadline d) {
   if (fd_ < 0) return Io::Closed;
   Writer h;
@@ -84,25 +108,9 @@ Link::Io Link::send(Kind k, std::uint8_t op, std::string_view body, Deadline d) 
   h.u64(body.size());
   const std::string_view parts[2] = {h.s, body};
   for (auto part : parts) {
-    while (!part.empty()) {
-      const ssize_t n = ::send(fd_, part.data(), part.size(), MSG_NOSIGNAL);
-      if (n > 0) {
-        part.remove_prefix(static_cast<std::size_t>(n));
-        continue;
-      }
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-        pollfd p{fd_, POLLOUT, 0};
-        const int ms = ms_left(d);
-        if (ms == 0) return Io::Timeout;
-        if (::poll(&p, 1, ms) < 0 && errno != EINTR) {
-          error_ = err_text(errno);
-          closed_ = true;
-          return Io::Closed;
-        }
-        continue;
-      }
-      error_ = n < 0 ? err_text(errno) : "connection closed";
+    const SendResult r = send_bounded(fd_, part, d, &error_);
+    if (r == SendResult::Timeout) return Io::Timeout;
+    if (r == SendResult::Closed) {
       closed_ = true;
       return Io::Closed;
     }

@@ -239,27 +239,8 @@ std::int64_t StoreClient::add(const std::string& key, std::int64_t delta, Deadli
 // ---- bounded I/O -------------------------------------------------------------------------------
 
 StoreClient::Io StoreClient::send_all(std::string_view bytes, Deadline d) {
-  while (!bytes.empty()) {
-    const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-    if (n > 0) {
-      bytes.remove_prefix(static_cast<std::size_t>(n));
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      pollfd p{fd_, POLLOUT, 0};
-      const int ms = ms_left(d);
-      if (ms == 0) return Io::Timeout;
-      if (::poll(&p, 1, ms) < 0 && errno != EINTR) {
-        error_ = std::strerror(errno);
-        return Io::Closed;
-      }
-      continue;
-    }
-    error_ = n < 0 ? std::strerror(errno) : "connection closed";
-    return Io::Closed;
-  }
-  return Io::Ok;
+  const SendResult r = send_bounded(fd_, bytes, d, &error_);
+  return r == SendResult::Ok ? Io::Ok : r == SendResult::Timeout ? Io::Timeout : Io::Closed;
 }
 
 StoreClient::Io StoreClient::read_exact(void* out, std::size_t n, Deadline d) {
