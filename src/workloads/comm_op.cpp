@@ -264,19 +264,13 @@ void CommOp::enqueue(cudaStream_t s) {
         CCO_NCCL_CHECK(ncclAllGather(mine, recv_, chunk, t, spec_.allgather_comm->get(), s));
         break;
       }
-      CCO_NCCL_CHECK(ncclAllReduce(send_, recv_, count_, t, nccl_op(spec_.op), c, s));
+      enqueue_one(send_, recv_, s);
       break;
     case Collective::AllGather:
-      CCO_NCCL_CHECK(ncclAllGather(send_, recv_, count_, t, c, s));
-      break;
     case Collective::ReduceScatter:
-      CCO_NCCL_CHECK(ncclReduceScatter(send_, recv_, count_, t, nccl_op(spec_.op), c, s));
-      break;
     case Collective::Broadcast:
-      CCO_NCCL_CHECK(ncclBroadcast(send_, recv_, count_, t, spec_.root, c, s));
-      break;
     case Collective::Reduce:
-      CCO_NCCL_CHECK(ncclReduce(send_, recv_, count_, t, nccl_op(spec_.op), spec_.root, c, s));
+      enqueue_one(send_, recv_, s);
       break;
     case Collective::Gather:
       CCO_NCCL_CHECK(CCO_NCCL_228(ncclGather)(send_, recv_, count_, t, spec_.root, c, s));
@@ -379,28 +373,45 @@ void CommOp::refill_in_place(cudaStream_t s) {
   }
 }
 
-void CommOp::enqueue_in_place(cudaStream_t s) {
-  if (!in_place_) throw model::Error("enqueue_in_place: the collective was built without in_place");
+void CommOp::enqueue_one(const void* send, void* recv, cudaStream_t s) {
   const auto t = nccl_type(spec_.dtype);
   const ncclComm_t c = comm_.get();
-  const int r = comm_.rank();
-  char* buf = static_cast<char*>(in_place_);
-  char* mine = buf + static_cast<size_t>(r) * count_ * model::dtype_size(spec_.dtype);
   switch (spec_.coll) {
     case Collective::AllReduce:
-      CCO_NCCL_CHECK(ncclAllReduce(buf, buf, count_, t, nccl_op(spec_.op), c, s));
+      CCO_NCCL_CHECK(ncclAllReduce(send, recv, count_, t, nccl_op(spec_.op), c, s));
+      break;
+    case Collective::AllGather:
+      CCO_NCCL_CHECK(ncclAllGather(send, recv, count_, t, c, s));
+      break;
+    case Collective::ReduceScatter:
+      CCO_NCCL_CHECK(ncclReduceScatter(send, recv, count_, t, nccl_op(spec_.op), c, s));
       break;
     case Collective::Broadcast:
-      CCO_NCCL_CHECK(ncclBroadcast(buf, buf, count_, t, spec_.root, c, s));
+      CCO_NCCL_CHECK(ncclBroadcast(send, recv, count_, t, spec_.root, c, s));
       break;
     case Collective::Reduce:
-      CCO_NCCL_CHECK(ncclReduce(buf, buf, count_, t, nccl_op(spec_.op), spec_.root, c, s));
+      CCO_NCCL_CHECK(ncclReduce(send, recv, count_, t, nccl_op(spec_.op), spec_.root, c, s));
+      break;
+    default:
+      throw model::Error("enqueue_one: not a single-call collective");
+  }
+}
+
+void CommOp::enqueue_in_place(cudaStream_t s) {
+  if (!in_place_) throw model::Error("enqueue_in_place: the collective was built without in_place");
+  char* buf = static_cast<char*>(in_place_);
+  char* mine = buf + static_cast<size_t>(comm_.rank()) * count_ * model::dtype_size(spec_.dtype);
+  switch (spec_.coll) {
+    case Collective::AllReduce:
+    case Collective::Broadcast:
+    case Collective::Reduce:
+      enqueue_one(buf, buf, s);
       break;
     case Collective::AllGather:  // send = recv + rank * count
-      CCO_NCCL_CHECK(ncclAllGather(mine, buf, count_, t, c, s));
+      enqueue_one(mine, buf, s);
       break;
     case Collective::ReduceScatter:  // recv = send + rank * recvcount
-      CCO_NCCL_CHECK(ncclReduceScatter(buf, mine, count_, t, nccl_op(spec_.op), c, s));
+      enqueue_one(buf, mine, s);
       break;
     default:
       throw model::Error("enqueue_in_place: not an in-place collective");

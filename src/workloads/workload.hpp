@@ -133,6 +133,9 @@ class CommOp {
   size_t in_place_elems_ = 0;
   int mod_ = 7;
   void alloc_in_place();
+  /// One call of the single-call collectives (all-reduce, all-gather, reduce-scatter, broadcast,
+  /// reduce) from `send` into `recv`: out of place, or in place by the buffers given.
+  void enqueue_one(const void* send, void* recv, cudaStream_t s);
   void release() noexcept;
 };
 
