@@ -1,5 +1,6 @@
-// cco report: reads trace files (merged into one view) or one bench JSON; prints the overlap
-// analysis (or the sweep), and draws a timeline (or the sweep chart) as SVG.
+// cco report: reads trace files (merged into one view), or one or two results (bench, step, tune);
+// prints the overlap analysis (or the result's rows, or two compared), and draws a timeline (or
+// the result's chart) as SVG.
 #include "cli/report_cmd.hpp"
 
 #include "model/read_file.hpp"
@@ -25,6 +26,7 @@
 #include "model/occupancy.hpp"
 #include "report/compare.hpp"
 #include "report/gzip.hpp"
+#include "report/results.hpp"
 #include "report/svg.hpp"
 #include "report/sweep.hpp"
 #include "report/timeline.hpp"
@@ -109,7 +111,8 @@ Args parse(const std::vector<std::string>& args) {
   if (format_opt->count() > 0 && a.format != "text" && a.format != "csv" && a.format != "md")
     throw Usage("--format: expected text, csv or md, got '" + a.format + "'");
   if (a.merge == "-") throw Usage("--merge needs a file name (not stdout)");
-  if (a.files.empty()) throw Usage("no input: give one or more trace files or one bench JSON");
+  if (a.files.empty())
+    throw Usage("no input: give one or more trace files, or one or two results (bench, step, tune)");
   if (a.svg == "-") throw Usage("--svg needs a file name (not stdout)");
   if (a.from_us && *a.from_us < 0) throw Usage("--from: must be >= 0");
   if (a.from_us && a.to_us && *a.to_us <= *a.from_us) throw Usage("--to must be after --from");
@@ -477,14 +480,16 @@ int report_compare_typed(const Args& a, const std::vector<std::pair<std::string,
   return 0;
 }
 
-/// Two bench results, row by row (report/compare.hpp).
+/// Two results of one kind (bench, step or tune), row by row (report/compare.hpp).
 int report_compare(const Args& a, const json& ja, const json& jb) {
   if (a.from_us || a.to_us || !a.range.empty() || !a.svg.empty() || !a.merge.empty())
     throw Usage("--from, --to, --range, --svg and --merge do not apply to a comparison");
-  const auto ga = by_dtype(ja), gb = by_dtype(jb);
-  if (ga.size() > 1 || gb.size() > 1) return report_compare_typed(a, ga, gb);
-  const auto sa = report::sweep_from_json(ja, a.files[0]);
-  const auto sb = report::sweep_from_json(jb, a.files[1]);
+  if (report::result_kind(ja) == report::ResultKind::Bench) {
+    const auto ga = by_dtype(ja), gb = by_dtype(jb);
+    if (ga.size() > 1 || gb.size() > 1) return report_compare_typed(a, ga, gb);
+  }
+  const auto sa = report::result_from_json(ja, a.files[0]);
+  const auto sb = report::result_from_json(jb, a.files[1]);
   const auto f = table_format(a);
   if (!a.json_file.empty()) write_text(a.json_file, report::compare_json(sa, sb).dump(2) + "\n");
   if (a.json_stdout)
@@ -548,25 +553,67 @@ int report_bench(const Args& a, const json& j) {
   return 0;
 }
 
+/// One step or tune result: its rows and, with --svg, their chart (report/results.hpp).
+int report_result(const Args& a, const json& j) {
+  const auto s = report::result_from_json(j, a.files.front());
+  const std::string what = std::string("a ") + report::kind_name(s.kind) + " result";
+  if (!a.merge.empty()) throw Usage("--merge applies to traces, not to " + what);
+  if (a.from_us || a.to_us) throw Usage("--from/--to apply to traces, not to " + what);
+  if (!a.range.empty()) throw Usage("--range applies to traces, not to " + what);
+  if (a.axis != report::SweepAxis::Auto)
+    throw Usage("--x applies to a bench sweep's chart, not to " + what);
+  const json out = report::result_json(s);
+  if (!a.svg.empty()) {
+    report::SweepOptions so;
+    if (a.width > 0) so.width = a.width;
+    so.title = a.title;
+    report::result_svg(s, so).write(a.svg);
+  }
+  if (!a.json_file.empty()) write_text(a.json_file, out.dump(2) + "\n");
+  if (a.json_stdout)
+    std::fputs((out.dump(2) + "\n").c_str(), stdout);
+  else
+    std::fputs(report::format_result(s, table_format(a)).c_str(), stdout);
+  if (!a.svg.empty() && !a.json_stdout) std::printf("# chart written to %s\n", a.svg.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int report_main(const std::vector<std::string>& args) {
   const Args a = parse(args);
   std::vector<json> docs;
-  std::size_t benches = 0;
+  std::vector<std::optional<report::ResultKind>> kinds;
+  std::size_t results = 0, benches = 0;
   for (const auto& f : a.files) {
     docs.push_back(read_json_file(f));
-    benches += report::is_bench_json(docs.back());
+    kinds.push_back(report::result_kind(docs.back()));
+    results += kinds.back().has_value();
+    benches += kinds.back() == report::ResultKind::Bench;
   }
-  if (benches == 2 && docs.size() == 2) return report_compare(a, docs[0], docs[1]);
-  if (benches > 0 && docs.size() > 1)
-    throw Usage("give one bench result, two to compare, or only trace files (got " +
-                std::to_string(benches) + " bench results among " + std::to_string(docs.size()) +
-                " files)");
-  if (report::is_bench_json(docs.front())) return report_bench(a, docs.front());
+  if (results == 2 && docs.size() == 2) {
+    if (*kinds[0] != *kinds[1])
+      throw Usage(fmt::format("cannot compare a {} result ({}) with a {} result ({}): give two "
+                              "results of one kind",
+                              report::kind_name(*kinds[0]), a.files[0],
+                              report::kind_name(*kinds[1]), a.files[1]));
+    return report_compare(a, docs[0], docs[1]);
+  }
+  if (results > 0 && docs.size() > 1)
+    throw Usage(benches == results
+                    ? "give one bench result, two to compare, or only trace files (got " +
+                          std::to_string(benches) + " bench results among " +
+                          std::to_string(docs.size()) + " files)"
+                    : "give one result (bench, step or tune), two of one kind to compare, or "
+                      "only trace files (got " +
+                          std::to_string(results) + " results among " +
+                          std::to_string(docs.size()) + " files)");
+  if (kinds.front() == report::ResultKind::Bench) return report_bench(a, docs.front());
+  if (kinds.front()) return report_result(a, docs.front());
   if (a.axis != report::SweepAxis::Auto) throw Usage("--x applies to a bench result, not traces");
   if (!a.format.empty() && a.format != "text")
-    throw Usage("--format csv|md applies to bench results (one, or two to compare), not traces");
+    throw Usage("--format csv|md applies to bench results (one, or two to compare) and step or "
+                "tune results, not traces");
   return report_trace(a, docs);
 }
 

@@ -32,6 +32,9 @@ std::string ComparedRow::verdict() const {
 }
 
 std::vector<ComparedRow> compare_rows(const BenchSweep& a, const BenchSweep& b) {
+  if (a.kind != b.kind)
+    throw model::Error(fmt::format("{} is a {} result and {} a {} result: compare two of one kind",
+                                   a.source, kind_name(a.kind), b.source, kind_name(b.kind)));
   std::vector<ComparedRow> out;
   std::vector<bool> used(b.rows.size(), false);
   bool shared = false;
@@ -50,11 +53,14 @@ std::vector<ComparedRow> compare_rows(const BenchSweep& a, const BenchSweep& b) 
     if (!used[i]) out.push_back({b.rows[i].bytes, b.rows[i].label, nullptr, &b.rows[i]});
   if (!shared)
     throw model::Error(a.source + " and " + b.source +
-                       " share no row (same size and row label): nothing to compare");
+                       (a.kind == ResultKind::Bench ? " share no row (same size and row label)"
+                                                    : " share no row (same row label)") +
+                       ": nothing to compare");
   return out;
 }
 
 std::vector<std::string> compare_caveats(const BenchSweep& a, const BenchSweep& b) {
+  if (a.kind != ResultKind::Bench || b.kind != ResultKind::Bench) return result_caveats(a, b);
   std::vector<std::string> c;
   auto differ = [&](const char* what, const std::string& x, const std::string& y) {
     if (x != y) c.push_back(fmt::format("{} differs: '{}' in A, '{}' in B", what, x, y));
@@ -68,6 +74,8 @@ std::vector<std::string> compare_caveats(const BenchSweep& a, const BenchSweep& 
 }
 
 std::string format_compare(const BenchSweep& a, const BenchSweep& b, TableFormat fmt_) {
+  if (a.kind != ResultKind::Bench || b.kind != ResultKind::Bench)
+    return format_result_compare(a, b, fmt_);
   const auto rows = compare_rows(a, b);
   std::string o;
   if (fmt_ == TableFormat::Markdown) {
@@ -127,6 +135,7 @@ std::string format_compare(const BenchSweep& a, const BenchSweep& b, TableFormat
 }
 
 nlohmann::json compare_json(const BenchSweep& a, const BenchSweep& b) {
+  if (a.kind != ResultKind::Bench || b.kind != ResultKind::Bench) return result_compare_json(a, b);
   nlohmann::json j;
   j["schema"] = "ccoverlap.compare";
   j["schema_version"] = "1.0.0";

@@ -1,7 +1,7 @@
-// `cco report A.json B.json`: two bench results side by side, row by row (the same collective
-// size and row label), with each row's spread, so a user sees what changed between two runs
-// (another version, another machine, another setting) and whether the change exceeds the noise.
-// GPU-free.
+// `cco report A.json B.json`: two results of one kind (bench, step or tune) side by side, row by
+// row (the same row label, and for bench results the same collective size), with each row's
+// spread, so a user sees what changed between two runs (another version, another machine, another
+// setting) and whether the change exceeds the noise. GPU-free.
 #pragma once
 
 #include <string>
@@ -26,15 +26,24 @@ struct ComparedRow {
   std::string verdict() const;
 };
 
-/// Rows in A's order, then those only in B. Throws model::Error when the two share no row.
+/// Rows in A's order, then those only in B. Throws model::Error when the two share no row, or
+/// are of different kinds.
 std::vector<ComparedRow> compare_rows(const BenchSweep& a, const BenchSweep& b);
-/// Ways the two runs differ that make a comparison of like with unlike (workload, ranks, device).
+/// Ways the two runs differ that make a comparison of like with unlike (workload, ranks, device;
+/// for step and tune results each parameter, and rows that computed wrong results).
 std::vector<std::string> compare_caveats(const BenchSweep& a, const BenchSweep& b);
 /// The table: text (with "#" comment lines), CSV (one header line, no comments) or Markdown
-/// (the caveats as a list above the table).
+/// (the caveats as a list above the table). Step and tune results: format_result_compare.
 std::string format_compare(const BenchSweep& a, const BenchSweep& b,
                            TableFormat f = TableFormat::Text);
-/// {"schema": "ccoverlap.compare", "a", "b", "caveats", "rows": [...]}.
+/// {"schema": "ccoverlap.compare", "a", "b", "caveats", "rows": [...]}; step and tune results
+/// add "kind" and leave out the size (result_compare_json).
 nlohmann::json compare_json(const BenchSweep& a, const BenchSweep& b);
+
+/// Two step or two tune results (compare_results.cpp): per row its label, time and spread in A
+/// and B, B/A, the verdict, E in A and B (E_best where either has it) and the rows' reduction.
+std::string format_result_compare(const BenchSweep& a, const BenchSweep& b, TableFormat f);
+nlohmann::json result_compare_json(const BenchSweep& a, const BenchSweep& b);
+std::vector<std::string> result_caveats(const BenchSweep& a, const BenchSweep& b);
 
 }  // namespace cco::report

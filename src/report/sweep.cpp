@@ -10,52 +10,13 @@
 
 #include "model/limits.hpp"
 #include "model/occupancy.hpp"
+#include "report/json_fields.hpp"
 
 namespace cco::report {
 
 using nlohmann::json;
 
-namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-[[noreturn]] void fail(const std::string& src, const std::string& what) {
-  throw model::Error(src + ": " + what);
-}
-
-double num_or_nan(const json& o, const char* key, const std::string& src, const std::string& w) {
-  auto it = o.find(key);
-  if (it == o.end() || it->is_null()) return kNaN;
-  if (!it->is_number()) fail(src, w + ": \"" + key + "\" is not a number");
-  return it->get<double>();
-}
-
-double median_of(const json& row, const char* key, const std::string& src, const std::string& w,
-                 const char* field = "median_us") {
-  auto it = row.find(key);
-  if (it == row.end()) fail(src, w + ": missing \"" + key + "\"");
-  if (!it->is_object()) fail(src, w + ": \"" + key + "\" is not an object");
-  return num_or_nan(*it, field, src, w + "." + key);
-}
-
-int64_t int_of(const json& o, const char* key, const std::string& src, const std::string& w,
-               bool required) {
-  auto it = o.find(key);
-  if (it == o.end() || it->is_null()) {
-    if (required) fail(src, w + ": missing \"" + key + "\"");
-    return 0;
-  }
-  if (!it->is_number_integer() && !it->is_number_unsigned())
-    fail(src, w + ": \"" + key + "\" is not an integer");
-  return it->get<int64_t>();
-}
-
-std::string str_of(const json& o, const char* key) {
-  auto it = o.find(key);
-  return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-}  // namespace
+using namespace fields;
 
 bool is_bench_json(const json& j) {
   return j.is_object() && j.contains("schema") && j["schema"].is_string() &&

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -28,14 +30,38 @@ struct SweepRow {
   /// The row's full label ("shape+priority k=3 reg=window cta=zero"); results written before
   /// labels were recorded get the mode and k.
   std::string label;
+  /// Step and tune results (report/results.hpp): (T_seq - T) / (T_seq - T_ideal) and the row's
+  /// wrong elements (-1: not recorded, as in bench results and pair tunes).
+  double of_ideal = std::numeric_limits<double>::quiet_NaN();
+  int64_t wrong = -1;
   bool shaped() const { return mode == "shape" || mode == "shape+priority"; }
 };
 
+/// What a result file holds: a bench sweep (ccoverlap.bench), a step bench
+/// (ccoverlap.step_bench) or a tune result (a ccoverlap.plan with a "tuning" section).
+enum class ResultKind { Bench, Step, Tune };
+/// "bench", "step", "tune".
+const char* kind_name(ResultKind k);
+
+/// One result's rows. Bench results fill the collective fields and rows per size; step and tune
+/// results (report/results.hpp) have size 0 in every row and fill the fields below.
 struct BenchSweep {
   std::string source;  ///< file name, for messages and titles
   std::string compute, collective, datatype, date, device;
   int nranks = 0;
   std::vector<SweepRow> rows;
+  ResultKind kind = ResultKind::Bench;
+  /// Step and tune: what ran ("tp-llama-7b (workloads/tp_llama7b.json)", or a pair tune's
+  /// "cublaslt || allreduce bfloat16") and its parameters, name and value, sorted by name.
+  std::string workload;
+  std::vector<std::pair<std::string, std::string>> params;
+  /// Step and tune: the result-wide medians (NaN when not recorded).
+  double t_seq_us = std::numeric_limits<double>::quiet_NaN();
+  double t_ideal_us = std::numeric_limits<double>::quiet_NaN();
+  double t_comp_us = std::numeric_limits<double>::quiet_NaN();
+  double t_comm_us = std::numeric_limits<double>::quiet_NaN();
+  std::string choice, applied;  ///< tune: the fastest row's label, and what `cco run` applies
+  std::vector<std::string> notes;
 };
 
 /// True when j looks like a bench result (an object whose "schema" is "ccoverlap.bench").

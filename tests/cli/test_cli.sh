@@ -245,6 +245,24 @@ grep -q '^# data type half: only in B, not compared$' "$tmp/out" && [ "$(grep -c
   || fail "compare --json with types"
 expect 2 "share no collective data type: nothing to compare$" -- report "$rec" "$tmp/all.json"
 
+# Step and tune results (issue 19, item 4): one printed and drawn, two of one kind compared, two
+# kinds refused in one line.
+fx="$root/tests/fixtures/report"
+"$cco" report "$fx/step_a.json" --svg "$tmp/step.svg" >"$tmp/out" 2>&1 || fail "report of a step result: $(head -3 "$tmp/out")"
+grep -q '^# step result: ' "$tmp/out" && grep -q '<svg' "$tmp/step.svg" || fail "report step: table and chart"
+"$cco" report "$fx/step_a.json" --format csv | head -1 | grep -q '^label,mode,t_us,p25_us,p75_us,spread,' \
+  || fail "report step --format csv header"
+"$cco" report "$fx/tune_step_a.plan.json" >"$tmp/out" 2>&1 || fail "report of a tune result: $(head -3 "$tmp/out")"
+grep -qE '^  shape k=3 .* choice$' "$tmp/out" || fail "report tune: the choice is marked: $(cat "$tmp/out")"
+"$cco" report "$fx/step_a.json" "$fx/step_b.json" --format csv >"$tmp/out" || fail "compare two steps"
+grep -q '^concurrent,800,0.025,600,0.0333333,0.75,faster,' "$tmp/out" || fail "compare steps: $(cat "$tmp/out")"
+"$cco" report "$fx/tune_step_a.plan.json" "$fx/tune_step_b.plan.json" --json \
+  | python3 -c 'import json,sys; j=json.load(sys.stdin); assert j["kind"]=="tune" and j["rows"][0]["verdict"]=="faster", j' \
+  || fail "compare two tunes --json"
+expect 2 "^cco report: error: cannot compare a step result \(.*step_a.json\) with a bench result \(.*\): give two results of one kind" -- report "$fx/step_a.json" "$rec"
+"$cco" plan --arch sm_90 --threads 256 --regs 32 --json >"$tmp/plan.json" || fail "plan --json for report"
+expect 2 "^cco report: error: .*plan.json: not a tune result: the plan has no \"tuning\" section" -- report "$tmp/plan.json"
+
 if [ $fails -gt 0 ]; then
   echo "$fails CLI check(s) failed"
   exit 1

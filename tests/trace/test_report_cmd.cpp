@@ -436,3 +436,100 @@ TEST(ReportCmd, GzipTraceReadsAsThePlainOne) {
                                   "not valid gzip");
 #endif
 }
+
+// Step and tune results (issue 19, item 4), from tests/fixtures/report: one printed and drawn,
+// two of one kind compared, kinds never mixed.
+namespace {
+
+std::string fixture(const std::string& name) {
+  const std::string ex = CCO_BENCH_EXAMPLE;  // <root>/docs/results/...
+  return ex.substr(0, ex.find("/docs/results/")) + "/tests/fixtures/report/" + name;
+}
+
+TEST(ReportCmd, OneStepResultTableCsvJsonAndChart) {
+  std::string out;
+  const std::string svg = dir() + "cco_step.svg";
+  ASSERT_EQ(run({fixture("step_a.json"), "--svg", svg}, &out), 0);
+  EXPECT_EQ(out.rfind("# step result: ", 0), 0u) << out;
+  // concurrent: 800 us, spread 20/800, reduction 20%, E (1000 - 800)/400, of_ideal 50%.
+  EXPECT_NE(out.find("  concurrent                              800     2.5       20    0.5    n/a       50      0\n"),
+            std::string::npos) << out;
+  EXPECT_NE(out.find("# chart written to " + svg), std::string::npos);
+  const auto x = cco::test::check_xml(read(svg));
+  ASSERT_EQ(x.error, "");
+  for (const char* label : {"seq", "concurrent", "priority", "shape k=4"})
+    EXPECT_NE(std::find(x.texts.begin(), x.texts.end(), label), x.texts.end()) << label;
+  ASSERT_EQ(run({fixture("step_a.json"), "--format", "csv"}, &out), 0);
+  EXPECT_EQ(out.rfind("label,mode,t_us,p25_us,p75_us,spread,", 0), 0u) << out;
+  EXPECT_NE(out.find("\npriority,priority,900,880,920,0.0444444,1000,600,0.1,0.25,,0.25,0,\n"),
+            std::string::npos) << out;
+  ASSERT_EQ(run({fixture("step_a.json"), "--json"}, &out), 0);
+  const auto j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["kind"], "step");
+  EXPECT_EQ(j["rows"].size(), 4u);
+  EXPECT_EQ(j["rows"][3]["wrong"], 3);
+}
+
+TEST(ReportCmd, OneTuneResultMarksChoiceAndApplied) {
+  std::string out;
+  ASSERT_EQ(run({fixture("tune_step_a.plan.json"), "--format", "md"}, &out), 0);
+  EXPECT_NE(out.find("choice: `shape k=3`; applied: `concurrent`"), std::string::npos) << out;
+  EXPECT_NE(out.find("| shape k=3 | 760 | 2.6 | 24 | 0.6 | n/a | 60 | 0 | choice |"),
+            std::string::npos) << out;
+  const std::string svg = dir() + "cco_tune.svg";
+  ASSERT_EQ(run({fixture("tune_pair.plan.json"), "--svg", svg, "--title", "pair <tune>"}, &out), 0);
+  const auto x = cco::test::check_xml(read(svg));
+  ASSERT_EQ(x.error, "");
+  EXPECT_NE(std::find(x.texts.begin(), x.texts.end(), "pair <tune>"), x.texts.end());
+  EXPECT_NE(std::find(x.texts.begin(), x.texts.end(), "priority ctas=32 (choice, applied)"),
+            x.texts.end());
+}
+
+TEST(ReportCmd, TwoStepsAndTwoTunesCompared) {
+  std::string out;
+  ASSERT_EQ(run({fixture("step_a.json"), fixture("step_b.json")}, &out), 0);
+  EXPECT_NE(out.find("# caveat: the device differs: 'NVIDIA H200' in A, 'NVIDIA H100 80GB HBM3' in B"),
+            std::string::npos) << out;
+  EXPECT_NE(out.find(" 0.750  faster "), std::string::npos) << out;  // 600 / 800
+  EXPECT_NE(out.find(" 1.056  slower "), std::string::npos) << out;  // 950 / 900
+  EXPECT_NE(out.find(" 1.000       ~ "), std::string::npos) << out;  // seq
+  EXPECT_NE(out.find("only A"), std::string::npos);
+  EXPECT_NE(out.find("only B"), std::string::npos);
+  ASSERT_EQ(run({fixture("step_a.json"), fixture("step_b.json"), "--format", "csv"}, &out), 0);
+  EXPECT_EQ(out.rfind("label,t_a_us,spread_a,t_b_us,spread_b,ratio,verdict,", 0), 0u) << out;
+  EXPECT_NE(out.find("\nconcurrent,800,0.025,600,0.0333333,0.75,faster,"), std::string::npos) << out;
+  EXPECT_EQ(out.find('#'), std::string::npos);
+  ASSERT_EQ(run({fixture("tune_step_a.plan.json"), fixture("tune_step_b.plan.json"), "--json"}, &out), 0);
+  const auto j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["schema"], "ccoverlap.compare");
+  EXPECT_EQ(j["kind"], "tune");
+  EXPECT_DOUBLE_EQ(j["rows"][0]["ratio"].get<double>(), 700.0 / 800);
+  EXPECT_EQ(j["rows"][0]["verdict"], "faster");
+  EXPECT_EQ(j["rows"][1]["verdict"], "~");
+  EXPECT_EQ(j["caveats"][0], "parameter layers differs: '2' in A, '4' in B");
+}
+
+TEST(ReportCmd, StepAndTuneErrors) {
+  using cco::cli::Usage;
+  using cco::model::Error;
+  expect_throw<Usage>({fixture("step_a.json"), CCO_BENCH_EXAMPLE},
+                      ("cannot compare a step result (" + fixture("step_a.json") +
+                       ") with a bench result").c_str());
+  expect_throw<Usage>({fixture("tune_step_a.plan.json"), fixture("step_a.json")},
+                      "cannot compare a tune result");
+  expect_throw<Usage>({fixture("step_a.json"), rank_file(0)}, "give one result (bench, step or tune)");
+  expect_throw<Usage>({fixture("step_a.json"), "--x", "pad"}, "--x applies to a bench sweep's chart");
+  expect_throw<Usage>({fixture("step_a.json"), "--merge", "m.json"}, "--merge applies to traces, not to a step result");
+  expect_throw<Usage>({fixture("tune_step_a.plan.json"), "--range", "r"}, "not to a tune result");
+  expect_throw<Usage>({fixture("step_a.json"), fixture("step_b.json"), "--svg", "x.svg"},
+                      "do not apply to a comparison");
+  auto j = nlohmann::json::parse(read(fixture("step_a.json")));
+  j["schema_version"] = "2.0.0";
+  const std::string v2 = write("cco_step_v2.json", j.dump());
+  expect_throw<Error>({v2}, (v2 + ": step bench schema version \"2.0.0\" is not supported").c_str());
+  j = nlohmann::json::parse(read(fixture("tune_step_a.plan.json")));
+  j.erase("tuning");
+  expect_throw<Error>({write("cco_plan_only.json", j.dump())}, "no \"tuning\" section");
+}
+
+}  // namespace

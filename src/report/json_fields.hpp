@@ -1,0 +1,58 @@
+// Reading the fields of a result file (bench, step, tune) for cco report: every malformed field
+// is one model::Error naming the file and where in it ("results[3]: \"t\" is not an object").
+// GPU-free; internal to src/report.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "model/limits.hpp"
+
+namespace cco::report::fields {
+
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+[[noreturn]] inline void fail(const std::string& src, const std::string& what) {
+  throw model::Error(src + ": " + what);
+}
+
+/// o[key] as a number; NaN when absent or null; an error when it is something else.
+inline double num_or_nan(const nlohmann::json& o, const char* key, const std::string& src,
+                         const std::string& w) {
+  auto it = o.find(key);
+  if (it == o.end() || it->is_null()) return kNaN;
+  if (!it->is_number()) fail(src, w + ": \"" + key + "\" is not a number");
+  return it->get<double>();
+}
+
+/// row[key][field]: the object must be there; the number may be absent (NaN).
+inline double median_of(const nlohmann::json& row, const char* key, const std::string& src,
+                        const std::string& w, const char* field = "median_us") {
+  auto it = row.find(key);
+  if (it == row.end()) fail(src, w + ": missing \"" + key + "\"");
+  if (!it->is_object()) fail(src, w + ": \"" + key + "\" is not an object");
+  return num_or_nan(*it, field, src, w + "." + key);
+}
+
+inline int64_t int_of(const nlohmann::json& o, const char* key, const std::string& src,
+                      const std::string& w, bool required) {
+  auto it = o.find(key);
+  if (it == o.end() || it->is_null()) {
+    if (required) fail(src, w + ": missing \"" + key + "\"");
+    return 0;
+  }
+  if (!it->is_number_integer() && !it->is_number_unsigned())
+    fail(src, w + ": \"" + key + "\" is not an integer");
+  return it->get<int64_t>();
+}
+
+/// o[key] when it is a string, else "".
+inline std::string str_of(const nlohmann::json& o, const char* key) {
+  auto it = o.find(key);
+  return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+}  // namespace cco::report::fields
