@@ -641,6 +641,10 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
     std::vector<CommVariant> cv;
     for (const auto& [ctas, policy] : comm_keys) cv.push_back({ctas, policy});
     std::vector<rt::Comm> variants = open_variants(g, cc, cv);  // [0]: empty, the run's is `comm`
+    // The CTA policy each communicator runs with: a variant's own, else the run's (-1: NCCL's).
+    std::vector<int> policies = {cc.cta_policy};
+    for (std::size_t i = 1; i < comm_keys.size(); ++i)
+      policies.push_back(comm_keys[i].second >= 0 ? comm_keys[i].second : cc.cta_policy);
     // The arena registered with every communicator (--nccl-register), else as a symmetric window
     // of every zero-CTA one (collective calls, in order); deregistered before the communicators
     // close (declared after them).
@@ -650,8 +654,8 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
       if (reg != model::CommRegister::None) regs.add(c, ex.arena(), ex.arena_bytes(), reg);
       else if (policy == zero_policy) regs.add(c, ex.arena(), ex.arena_bytes(), model::CommRegister::Window);
     };
-    register_arena(comm, cc.cta_policy);
-    for (std::size_t i = 1; i < comm_keys.size(); ++i) register_arena(variants[i], comm_keys[i].second);
+    register_arena(comm, policies[0]);
+    for (std::size_t i = 1; i < comm_keys.size(); ++i) register_arena(variants[i], policies[i]);
     if (lead && reg != model::CommRegister::None)
       notes.push_back(std::string("the arena (every buffer of the step) is registered with every "
                                   "communicator: ") + model::to_string(reg));
@@ -661,8 +665,6 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
     const auto parts = green_partitions(rs.device, green_keys, lead ? &notes : nullptr);
     StepSubject subject(ex, comm, variants, planned, kernels, parts, tr.get(), lead);
     if (tr) subject.name_streams(*tr);
-    std::vector<int> policies = {cc.cta_policy};
-    for (std::size_t i = 1; i < comm_keys.size(); ++i) policies.push_back(comm_keys[i].second);
     const nlohmann::json paths = probe_step_paths(path_probe, g, subject.stream(), ex, comm, variants,
                                                   policies, lead ? &notes : nullptr);
     // The answers computed on one stream: the snapshot every verified run must reproduce.

@@ -140,8 +140,9 @@ struct LaunchEnv {
   /// set to "True" (or "true", "1"), which torchrun sets exactly when that store exists and
   /// outlives the workers, and neither CCO_MASTER_PORT nor CCO_BOOTSTRAP_FILE is set (they win,
   /// as before). Then rank 0 listens on a port the kernel picks and SETs "host:port" under
-  /// `key` + n, where n counts the rendezvous this process made so far (the same sequence on
-  /// every rank, so a second run() never reads the first one's address); the other ranks WAIT
+  /// `key` + n, n the rendezvous's number in the whole job (each rank ADDs 1 to `key` +
+  /// "arrivals" and takes (count - 1) / world size, so a second run(), or a second cco in the
+  /// same job, never reads an earlier rendezvous's address); the other ranks WAIT
   /// for that key and GET it. If the store does not answer as a TCPStore (VALIDATE and PING,
   /// within min(timeout, 5 s)), the rank prints one warning line and uses master_addr and
   /// master_port (MASTER_PORT + 1) as before, as do later rendezvous of that process.

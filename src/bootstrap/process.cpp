@@ -72,9 +72,6 @@ std::string rank_list(const std::vector<int>& rs) {
   return s;
 }
 
-/// Rendezvous this process made with torchrun's store configured (the n-th uses key prefix + n):
-/// every rank makes the same sequence of run() calls, so all ranks agree on n.
-std::atomic<std::uint64_t> g_store_rendezvous{0};
 /// Set (with the reason) once the store did not answer as a TCPStore: later rendezvous of this
 /// process take the MASTER_PORT + 1 path at once, without a second warning.
 std::mutex g_store_mutex;
@@ -607,18 +604,24 @@ class TcpGroup final : public Group {
     return w_.master_addr.empty() ? this_host() : w_.master_addr;
   }
 
-  /// This rendezvous's key, and a connection to the store if it answers as a TCPStore. If it does
-  /// not: one warning line, and the MASTER_PORT + 1 path for this and later rendezvous. Every
-  /// rank counts the rendezvous alike, whichever path it takes.
+  /// A connection to the store if it answers as a TCPStore, and this rendezvous's key. If it does
+  /// not: one warning line, and the MASTER_PORT + 1 path for this and later rendezvous.
+  /// The key is prefix + n, n = the rendezvous's number in the whole torchrun job: every rank ADDs
+  /// 1 to prefix + "arrivals" as it arrives, and n = (count - 1) / world size. No rank can start
+  /// rendezvous n + 1 before every rank has arrived at n, so the counts of one rendezvous are
+  /// exactly its world-size numbers, whatever the processes: a second cco run in the same job
+  /// (bash -c 'cco bench ...; cco bench ...') never reads the first one's address.
   void open_store() {
-    store_key_ = w_.store.key + std::to_string(g_store_rendezvous.fetch_add(1));
     std::lock_guard<std::mutex> lock(g_store_mutex);
     if (!g_store_unusable.empty()) return;
     try {
-      store_ = StoreClient::connect(w_.store.addr, w_.store.port,
-                                    after(std::min(timeout_, kStoreProbeS)));
+      const auto d = after(std::min(timeout_, kStoreProbeS));
+      store_ = StoreClient::connect(w_.store.addr, w_.store.port, d);
+      const std::int64_t count = store_->add(w_.store.key + "arrivals", 1, d);
+      store_key_ = w_.store.key + std::to_string((count - 1) / std::max(w_.world_size, 1));
       via_store_ = true;
     } catch (const StoreError& e) {
+      store_.reset();
       g_store_unusable = one_line(e.what());
       std::fprintf(
           stderr,

@@ -23,6 +23,7 @@
 #include "cli/commands.hpp"
 #include "cli/parse.hpp"
 #include "model/limits.hpp"
+#include "model/types.hpp"
 #include "model/occupancy.hpp"
 #include "report/compare.hpp"
 #include "report/gzip.hpp"
@@ -363,6 +364,14 @@ std::vector<std::pair<std::string, json>> by_dtype(const json& j) {
     it->second["results"].push_back(r);
   }
   if (out.size() <= 1) return {{whole, j}};
+  // Several types: each names a chart file and a CSV field, so only the names cco writes pass.
+  for (const auto& [t, part] : out) {
+    try {
+      (void)model::parse_dtype(t);
+    } catch (const model::Error&) {
+      throw Usage("a row's dtype '" + t.substr(0, 40) + "' is not a type cco bench writes");
+    }
+  }
   return out;
 }
 

@@ -173,7 +173,8 @@ void note_collective(const Coll& c, ncclComm_t comm, cudaStream_t stream) {
 // exist, at the first collective.
 void check_program_nccl() {
   static std::atomic<bool> done{false};
-  if (done.exchange(true, std::memory_order_acq_rel)) return;
+  // A read on every collective after the first (no shared write on the hot path).
+  if (done.load(std::memory_order_relaxed) || done.exchange(true, std::memory_order_acq_rel)) return;
   int v = 0;
   if (nccl().getVersion && nccl().getVersion(&v) == ncclSuccess)
     check_made_for_library("nccl", "NCCL", cco::plan::version_from_code(v));

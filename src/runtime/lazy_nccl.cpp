@@ -12,7 +12,7 @@ namespace {
 using cco::rt::Lib;
 
 // Why the last call on this thread failed inside the forwarder (a call the loaded NCCL lacks);
-// ncclGetErrorString gives it for ncclInvalidUsage.
+// the next ncclGetErrorString(ncclInvalidUsage) gives it, once.
 thread_local std::string t_missing;
 
 void* nccl_fn(const char* name, const void* self = nullptr) {
@@ -101,7 +101,13 @@ const char* ncclGetErrorString(ncclResult_t result) {
                                    ") cannot be loaded: " + cco::rt::load_error(Lib::Nccl);
     return why.c_str();
   }
-  if (result == ncclInvalidUsage && !t_missing.empty()) return t_missing.c_str();
+  if (result == ncclInvalidUsage && !t_missing.empty()) {
+    // Said once: a later ncclInvalidUsage of another cause gets NCCL's own text.
+    thread_local std::string said;
+    said = std::move(t_missing);
+    t_missing.clear();
+    return said.c_str();
+  }
   static const auto real = reinterpret_cast<decltype(&ncclGetErrorString)>(
       nccl_fn("ncclGetErrorString", reinterpret_cast<const void*>(&ncclGetErrorString)));
   return real ? real(result) : "unknown NCCL error";

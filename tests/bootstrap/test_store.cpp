@@ -405,6 +405,22 @@ TEST(StoreClient, RefusesMalformedLengths) {
 
 // ---- rendezvous through the store --------------------------------------------------------------
 
+// A second run in the same torchrun job (bash -c 'cco bench ...; cco bench ...'): new processes,
+// whose own count of rendezvous starts at 0 again, must not read the first run's address (its
+// rank 0 is gone): the job-wide arrivals counter gives the second run the next key.
+TEST(StoreRendezvous, ASecondRunInTheSameJobGetsTheNextKey) {
+  FakeStore store(FakeStore::Mode::Serve);
+  TempDir dir;
+  for (int run = 0; run < 2; ++run) {
+    const auto out = in_processes(torchrun_job(2, {0, 1}, store.port(), 10, 1, dir.path));
+    expect_all(out, "ok", "", 10);
+  }
+  const auto kv = store.data();
+  EXPECT_TRUE(kv.count("/cco/rendezvous/0/0"));
+  EXPECT_TRUE(kv.count("/cco/rendezvous/0/1")) << "the second run reused the first one's key";
+  EXPECT_EQ(kv.at("/cco/rendezvous/0/arrivals"), "4");
+}
+
 TEST(StoreRendezvous, MeetsOnAFreePortNotMasterPortPlusOne) {
   FakeStore store(FakeStore::Mode::Serve);
   const int held = hold_port(store.port() + 1);  // the collision of the issue
@@ -412,9 +428,11 @@ TEST(StoreRendezvous, MeetsOnAFreePortNotMasterPortPlusOne) {
   const auto out = in_processes(torchrun_job(4, {0, 1, 2, 3}, store.port(), 10, 2, dir.path));
   if (held >= 0) ::close(held);
   expect_all(out, "ok", "", 10);
-  // Both rendezvous went through the store, each under its own key, on kernel-picked ports.
+  // Both rendezvous went through the store, each under its own key, on kernel-picked ports; the
+  // arrivals counter numbered them (4 ranks x 2 rendezvous).
   const auto kv = store.data();
-  ASSERT_EQ(kv.size(), 2u);
+  ASSERT_EQ(kv.size(), 3u);
+  EXPECT_EQ(kv.at("/cco/rendezvous/0/arrivals"), "8");
   for (const char* key : {"/cco/rendezvous/0/0", "/cco/rendezvous/0/1"}) {
     ASSERT_TRUE(kv.count(key)) << key;
     const std::string& v = kv.at(key);
