@@ -91,12 +91,12 @@ struct TuneArgs {
   static constexpr std::size_t kN = static_cast<std::size_t>(bench::F::kCount);
   std::array<std::string, kN> text;  ///< a value option's value, by flag id
   std::array<bool, kN> set{};        ///< a switch's
-  std::array<CLI::Option*, kN> opt{};
+  std::array<bool, kN> seen{};       ///< given on the command line (read off CLI11 while it lives)
   std::vector<std::string> params;
   std::vector<std::string> inner;  ///< for bench::parse_options or parse_step_options
 
   static std::size_t at(bench::F id) { return static_cast<std::size_t>(id); }
-  bool given(bench::F id) const { return opt[at(id)] && opt[at(id)]->count() > 0; }
+  bool given(bench::F id) const { return seen[at(id)]; }
   bool on(bench::F id) const { return set[at(id)]; }
   const std::string& operator[](bench::F id) const { return text[at(id)]; }
   bool workload() const { return given(bench::F::Workload); }
@@ -116,16 +116,18 @@ TuneArgs parse_tune_args(const std::vector<std::string>& args) {
   CLI::App app{"cco tune", "tune"};
   app.set_help_flag();  // help text comes from docs/cli/tune.md, handled by the CLI
   app.allow_extras();   // the bench options, for the bench's parsers
+  std::array<CLI::Option*, TuneArgs::kN> opt{};  // owned by `app`: read before it goes
   for (const bench::FlagSpec& f : bench::flags()) {
     if (!f.tune_own && f.id != F::Workload && f.id != F::Iters) continue;
     const auto i = TuneArgs::at(f.id);
-    a.opt[i] = f.value ? bench::add_flag_option(app, f.id, a.text[i])
-                       : bench::add_flag_switch(app, f.id, a.set[i]);
+    opt[i] = f.value ? bench::add_flag_option(app, f.id, a.text[i])
+                     : bench::add_flag_switch(app, f.id, a.set[i]);
     // The last of a repeated tune option counts (-n is the bench's: repeated, it is refused).
-    if (f.id != F::Iters) a.opt[i]->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    if (f.id != F::Iters) opt[i]->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }
   bench::add_flag_option(app, F::Param, a.params)->allow_extra_args(false);  // one NAME=VALUE each
   parse_cli(app, args);
+  for (std::size_t i = 0; i < TuneArgs::kN; ++i) a.seen[i] = opt[i] && opt[i]->count() > 0;
   // A known flag that does not apply here: one line saying why (from the flag table).
   bench::refuse_out_of_scope(args, a.workload() ? bench::kTuneStep : bench::kTunePair);
   a.inner = {"bench"};
