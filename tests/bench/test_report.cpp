@@ -82,11 +82,11 @@ std::string full_text(const Report& r) {
   return t + format_footer(r);
 }
 
-}  // namespace
-
-TEST(Report, TableMatchesGolden) {
-  const std::string path = std::string(CCO_GOLDEN_DIR) + "/table.txt";
-  const std::string text = full_text(sample_report());
+/// The report's full text against tests/bench/golden/NAME; CCO_UPDATE_GOLDEN=1 rewrites the file
+/// instead (and the test says so by skipping).
+void expect_golden(const std::string& name, const Report& r) {
+  const std::string path = std::string(CCO_GOLDEN_DIR) + "/" + name;
+  const std::string text = full_text(r);
   if (std::getenv("CCO_UPDATE_GOLDEN")) {
     std::ofstream(path) << text;
     GTEST_SKIP() << "golden file rewritten: " << path;
@@ -95,6 +95,10 @@ TEST(Report, TableMatchesGolden) {
   ASSERT_FALSE(golden.empty()) << "missing golden file " << path;
   EXPECT_EQ(text, golden);
 }
+
+}  // namespace
+
+TEST(Report, TableMatchesGolden) { expect_golden("table.txt", sample_report()); }
 
 TEST(Report, TableFiguresAreTheMetrics) {
   const auto r = sample_report();
@@ -325,17 +329,7 @@ Report typed_report() {
 }
 }  // namespace
 
-TEST(Report, TypedInPlaceTableMatchesGolden) {
-  const std::string path = std::string(CCO_GOLDEN_DIR) + "/table_all_in_place.txt";
-  const std::string text = full_text(typed_report());
-  if (std::getenv("CCO_UPDATE_GOLDEN")) {
-    std::ofstream(path) << text;
-    GTEST_SKIP() << "golden file rewritten: " << path;
-  }
-  const std::string golden = read_file(path);
-  ASSERT_FALSE(golden.empty()) << "missing golden file " << path;
-  EXPECT_EQ(text, golden);
-}
+TEST(Report, TypedInPlaceTableMatchesGolden) { expect_golden("table_all_in_place.txt", typed_report()); }
 
 // Each row names its type (table, JSON, CSV); E_best and the footer's best row are per type and
 // size, never across types.
