@@ -115,11 +115,11 @@ RoundsOptions rounds_options(const Options& o, bool lead, std::ostream& progress
   r.check = o.check;
   r.combine = combine_of(o.average);
   if (!lead || o.quiet) return r;
-  auto last_print = std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
-  r.on_iteration = [&progress, what = std::move(what), per = std::move(per), last_print](int it, int total) {
+  r.on_iteration = [&progress, what = std::move(what), per = std::move(per),
+                    last_print = std::chrono::steady_clock::now()](int it, int total) mutable {
     const auto now = std::chrono::steady_clock::now();
-    if (now - *last_print <= std::chrono::seconds(3) && it != total - 1) return;
-    *last_print = now;
+    if (now - last_print <= std::chrono::seconds(3) && it != total - 1) return;
+    last_print = now;
     progress << "# [" << what() << "] iteration " << it + 1 << "/" << total << " (" << per() << ")"
              << std::endl;
   };
@@ -132,12 +132,18 @@ std::vector<double> sum_over_ranks(boot::Group& g, const std::vector<unsigned lo
   return w;
 }
 
+namespace {
+// The range's text, after marking the slot's last run (rank 0, with a trace) before it starts.
+std::string mark_and_name(trace::Session* tr, bool lead, const std::string& name,
+                          const std::string& suffix, int it, bool last) {
+  if (tr && last && lead) tr->mark(name);
+  return name + suffix + ", iteration " + std::to_string(it);
+}
+}  // namespace
+
 RunRange::RunRange(trace::Session* tr, bool lead, const std::string& name, const std::string& suffix,
                    int it, bool last)
-    : text_(name + suffix + ", iteration " + std::to_string(it)) {
-  if (tr && last && lead) tr->mark(name);
-  nvtx_ = std::make_unique<NvtxScope>(text_.c_str());
-}
+    : text_(mark_and_name(tr, lead, name, suffix, it, last)), nvtx_(text_.c_str()) {}
 
 rt::Comm open_comm(boot::Group& g, const rt::CommConfig& cc) {
   ncclUniqueId id{};

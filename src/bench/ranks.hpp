@@ -95,8 +95,8 @@ class RunRange {
   RunRange& operator=(const RunRange&) = delete;
 
  private:
-  std::string text_;
-  std::unique_ptr<NvtxScope> nvtx_;
+  std::string text_;  // before nvtx_: the range's name lives as long as the range
+  NvtxScope nvtx_;
 };
 
 /// The run's communicator settings (--nccl-min-ctas, --nccl-max-ctas, --nccl-cta-policy,
