@@ -191,42 +191,6 @@ void fill_step_report(StepReport& rep, const wl::StepExec& ex,
   }
 }
 
-/// Registrations of the step's arena with communicators: a symmetric window (each zero-CTA
-/// communicator's, or every one's with --nccl-register window) or a plain buffer registration
-/// (--nccl-register buffer), undone when this goes out of scope (before the communicators do).
-class ArenaRegistrations {
- public:
-  ArenaRegistrations() = default;
-  ~ArenaRegistrations() {
-    for (const auto& r : regs_) {
-      if (r.window) ncclCommWindowDeregister(r.comm, static_cast<ncclWindow_t>(r.handle));
-      else ncclCommDeregister(r.comm, r.handle);
-    }
-  }
-  ArenaRegistrations(const ArenaRegistrations&) = delete;
-  ArenaRegistrations& operator=(const ArenaRegistrations&) = delete;
-  void add(const rt::Comm& c, void* arena, int64_t bytes, model::CommRegister how) {
-    const auto n = static_cast<std::size_t>(std::max<int64_t>(bytes, 1));
-    Reg r{c.get(), nullptr, how == model::CommRegister::Window};
-    if (r.window) {
-      ncclWindow_t w = nullptr;
-      CCO_NCCL_CHECK(ncclCommWindowRegister(c.get(), arena, n, &w, NCCL_WIN_COLL_SYMMETRIC));
-      r.handle = w;
-    } else {
-      CCO_NCCL_CHECK(ncclCommRegister(c.get(), arena, n, &r.handle));
-    }
-    regs_.push_back(r);
-  }
-
- private:
-  struct Reg {
-    ncclComm_t comm;
-    void* handle;
-    bool window;
-  };
-  std::vector<Reg> regs_;
-};
-
 /// The registration every communicator gets for the arena (--nccl-register; None: only the
 /// zero-CTA ones get a window).
 model::CommRegister arena_registration(const Options& o) {
@@ -648,11 +612,14 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
     // The arena registered with every communicator (--nccl-register), else as a symmetric window
     // of every zero-CTA one (collective calls, in order); deregistered before the communicators
     // close (declared after them).
-    ArenaRegistrations regs;
+    std::vector<rt::Registration> regs;
     const int zero_policy = static_cast<int>(model::CtaPolicy::Zero);
     auto register_arena = [&](const rt::Comm& c, int policy) {
-      if (reg != model::CommRegister::None) regs.add(c, ex.arena(), ex.arena_bytes(), reg);
-      else if (policy == zero_policy) regs.add(c, ex.arena(), ex.arena_bytes(), model::CommRegister::Window);
+      const auto how = reg != model::CommRegister::None ? reg
+                       : policy == zero_policy          ? model::CommRegister::Window
+                                                        : model::CommRegister::None;
+      const auto bytes = static_cast<std::size_t>(std::max<int64_t>(ex.arena_bytes(), 1));
+      if (how != model::CommRegister::None) regs.emplace_back(c.get(), ex.arena(), bytes, how);
     };
     register_arena(comm, policies[0]);
     for (std::size_t i = 1; i < comm_keys.size(); ++i) register_arena(variants[i], policies[i]);

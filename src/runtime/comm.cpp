@@ -54,6 +54,39 @@ Comm& Comm::operator=(Comm&& o) noexcept {
   return *this;
 }
 
+Registration::Registration(ncclComm_t comm, void* buf, std::size_t bytes, model::CommRegister how)
+    : comm_(comm), how_(how) {
+  if (how == model::CommRegister::Buffer) {
+    CCO_NCCL_CHECK(ncclCommRegister(comm, buf, bytes, &handle_));
+  } else if (how == model::CommRegister::Window) {
+    ncclWindow_t w = nullptr;
+    CCO_NCCL_CHECK(ncclCommWindowRegister(comm, buf, bytes, &w, NCCL_WIN_COLL_SYMMETRIC));
+    handle_ = w;
+  }
+}
+
+Registration::Registration(Registration&& o) noexcept
+    : comm_(o.comm_), handle_(std::exchange(o.handle_, nullptr)), how_(o.how_) {}
+
+Registration& Registration::operator=(Registration&& o) noexcept {
+  if (this != &o) {
+    reset();
+    comm_ = o.comm_;
+    handle_ = std::exchange(o.handle_, nullptr);
+    how_ = o.how_;
+  }
+  return *this;
+}
+
+void Registration::reset() noexcept {
+  if (!handle_) return;
+  if (how_ == model::CommRegister::Window)
+    ncclCommWindowDeregister(comm_, static_cast<ncclWindow_t>(handle_));
+  else
+    ncclCommDeregister(comm_, handle_);
+  handle_ = nullptr;
+}
+
 ncclUniqueId make_unique_id() {
   require(Lib::Nccl, "an NCCL communicator");
   ncclUniqueId id;

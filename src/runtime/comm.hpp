@@ -3,7 +3,10 @@
 
 #include <nccl.h>
 
+#include <cstddef>
 #include <string>
+
+#include "model/types.hpp"
 
 namespace cco::rt {
 
@@ -43,5 +46,27 @@ class Comm {
 };
 
 ncclUniqueId make_unique_id();
+
+/// A buffer registered with a communicator, undone by reset() or the destructor (call it before
+/// the buffer is freed): Buffer is ncclCommRegister (NCCL may skip its staging copies), Window
+/// a symmetric window, ncclCommWindowRegister (collective: every rank registers in the same
+/// order), None nothing. The buffer must come from ncclMemAlloc. Move-only.
+class Registration {
+ public:
+  Registration() = default;
+  /// Throws rt::Error (CCO_NCCL_CHECK) when NCCL refuses the registration.
+  Registration(ncclComm_t comm, void* buf, std::size_t bytes, model::CommRegister how);
+  ~Registration() { reset(); }
+  Registration(Registration&& o) noexcept;
+  Registration& operator=(Registration&& o) noexcept;
+  Registration(const Registration&) = delete;
+  Registration& operator=(const Registration&) = delete;
+  void reset() noexcept;
+
+ private:
+  ncclComm_t comm_ = nullptr;
+  void* handle_ = nullptr;  // ncclCommRegister's handle or the ncclWindow_t
+  model::CommRegister how_ = model::CommRegister::None;
+};
 
 }  // namespace cco::rt

@@ -154,10 +154,8 @@ CommOp::CommOp(const CommSpec& spec, const rt::Comm& comm) : spec_(spec), comm_(
       // window of its communicator. The reduce-scatter on SMs needs no registration.
       CCO_NCCL_CHECK(ncclMemAlloc(&send_, send_elems_ * esz));
       CCO_NCCL_CHECK(ncclMemAlloc(&recv_, recv_elems_ * esz));
-      ncclWindow_t wr = nullptr;
-      CCO_NCCL_CHECK(ncclCommWindowRegister(spec.allgather_comm->get(), recv_, recv_elems_ * esz, &wr,
-                                            NCCL_WIN_COLL_SYMMETRIC));
-      reg_recv_ = wr;
+      reg_recv_ = rt::Registration(spec.allgather_comm->get(), recv_, recv_elems_ * esz,
+                                   model::CommRegister::Window);
     } else if (spec.reg == model::CommRegister::None) {
       CCO_CUDA_CHECK(cudaMalloc(&send_, send_elems_ * esz));
       CCO_CUDA_CHECK(cudaMalloc(&recv_, recv_elems_ * esz));
@@ -166,16 +164,8 @@ CommOp::CommOp(const CommSpec& spec, const rt::Comm& comm) : spec_(spec), comm_(
       const ncclComm_t c = comm.get();
       CCO_NCCL_CHECK(ncclMemAlloc(&send_, send_elems_ * esz));
       CCO_NCCL_CHECK(ncclMemAlloc(&recv_, recv_elems_ * esz));
-      if (spec.reg == model::CommRegister::Buffer) {
-        CCO_NCCL_CHECK(ncclCommRegister(c, send_, send_elems_ * esz, &reg_send_));
-        CCO_NCCL_CHECK(ncclCommRegister(c, recv_, recv_elems_ * esz, &reg_recv_));
-      } else {
-        ncclWindow_t ws = nullptr, wr = nullptr;
-        CCO_NCCL_CHECK(ncclCommWindowRegister(c, send_, send_elems_ * esz, &ws, NCCL_WIN_COLL_SYMMETRIC));
-        reg_send_ = ws;
-        CCO_NCCL_CHECK(ncclCommWindowRegister(c, recv_, recv_elems_ * esz, &wr, NCCL_WIN_COLL_SYMMETRIC));
-        reg_recv_ = wr;
-      }
+      reg_send_ = rt::Registration(c, send_, send_elems_ * esz, spec.reg);
+      reg_recv_ = rt::Registration(c, recv_, recv_elems_ * esz, spec.reg);
     }
     fill_pattern(send_, spec.dtype, send_elems_, r + 1, 0, mod_, nullptr);
     poison(nullptr);
@@ -200,38 +190,16 @@ void CommOp::alloc_in_place() {
     CCO_CUDA_CHECK(cudaMalloc(&in_place_, bytes));
     return;
   }
-  const ncclComm_t c = comm_.get();
   CCO_NCCL_CHECK(ncclMemAlloc(&in_place_, bytes));
-  if (spec_.reg == model::CommRegister::Buffer) {
-    CCO_NCCL_CHECK(ncclCommRegister(c, in_place_, bytes, &reg_in_place_));
-  } else {
-    ncclWindow_t w = nullptr;
-    CCO_NCCL_CHECK(ncclCommWindowRegister(c, in_place_, bytes, &w, NCCL_WIN_COLL_SYMMETRIC));
-    reg_in_place_ = w;
-  }
+  reg_in_place_ = rt::Registration(comm_.get(), in_place_, bytes, spec_.reg);
 }
 
 void CommOp::release() noexcept {
-  const ncclComm_t c = comm_.get();
-  if (spec_.allgather_comm) {
-    if (reg_recv_) ncclCommWindowDeregister(spec_.allgather_comm->get(), static_cast<ncclWindow_t>(reg_recv_));
-    reg_recv_ = nullptr;
-    if (send_) ncclMemFree(send_);
-    if (recv_) ncclMemFree(recv_);
-    send_ = recv_ = nullptr;
-    return;
-  }
-  if (spec_.reg == model::CommRegister::Buffer) {
-    if (reg_send_) ncclCommDeregister(c, reg_send_);
-    if (reg_recv_) ncclCommDeregister(c, reg_recv_);
-    if (reg_in_place_) ncclCommDeregister(c, reg_in_place_);
-  } else if (spec_.reg == model::CommRegister::Window) {
-    if (reg_send_) ncclCommWindowDeregister(c, static_cast<ncclWindow_t>(reg_send_));
-    if (reg_recv_) ncclCommWindowDeregister(c, static_cast<ncclWindow_t>(reg_recv_));
-    if (reg_in_place_) ncclCommWindowDeregister(c, static_cast<ncclWindow_t>(reg_in_place_));
-  }
-  reg_send_ = reg_recv_ = reg_in_place_ = nullptr;
-  if (spec_.reg == model::CommRegister::None) {
+  // Registrations first, then the memory they name.
+  reg_send_.reset();
+  reg_recv_.reset();
+  reg_in_place_.reset();
+  if (spec_.reg == model::CommRegister::None && !spec_.allgather_comm) {
     cudaFree(send_);
     cudaFree(recv_);
     cudaFree(in_place_);
@@ -301,20 +269,22 @@ void CommOp::enqueue(cudaStream_t s) {
   }
 }
 
-void CommOp::verify(unsigned long long* wrong, cudaStream_t s) {
+void CommOp::verify(unsigned long long* wrong, cudaStream_t s) { check_output(recv_, wrong, s); }
+
+void CommOp::check_output(const void* out, unsigned long long* wrong, cudaStream_t s) {
   if (!checkable(spec_))
     throw model::Error(std::string("cannot verify reduction '") + model::to_string(spec_.op) +
                        "' (checked: sum, min, max)");
   const int n = comm_.nranks(), r = comm_.rank();
   const auto esz = model::dtype_size(spec_.dtype);
   const auto t = spec_.dtype;
-  auto chunk = [&](int q) { return static_cast<char*>(recv_) + q * count_ * esz; };
+  auto chunk = [&](int q) { return static_cast<const char*>(out) + q * count_ * esz; };
   switch (spec_.coll) {
     case Collective::AllReduce:
-      check_pattern(recv_, t, count_, reduced_scale(spec_.op, n), 0, mod_, wrong, s);
+      check_pattern(out, t, count_, reduced_scale(spec_.op, n), 0, mod_, wrong, s);
       break;
     case Collective::ReduceScatter:
-      check_pattern(recv_, t, count_, reduced_scale(spec_.op, n), r * count_, mod_, wrong, s);
+      check_pattern(out, t, count_, reduced_scale(spec_.op, n), r * count_, mod_, wrong, s);
       break;
     case Collective::AllGather:
       for (int q = 0; q < n; ++q) check_pattern(chunk(q), t, count_, q + 1, 0, mod_, wrong, s);
@@ -323,27 +293,24 @@ void CommOp::verify(unsigned long long* wrong, cudaStream_t s) {
       for (int q = 0; q < n; ++q) check_pattern(chunk(q), t, count_, q + 1, r * count_, mod_, wrong, s);
       break;
     case Collective::SendRecv:
-      check_pattern(recv_, t, count_, (r + n - 1) % n + 1, 0, mod_, wrong, s);
+      check_pattern(out, t, count_, (r + n - 1) % n + 1, 0, mod_, wrong, s);
       break;
     case Collective::Broadcast:
-      check_pattern(recv_, t, count_, spec_.root + 1, 0, mod_, wrong, s);
+      check_pattern(out, t, count_, spec_.root + 1, 0, mod_, wrong, s);
       break;
     case Collective::Reduce:
-      if (r == spec_.root) check_pattern(recv_, t, count_, reduced_scale(spec_.op, n), 0, mod_, wrong, s);
+      if (r == spec_.root) check_pattern(out, t, count_, reduced_scale(spec_.op, n), 0, mod_, wrong, s);
       break;
     case Collective::Gather:
       if (r == spec_.root)
         for (int q = 0; q < n; ++q) check_pattern(chunk(q), t, count_, q + 1, 0, mod_, wrong, s);
       break;
     case Collective::Scatter:
-      check_pattern(recv_, t, count_, spec_.root + 1, r * count_, mod_, wrong, s);
+      check_pattern(out, t, count_, spec_.root + 1, r * count_, mod_, wrong, s);
       break;
   }
 }
 
-}  // namespace cco::wl
-
-namespace cco::wl {
 
 void CommOp::refill_in_place(cudaStream_t s) {
   if (!in_place_) throw model::Error("refill_in_place: the collective was built without in_place");
@@ -420,30 +387,17 @@ void CommOp::enqueue_in_place(cudaStream_t s) {
 
 void CommOp::verify_in_place(unsigned long long* wrong, cudaStream_t s) {
   if (!in_place_) throw model::Error("verify_in_place: the collective was built without in_place");
-  if (!checkable(spec_))
-    throw model::Error(std::string("cannot verify reduction '") + model::to_string(spec_.op) +
-                       "' (checked: sum, min, max)");
-  const int n = comm_.nranks(), r = comm_.rank();
-  const auto esz = model::dtype_size(spec_.dtype);
-  const auto t = spec_.dtype;
-  char* buf = static_cast<char*>(in_place_);
-  auto chunk = [&](int q) { return buf + static_cast<size_t>(q) * count_ * esz; };
+  const char* buf = static_cast<const char*>(in_place_);
   switch (spec_.coll) {
     case Collective::AllReduce:
-      check_pattern(buf, t, count_, reduced_scale(spec_.op, n), 0, mod_, wrong, s);
-      break;
     case Collective::Reduce:
-      if (r == spec_.root)
-        check_pattern(buf, t, count_, reduced_scale(spec_.op, n), 0, mod_, wrong, s);
-      break;
     case Collective::Broadcast:
-      check_pattern(buf, t, count_, spec_.root + 1, 0, mod_, wrong, s);
+    case Collective::AllGather:  // the output is the whole buffer, as recv is out of place
+      check_output(buf, wrong, s);
       break;
-    case Collective::AllGather:
-      for (int q = 0; q < n; ++q) check_pattern(chunk(q), t, count_, q + 1, 0, mod_, wrong, s);
-      break;
-    case Collective::ReduceScatter:
-      check_pattern(chunk(r), t, count_, reduced_scale(spec_.op, n), r * count_, mod_, wrong, s);
+    case Collective::ReduceScatter:  // recv = send + rank * recvcount
+      check_output(buf + static_cast<size_t>(comm_.rank()) * count_ * model::dtype_size(spec_.dtype),
+                   wrong, s);
       break;
     default:
       throw model::Error("verify_in_place: not an in-place collective");

@@ -126,16 +126,19 @@ class CommOp {
   size_t send_elems_ = 0, recv_elems_ = 0;
   void* send_ = nullptr;
   void* recv_ = nullptr;
-  void* reg_send_ = nullptr;  // ncclCommRegister handles or ncclWindow_t, by spec_.reg
-  void* reg_recv_ = nullptr;
+  rt::Registration reg_send_;  // by spec_.reg (recv: the all-gather's window with a split)
+  rt::Registration reg_recv_;
   void* in_place_ = nullptr;      // spec_.in_place: input and output of the in-place run
-  void* reg_in_place_ = nullptr;  // its registration, by spec_.reg
+  rt::Registration reg_in_place_;  // its registration, by spec_.reg
   size_t in_place_elems_ = 0;
   int mod_ = 7;
   void alloc_in_place();
   /// One call of the single-call collectives (all-reduce, all-gather, reduce-scatter, broadcast,
   /// reduce) from `send` into `recv`: out of place, or in place by the buffers given.
   void enqueue_one(const void* send, void* recv, cudaStream_t s);
+  /// Wrong elements of the collective's output at `out` (recv out of place; the in-place run's
+  /// output inside its buffer), against the pattern every rank's input was filled with.
+  void check_output(const void* out, unsigned long long* wrong, cudaStream_t s);
   void release() noexcept;
 };
 
