@@ -72,6 +72,12 @@ ComputeKind parse_compute(std::string_view name) {
   throw Error("unknown compute kind '" + std::string(name) + "' (known: cublaslt, builtin, membound)");
 }
 
+std::string version_from_code(long long code) {
+  if (code <= 0) return {};
+  return std::to_string(code / 10000) + "." + std::to_string((code % 10000) / 100) + "." +
+         std::to_string(code % 100);
+}
+
 const char* to_string(CommRegister r) {
   switch (r) {
     case CommRegister::None: return "none";

@@ -37,6 +37,10 @@ ComputeKind parse_compute(std::string_view name);
 enum class CommRegister { None, Buffer, Window };
 /// "none", "buffer", "window".
 const char* to_string(CommRegister r);
+
+/// "X.Y.Z" of a library version code X*10000 + Y*100 + Z (NCCL 2.9+ as ncclGetVersion gives it,
+/// cuBLASLt as cublasLtGetVersion does); empty for <= 0.
+std::string version_from_code(long long code);
 /// Accepts the names above. Throws Error listing them.
 CommRegister parse_register(std::string_view name);
 

@@ -28,10 +28,4 @@ std::string made_for_library(const Plan& plan, const std::string& key, const std
   return {};
 }
 
-std::string version_from_code(long long code) {
-  if (code <= 0) return {};
-  return std::to_string(code / 10000) + "." + std::to_string((code % 10000) / 100) + "." +
-         std::to_string(code % 100);
-}
-
 }  // namespace cco::plan

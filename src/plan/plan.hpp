@@ -193,9 +193,6 @@ std::vector<std::string> made_for_mismatch(const MadeFor& made, const std::strin
 std::string made_for_library(const Plan& plan, const std::string& key, const std::string& what,
                              const std::string& loaded);
 
-/// "X.Y.Z" of a library version code X*10000 + Y*100 + Z (NCCL 2.9+, cuBLASLt); empty for <= 0.
-std::string version_from_code(long long code);
-
 /// Parses and validates a plan document. Throws Error (one line) on anything invalid, including
 /// unknown fields, a wrong schema or a schema_version whose major is not 1.
 Plan parse(std::string_view json_text);

@@ -35,6 +35,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/types.hpp"
 #include "preload/blas.hpp"
 #include "preload/blas_list.hpp"
 #include "preload/cco_api.h"
@@ -505,7 +506,7 @@ Blas* blas_for(int which) {
     using LtVersionFn = size_t (*)();
     if (auto* ver = reinterpret_cast<LtVersionFn>(sym_in_object(path, "cublasLtGetVersion")))
       check_made_for_library("cublaslt", "cuBLASLt",
-                             cco::plan::version_from_code(static_cast<long long>(ver())));
+                             cco::model::version_from_code(static_cast<long long>(ver())));
     api.ltDescGet =
         reinterpret_cast<LtDescGetFn>(sym_in_object(path, "cublasLtMatmulDescGetAttribute"));
     api.ltDescSet =

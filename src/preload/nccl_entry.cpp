@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/types.hpp"
 #include "preload/entry.hpp"
 #include "preload/log.hpp"
 #include "steps/period.hpp"
@@ -177,7 +178,7 @@ void check_program_nccl() {
   if (done.load(std::memory_order_relaxed) || done.exchange(true, std::memory_order_acq_rel)) return;
   int v = 0;
   if (nccl().getVersion && nccl().getVersion(&v) == ncclSuccess)
-    check_made_for_library("nccl", "NCCL", cco::plan::version_from_code(v));
+    check_made_for_library("nccl", "NCCL", cco::model::version_from_code(v));
 }
 
 template <class Call>

@@ -7,6 +7,7 @@
 
 #include <utility>
 
+#include "model/types.hpp"
 #include "runtime/check.hpp"
 
 namespace cco::rt {
@@ -71,15 +72,8 @@ Versions versions() {
   int x = 0;
   if (cudaDriverGetVersion(&x) == cudaSuccess) v.driver = cuda_version_string(x);
   if (cudaRuntimeGetVersion(&x) == cudaSuccess) v.runtime = cuda_version_string(x);
-  if (ncclGetVersion(&x) == ncclSuccess) {
-    // NCCL_VERSION(X,Y,Z) = X*10000 + Y*100 + Z for 2.9+
-    v.nccl = std::to_string(x / 10000) + "." + std::to_string((x % 10000) / 100) + "." +
-             std::to_string(x % 100);
-  }
-  const size_t lt = cublasLtGetVersion();
-  if (lt > 0)
-    v.cublas = std::to_string(lt / 10000) + "." + std::to_string((lt % 10000) / 100) + "." +
-               std::to_string(lt % 100);
+  if (ncclGetVersion(&x) == ncclSuccess) v.nccl = model::version_from_code(x);
+  v.cublas = model::version_from_code(static_cast<long long>(cublasLtGetVersion()));
   return v;
 }
 

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <string>
 
+#include "model/types.hpp"
 #include "plan/plan.hpp"
 
 namespace {
@@ -560,9 +561,9 @@ TEST(PlanMadeFor, LibraryTheProgramLoads) {
   EXPECT_TRUE(cco::plan::made_for_library(p, "cuda_runtime", "CUDA", "12.8").empty());
   EXPECT_TRUE(cco::plan::made_for_library(cco::plan::from_policy("off"), "nccl", "NCCL", "2.27.3").empty());
   // The codes NCCL and cuBLASLt report.
-  EXPECT_EQ(cco::plan::version_from_code(22809), "2.28.9");
-  EXPECT_EQ(cco::plan::version_from_code(130100), "13.1.0");
-  EXPECT_EQ(cco::plan::version_from_code(0), "");
+  EXPECT_EQ(cco::model::version_from_code(22809), "2.28.9");
+  EXPECT_EQ(cco::model::version_from_code(130100), "13.1.0");
+  EXPECT_EQ(cco::model::version_from_code(0), "");
 }
 
 // Found by fuzz_plan (tests/fuzz/regressions/plan/number_overflow_1e999.json): a number too large
