@@ -44,22 +44,6 @@ class Subject {
   virtual std::vector<unsigned long long> after(std::size_t slot, bool verify) = 0;
 };
 
-/// A Subject made of functions, for runners whose state lives in their own scope.
-struct SubjectFns final : Subject {
-  std::size_t n = 0;
-  std::function<bool(std::size_t)> is_verified;
-  std::function<void(std::size_t, bool)> prepare;
-  std::function<RunTimes(std::size_t, int, bool)> measure;
-  std::function<std::vector<unsigned long long>(std::size_t, bool)> finish;
-  std::size_t slots() const override { return n; }
-  bool verified(std::size_t slot) const override { return is_verified(slot); }
-  void before(std::size_t slot, bool verify) override { prepare(slot, verify); }
-  RunTimes run(std::size_t slot, int it, bool last) override { return measure(slot, it, last); }
-  std::vector<unsigned long long> after(std::size_t slot, bool verify) override {
-    return finish(slot, verify);
-  }
-};
-
 /// How the ranks' samples of one iteration become the sample: -a's values.
 enum class Combine { Rank0 = 0, Mean = 1, Min = 2, Max = 3 };
 

@@ -98,12 +98,6 @@ int Step::find_op(std::string_view id) const {
   return -1;
 }
 
-int Step::find_buffer(std::string_view nm) const {
-  for (std::size_t i = 0; i < buffers.size(); ++i)
-    if (buffers[i].name == nm) return static_cast<int>(i);
-  return -1;
-}
-
 const StepParam* Step::param(std::string_view nm) const {
   for (const auto& p : params)
     if (p.name == nm) return &p;

@@ -167,7 +167,6 @@ struct Step {
   std::vector<int> stream_prev;
 
   int find_op(std::string_view id) const;               ///< index or -1
-  int find_buffer(std::string_view name) const;         ///< index or -1
   const StepParam* param(std::string_view name) const;  ///< nullptr when unknown
 };
 
