@@ -17,6 +17,7 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <iosfwd>
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "bench/options.hpp"
+#include "tune/space.hpp"
 
 namespace cco::tune {
 
@@ -50,6 +52,55 @@ struct SearchSubject {
   /// Seconds since the tuning began (the budget's clock).
   std::function<double()> elapsed_s;
 };
+
+/// What both tuners' screening subject (screening_subject) keeps for after the search: the
+/// model's default and the space's notes, from round 1, and the estimate of one final-round
+/// iteration that each screening round updates: fixed_us (the runs that are not rows: the parts
+/// alone, seq) plus, per row, its screened median and row_us.
+struct Screening {
+  bench::RowSpec predicted;
+  std::vector<std::string> notes;
+  double fixed_us = 0, row_us = 0;
+};
+
+/// The SearchSubject of both tuners, but for its neighbours. `run(provider)` screens the rows a
+/// row provider (bench::RowProvider, bench::StepRowProvider) gives, unverified, and returns each
+/// non-seq row's median, setting s.fixed_us and s.row_us; `space(ctx, notes)` builds the space on
+/// rank 0's device context and returns it with the model's default (a std::pair). The budget's
+/// clock starts at `t0`.
+template <class Run, class Space>
+SearchSubject screening_subject(Screening& s, Run run, Space space,
+                                std::chrono::steady_clock::time_point t0) {
+  SearchSubject subject;
+  subject.screen_space = [&s, run, space](bench::RowSpec& predicted, std::size_t& space_size) {
+    return run([&](const auto& ctx, std::vector<std::string>& notes) {
+      const auto [candidates, model_default] = space(ctx, notes);
+      s.predicted = predicted = model_default;
+      const auto rows = screening_rows(candidates, model_default);
+      space_size = rows.size() - 1;
+      s.notes = notes;
+      return rows;
+    });
+  };
+  subject.screen = [run](const std::vector<bench::RowSpec>& rows) {
+    return run([&](const auto&, std::vector<std::string>&) { return rows; });
+  };
+  subject.iteration_us = [&s](const std::vector<bench::RowSpec>& rows,
+                              const std::vector<Screened>& screened) {
+    double t = s.fixed_us;
+    for (const auto& r : rows)
+      for (const auto& x : screened)
+        if (x.spec == r) {
+          t += x.t_us + s.row_us;
+          break;
+        }
+    return t;
+  };
+  subject.elapsed_s = [t0] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  return subject;
+}
 
 struct SearchOptions {
   int top = 6;            ///< screened candidates kept for the final round (plus references)

@@ -412,14 +412,6 @@ double Tried::own_efficiency() const {
   return model::overlap_efficiency(t);
 }
 
-std::size_t pick_best(const std::vector<Tried>& tried) {
-  if (tried.empty()) throw std::runtime_error("no candidate was measured");
-  std::size_t best = 0;
-  for (std::size_t i = 1; i < tried.size(); ++i)
-    if (tried[i].t_us < tried[best].t_us) best = i;
-  return best;
-}
-
 std::vector<Tried> tried_from(const bench::Report& rep, const RowSpec& predicted) {
   std::vector<Tried> out;
   for (const auto& row : rep.rows) {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -211,9 +212,17 @@ struct Tried {
   bool predicted = false;  ///< the model-based default
 };
 
-/// Picks the fastest median; `concurrent` is always among the candidates, so the choice is
-/// never slower than plain overlap in the run that chose it. Throws when `tried` is empty.
-std::size_t pick_best(const std::vector<Tried>& tried);
+/// Picks the fastest median (ties: the earlier row); `concurrent` is always among the candidates,
+/// so the choice is never slower than plain overlap in the run that chose it. Throws
+/// std::runtime_error when `tried` is empty. T: Tried or StepTried (Tried for a braced list).
+template <class T = Tried>
+std::size_t pick_best(const std::vector<T>& tried) {
+  if (tried.empty()) throw std::runtime_error("no candidate was measured");
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < tried.size(); ++i)
+    if (tried[i].t_us < tried[best].t_us) best = i;
+  return best;
+}
 
 /// The tuned plan file (schema ccoverlap.plan 1.0.0, policy "tuned"), recording the device and
 /// versions it was made on, the workload, the choice, and every candidate tried.

@@ -148,51 +148,25 @@ TuneResult run_tune(const TuneOptions& o, std::ostream& progress) {
   screen_opts.warmup = 2;
   screen_opts.quiet = true;
   screen_opts.check = false;  // the final round verifies the chosen few
-  std::vector<std::string> space_notes;
   SpaceInput space_in;  // rank 0's, from the first round (the only rank that chooses rows)
-  double t_seq_us = 0;  // the screened T_seq
-  RowSpec predicted;
-  auto screened_of = [&](const bench::Report& rep) {
-    if (!rep.rows.empty()) t_seq_us = rep.rows.front().t_seq.median();
+  Screening screening;
+  auto screen_rows = [&](const bench::RowProvider& rows) {
+    const auto rep = bench::run(
+        screen_opts, rows, [](const bench::Report&, std::size_t) {}, progress);
+    // An iteration: each part alone and seq (about 2 T_seq), then each row overlapped and, with
+    // budgets of its own, its parts alone again (at most one T_seq more).
+    if (!rep.rows.empty()) screening.row_us = rep.rows.front().t_seq.median();
+    screening.fixed_us = 2 * screening.row_us;
     std::vector<Screened> out;
-    for (const auto& t : tried_from(rep, predicted)) out.push_back({t.spec, t.t_us});
+    for (const auto& t : tried_from(rep, screening.predicted)) out.push_back({t.spec, t.t_us});
     return out;
   };
-  SearchSubject subject;
-  subject.screen_space = [&](RowSpec& pred, std::size_t& space_size) {
-    const auto rep = bench::run(
-        screen_opts,
-        [&](const bench::DeviceContext& d, std::vector<std::string>& notes) {
-          space_in = space_input(d, o.bench, registrations);
-          auto space = build_space(space_in, o.space, &notes);
-          predicted = pred = predict(space_in);
-          const auto rows = screening_rows(space, predicted);
-          space_size = rows.size() - 1;
-          space_notes = notes;
-          return rows;
-        },
-        [](const bench::Report&, std::size_t) {}, progress);
-    return screened_of(rep);
+  auto space_of = [&](const bench::DeviceContext& d, std::vector<std::string>& notes) {
+    space_in = space_input(d, o.bench, registrations);
+    return std::pair{build_space(space_in, o.space, &notes), predict(space_in)};
   };
+  SearchSubject subject = screening_subject(screening, screen_rows, space_of, t0);
   subject.neighbours = [&](const RowSpec& r) { return neighbours(space_in, r); };
-  subject.screen = [&](const std::vector<RowSpec>& rows) {
-    return screened_of(bench::run(
-        screen_opts, [&](const bench::DeviceContext&, std::vector<std::string>&) { return rows; },
-        [](const bench::Report&, std::size_t) {}, progress));
-  };
-  // An iteration: each part alone and seq (about 2 T_seq), then each row overlapped and, with
-  // budgets of its own, its parts alone again (at most one T_seq more).
-  subject.iteration_us = [&](const std::vector<RowSpec>& rows, const std::vector<Screened>& s) {
-    double t = 2 * t_seq_us;
-    for (const auto& r : rows)
-      for (const auto& x : s)
-        if (x.spec == r) {
-          t += x.t_us + t_seq_us;
-          break;
-        }
-    return t;
-  };
-  subject.elapsed_s = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
   SearchOptions so = search_options(o.top, o.space.refine, o.space.rounds, o.budget_s,
                                     o.bench.warmup, o.bench.iters, o.screen_iters);
   so.same_path = multi_process;
@@ -215,10 +189,10 @@ TuneResult run_tune(const TuneOptions& o, std::ostream& progress) {
   if (wrong > 0)
     throw std::runtime_error(std::to_string(wrong) + " wrong elements under overlap in the final round");
 
-  const auto tried = tried_from(fin, predicted);
+  const auto tried = tried_from(fin, screening.predicted);
   const auto best = pick_best(tried);
   res.plan = plan_json(fin, tried, best, key);
-  for (const auto& n : space_notes) res.plan["tuning"]["notes"].push_back(n);
+  for (const auto& n : screening.notes) res.plan["tuning"]["notes"].push_back(n);
   res.plan["tuning"]["search"] =
       search_json(found, o.screen_iters, std::chrono::duration<double>(Clock::now() - t0).count());
   note_budget_edge(tried[best].spec, found.screened, res.plan, progress);

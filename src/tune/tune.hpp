@@ -13,25 +13,33 @@
 
 namespace cco::tune {
 
-struct TuneOptions {
-  bench::Options bench;          ///< the workload (one size), and -n for the final round
-  SpaceOptions space;
-  int screen_iters = 6;          ///< samples per candidate in the screening round
-  int top = 6;                   ///< candidates kept for the final round (plus references)
-  double budget_s = 110;         ///< wall-clock budget; the screening round shrinks to fit
-  std::string plan_path;         ///< where to write the plan ("" = not written)
-  std::string cache_dir;         ///< "" = $CCO_CACHE_DIR, $XDG_CACHE_HOME/ccoverlap, ~/.cache/ccoverlap
+/// What both tuners take besides the workload and its space (TuneOptions, WorkloadTuneOptions).
+struct TunerOptions {
+  int screen_iters = 6;   ///< samples per candidate in the screening round
+  int top = 6;            ///< screened candidates kept for the final round (plus references)
+  double budget_s = 110;  ///< wall-clock budget; the final round shrinks when it runs short
+  std::string cache_dir;  ///< "" = $CCO_CACHE_DIR, $XDG_CACHE_HOME/ccoverlap, ~/.cache/ccoverlap
   bool use_cache = true;
-  bool retune = false;           ///< measure even when the cache has a result
+  bool retune = false;  ///< measure even when the cache has a result
+};
+
+struct TuneOptions : TunerOptions {
+  bench::Options bench;  ///< the workload (one size), and -n for the final round
+  SpaceOptions space;
+  std::string plan_path;  ///< where to write the plan ("" = not written)
   std::vector<std::string> argv;
 };
 
-struct TuneResult {
-  nlohmann::json plan;           ///< plan_json() of the choice
+/// What both tuners return (TuneResult, WorkloadTuneResult).
+struct TunerResult {
+  nlohmann::json plan;  ///< plan_json() or workload_plan_json() of the choice
   bool from_cache = false;
-  bool writer = true;            ///< this process writes the plan (rank 0 under a launcher)
-  std::string cache_file;
-  std::string table;             ///< the final round, formatted
+  std::string cache_file;  ///< "" when the cache is not used
+  std::string table;       ///< the final round, formatted (format_tried, format_step_tried)
+};
+
+struct TuneResult : TunerResult {
+  bool writer = true;  ///< this process writes the plan (rank 0 under a launcher)
 };
 
 /// What the cache keys hold of the machine: devices 0..ngpus-1 ({name, sms} each; the smallest

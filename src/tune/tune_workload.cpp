@@ -6,8 +6,6 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
-#include <numeric>
 #include <ostream>
 #include <stdexcept>
 
@@ -65,8 +63,6 @@ void refuse_wrong(const bench::StepReport& fin) {
 
 }  // namespace
 
-// About 130 lines: the search subject's lambdas share the rounds' state (the space's input, the
-// screened fixed part, the model's default) with the final round and the plan, in this scope.
 WorkloadTuneResult run_tune_workload(const WorkloadTuneOptions& o, std::ostream& progress) {
   const auto t0 = Clock::now();
   const bench::Options& common = o.step.common;
@@ -114,57 +110,29 @@ WorkloadTuneResult run_tune_workload(const WorkloadTuneOptions& o, std::ostream&
   if (talk)
     progress << "# tune: workload " << step.name << " on " << ngpus << " GPU(s), "
              << step.ops.size() << " ops" << std::endl;
-  std::vector<std::string> space_notes;
   WorkloadSpaceInput space_in;
-  double parts_us = 0;  // T_seq and every op alone, screened: the fixed part of an iteration
-  RowSpec predicted;
-  auto screened_of = [&](const bench::StepReport& rep) {
-    parts_us = rep.t_seq.median();
-    for (const auto& op : rep.ops) parts_us += op.alone.median();
+  space_in.copy_engine = copy_engine;
+  space_in.run_policy = common.nccl_cta_policy;
+  space_in.cta_policies = policies;
+  if (common.nccl_max_ctas > 0) space_in.nccl_ctas = common.nccl_max_ctas;
+  Screening screening;
+  auto screen_rows = [&](const bench::StepRowProvider& rows) {
+    const auto rep = bench::run_step(screen_opts, rows, progress);
+    // An iteration: every op alone, seq, then each row.
+    screening.fixed_us = rep.t_seq.median();
+    for (const auto& op : rep.ops) screening.fixed_us += op.alone.median();
     std::vector<Screened> out;
     for (const auto& r : rep.rows)
       if (r.spec.mode != Mode::Seq) out.push_back({r.spec, r.t.median()});
     return out;
   };
-  SearchSubject subject;
-  subject.screen_space = [&](RowSpec& pred, std::size_t& space_size) {
-    return screened_of(bench::run_step(
-        screen_opts,
-        [&](const bench::StepDeviceContext& d, std::vector<std::string>& notes) {
-          space_in.limits = d.limits;
-          space_in.kernels = d.kernels;
-          space_in.copy_engine = copy_engine;
-          space_in.run_policy = common.nccl_cta_policy;
-          space_in.cta_policies = policies;
-          if (common.nccl_max_ctas > 0) space_in.nccl_ctas = common.nccl_max_ctas;
-          const auto space = build_workload_space(space_in, o.space, &notes);
-          predicted = pred = predict_workload(space_in);
-          const auto rows = screening_rows(space, predicted);
-          space_size = rows.size() - 1;
-          space_notes = notes;
-          return rows;
-        },
-        progress));
+  auto space_of = [&](const bench::StepDeviceContext& d, std::vector<std::string>& notes) {
+    space_in.limits = d.limits;
+    space_in.kernels = d.kernels;
+    return std::pair{build_workload_space(space_in, o.space, &notes), predict_workload(space_in)};
   };
+  SearchSubject subject = screening_subject(screening, screen_rows, space_of, t0);
   subject.neighbours = [&](const RowSpec& r) { return workload_neighbours(space_in, r); };
-  subject.screen = [&](const std::vector<RowSpec>& rows) {
-    return screened_of(bench::run_step(
-        screen_opts,
-        [&](const bench::StepDeviceContext&, std::vector<std::string>&) { return rows; },
-        progress));
-  };
-  // An iteration: every op alone, seq, then each row.
-  subject.iteration_us = [&](const std::vector<RowSpec>& rows, const std::vector<Screened>& s) {
-    double t = parts_us;
-    for (const auto& r : rows)
-      for (const auto& x : s)
-        if (x.spec == r) {
-          t += x.t_us;
-          break;
-        }
-    return t;
-  };
-  subject.elapsed_s = [&] { return seconds_since(t0); };
   const SearchResult found =
       search(subject,
              search_options(o.top, o.space.refine, o.space.rounds, o.budget_s, common.warmup,
@@ -185,10 +153,10 @@ WorkloadTuneResult run_tune_workload(const WorkloadTuneOptions& o, std::ostream&
       progress);
   refuse_wrong(fin);
 
-  const auto tried = tried_from_step(fin, predicted);
+  const auto tried = tried_from_step(fin, screening.predicted);
   const auto best = pick_best(tried);
   res.plan = workload_plan_json(fin, tried, best, key);
-  for (const auto& n : space_notes) res.plan["tuning"]["notes"].push_back(n);
+  for (const auto& n : screening.notes) res.plan["tuning"]["notes"].push_back(n);
   for (const auto& n : fin.notes) res.plan["tuning"]["notes"].push_back(n);
   res.plan["tuning"]["search"] = search_json(found, o.screen_iters, seconds_since(t0));
   res.table = format_step_tried(tried, best, fin.t_seq.median(), fin.t_ideal.median());

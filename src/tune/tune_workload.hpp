@@ -12,29 +12,20 @@
 #include <vector>
 
 #include "bench/step_bench.hpp"
+#include "tune/tune.hpp"
 #include "tune/workload_space.hpp"
 
 namespace cco::tune {
 
-struct WorkloadTuneOptions {
+struct WorkloadTuneOptions : TunerOptions {
   /// The workload (--workload, --param) and the step flags: -g, -n (final round), -w, -c,
   /// --nccl-* (the run's own communicator), -q (no progress lines).
   bench::StepOptions step;
   WorkloadSpaceOptions space;
-  int screen_iters = 6;   ///< samples per candidate in the screening round
-  int top = 6;            ///< screened candidates kept for the final round (plus references)
-  double budget_s = 110;  ///< wall-clock budget; the final round shrinks when it runs short
-  std::string cache_dir;  ///< "" = $CCO_CACHE_DIR, $XDG_CACHE_HOME/ccoverlap, ~/.cache/ccoverlap
-  bool use_cache = true;
-  bool retune = false;  ///< measure even when the cache has a result
 };
 
-struct WorkloadTuneResult {
-  nlohmann::json plan;  ///< workload_plan_json() of the choice
-  bool from_cache = false;
-  std::string cache_file;  ///< "" when the cache is not used
-  std::string table;       ///< the final round, formatted (format_step_tried)
-};
+/// The plan is workload_plan_json()'s, the table format_step_tried()'s.
+using WorkloadTuneResult = TunerResult;
 
 /// Loads the workload for -g ranks (every visible GPU when 0), answers from the cache when it
 /// holds this key (unless retune), else screens every candidate (run_step with -c 0 and

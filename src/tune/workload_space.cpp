@@ -1,18 +1,14 @@
 #include "tune/workload_space.hpp"
 
-#include "tune/space.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
-#include <numeric>
-#include <stdexcept>
 
 #include "model/cta_policy.hpp"
 #include "model/metrics.hpp"
 #include "model/occupancy.hpp"
-#include "tune/space.hpp"
+#include "tune/search.hpp"
 
 namespace cco::tune {
 
@@ -242,20 +238,9 @@ std::vector<StepTried> tried_from_step(const bench::StepReport& rep, const RowSp
   return out;
 }
 
-std::size_t pick_best(const std::vector<StepTried>& tried) {
-  if (tried.empty()) throw std::runtime_error("no candidate was measured");
-  std::size_t best = 0;
-  for (std::size_t i = 1; i < tried.size(); ++i)
-    if (tried[i].t_us < tried[best].t_us) best = i;
-  return best;
-}
-
 std::string format_step_tried(const std::vector<StepTried>& tried, std::size_t best, double t_seq,
                               double t_ideal) {
-  std::vector<std::size_t> order(tried.size());
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](auto a, auto b) { return tried[a].t_us < tried[b].t_us; });
+  const auto order = fastest_first(tried);
   std::string s = fmt::format("# T_seq {:.1f} us, T_ideal {:.1f} us (ideal reduction {:.1f}%)\n",
                               t_seq, t_ideal, t_seq > 0 ? 100 * (1 - t_ideal / t_seq) : 0.0);
   s += fmt::format("#{:>3} {:<36} {:>10} {:>7} {:>7} {:>6} {:>8}  {}\n", "", "candidate",

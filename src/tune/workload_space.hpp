@@ -17,6 +17,7 @@
 #include "bench/options.hpp"
 #include "bench/step_bench.hpp"
 #include "model/limits.hpp"
+#include "tune/space.hpp"
 #include "workload/workload.hpp"
 
 namespace cco::tune {
@@ -109,9 +110,6 @@ struct StepTried {
 /// against that report's T_seq, T_comp, T_comm and T_ideal (medians).
 std::vector<StepTried> tried_from_step(const bench::StepReport& rep,
                                        const bench::RowSpec& predicted);
-
-/// The fastest median; ties go to the earlier row. Throws std::runtime_error when empty.
-std::size_t pick_best(const std::vector<StepTried>& tried);
 
 /// The final round as text: T_seq and T_ideal, one line per candidate, fastest first, the choice
 /// and the model's default marked, then the shaping of the shaped candidates.

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <functional>
 #include <sstream>
 
 #include "tune/search.hpp"
@@ -225,4 +227,49 @@ TEST(Search, FinalRoundShrinksFromTheSubjectsEstimate) {
   const double per_iter = 1.25 * static_cast<double>(r.finalists.size());
   EXPECT_NEAR(r.final_iters, 60 / per_iter, 1.0);  // 16, or 15 after rounding
   EXPECT_LT(r.final_iters, 30);
+}
+
+// The subject both tuners make (screening_subject), over a fake runner: round 1 screens seq, the
+// space and the model's default, keeping the default and the notes; later rounds screen the rows
+// given; an iteration is estimated from what the runner last set.
+TEST(Search, ScreeningSubjectScreensTheSpaceAndEstimatesAnIteration) {
+  struct Ctx {
+    int sms = 132;
+  };
+  using Provider = std::function<std::vector<RowSpec>(const Ctx&, std::vector<std::string>&)>;
+  tune::Screening s;
+  std::vector<std::vector<RowSpec>> rounds;
+  auto run = [&](const Provider& provider) {
+    std::vector<std::string> notes;
+    rounds.push_back(provider(Ctx{}, notes));
+    s.fixed_us = 200;
+    s.row_us = 10;
+    std::vector<tune::Screened> out;
+    for (const auto& r : rounds.back())
+      if (r.mode != Mode::Seq) out.push_back({r, 100});
+    return out;
+  };
+  auto space = [](const Ctx& c, std::vector<std::string>& notes) {
+    notes.push_back("on " + std::to_string(c.sms) + " SMs");
+    return std::pair{std::vector<RowSpec>{{Mode::Concurrent}, {Mode::Priority}},
+                     RowSpec{Mode::Shape, 2, -1}};
+  };
+  const auto subject = tune::screening_subject(s, run, space, std::chrono::steady_clock::now());
+  RowSpec predicted;
+  std::size_t space_size = 0;
+  const auto screened = subject.screen_space(predicted, space_size);
+  EXPECT_EQ(predicted, (RowSpec{Mode::Shape, 2, -1}));
+  EXPECT_EQ(s.predicted, predicted);
+  EXPECT_EQ(space_size, 3u);  // the space and the default
+  ASSERT_EQ(rounds.back().size(), 4u);
+  EXPECT_EQ(rounds.back().front().mode, Mode::Seq);
+  EXPECT_EQ(screened.size(), 3u);
+  EXPECT_EQ(s.notes, std::vector<std::string>{"on 132 SMs"});
+  const std::vector<RowSpec> again = {{Mode::Seq}, {Mode::Priority}};
+  EXPECT_EQ(subject.screen(again).size(), 1u);
+  EXPECT_EQ(rounds.back(), again);
+  // The fixed part, then each screened row's median and row_us (an unscreened row adds nothing).
+  EXPECT_DOUBLE_EQ(subject.iteration_us({{Mode::Priority}, {Mode::Shape, 5, -1}}, screened), 310);
+  EXPECT_GE(subject.elapsed_s(), 0.0);
+  EXPECT_FALSE(subject.neighbours);
 }
