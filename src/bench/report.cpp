@@ -223,6 +223,7 @@ std::string format_footer(const Report& r) {
       << to_string(row->spec.mode);
     if (row->blocks_per_sm > 0 && is_shape(row->spec.mode)) o << " bps=" << row->blocks_per_sm;
     if (row->pad > 0) o << " pad=" << row->pad;
+    o << row->spec.budgets();  // the row's SM, CTA, registration and policy settings, as labelled
     o << "  reduction " << num(100 * model::reduction(t), 1) << "% of an ideal "
       << num(100 * model::ideal_reduction(t), 1) << "%, efficiency "
       << num(model::overlap_efficiency(t), 2) << ", E_best " << num(efficiency_best(*row, r), 2)

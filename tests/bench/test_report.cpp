@@ -7,6 +7,7 @@
 
 #include "bench/comm_path.hpp"
 #include "bench/report.hpp"
+#include "model/types.hpp"
 
 using namespace cco::bench;
 
@@ -109,6 +110,21 @@ TEST(Report, TableFiguresAreTheMetrics) {
   const auto footer = format_footer(r);
   EXPECT_NE(footer.find("Out of bounds values : 0 OK"), std::string::npos) << footer;
   EXPECT_NE(footer.find("best at 256M: shape+priority bps=2 pad=49152"), std::string::npos) << footer;
+}
+
+// The best row's own settings are named in the footer, as in the table's label: a row that won on
+// the copy engines must not read as plain `priority` (2-GPU run of 2026-11-26).
+TEST(Report, FooterNamesTheBestRowsSettings) {
+  auto r = sample_report();
+  Row zero = r.rows[1];  // concurrent, 1300 us
+  zero.spec.mode = Mode::Priority;
+  zero.spec.nccl_reg = static_cast<int>(cco::model::CommRegister::Window);
+  zero.spec.cta_policy = static_cast<int>(cco::model::CtaPolicy::Zero);
+  zero.t.samples = {900, 890, 910};
+  r.rows.push_back(zero);
+  const auto footer = format_footer(r);
+  EXPECT_NE(footer.find("# best at 256M: priority reg=window cta=zero  reduction"), std::string::npos)
+      << footer;
 }
 
 // E_best (issue 18) derived by hand from the sample: the fastest compute alone is the baseline's
