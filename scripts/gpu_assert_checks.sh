@@ -22,7 +22,7 @@ check shaped pass "$cco" run --policy shape:2 -- env CCO_TEST_EXPECT_BLOCKS=2 "$
 check shaped_broken fail "$cco" run --policy off -- env CCO_TEST_EXPECT_BLOCKS=2 "$gt" --gtest_filter='-*Priority*:*CommunicationWindow*'
 check priority pass "$cco" run --policy priority -- env CCO_TEST_EXPECT_PRIORITY=1 "$gt" --gtest_filter='*Priority*'
 check priority_broken fail "$cco" run --policy off -- env CCO_TEST_EXPECT_PRIORITY=1 "$gt" --gtest_filter='*Priority*'
-check window pass env CCO_TEST_REQUIRE_WINDOW=1 "$cco" run -- "$gt" --gtest_filter=PreloadGpu.CommunicationWindow
+check window pass env CCO_TEST_REQUIRE_WINDOW=1 "$cco" run --policy shape+priority:model@overlap -- "$gt" --gtest_filter=PreloadGpu.CommunicationWindow
 check all_skipped skip "$gt" --gtest_filter=PreloadGpu.CommunicationWindow
 check occupancy pass "$B/tests/cco.test.gpu_occupancy_live"
 check occupancy_summary_alone fail "$B/tests/cco.test.gpu_occupancy_live" --gtest_filter='*Summary*'

@@ -209,15 +209,17 @@ Plan load(const std::string& path);
 ///   channels:N            NCCL collectives capped at N channels (the tuner plugin)
 ///   torch-priority        only TORCH_NCCL_HIGH_PRIORITY=1 (PyTorch's own high-priority streams)
 ///   @overlap | @always    shaping and sm-target act only inside the communication window, or
-///                         always (the default for every policy but the default policy)
+///                         always (the default)
 ///   @launch-attr|@stream|@both   how NCCL gets its priority
 /// "shape" and "shape+priority" alone mean ":model". Names are case-insensitive. Throws Error
 /// listing the names when unknown.
 Plan from_policy(std::string_view name);
 
-/// The policy `cco run` uses when given neither --policy nor --plan: shaping and priority, shaping
-/// only while communication is pending.
-inline constexpr const char* kDefaultPolicy = "shape+priority:model@overlap";
+/// The policy `cco run` uses when given neither --policy nor --plan: NCCL kernels at the highest
+/// priority, nothing else. Shaping is not a default: shape+priority:model@overlap made a 1.3B DDP
+/// step on 2 H100s 6.8% slower, paired (docs/results/2026-11-26-h100x2.md); priority was within
+/// noise of off there and changes no launch where no NCCL kernel runs.
+inline constexpr const char* kDefaultPolicy = "priority";
 
 /// True when an item of a list of configurations (cco run --compare, CCO_COMPARE,
 /// ccoverlap.policy()) names a plan file rather than a policy: it holds '/' or ends in ".json".

@@ -273,7 +273,9 @@ TEST(Policies, Names) {
   EXPECT_EQ(from_policy("shape:model").shaping.target.kind, TargetKind::Model);
   EXPECT_EQ(from_policy("shape+priority").shaping.target.kind, TargetKind::Model);
   EXPECT_EQ(from_policy("priority+shape:2").shaping.target.blocks_per_sm, 2);
-  EXPECT_EQ(from_policy(kDefaultPolicy).shaping.target.kind, TargetKind::Model);
+  // The default: priority alone, no shaping and no SM target (never slower where it cannot help).
+  EXPECT_FALSE(from_policy(kDefaultPolicy).shaping.active());
+  EXPECT_FALSE(from_policy(kDefaultPolicy).gemm.active());
   EXPECT_TRUE(from_policy(kDefaultPolicy).priority.active());
 
   p = from_policy("torch-priority");
@@ -342,8 +344,8 @@ TEST(Policies, CommunicationAwareAndProgramControls) {
   EXPECT_EQ(p.priority.method, PriorityMethod::LaunchAttr);
   EXPECT_FALSE(p.gemm.active());
 
-  // The default policy acts only inside the communication window; static forms stay static.
-  EXPECT_EQ(from_policy(kDefaultPolicy).shaping.when, When::Overlap);
+  // @overlap acts only inside the communication window; static forms stay static.
+  EXPECT_EQ(from_policy("shape:model@overlap").shaping.when, When::Overlap);
   EXPECT_EQ(from_policy("shape+priority:model").shaping.when, When::Always);
   EXPECT_EQ(from_policy("shape:2@always").shaping.when, When::Always);
 

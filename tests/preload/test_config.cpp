@@ -30,7 +30,7 @@ TEST(Config, Defaults) {
   std::vector<std::string> w;
   const plan::Plan p = preload::resolve_plan(c, &w);
   EXPECT_EQ(p.policy, plan::kDefaultPolicy);
-  EXPECT_TRUE(p.shaping.active());
+  EXPECT_FALSE(p.shaping.active());  // the default is priority alone
   EXPECT_TRUE(p.priority.active());
   EXPECT_TRUE(w.empty());
 }

@@ -120,6 +120,16 @@ expect_line "$out" "shape:model" "gemm-legacy variant=0 shmem=45569 .*"  # 8 -> 
 grep -q "cco-preload: kernel my_gemm_k(float\*, float\*, int): 256 threads, 32 regs, 0+0 B smem: 8 blocks/SM -> 4 with dynamic 45569 B (k=4)" "$tmp/err" \
   || fail "verbose line: $(cat "$tmp/err")"
 
+# The default policy (priority): NCCL's launch prioritised, every compute launch as asked, also
+# after the NCCL launch (whose event never completes in the fake driver).
+out=$(run_app LD_PRELOAD="$lib" CCO_STATS=1)
+l="default policy"
+expect_line "$out" "$l" "gemm-legacy variant=0 shmem=0 attrs=0 priority=1 launches=1"
+expect_line "$out" "$l" "gemm-ex variant=2 shmem=0 attrs=0 .*"
+expect_line "$out" "$l" "nccl-ex variant=2 shmem=0 attrs=1 priority=-5 .*"
+expect_line "$out" "$l" "gemm-direct variant=0 shmem=0 .*"
+grep -qE '^cco-preload: stats pid=[0-9]+ policy=priority .*shaped=0 ' "$tmp/err" || fail "default policy stats: $(cat "$tmp/err")"
+
 out=$(run_app LD_PRELOAD="$lib" CCO_DISABLE=1 CCO_POLICY=shape:1 CCO_STATS=1)
 expect_line "$out" "CCO_DISABLE=1" "gpa ours=0"
 expect_line "$out" "CCO_DISABLE=1" "launch ours=0"
@@ -266,14 +276,15 @@ if [ -z "$fakecupti" ] || [ ! -e "$fakecupti" ]; then
 else
   export CCO_CUPTI_LIB=$fakecupti
   # In use by a profiler, or too old: one warning each, untraced, exit status kept.
-  out=$(run_app LD_PRELOAD="$lib" CCO_TRACE="$tmp/t.json" FAKE_CUPTI=busy FAKE_APP_EXIT=3)
+  out=$(run_app LD_PRELOAD="$lib" CCO_POLICY=shape+priority:model@overlap CCO_TRACE="$tmp/t.json" \
+    FAKE_CUPTI=busy FAKE_APP_EXIT=3)
   rc=$?
   [ $rc = 3 ] && [ "$(grep -c . "$tmp/err")" = 1 ] && grep -q "^cco-preload: warning: CCO_TRACE: CUPTI is already in use by 'Nsight Systems' (a profiler such as Nsight Systems or Nsight Compute?); tracing disabled, the program runs on untraced$" "$tmp/err" \
     || fail "CUPTI in use (exit $rc): $(cat "$tmp/err")"
-  # The default policy shapes only inside the communication window: not before the NCCL launch,
+  # An @overlap policy shapes only inside the communication window: not before the NCCL launch,
   # and (its event never completes in the fake driver) shape:model after it.
-  expect_line "$out" "default policy, no communication yet" "gemm-legacy variant=0 shmem=0 .*"
-  expect_line "$out" "default policy, inside the window" "gemm-direct variant=0 shmem=45569 .*"
+  expect_line "$out" "@overlap policy, no communication yet" "gemm-legacy variant=0 shmem=0 .*"
+  expect_line "$out" "@overlap policy, inside the window" "gemm-direct variant=0 shmem=45569 .*"
   out=$(run_app LD_PRELOAD="$lib" CCO_TRACE="$tmp/t.json" FAKE_CUPTI=old)
   [ $? = 0 ] && [ "$(grep -c . "$tmp/err")" = 1 ] && grep -q "^cco-preload: warning: CCO_TRACE: tracing disabled: CUPTI at '.*' has API version 120000; .*; the program runs untraced$" "$tmp/err" \
     || fail "old CUPTI: $(cat "$tmp/err")"

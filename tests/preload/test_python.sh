@@ -43,7 +43,7 @@ for _ in range(10):
     assert ccoverlap.step() is True
     time.sleep(0.01)
 before = ccoverlap.current_policy()
-assert before == "shape+priority:model@overlap", before
+assert before == "priority", before
 with ccoverlap.policy("shape:1"):
     assert ccoverlap.current_policy() == "shape:1"
 assert ccoverlap.current_policy() == before

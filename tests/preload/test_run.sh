@@ -84,7 +84,7 @@ export CCO_PRELOAD_LIB=$lib
 # The environment (--dry-run prints it).
 out=$("$run" --dry-run -- python3 -c 'print(1)')
 [ "$out" = "LD_PRELOAD=$libabs
-CCO_POLICY=shape+priority:model@overlap
+CCO_POLICY=priority
 unset CCO_PLAN
 python3 -c 'print(1)'" ] || fail "default dry run: $out"
 # (ASAN_OPTIONS: a sanitized build of the driver itself must accept a preload list.)
@@ -117,7 +117,7 @@ out=$(CCO_DISABLE=1 "$run" --trace "$tmp/t.json" --dry-run -- true 2>&1 >/dev/nu
 out=$("$run" --trace "$tmp/tr_%r_%p.json" --stats --dry-run -- true)
 printf '%s\n' "$out" | sed 's/^CCO_TRACE_PID=[0-9][0-9]*$/CCO_TRACE_PID=N/' >"$tmp/dry"
 [ "$(cat "$tmp/dry")" = "LD_PRELOAD=$libabs
-CCO_POLICY=shape+priority:model@overlap
+CCO_POLICY=priority
 unset CCO_PLAN
 CCO_STATS=1
 CCO_TRACE=$tmp/tr_%r_%p.json

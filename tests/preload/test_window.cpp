@@ -235,13 +235,27 @@ TEST_F(OverlapHookTest, CommunicationOnAnotherDeviceDoesNotOpenThisOne) {
   EXPECT_EQ(fake.launches.back().shmem, padding_for(1));
 }
 
-TEST_F(OverlapHookTest, TheDefaultPolicyIsCommunicationAware) {
-  const plan::Plan p = plan::from_policy(plan::kDefaultPolicy);
+TEST_F(OverlapHookTest, TheShapingPolicyOfTheCompareExamplesIsCommunicationAware) {
+  const plan::Plan p = plan::from_policy("shape+priority:model@overlap");
   EXPECT_EQ(p.shaping.when, plan::When::Overlap);
   Hook h(fake.api(), p);
   gemm(h);
   EXPECT_EQ(fake.launches.back().shmem, 0u);
   EXPECT_EQ(h.stats().get(Reason::NoComm), 1u);
+}
+
+// The default policy (priority) changes no compute launch, with communication pending or not,
+// and still gives NCCL's launch its priority.
+TEST_F(OverlapHookTest, TheDefaultPolicyLeavesComputeAsAsked) {
+  Hook h(fake.api(), plan::from_policy(plan::kDefaultPolicy));
+  EXPECT_EQ(h.window(), nullptr);
+  gemm(h);
+  EXPECT_EQ(fake.launches.back().shmem, 0u);
+  EXPECT_EQ(nccl(h, S(0x500)), CUDA_SUCCESS);
+  EXPECT_EQ(fake.launches.back().attrs.size(), 1u);
+  gemm(h);
+  EXPECT_EQ(fake.launches.back().shmem, 0u);
+  EXPECT_EQ(h.stats().get(Reason::Shaped), 0u);
 }
 
 // ---- the hook's steady state: no driver query and no lock per launch ------------------------

@@ -121,10 +121,11 @@ if(TARGET cco.preload)
     LABELS "gpu;preload" SKIP_RETURN_CODE 77 TIMEOUT 300)
   # A benchmark, not a test (built here, run by scripts/gpu_window.sh and gpu_preload.sh).
   add_executable(cco.bench.launch_rate preload/gpu/bench_launch_rate.cu)
-  # The communication window needs the library: the same binary under `cco run` (default policy).
+  # The communication window needs the library: the same binary under `cco run` with an @overlap
+  # shaping policy (the default, priority, shapes nothing).
   add_test(NAME cco.test.gpu_preload_window
     COMMAND ${CMAKE_COMMAND} -E env CCO_TEST_REQUIRE_WINDOW=1 CCO_PRELOAD_LIB=$<TARGET_FILE:cco.preload>
-      $<TARGET_FILE:cco> run -- $<TARGET_FILE:cco.test.gpu_preload>
+      $<TARGET_FILE:cco> run --policy shape+priority:model@overlap -- $<TARGET_FILE:cco.test.gpu_preload>
       --gtest_filter=PreloadGpu.CommunicationWindow)
   set_tests_properties(cco.test.gpu_preload_window PROPERTIES LABELS "gpu;preload"
     SKIP_RETURN_CODE 77 TIMEOUT 120)

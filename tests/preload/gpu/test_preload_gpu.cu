@@ -174,7 +174,7 @@ TEST(PreloadGpu, DirectLaunchResultsAndResidency) {
   expect_shaped("direct launch", dyn, peak);
 }
 
-// Under an @overlap policy (the default of cco run), a compute launch is shaped while NCCL work
+// Under an @overlap policy (shape+priority:model@overlap), a compute launch is shaped while NCCL work
 // is pending on its device and goes as asked otherwise. It needs the library: CTest runs it as
 // cco.test.gpu_preload_window under `cco run` with CCO_TEST_REQUIRE_WINDOW=1, where a missing
 // library or policy fails; in the plain binary it skips, saying so.
