@@ -42,7 +42,8 @@ bool is_communication_kernel(std::string_view n) {
     n.remove_prefix(2);
     while (!n.empty() && n.front() >= '0' && n.front() <= '9') n.remove_prefix(1);
   }
-  return starts_with(n, "ncclDevKernel_") || starts_with(n, "ncclKernel");
+  return starts_with(n, "ncclDevKernel_") || starts_with(n, "ncclSymkDevKernel_") ||
+         starts_with(n, "ncclKernel");
 }
 
 KernelCategory classify_kernel(std::string_view name) {

@@ -286,6 +286,23 @@ TEST(CommPath, CountsOnlyTheRanksNcclKernelsBetweenItsMarks) {
   EXPECT_TRUE(comm_path_json(none).contains("why"));
 }
 
+// A collective on a buffer in a symmetric window runs NCCL 2.28's symmetric kernels
+// (ncclSymkDevKernel_*): SMs, not the copy engines. On 2 H100s (2026-11-26) the TP step's
+// reduce-scatters under cta=zero were reported "no NCCL kernel ran (copy engines)" because only
+// ncclDevKernel_* names counted.
+TEST(CommPath, SymmetricKernelsAreSms) {
+  cco::trace::Trace t;
+  const std::string zero = "cta=zero, reducescatter";
+  t.marks = {{100, 0, probe_mark(zero, true)}, {200, 0, probe_mark(zero, false)}};
+  t.kernels = {kernel("ncclSymkDevKernel_ReduceScatter_LD_sum_bf16(ncclSymkDevWorkArgs4K)", 0, 150, 32)};
+  const auto p = classify_comm_path(t, 0, zero);
+  EXPECT_EQ(p.nccl_kernels, 1);
+  EXPECT_EQ(comm_path_json(p)["path"], "sm");
+  // A symmetric all-gather kernel in an all-reduce split means the copy engines were not used.
+  t.kernels.push_back(kernel("ncclSymkDevKernel_AllGather_ST(ncclSymkDevWorkArgs4K)", 0, 170, 32));
+  EXPECT_EQ(comm_path_json(classify_comm_path(t, 0, zero), true)["path"], "sm");
+}
+
 // Each part under overlap against itself alone (issue 18, item 4), by hand from the sample: the
 // shaped row's compute took 1100 us beside the collective and 1050 us alone (1.05x); its
 // collective 800 us beside the compute and 500 us alone on its own communicator (1.60x). So the

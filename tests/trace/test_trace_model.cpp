@@ -74,6 +74,11 @@ TEST(Classify, NcclKernelsInEverySpelling) {
   EXPECT_TRUE(is_communication_kernel(
       "_Z38ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE"));
   EXPECT_TRUE(is_communication_kernel("ncclKernel_AllReduce_RING_LL_Sum_float"));
+  // NCCL 2.28's symmetric kernels (src/device/symmetric/generate.py: ncclSymkDevKernel_<coll>_
+  // <algo>[_<red>_<type>]), which a buffer in a symmetric window gets: still SMs, still NCCL.
+  EXPECT_TRUE(is_communication_kernel("ncclSymkDevKernel_ReduceScatter_LD_sum_bf16"));
+  EXPECT_TRUE(is_communication_kernel("void ncclSymkDevKernel_AllGather_ST(ncclSymkDevWorkArgs4K)"));
+  EXPECT_TRUE(is_communication_kernel("_Z42ncclSymkDevKernel_AllReduce_RSxLD_AGxST_sum_f3221ncclSymkDevWorkArgs4K"));
   EXPECT_FALSE(is_communication_kernel("gemm_kernel"));
   EXPECT_FALSE(is_communication_kernel("_Z11gemm_kernelv"));
   EXPECT_FALSE(is_communication_kernel("my_ncclDevKernel_lookalike"));
