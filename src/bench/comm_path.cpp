@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "model/types.hpp"
+
 namespace cco::bench {
 
 std::string probe_mark(const std::string& label, bool begin) {
@@ -45,6 +47,24 @@ nlohmann::json comm_path_json(const CommPath& c, bool split) {
   j["kernels"] = c.names;
   if (!c.known) j["why"] = c.why;
   return j;
+}
+
+std::string path_note(const std::string& label, int policy, const nlohmann::json& p, int nranks,
+                      bool copy_engine_capable) {
+  const std::string path = p.value("path", std::string("unknown"));
+  const std::string one_rank = nranks == 1 ? "; with one rank NCCL copies locally whatever the policy)" : ")";
+  std::string s = "collective " + label + ": ";
+  if (path == "sm+copy-engine")
+    return s + "reduce-scatter on SMs (" + std::to_string(p.value("nccl_kernels", 0)) +
+           " NCCL kernels), all-gather on the copy engines (no all-gather kernel ran" + one_rank;
+  if (path == "copy-engine") return s + "no NCCL kernel ran (copy engines" + one_rank;
+  if (path == "unknown") return s + "path unknown (" + p.value("why", std::string()) + ")";
+  s += "on SMs (" + std::to_string(p.value("nccl_kernels", 0)) + " NCCL kernels, up to " +
+       std::to_string(p.value("max_ctas", int64_t{0})) + " CTAs)";
+  if (policy == static_cast<int>(model::CtaPolicy::Zero))
+    s += copy_engine_capable ? "; NCCL did not honour CTA policy zero here: these rows measure its SM path"
+                             : "; as expected under CTA policy zero: NCCL has no copy-engine path for it";
+  return s;
 }
 
 }  // namespace cco::bench

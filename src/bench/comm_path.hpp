@@ -36,4 +36,13 @@ CommPath classify_comm_path(const trace::Trace& t, int rank, const std::string& 
 /// {"path", "nccl_kernels", "allgather_kernels", "max_ctas", "kernels", "why"?}
 nlohmann::json comm_path_json(const CommPath& combined, bool split = false);
 
+/// One note on where NCCL ran a probed communicator (`p`: comm_path_json's object), e.g.
+/// "collective cta=zero reg=window, 256M: no NCCL kernel ran (copy engines)", with a remark that
+/// one rank copies locally whatever the policy. When `policy` is zero and the collective ran on
+/// SMs: a warning that NCCL did not honour it, or, for a collective NCCL has no copy-engine path
+/// for (`copy_engine_capable` false: a step's reduce-scatters and all-reduces on a zero-CTA
+/// communicator), that this is expected.
+std::string path_note(const std::string& label, int policy, const nlohmann::json& p, int nranks,
+                      bool copy_engine_capable = true);
+
 }  // namespace cco::bench

@@ -58,26 +58,6 @@ rt::CommConfig comm_config(const Options& o) {
   return cc;
 }
 
-// "collective cta=zero reg=window, 256M: copy engines (no NCCL kernel ran)", and a warning when
-// zero ran on SMs after all.
-std::string path_note(const std::string& label, int policy, const nlohmann::json& p, int nranks) {
-  const std::string path = p.value("path", std::string("unknown"));
-  std::string s = "collective " + label + ": ";
-  if (path == "sm+copy-engine")
-    return s + "reduce-scatter on SMs (" + std::to_string(p.value("nccl_kernels", 0)) +
-           " NCCL kernels), all-gather on the copy engines (no all-gather kernel ran" +
-           (nranks == 1 ? "; with one rank NCCL copies locally whatever the policy)" : ")");
-  if (path == "copy-engine")
-    return s + "no NCCL kernel ran (copy engines" +
-           (nranks == 1 ? "; with one rank NCCL copies locally whatever the policy)" : ")");
-  if (path == "unknown") return s + "path unknown (" + p.value("why", std::string()) + ")";
-  s += "on SMs (" + std::to_string(p.value("nccl_kernels", 0)) + " NCCL kernels, up to " +
-       std::to_string(p.value("max_ctas", int64_t{0})) + " CTAs)";
-  if (policy == static_cast<int>(model::CtaPolicy::Zero))
-    s += "; NCCL did not honour CTA policy zero here: these rows measure its SM path";
-  return s;
-}
-
 RankSetup enter_rank(boot::Group& g, const Ranks& ranks, trace::Session* tr, const std::string& host) {
   RankSetup r;
   r.lead = g.rank() == 0;

@@ -170,11 +170,6 @@ class PathProbe {
   trace::Session* session_ = nullptr;  // the one in use during a probe
 };
 
-/// One note on where NCCL ran a probed communicator ("collective cta=zero reg=window, 256M: no
-/// NCCL kernel ran (copy engines)"), with a warning when zero ran on SMs after all and a remark
-/// that one rank copies locally whatever the policy.
-std::string path_note(const std::string& label, int policy, const nlohmann::json& p, int nranks);
-
 /// The library versions every report records.
 nlohmann::json versions_json();
 

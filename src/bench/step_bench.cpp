@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 
+#include "bench/comm_path.hpp"
 #include "bench/engine.hpp"
 #include "bench/ranks.hpp"
 #include "bench/nvtx.hpp"
@@ -437,7 +438,9 @@ nlohmann::json probe_step_paths(PathProbe& probe, boot::Group& g, cudaStream_t s
     p["cta_policy"] = model::to_string(static_cast<model::CtaPolicy>(policies[i]));
     p["collective"] = model::to_string(kind);
     out.push_back(p);
-    if (notes) notes->push_back(path_note(items[j].label, policies[i], found[j], g.size()));
+    if (notes)
+      notes->push_back(path_note(items[j].label, policies[i], found[j], g.size(),
+                                 model::copy_engine_collective(kind)));
   }
   return out;
 }

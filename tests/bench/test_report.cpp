@@ -303,6 +303,24 @@ TEST(CommPath, SymmetricKernelsAreSms) {
   EXPECT_EQ(comm_path_json(classify_comm_path(t, 0, zero), true)["path"], "sm");
 }
 
+// The notes: a zero-CTA collective on SMs is a warning where NCCL could have used the copy engines,
+// and expected where it has no such path (a step's reduce-scatters on its zero-CTA communicator).
+TEST(CommPath, NotesSayWhetherSmsWereExpected) {
+  const int zero = static_cast<int>(cco::model::CtaPolicy::Zero);
+  const nlohmann::json sm = {{"path", "sm"}, {"nccl_kernels", 32}, {"max_ctas", 9}};
+  EXPECT_EQ(path_note("cta=zero, the step's allgathers", zero, sm, 2, true),
+            "collective cta=zero, the step's allgathers: on SMs (32 NCCL kernels, up to 9 CTAs); NCCL "
+            "did not honour CTA policy zero here: these rows measure its SM path");
+  EXPECT_EQ(path_note("cta=zero, the step's reducescatters", zero, sm, 2, false),
+            "collective cta=zero, the step's reducescatters: on SMs (32 NCCL kernels, up to 9 CTAs); "
+            "as expected under CTA policy zero: NCCL has no copy-engine path for it");
+  EXPECT_EQ(path_note("cta=default, 256M", 0, sm, 2, false),
+            "collective cta=default, 256M: on SMs (32 NCCL kernels, up to 9 CTAs)");
+  EXPECT_EQ(path_note("cta=zero, 64M", zero, {{"path", "copy-engine"}}, 1),
+            "collective cta=zero, 64M: no NCCL kernel ran (copy engines; with one rank NCCL copies "
+            "locally whatever the policy)");
+}
+
 // Each part under overlap against itself alone (issue 18, item 4), by hand from the sample: the
 // shaped row's compute took 1100 us beside the collective and 1050 us alone (1.05x); its
 // collective 800 us beside the compute and 500 us alone on its own communicator (1.60x). So the
