@@ -6,9 +6,12 @@
 # Stage `b`: `cco tune` over the whole reference suite (the five all-reduce pairs and the two new
 # ones) and the geometric mean of the chosen rows' E and E_best. Each command is bounded; the
 # results are packed into $OUT/ce.tgz after every command, so a call cut short still returns what
-# it ran. Usage: scripts/gpu_copy_engines.sh a|b [G] [iters] [tune budget s]
+# it ran. Usage: scripts/gpu_copy_engines.sh a|b|b1|b2 [G] [iters] [tune budget s] (b1 and b2:
+# the first four and the last three pairs of b)
 set -u
+cd "$(dirname "$0")/.."
 stage=${1:-a}
+case $stage in a | b | b1 | b2) ;; *) echo "usage: scripts/gpu_copy_engines.sh a|b|b1|b2 [G] [iters] [budget]" >&2; exit 2 ;; esac
 G=${2:-2}
 iters=${3:-30}
 budget=${4:-70}
@@ -110,22 +113,26 @@ if ls "$R"/tune_*.plan.json >/dev/null 2>&1; then
   python3 - "$R"/tune_*.plan.json <<'PY' | tee "$R/tune_geomean_$stage.txt"
 import json, math, sys
 rows = []
+nan = float("nan")
+def val(d, k):  # a NaN is written as null
+    v = d.get(k)
+    return nan if v is None else v
 for f in sys.argv[1:]:
     t = json.load(open(f))["tuning"]
     c, a = t["choice"], t.get("applied") or {}
     conc = next((x for x in t["tried"] if x["label"] == "concurrent"), {})
     rows.append((f.split("/")[-1].replace(".plan.json", ""), c, a, conc))
-    print(f"{rows[-1][0]:34s} chosen {c['label']:34s} E {c['efficiency']:.3f} E_best "
-          f"{c.get('efficiency_best', float('nan')):.3f} | cco run applies {a.get('label', '-'):24s} "
-          f"E_best {a.get('efficiency_best', float('nan')):.3f} | concurrent E_best "
-          f"{conc.get('efficiency_best', float('nan')):.3f}")
+    print(f"{rows[-1][0]:34s} chosen {c['label']:34s} E {val(c, 'efficiency'):.3f} E_best "
+          f"{val(c, 'efficiency_best'):.3f} | cco run applies {a.get('label', '-'):24s} "
+          f"E_best {val(a, 'efficiency_best'):.3f} | concurrent E_best "
+          f"{val(conc, 'efficiency_best'):.3f}")
 def gm(xs):
     xs = [x for x in xs if x == x]
     return math.exp(sum(math.log(max(x, 1e-9)) for x in xs) / len(xs)) if xs else float("nan")
-print(f"geometric mean over {len(rows)} pairs: E {gm([r[1]['efficiency'] for r in rows]):.3f}, "
-      f"E_best {gm([r[1].get('efficiency_best', float('nan')) for r in rows]):.3f}; "
-      f"what cco run applies: E_best {gm([r[2].get('efficiency_best', float('nan')) for r in rows]):.3f}; "
-      f"concurrent: E_best {gm([r[3].get('efficiency_best', float('nan')) for r in rows]):.3f}")
+print(f"geometric mean over {len(rows)} pairs: E {gm([val(r[1], 'efficiency') for r in rows]):.3f}, "
+      f"E_best {gm([val(r[1], 'efficiency_best') for r in rows]):.3f}; "
+      f"what cco run applies: E_best {gm([val(r[2], 'efficiency_best') for r in rows]):.3f}; "
+      f"concurrent: E_best {gm([val(r[3], 'efficiency_best') for r in rows]):.3f}")
 PY
   pack
 fi

@@ -166,7 +166,7 @@ for f in sys.argv[1:]:
             nvtx += 1
             continue
         d, n = e["args"]["device"], e["name"]
-        if "ncclDevKernel" in n:
+        if "ncclDevKernel" in n or "ncclSymkDevKernel" in n or "ncclSymDevKernel" in n:
             nccl[d] += 1
         elif "nvjet" in n or "cutlass" in n.lower():
             gemm[d] += 1

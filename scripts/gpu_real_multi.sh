@@ -7,16 +7,17 @@
 #   m  the parts: compute only (no_sync), communication only (DDP's buckets), DDP plain
 #   k  PyTorch's own knob: plain against TORCH_NCCL_HIGH_PRIORITY=1, whole runs A B B A
 #   x  answers: DDP under cco run's default policy, checksums against the plain run of `m`
-#   p  paired in one process (cco run --compare): off, priority, the default
-#      (shape+priority:model@overlap), and a GEMM SM budget only while NCCL works
+#   p  paired in one process (cco run --compare): off, priority, shaping while NCCL works
+#      (shape+priority:model@overlap, the default until 2026-11-26), and a GEMM SM budget only
+#      while NCCL works
 #   q  the same under TORCH_NCCL_HIGH_PRIORITY=1: does cco add to PyTorch's knob?
 #   t  cco tune -- torchrun ... (online search in the program's own steps)
-#   f  FSDP2: paired, off, priority and the default
+#   f  FSDP2: paired, off, priority and shape+priority:model@overlap
 #   d  the default policy (priority since 2026-11-26) against off, paired, over more steps
 #   c  NCCL channel caps through the tuner plugin (fewer SMs for DDP's all-reduces), paired
-# (Before 2026-11-26 the default policy was shape+priority:model@overlap; stages x, p and q
-# measured that one.)
-# Usage: BUILD=build-gpu scripts/gpu_real_multi.sh [G] [stages, default "m k x p q t f"]
+# (Stage x measures whatever the default is: shape+priority:model@overlap before 2026-11-26,
+# priority since.) Exits non-zero when a run failed or the answers differ.
+# Usage: BUILD=build-gpu scripts/gpu_real_multi.sh G [stages, default "m k x p q t f"]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/gpu_env.sh
@@ -24,7 +25,9 @@ source scripts/gpu_logs.sh
 export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" OMP_NUM_THREADS=4
 export CCO_TUNER_LIB="$PWD/$B/src/tuner/libcco_tuner.so"
 G=${1:-2}
-shift
+[[ $G =~ ^[1-9][0-9]*$ ]] || { echo "usage: scripts/gpu_real_multi.sh G [stages]: G is the number of GPUs, not '$G'" >&2; exit 2; }
+shift || true
+status=0
 stages=${*:-m k x p q t f}
 STEPS=${STEPS:-30}
 model=(--layers "${LAYERS:-24}" --d-model "${DMODEL:-2048}" --heads 16)
@@ -37,13 +40,17 @@ plain() {  # NAME ARGS...: one whole run of the program, its result line to the 
   local name=$1; shift
   local t0=$SECONDS
   timeout 200 "$@" >"$O/$name.log" 2>&1
-  say "== $name: rc=$? $((SECONDS - t0)) s $(grep -h '^result:' "$O/$name.log" | tail -1)"
+  local rc=$?
+  [ $rc = 0 ] || status=1
+  say "== $name: rc=$rc $((SECONDS - t0)) s $(grep -h '^result:' "$O/$name.log" | tail -1)"
 }
 cmp_run() {  # NAME ITEMS [cco run options] -- CMD...: a paired comparison; its table to the summary
   local name=$1 items=$2; shift 2
   local t0=$SECONDS
   timeout 240 "$cco" run --compare "$items" --compare-json "$O/$name.json" "$@" >"$O/$name.log" 2>&1
-  say "== $name ($items): rc=$? $((SECONDS - t0)) s"
+  local rc=$?
+  [ $rc = 0 ] || status=1
+  say "== $name ($items): rc=$rc $((SECONDS - t0)) s"
   grep -E '^(# compare|#config|cco: |cco run: )|^[a-z/:@0-9+-]+ +[0-9]' "$O/$name.log" \
     | grep -vE '^(result|step|rank|world|model|W[0-9]|I[0-9])' | tail -8 | tee -a "$O/summary.txt"
   grep -h '^result:' "$O/$name.log" | tail -1 | tee -a "$O/summary.txt"
@@ -71,7 +78,7 @@ if has x; then
   a=$(grep -ho 'loss_checksum=[^ ]* param_checksum=[^ ]*' "$O/m_ddp.log" 2>/dev/null | tail -1)
   b=$(grep -ho 'loss_checksum=[^ ]* param_checksum=[^ ]*' "$O/x_default.log" | tail -1)
   [ -n "$a" ] && [ "$a" = "$b" ] && say "answers: identical checksums, plain and the default policy" \
-    || say "answers: DIFFER or missing: plain '$a' default '$b'"
+    || { say "answers: DIFFER or missing: plain '$a' default '$b'"; status=1; }
 fi
 pol="off,priority,shape+priority:model@overlap,sm-target:-16@overlap"
 if has p; then
@@ -102,3 +109,4 @@ if has c; then
     --steps 120 --warmup 3
   grep -E '^cco-(tuner|preload): (stats|warning)' "$O/c_ddp_channels.log" | cut -c1-260 | head -4 | tee -a "$O/summary.txt"
 fi
+exit $status

@@ -10,6 +10,8 @@
 #      against off, paired
 #   d  the same loop without marks: the comparison is refused with one line
 #   e  the preload GPU tests (the window, residency) under the new library
+# "The default" here is shape+priority:model@overlap, cco run's default policy until 2026-11-26
+# (now priority), named explicitly below.
 # Usage: BUILD=build-gpu scripts/gpu_steps.sh [stages, default "a b c d e"]
 set -uo pipefail
 cd "$(dirname "$0")/.."

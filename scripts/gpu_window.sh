@@ -17,6 +17,8 @@
 #   h  launch rate of a C++ program (cudaLaunchKernel of an empty kernel), plain / disabled / off
 #   f  the library's own time per shaped launch in steady state (a launch loop of a kernel large
 #      enough to shape, static shape:1 and off, CCO_STATS's hook_ns_steady)
+# "The default" here is shape+priority:model@overlap, cco run's default policy until 2026-11-26
+# (now priority); the stages name it explicitly, so they still measure the shaping window.
 # Usage: BUILD=build-gpu scripts/gpu_window.sh [stages, default "a b c d e f"]
 # Logs go to a temporary folder and come back as $OUT/logs.tgz beside $OUT/summary.txt.
 set -uo pipefail
@@ -54,7 +56,7 @@ if has a; then
   timeout 180 "$cco" run --policy shape:2 -- env CCO_TEST_EXPECT_BLOCKS=2 "$gt" --gtest_filter='-*Priority*' >"$f" 2>&1
   say "  static shape:2 residency/graph/threads: rc=$? $(grep -h 'PASSED\|FAILED' "$f" | tr '\n' ' ')"
   f="$O/a_default_plain.log"
-  timeout 180 "$cco" run -- "$gt" --gtest_filter='-*Priority*' >"$f" 2>&1
+  timeout 180 "$cco" run --policy shape+priority:model@overlap -- "$gt" --gtest_filter='-*Priority*' >"$f" 2>&1
   say "  default policy, results: rc=$? $(grep -h 'PASSED\|FAILED' "$f" | tr '\n' ' ') $(grep -ho 'cco-probe: direct launch.*' "$f")"
 fi
 

@@ -2,7 +2,7 @@
 //
 // Controls that only pay while a collective runs (occupancy shaping) act inside this window and
 // nowhere else; outside it a launch goes exactly as the program asked ("when": "overlap" in a
-// plan, `@overlap` in a policy, the default of `cco run`).
+// plan, `@overlap` in a policy; the default policy of `cco run`, priority, shapes nothing).
 //
 // How it is detected. Every NCCL kernel launch reaches the hook; right after it the window records
 // an event behind it on the same stream (one reusable event per NCCL stream: NCCL work on a

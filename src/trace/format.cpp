@@ -43,7 +43,7 @@ bool is_communication_kernel(std::string_view n) {
     while (!n.empty() && n.front() >= '0' && n.front() <= '9') n.remove_prefix(1);
   }
   return starts_with(n, "ncclDevKernel_") || starts_with(n, "ncclSymkDevKernel_") ||
-         starts_with(n, "ncclKernel");
+         starts_with(n, "ncclSymDevKernel_") || starts_with(n, "ncclKernel");
 }
 
 KernelCategory classify_kernel(std::string_view name) {

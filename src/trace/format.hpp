@@ -37,10 +37,10 @@ enum class KernelCategory { Compute, Communication };
 /// "compute", "communication" (the Chrome "cat" of an event).
 const char* to_string(KernelCategory c);
 
-/// True for NCCL's kernels: names starting "ncclDevKernel_", "ncclSymkDevKernel_" (NCCL 2.27+'s
-/// symmetric kernels, which run collectives on buffers in symmetric windows, on SMs) or
-/// "ncclKernel", whether plain (extern "C"), demangled ("void ncclDevKernel_...(...)") or
-/// Itanium-mangled ("_Z..ncclDevKernel_").
+/// True for NCCL's kernels: names starting "ncclDevKernel_", "ncclSymkDevKernel_" (NCCL 2.28's
+/// symmetric kernels, which run collectives on buffers in symmetric windows, on SMs; NCCL 2.27
+/// spelled them "ncclSymDevKernel_") or "ncclKernel", whether plain (extern "C"), demangled
+/// ("void ncclDevKernel_...(...)") or Itanium-mangled ("_Z..ncclDevKernel_").
 bool is_communication_kernel(std::string_view name);
 KernelCategory classify_kernel(std::string_view name);
 

@@ -78,7 +78,9 @@ TEST(Classify, NcclKernelsInEverySpelling) {
   // <algo>[_<red>_<type>]), which a buffer in a symmetric window gets: still SMs, still NCCL.
   EXPECT_TRUE(is_communication_kernel("ncclSymkDevKernel_ReduceScatter_LD_sum_bf16"));
   EXPECT_TRUE(is_communication_kernel("void ncclSymkDevKernel_AllGather_ST(ncclSymkDevWorkArgs4K)"));
-  EXPECT_TRUE(is_communication_kernel("_Z42ncclSymkDevKernel_AllReduce_RSxLD_AGxST_sum_f3221ncclSymkDevWorkArgs4K"));
+  EXPECT_TRUE(is_communication_kernel("_Z47ncclSymkDevKernel_AllReduce_RSxLD_AGxST_sum_f3221ncclSymkDevWorkArgs4K"));
+  // NCCL 2.27 spelled them without the k (its generate.py: ncclSymDevKernel_...).
+  EXPECT_TRUE(is_communication_kernel("ncclSymDevKernel_AllReduce_RSxLD_AGxST_sum_bf16"));
   EXPECT_FALSE(is_communication_kernel("gemm_kernel"));
   EXPECT_FALSE(is_communication_kernel("_Z11gemm_kernelv"));
   EXPECT_FALSE(is_communication_kernel("my_ncclDevKernel_lookalike"));
