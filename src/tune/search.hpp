@@ -135,15 +135,6 @@ struct SearchResult {
 /// neighbour_rounds, finalists (without seq), screen_iters, final_iters, seconds.
 nlohmann::json search_json(const SearchResult& r, int screen_iters, double seconds);
 
-/// Indices of `s`, fastest median first (ties: the earlier first). T: anything with .t_us.
-template <class T>
-std::vector<std::size_t> fastest_first(const std::vector<T>& s) {
-  std::vector<std::size_t> order(s.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return s[a].t_us < s[b].t_us; });
-  return order;
-}
-
 /// Step 3 above, from the screened candidates.
 std::vector<bench::RowSpec> choose_finalists(const std::vector<Screened>& screened,
                                              const bench::RowSpec& predicted, int top);

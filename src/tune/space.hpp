@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -212,16 +213,24 @@ struct Tried {
   bool predicted = false;  ///< the model-based default
 };
 
-/// Picks the fastest median (ties: the earlier row); `concurrent` is always among the candidates,
-/// so the choice is never slower than plain overlap in the run that chose it. Throws
-/// std::runtime_error when `tried` is empty. T: Tried or StepTried (Tried for a braced list).
+/// Indices of `s`, fastest median first (ties: the earlier first). T: anything with .t_us
+/// (Tried, StepTried, the search's Screened).
+template <class T>
+std::vector<std::size_t> fastest_first(const std::vector<T>& s) {
+  std::vector<std::size_t> order(s.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return s[a].t_us < s[b].t_us; });
+  return order;
+}
+
+/// Picks the fastest median (ties: the earlier row), the first of fastest_first; `concurrent` is
+/// always among the candidates, so the choice is never slower than plain overlap in the run that
+/// chose it. Throws std::runtime_error when `tried` is empty. T: Tried or StepTried (Tried for a
+/// braced list).
 template <class T = Tried>
 std::size_t pick_best(const std::vector<T>& tried) {
   if (tried.empty()) throw std::runtime_error("no candidate was measured");
-  std::size_t best = 0;
-  for (std::size_t i = 1; i < tried.size(); ++i)
-    if (tried[i].t_us < tried[best].t_us) best = i;
-  return best;
+  return fastest_first(tried).front();
 }
 
 /// The tuned plan file (schema ccoverlap.plan 1.0.0, policy "tuned"), recording the device and

@@ -8,7 +8,6 @@
 #include "model/cta_policy.hpp"
 #include "model/metrics.hpp"
 #include "model/occupancy.hpp"
-#include "tune/search.hpp"
 
 namespace cco::tune {
 
