@@ -26,12 +26,14 @@
 #include "model/types.hpp"
 #include "model/occupancy.hpp"
 #include "report/compare.hpp"
+#include "report/diagnosis_text.hpp"
 #include "report/gzip.hpp"
 #include "report/results.hpp"
 #include "report/svg.hpp"
 #include "report/sweep.hpp"
 #include "report/timeline.hpp"
 #include "trace/analysis.hpp"
+#include "trace/diagnosis.hpp"
 #include "trace/format.hpp"
 
 namespace cco::cli {
@@ -51,6 +53,9 @@ struct Args {
   std::string title;
   std::string format;  ///< --format text|csv|md (comparisons)
   std::string merge;   ///< --merge OUT.json: the traces as one Perfetto file
+  trace::StepOptions steps;           ///< --steps, --warmup-steps
+  std::vector<std::string> alone;     ///< --alone: traces of the program without overlap
+  std::optional<trace::StepOptions> alone_steps;  ///< --alone-steps
 };
 
 double number_arg(const std::string& flag, const std::string& v) {
@@ -62,6 +67,24 @@ double number_arg(const std::string& flag, const std::string& v) {
   } catch (const std::exception&) {
     throw Usage(flag + ": expected a number, got '" + v + "'");
   }
+}
+
+/// --steps SPEC: auto, nvtx[:NAME], marks[:NAME], profiler, collectives or none.
+trace::StepOptions step_spec(const std::string& flag, const std::string& arg) {
+  trace::StepOptions o;
+  const auto colon = arg.find(':');
+  o.source = arg.substr(0, colon);
+  if (colon != std::string::npos) o.name = arg.substr(colon + 1);
+  const auto& src = o.source;
+  if (src != "auto" && src != "nvtx" && src != "marks" && src != "collectives" &&
+      src != "profiler" && src != "none")
+    throw Usage(flag + ": expected auto, nvtx[:NAME], marks[:NAME], profiler, collectives or "
+                "none, got '" + arg + "'");
+  if (colon != std::string::npos && src != "nvtx" && src != "marks")
+    throw Usage(flag + ": only nvtx:NAME and marks:NAME take a name, got '" + arg + "'");
+  if (colon != std::string::npos && (o.name.empty() || o.name.size() > 255))
+    throw Usage(flag + " " + src + ":NAME: NAME must be 1 to 255 characters");
+  return o;
 }
 
 Args parse(const std::vector<std::string>& args) {
@@ -80,6 +103,11 @@ Args parse(const std::vector<std::string>& args) {
   app.add_option("--title", a.title);
   auto* format_opt = app.add_option("--format", a.format);
   auto* merge_opt = app.add_option("--merge", a.merge);
+  std::string steps_arg, warmup_arg, alone_steps_arg;
+  auto* steps_opt = app.add_option("--steps", steps_arg);
+  auto* warmup_opt = app.add_option("--warmup-steps", warmup_arg);
+  auto* alone_opt = app.add_option("--alone", a.alone);
+  auto* alone_steps_opt = app.add_option("--alone-steps", alone_steps_arg);
   app.add_option("files", a.files);
   // CLI11 reads "--json=" as the bare flag; an empty file name is a mistake (an unset variable).
   for (const auto& arg : args)
@@ -95,6 +123,20 @@ Args parse(const std::vector<std::string>& args) {
   for (auto* o : {svg_opt, range_opt, merge_opt})
     if (o->count() > 0 && o->as<std::string>().empty())
       throw Usage(o->get_name() + " needs a value (got an empty one)");
+  if (steps_opt->count() > 0) a.steps = step_spec("--steps", steps_arg);
+  if (alone_steps_opt->count() > 0) {
+    if (alone_opt->count() == 0) throw Usage("--alone-steps needs --alone");
+    a.alone_steps = step_spec("--alone-steps", alone_steps_arg);
+  }
+  if (warmup_opt->count() > 0) {
+    const double w = number_arg("--warmup-steps", warmup_arg);
+    if (w < 0 || w > 1e6 || w != std::floor(w))
+      throw Usage("--warmup-steps: expected a whole number 0..1000000, got '" + warmup_arg + "'");
+    a.steps.warmup = static_cast<int>(w);
+  }
+  for (const auto& f : a.alone)
+    if (f.empty()) throw Usage("--alone needs a file name (got an empty one)");
+  (void)alone_opt;
   if (!from.empty()) a.from_us = number_arg("--from", from);
   if (!to.empty()) a.to_us = number_arg("--to", to);
   if (!x_arg.empty()) {
@@ -168,7 +210,9 @@ std::string analysis_row(const trace::OverlapAnalysis& a) {
 
 std::string format_analysis(const trace::Trace& t, const trace::TraceAnalysis& an, int64_t origin,
                             const Args& a, const trace::AnalysisOptions& window) {
-  std::string o = "# ccoverlap report (trace analysis, docs/TRACE.md)\n# input: " + t.source + "\n";
+  std::string o =
+      "# ccoverlap report: the whole trace (start-up and the time between steps included; "
+      "docs/TRACE.md)\n# input: " + t.source + "\n";
   std::size_t comm = 0;
   for (const auto& k : t.kernels) comm += k.category == trace::KernelCategory::Communication;
   o += fmt::format("# ranks: {}  streams: {}  kernels: {} ({} compute, {} communication)\n",
@@ -221,8 +265,12 @@ std::string format_analysis(const trace::Trace& t, const trace::TraceAnalysis& a
                                "an upper bound");
   else
     o += "# longest wait for SMs: none seen\n";
-  std::size_t shown = 0;
+  std::size_t shown = 0, step_marks = 0;
   for (const auto& m : t.marks) {
+    if (m.name.rfind("cco step, epoch ", 0) == 0) {
+      ++step_marks;  // the preload library's step boundaries: counted, not listed
+      continue;
+    }
     if (++shown > 50) {
       o += fmt::format("# ... {} marks in all (--json lists them)\n", t.marks.size());
       break;
@@ -230,6 +278,8 @@ std::string format_analysis(const trace::Trace& t, const trace::TraceAnalysis& a
     o += fmt::format("# mark at {} us: {}{}\n", us(m.ts_ns - origin), m.name,
                      m.rank >= 0 ? fmt::format(" (rank {})", m.rank) : std::string());
   }
+  if (step_marks > 0)
+    o += fmt::format("# step marks of the preload library: {} (--json lists them)\n", step_marks);
   if (!t.ranges.empty()) {
     std::string per_rank;
     for (const auto& [rank, n] : ranges_per_rank(t))
@@ -278,6 +328,15 @@ trace::AnalysisOptions range_window(const trace::Trace& t, const std::string& na
   return w;
 }
 
+report::TableFormat table_format(const Args& a);
+
+void refuse_step_options(const Args& a, const std::string& what) {
+  if (a.steps.source != "auto" || !a.steps.name.empty() || a.steps.warmup || !a.alone.empty() ||
+      a.alone_steps)
+    throw Usage("--steps, --warmup-steps and --alone apply to traces, not to " + what);
+}
+
+
 int report_trace(const Args& a, const std::vector<json>& docs) {
   std::vector<trace::Trace> parts;
   for (std::size_t i = 0; i < docs.size(); ++i)
@@ -296,6 +355,15 @@ int report_trace(const Args& a, const std::vector<json>& docs) {
   if (a.from_us) opt.from_ns = origin + std::llround(*a.from_us * 1e3);
   if (a.to_us) opt.to_ns = origin + std::llround(*a.to_us * 1e3);
   const auto an = trace::analyze(t, opt);
+  // The steps and where their time goes (trace/diagnosis.hpp).
+  std::vector<trace::Trace> alone;
+  for (const auto& f : a.alone) alone.push_back(trace::trace_from_json(read_json_file(f), f));
+  trace::DiagnosisOptions dopt;
+  dopt.steps = a.steps;
+  dopt.steps.window = opt;
+  for (const auto& x : alone) dopt.alone.push_back(&x);
+  dopt.alone_steps = a.alone_steps;
+  const trace::Diagnosis diag = trace::diagnose(t, dopt);
   if (t.dropped_records)
     std::fprintf(stderr,
                  "cco report: warning: %llu records were dropped while tracing; the "
@@ -304,6 +372,8 @@ int report_trace(const Args& a, const std::vector<json>& docs) {
 
   json j = trace::analysis_to_json(an);
   j["inputs"] = a.files;
+  j["diagnosis"] = trace::diagnosis_to_json(diag);
+  if (!a.alone.empty()) j["diagnosis"]["alone_inputs"] = a.alone;
   json marks = json::array();
   for (const auto& m : t.marks)
     marks.push_back({{"name", m.name},
@@ -329,10 +399,14 @@ int report_trace(const Args& a, const std::vector<json>& docs) {
   if (!a.json_file.empty()) write_text(a.json_file, j.dump(2) + "\n");
   // The traces as one file Perfetto and chrome://tracing open: one process track per rank.
   if (!a.merge.empty()) write_text(a.merge, trace::trace_to_json(t).dump() + "\n");
+  const auto f = table_format(a);
   if (a.json_stdout)
     std::fputs((j.dump(2) + "\n").c_str(), stdout);
+  else if (f != report::TableFormat::Text)
+    std::fputs(report::format_diagnosis(diag, f).c_str(), stdout);
   else
-    std::fputs(format_analysis(t, an, origin, a, opt).c_str(), stdout);
+    std::fputs((report::format_diagnosis(diag, f) + format_analysis(t, an, origin, a, opt)).c_str(),
+               stdout);
   if (!a.merge.empty() && !a.json_stdout)
     std::printf("# merged trace (%zu ranks) written to %s\n", t.ranks.size(), a.merge.c_str());
   if (!a.svg.empty() && !a.json_stdout) std::printf("# timeline written to %s\n", a.svg.c_str());
@@ -493,6 +567,7 @@ int report_compare_typed(const Args& a, const std::vector<std::pair<std::string,
 int report_compare(const Args& a, const json& ja, const json& jb) {
   if (a.from_us || a.to_us || !a.range.empty() || !a.svg.empty() || !a.merge.empty())
     throw Usage("--from, --to, --range, --svg and --merge do not apply to a comparison");
+  refuse_step_options(a, "a comparison");
   if (report::result_kind(ja) == report::ResultKind::Bench) {
     const auto ga = by_dtype(ja), gb = by_dtype(jb);
     if (ga.size() > 1 || gb.size() > 1) return report_compare_typed(a, ga, gb);
@@ -509,6 +584,7 @@ int report_compare(const Args& a, const json& ja, const json& jb) {
 }
 
 int report_bench(const Args& a, const json& j) {
+  refuse_step_options(a, "a bench result");
   if (!a.merge.empty()) throw Usage("--merge applies to traces, not to a bench result");
   if (a.from_us || a.to_us) throw Usage("--from/--to apply to traces, not to a bench result");
   if (!a.range.empty()) throw Usage("--range applies to traces, not to a bench result");
@@ -566,6 +642,7 @@ int report_bench(const Args& a, const json& j) {
 int report_result(const Args& a, const json& j) {
   const auto s = report::result_from_json(j, a.files.front());
   const std::string what = std::string("a ") + report::kind_name(s.kind) + " result";
+  refuse_step_options(a, what);
   if (!a.merge.empty()) throw Usage("--merge applies to traces, not to " + what);
   if (a.from_us || a.to_us) throw Usage("--from/--to apply to traces, not to " + what);
   if (!a.range.empty()) throw Usage("--range applies to traces, not to " + what);
@@ -620,9 +697,6 @@ int report_main(const std::vector<std::string>& args) {
   if (kinds.front() == report::ResultKind::Bench) return report_bench(a, docs.front());
   if (kinds.front()) return report_result(a, docs.front());
   if (a.axis != report::SweepAxis::Auto) throw Usage("--x applies to a bench result, not traces");
-  if (!a.format.empty() && a.format != "text")
-    throw Usage("--format csv|md applies to bench results (one, or two to compare) and step or "
-                "tune results, not traces");
   return report_trace(a, docs);
 }
 

@@ -112,6 +112,8 @@ void init_step_clock(const EnvConfig& env, const std::vector<std::string>& names
     o.path = env.steps_dir + "/steps-" +
              (env.rank ? "rank" + std::to_string(*env.rank) : "pid" + std::to_string(getpid())) +
              ".json";
+  // Under CCO_TRACE every step boundary is a mark in the trace (cco report finds steps by it).
+  if (trace_requested()) o.on_boundary = [](const char* name, int dev) { trace_mark(name, dev); };
   auto* c = new StepClock(api, std::move(o),  // never freed
                           [](int i) { set_hook(i); },
                           now_ns);
@@ -195,7 +197,8 @@ void init_hook() {
   g_nhooks.store(static_cast<int>(names.size()));
   g_ncompare.store(static_cast<int>(names.size()));
   Hook* h = g_hooks[0].load();
-  if (!env.steps_dir.empty() || names.size() > 1) init_step_clock(env, names, api, channels && plans.size() > 1);
+  if (!env.steps_dir.empty() || names.size() > 1 || trace_requested())
+    init_step_clock(env, names, api, channels && plans.size() > 1);
   if (stream_method) {
     // The companion priority is the current context's greatest, read when the first companion
     // is made (a context exists by then).

@@ -141,6 +141,12 @@ void StepClock::boundary(bool ends_step, bool regular, CUstream stream, bool cap
   }
   started_ = true;
   t_start_ = t;
+  if (o_.on_boundary) {
+    char name[48];
+    std::snprintf(name, sizeof name, "cco step, epoch %llu",
+                  static_cast<unsigned long long>(epoch_));
+    o_.on_boundary(name, device_);
+  }
   // The event that starts step_ (and ends the previous one).
   if (!capturing && api_.eventRecord && !event_failed_) {
     if (CUevent e = take_event()) {

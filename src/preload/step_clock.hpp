@@ -74,6 +74,11 @@ struct StepClockOptions {
   uint64_t max_steps = 1'000'000;   ///< steps kept (later ones are counted, not kept)
   std::optional<int> rank;          ///< for the step file
   TuneOptions tune;
+  /// Called at every step boundary (under the clock's mutex) with the mark's name ("cco step,
+  /// epoch E": E counts the clock's (re)starts, so steps of an earlier period are told apart)
+  /// and the device followed: `cco run --trace` puts these marks into the trace, where `cco
+  /// report` finds the steps (trace/diagnosis.hpp). May be empty; must not throw.
+  std::function<void(const char* name, int device)> on_boundary;
 };
 
 class StepClock {

@@ -183,4 +183,24 @@ void trace_register_late_exit() noexcept {
 #endif
 }
 
+bool trace_requested() noexcept {
+  const char* pattern = env("CCO_TRACE");
+  const auto d = parse_flag(env("CCO_DISABLE"));
+  return pattern && *pattern && d && !*d;
+}
+
+void trace_mark(const char* name, int device) noexcept {
+#ifdef CCO_PRELOAD_TRACE
+  if (!g_running.load(std::memory_order_acquire) || g_written.load()) return;
+  if (static_cast<int64_t>(::getpid()) != g_pid) return;  // a forked child
+  try {
+    g_session->mark(name, device);
+  } catch (...) {
+  }
+#else
+  (void)name;
+  (void)device;
+#endif
+}
+
 }  // namespace cco::preload

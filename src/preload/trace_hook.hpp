@@ -19,4 +19,11 @@ void trace_start_once() noexcept;
 /// before the CUDA runtime's own exit handler (registered during its initialisation) tears down.
 void trace_register_late_exit() noexcept;
 
+/// True when CCO_TRACE is set (and CCO_DISABLE is not): the step clock then runs to mark steps.
+bool trace_requested() noexcept;
+
+/// A named instant in the trace for `device`'s rank (Session::mark), when tracing runs; else
+/// nothing. The step clock marks each step boundary with it.
+void trace_mark(const char* name, int device) noexcept;
+
 }  // namespace cco::preload

@@ -651,6 +651,25 @@ Trace trace_from_json(const json& j, const std::string& source) {
       t.ranges.push_back(read_nvtx_range(rd, e, *args, name, origin, where));
       continue;
     }
+    // A PyTorch profiler's steps ("ProfilerStep#N"): its GPU-side annotation (the step's span on
+    // the device, pid = device) and its CPU-side one; read as ranges in the domains "kineto.gpu"
+    // and "kineto" for the step diagnosis (diagnosis.hpp). Best effort: an odd one is skipped.
+    if (!meta && (cat_name == "gpu_user_annotation" || cat_name == "user_annotation") &&
+        name.rfind("ProfilerStep#", 0) == 0) {
+      try {
+        const EventSpan sp = read_span(rd, e, empty, origin, where);
+        NvtxRange r;
+        r.name = name;
+        r.domain = cat_name == "gpu_user_annotation" ? "kineto.gpu" : "kineto";
+        r.rank = file_rank.value_or(cat_name == "gpu_user_annotation" ? sp.rank : 0);
+        r.start_ns = sp.start_ns;
+        r.end_ns = sp.end_ns;
+        if (cat_name == "user_annotation") r.thread = static_cast<uint64_t>(std::max<int64_t>(0, sp.tid));
+        t.ranges.push_back(std::move(r));
+      } catch (const Error&) {
+      }
+      continue;
+    }
     const auto cat = category_of(cat_name, name, meta != nullptr);
     if (!cat) continue;  // CPU ops and the like in foreign traces
     if (auto a = e.find("args"); a != e.end() && !a->is_null()) {

@@ -75,6 +75,28 @@ TEST_F(StepClockTest, RotatesAtBoundariesAndTimesSteps) {
   for (std::size_t i = 1; i < switches.size(); ++i) EXPECT_NE(switches[i], switches[i - 1]);
 }
 
+// Every boundary is reported to on_boundary (cco run --trace makes it a mark in the trace), named
+// by the clock's epoch and with the device followed; a relock starts a new epoch.
+TEST_F(StepClockTest, BoundariesAreReportedForTheTrace) {
+  StepClockOptions o;
+  o.flush_ns = 0;
+  std::vector<std::pair<std::string, int>> marks;
+  o.on_boundary = [&](const char* name, int dev) { marks.push_back({name, dev}); };
+  auto c = make(o);
+  for (int i = 0; i < 8; ++i) step(*c, 10.0, 1);
+  const auto f = c->snapshot("exit");
+  // One mark per boundary: the steps measured and the one still running.
+  ASSERT_EQ(marks.size(), f.steps.size() + 1);
+  for (const auto& [name, dev] : marks) {
+    EXPECT_EQ(name, "cco step, epoch 1");
+    EXPECT_EQ(dev, 1);
+  }
+  // Marks take over: a new epoch.
+  c->mark(1, S(0x77), false);
+  c->mark(1, S(0x77), false);
+  EXPECT_EQ(marks.back().first, "cco step, epoch 2");
+}
+
 TEST_F(StepClockTest, GpuTimeOnlyOnceEventsComplete) {
   StepClockOptions o;
   o.flush_ns = 0;

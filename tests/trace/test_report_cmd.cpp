@@ -258,7 +258,13 @@ TEST(ReportCmd, UsageErrors) {
   expect_throw<Usage>({rank_file(0), "--from", "5", "--to", "5"}, "--to must be after --from");
   expect_throw<Usage>({rank_file(0), "--x", "pad"}, "--x applies to a bench result");
   expect_throw<Usage>({rank_file(0), CCO_BENCH_EXAMPLE}, "give one bench result, two to compare, or only trace files");
-  expect_throw<Usage>({rank_file(0), "--format", "csv"}, "--format csv|md applies to bench results");
+  expect_throw<Usage>({rank_file(0), "--steps", "bogus"}, "--steps: expected auto, nvtx[:NAME]");
+  expect_throw<Usage>({rank_file(0), "--steps", "collectives:x"}, "only nvtx:NAME and marks:NAME");
+  expect_throw<Usage>({rank_file(0), "--steps", "nvtx:"}, "NAME must be 1 to 255 characters");
+  expect_throw<Usage>({rank_file(0), "--warmup-steps", "1.5"}, "--warmup-steps: expected a whole");
+  expect_throw<Usage>({rank_file(0), "--warmup-steps", "-1"}, "--warmup-steps: expected a whole");
+  expect_throw<Usage>({rank_file(0), "--alone-steps", "nvtx:x"}, "--alone-steps needs --alone");
+  expect_throw<Usage>({CCO_BENCH_EXAMPLE, "--steps", "none"}, "apply to traces, not to a bench");
   expect_throw<Usage>({rank_file(0), "--format", "xml"}, "--format: expected text, csv or md");
   expect_throw<Usage>({CCO_BENCH_EXAMPLE, "--merge", "x.json"}, "--merge applies to traces");
   expect_throw<Usage>({rank_file(0), "--merge", "-"}, "--merge needs a file name");
@@ -536,3 +542,72 @@ TEST(ReportCmd, StepAndTuneErrors) {
 }
 
 }  // namespace
+
+namespace {
+
+// A trace of 6 steps (NVTX ranges "train_step", launches inside them) on two ranks: compute
+// [0, 40) and an all-reduce [30, 50) us of each step; the first 3 steps are warm-up.
+std::vector<std::string> step_files() {
+  std::vector<std::string> out;
+  for (int r = 0; r < 2; ++r) {
+    cco::trace::Trace t;
+    for (int s = 0; s < 6; ++s) {
+      const int64_t base = s * 1'000'000;
+      auto k = K(r, 1, KernelCategory::Compute, base + 10'000, base + 50'000);
+      k.submitted_ns = base + 1'000;
+      auto c = K(r, 2, KernelCategory::Communication, base + 40'000, base + 60'000);
+      c.submitted_ns = base + 2'000;
+      t.kernels.push_back(k);
+      t.kernels.push_back(c);
+      cco::trace::NvtxRange x;
+      x.name = "train_step";
+      x.rank = r;
+      x.start_ns = base;
+      x.end_ns = base + 5'000;
+      t.ranges.push_back(x);
+    }
+    t.normalize();
+    out.push_back(dir() + "cco_steps" + std::to_string(r) + ".json");
+    cco::trace::write_trace_file(t, out.back());
+  }
+  return out;
+}
+
+}  // namespace
+
+// The diagnosis comes first: the plain sentence, the steps, the parts of the typical step; the
+// whole-trace table follows. Each step: 50 us, compute 40, exposed 10 after the last compute.
+TEST(ReportCmd, StepDiagnosisFirst) {
+  const auto f = step_files();
+  std::string out;
+  ASSERT_EQ(run({f[0], f[1]}, &out), 0);
+  EXPECT_EQ(out.rfind("# Communication is 50% hidden in this 0.1 ms step", 0), 0u) << out;
+  EXPECT_NE(out.find("# steps: NVTX ranges 'train_step': 6 found, 3 left out as warm-up, 3 per "
+                     "rank analysed"),
+            std::string::npos)
+      << out;
+  EXPECT_LT(out.find("# steps:"), out.find("# ccoverlap report: the whole trace")) << out;
+  // rank 0's typical step: time 0.05, compute alone 0.04, tail 0.01 (ms)
+  EXPECT_NE(out.find("    0      4      0.05           0.04           0.00           0.00           "
+                     "0.00           0.01"),
+            std::string::npos)
+      << out;
+  ASSERT_EQ(run({f[0], f[1], "--json"}, &out), 0);
+  const auto j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["diagnosis"]["steps"]["source"], "nvtx");
+  EXPECT_EQ(j["diagnosis"]["ranks"].size(), 2u);
+  EXPECT_EQ(j["diagnosis"]["ranks"][0]["typical"]["exposed_tail_ns"], 10'000);
+  ASSERT_EQ(run({f[0], f[1], "--format", "csv"}, &out), 0);
+  EXPECT_EQ(out.rfind("rank,step,typical,begin_ns,time_ms,compute_alone_ms,", 0), 0u) << out;
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 7) << "a header and 3 steps of 2 ranks";
+  EXPECT_EQ(out.find('#'), std::string::npos);
+  ASSERT_EQ(run({f[0], f[1], "--format", "md"}, &out), 0);
+  EXPECT_NE(out.find("| rank | step | time | compute_alone |"), std::string::npos) << out;
+  // --steps none: the whole window as one step.
+  ASSERT_EQ(run({f[0], "--steps", "none"}, &out), 0);
+  EXPECT_NE(out.find("# steps: none found: the whole window"), std::string::npos) << out;
+  // --alone: the same files as their own alone trace change nothing here (no compute kernel
+  // overlapped communication and was slowed).
+  ASSERT_EQ(run({f[0], f[1], "--alone", f[0], "--json"}, &out), 0);
+  EXPECT_EQ(nlohmann::json::parse(out)["diagnosis"]["ranks"][0]["typical"]["compute_slowed_ns"], 0);
+}

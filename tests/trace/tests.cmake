@@ -1,6 +1,8 @@
 # Traces, their analysis, the SVG pictures and `cco report` (GPU-free), and CUPTI tracing of
 # real kernels (label gpu).
 cco_add_test(trace_model SOURCES trace/test_trace_model.cpp LIBS cco.trace_core LABELS trace)
+# The per-step diagnosis on hand-built traces with known causes.
+cco_add_test(trace_diagnosis SOURCES trace/test_diagnosis.cpp LIBS cco.trace_core LABELS trace)
 cco_add_test(trace_report SOURCES trace/test_report.cpp LIBS cco.report LABELS trace)
 target_compile_definitions(cco.test.trace_report PRIVATE
   CCO_BENCH_EXAMPLE="${PROJECT_SOURCE_DIR}/docs/results/2026-11-22-h200x2/builtin2048x2_ar256M.json")

@@ -1,0 +1,865 @@
+#include "trace/diagnosis.hpp"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "model/limits.hpp"
+#include "steps/period.hpp"
+
+namespace cco::trace {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+
+bool glob(const std::string& pattern, const std::string& text) {
+  return ::fnmatch(pattern.c_str(), text.c_str(), 0) == 0;
+}
+
+// Kernels of one rank, by start.
+std::map<int, std::vector<const KernelEvent*>> kernels_by_rank(const Trace& t) {
+  std::map<int, std::vector<const KernelEvent*>> out;
+  for (const auto& k : t.kernels) out[k.rank].push_back(&k);
+  for (auto& [r, v] : out)
+    std::stable_sort(v.begin(), v.end(), [](const KernelEvent* a, const KernelEvent* b) {
+      return a->start_ns < b->start_ns;
+    });
+  return out;
+}
+
+bool all_launch_times(const std::vector<const KernelEvent*>& ks) {
+  return !ks.empty() &&
+         std::all_of(ks.begin(), ks.end(), [](const KernelEvent* k) { return k->launch_ns() > 0; });
+}
+
+// The GPU window of the kernels whose host time (launch, or start without launch times) lies in
+// [lo, hi): [earliest start, latest end]; nullopt when none.
+std::optional<Interval> gpu_window(const std::vector<const KernelEvent*>& ks, bool by_launch,
+                                   int64_t lo, int64_t hi) {
+  std::optional<Interval> w;
+  for (const auto* k : ks) {
+    const int64_t h = by_launch ? k->launch_ns() : k->start_ns;
+    if (h < lo || h >= hi) continue;
+    if (!w)
+      w = Interval{k->start_ns, k->end_ns};
+    else
+      w = Interval{std::min(w->begin, k->start_ns), std::max(w->end, k->end_ns)};
+  }
+  return w;
+}
+
+// Steps from host-side ranges (NVTX, or a profiler's CPU annotation) per rank.
+std::map<int, std::vector<StepWindow>> steps_from_ranges(
+    const std::map<int, std::vector<const NvtxRange*>>& ranges,
+    const std::map<int, std::vector<const KernelEvent*>>& ks, bool gpu_side,
+    std::vector<std::string>& notes) {
+  std::map<int, std::vector<StepWindow>> out;
+  bool by_start_note = false;
+  for (const auto& [rank, rs] : ranges) {
+    auto kit = ks.find(rank);
+    if (kit == ks.end()) continue;
+    const bool by_launch = all_launch_times(kit->second);
+    auto& steps = out[rank];
+    for (std::size_t i = 0; i < rs.size(); ++i) {
+      const NvtxRange& r = *rs[i];
+      std::optional<Interval> w;
+      if (gpu_side) {
+        w = Interval{r.start_ns, r.end_ns};
+      } else if (by_launch) {
+        w = gpu_window(kit->second, true, r.start_ns, r.end_ns);
+      } else {
+        // Without launch times a kernel belongs to the range its start follows (the GPU runs
+        // behind the host, so until the next range starts).
+        const int64_t hi = i + 1 < rs.size() ? rs[i + 1]->start_ns : kMax;
+        w = gpu_window(kit->second, false, r.start_ns, hi);
+        by_start_note = true;
+      }
+      if (w && w->end > w->begin)
+        steps.push_back({static_cast<int64_t>(i), w->begin, w->end});
+    }
+  }
+  if (by_start_note)
+    notes.push_back("the trace has no launch timestamps: kernels were given to the step range "
+                    "their start follows, which may move kernels between steps when the host "
+                    "runs ahead");
+  return out;
+}
+
+// Steps from host-side boundaries (marks, or a step's first collective): step k holds the kernels
+// launched from boundary k to boundary k+1; windows tile the GPU timeline from the first start of
+// each step's kernels to the next's. The last boundary opens a step whose end is unknown: it only
+// ends the step before it.
+std::vector<StepWindow> steps_from_boundaries(const std::vector<const KernelEvent*>& ks,
+                                              const std::vector<int64_t>& bounds, bool by_launch) {
+  std::vector<int64_t> starts;
+  for (std::size_t i = 0; i < bounds.size(); ++i) {
+    const auto w = gpu_window(ks, by_launch, bounds[i], i + 1 < bounds.size() ? bounds[i + 1] : kMax);
+    starts.push_back(w ? w->begin : kMin);
+  }
+  std::vector<StepWindow> out;
+  for (std::size_t i = 0; i + 1 < starts.size(); ++i)
+    if (starts[i] != kMin && starts[i + 1] > starts[i])
+      out.push_back({static_cast<int64_t>(i), starts[i], starts[i + 1]});
+  return out;
+}
+
+std::map<int, std::vector<StepWindow>> steps_from_collectives(
+    const std::map<int, std::vector<const KernelEvent*>>& ks, int* period, bool* relocked) {
+  std::map<int, std::vector<StepWindow>> out;
+  for (const auto& [rank, v] : ks) {
+    const bool by_launch = all_launch_times(v);
+    std::vector<const KernelEvent*> comm;
+    for (const auto* k : v)
+      if (k->category == KernelCategory::Communication) comm.push_back(k);
+    std::stable_sort(comm.begin(), comm.end(), [&](const KernelEvent* a, const KernelEvent* b) {
+      return by_launch ? a->launch_ns() < b->launch_ns() : a->start_ns < b->start_ns;
+    });
+    steps::PeriodDetector det;
+    std::vector<int64_t> bounds;
+    for (const auto* k : comm) {
+      const auto f = det.feed(steps::signature(k->name, static_cast<uint64_t>(k->grid.volume()),
+                                               k->block.x, k->block.y, k->block.z, 0));
+      if (f.relocked) {
+        if (!bounds.empty()) *relocked = true;
+        bounds.clear();
+      }
+      if (f.boundary) bounds.push_back(by_launch ? k->launch_ns() : k->start_ns);
+    }
+    *period = std::max(*period, det.period());
+    if (bounds.size() >= 2) out[rank] = steps_from_boundaries(v, bounds, by_launch);
+  }
+  return out;
+}
+
+// Ranges per rank matching one of the globs, the first glob that gives at least 2 ranges on
+// some rank; ranges of one rank that overlap an earlier kept one are left out (nested names).
+std::map<int, std::vector<const NvtxRange*>> ranges_named(const Trace& t, const std::string& g,
+                                                          bool gpu_side) {
+  std::map<int, std::vector<const NvtxRange*>> out;
+  for (const auto& r : t.ranges) {
+    if ((r.domain == "kineto.gpu") != gpu_side) continue;
+    if (!glob(g, r.name)) continue;
+    auto& v = out[r.rank];
+    if (!v.empty() && r.start_ns < v.back()->end_ns) continue;  // nested in the previous one
+    v.push_back(&r);
+  }
+  return out;
+}
+
+std::size_t most(const std::map<int, std::vector<const NvtxRange*>>& m) {
+  std::size_t n = 0;
+  for (const auto& [r, v] : m) n = std::max(n, v.size());
+  return n;
+}
+
+}  // namespace
+
+StepSet find_steps(const Trace& t, const StepOptions& o) {
+  StepSet s;
+  const auto ks = kernels_by_rank(t);
+  std::map<int, std::vector<StepWindow>> found;
+  auto try_ranges = [&](const std::string& g, bool gpu_side, const char* source,
+                        const std::string& what) {
+    auto rs = ranges_named(t, g, gpu_side);
+    if (most(rs) < 2) return false;
+    auto st = steps_from_ranges(rs, ks, gpu_side, s.notes);
+    std::size_t n = 0;
+    for (const auto& [r, v] : st) n = std::max(n, v.size());
+    if (n < 2) return false;
+    found = std::move(st);
+    s.source = source;
+    s.detail = what;
+    return true;
+  };
+  const std::string& src = o.source;
+  if (src != "auto" && src != "nvtx" && src != "marks" && src != "collectives" && src != "none" &&
+      src != "profiler")
+    throw model::Error("steps: expected auto, nvtx, profiler, marks, collectives or none, got '" +
+                       src + "'");
+  bool done = false;
+  if (!done && (src == "nvtx" || (src == "auto" && !o.name.empty()))) {
+    const std::string g = o.name.empty() ? "*step*" : o.name;
+    done = try_ranges(g, false, "nvtx", "NVTX ranges '" + g + "'");
+    if (!done && src == "nvtx")
+      s.notes.push_back("no NVTX ranges named '" + g + "' (at least 2 per rank are needed)");
+  }
+  if (!done && (src == "profiler" || src == "auto")) {
+    done = try_ranges("ProfilerStep#*", true, "profiler",
+                      "PyTorch profiler steps 'ProfilerStep#N' (GPU side)") ||
+           try_ranges("ProfilerStep#*", false, "profiler",
+                      "PyTorch profiler steps 'ProfilerStep#N'");
+    if (!done && src == "profiler") s.notes.push_back("no 'ProfilerStep#N' annotations");
+  }
+  if (!done && src == "auto" && o.name.empty())
+    done = try_ranges("train_step", false, "nvtx", "NVTX ranges 'train_step'");
+  // Marks: the program's (a name given), else the preload library's step marks ("cco step,
+  // epoch E": only the latest epoch, the steps of the period the library found last).
+  auto try_marks = [&](const std::string& g, bool latest_epoch, const std::string& what) {
+    std::string epoch;
+    if (latest_epoch) {
+      int64_t last = kMin;
+      for (const auto& m : t.marks)
+        if (glob(g, m.name) && m.ts_ns >= last) {
+          last = m.ts_ns;
+          epoch = m.name;
+        }
+    }
+    std::map<int, std::vector<int64_t>> bounds;
+    for (const auto& m : t.marks) {
+      if (!glob(g, m.name) || (latest_epoch && m.name != epoch)) continue;
+      if (m.rank >= 0)
+        bounds[m.rank].push_back(m.ts_ns);
+      else
+        for (const auto& [r, v] : ks) bounds[r].push_back(m.ts_ns);
+    }
+    std::map<int, std::vector<StepWindow>> st;
+    for (auto& [r, b] : bounds) {
+      std::sort(b.begin(), b.end());
+      auto kit = ks.find(r);
+      if (kit != ks.end() && b.size() >= 2)
+        st[r] = steps_from_boundaries(kit->second, b, all_launch_times(kit->second));
+    }
+    std::size_t n = 0;
+    for (const auto& [r, v] : st) n = std::max(n, v.size());
+    if (n < 1) return false;
+    found = std::move(st);
+    s.source = "marks";
+    s.detail = what;
+    return true;
+  };
+  if (!done && (src == "marks" || (src == "auto" && !o.name.empty()))) {
+    const std::string g = o.name.empty() ? "cco step, epoch *" : o.name;
+    done = try_marks(g, o.name.empty(), "marks '" + g + "'");
+    if (!done && src == "marks")
+      s.notes.push_back("no marks named '" + g + "' (at least 2 per rank are needed)");
+  }
+  if (!done && src == "auto" && o.name.empty())
+    done = try_marks("cco step, epoch *", true,
+                     "the preload library's step marks (cco run --trace: the period of the "
+                     "program's collectives, or its cco_step_mark calls)");
+  if (!done && (src == "collectives" || src == "auto")) {
+    int period = 0;
+    bool relocked = false;
+    auto st = steps_from_collectives(ks, &period, &relocked);
+    std::size_t n = 0;
+    for (const auto& [r, v] : st) n = std::max(n, v.size());
+    if (n >= 1) {
+      found = std::move(st);
+      s.source = "collectives";
+      s.detail = fmt::format("the repeating unit of the communication kernels ({} per step)",
+                             period);
+      if (relocked)
+        s.notes.push_back("the sequence of communication kernels changed its period during the "
+                          "run: steps are those of the last period");
+      done = true;
+    } else if (src == "collectives") {
+      s.notes.push_back("the communication kernels do not repeat (3 periods in a row are needed)");
+    }
+  }
+  if (!done) {
+    if (src == "auto")
+      s.notes.push_back("no steps found (no step ranges 'ProfilerStep#N' or 'train_step', no "
+                        "repeating communication): the whole window is analysed as one step");
+    s.source = "none";
+    s.detail = "the whole window";
+    for (const auto& [r, v] : ks) {
+      int64_t b = kMax, e = kMin;
+      for (const auto* k : v) {
+        b = std::min(b, std::max(k->start_ns, o.window.from_ns.value_or(kMin)));
+        e = std::max(e, std::min(k->end_ns, o.window.to_ns.value_or(kMax)));
+      }
+      if (e > b) found[r] = {{0, b, e}};
+    }
+    s.found = found.empty() ? 0 : 1;
+    s.ranks = std::move(found);
+    return s;
+  }
+  // Inside the window only.
+  const int64_t lo = o.window.from_ns.value_or(kMin), hi = o.window.to_ns.value_or(kMax);
+  for (auto& [r, v] : found)
+    std::erase_if(v, [&](const StepWindow& w) { return w.begin_ns < lo || w.end_ns > hi; });
+  // Every rank: the same number of steps (ranks run the same steps; the fewest count).
+  std::size_t n = kMax;
+  std::size_t nmax = 0;
+  for (const auto& [r, v] : found) {
+    n = std::min(n, v.size());
+    nmax = std::max(nmax, v.size());
+  }
+  if (found.empty()) n = 0;
+  if (n != nmax)
+    s.notes.push_back(fmt::format("ranks found different numbers of steps ({} to {}): the first "
+                                  "{} of each are compared",
+                                  n, nmax, n));
+  for (auto& [r, v] : found) v.resize(std::min(v.size(), n));
+  s.found = n;
+  s.warmup = o.warmup ? std::clamp(*o.warmup, 0, static_cast<int>(n))
+                      : (n >= 6 ? 3 : n >= 3 ? 1 : 0);
+  for (auto& [r, v] : found) v.erase(v.begin(), v.begin() + s.warmup);
+  if (o.warmup && *o.warmup >= static_cast<int>(n) && n > 0)
+    s.notes.push_back(fmt::format("--warmup-steps {} leaves none of the {} steps", *o.warmup, n));
+  s.ranks = std::move(found);
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Diagnosis
+// ---------------------------------------------------------------------------------------------
+
+const char* to_string(AloneSource s) {
+  switch (s) {
+    case AloneSource::Baseline: return "baseline_op";
+    case AloneSource::BaselineKernel: return "baseline_kernel";
+    case AloneSource::SameOp: return "same_op";
+    case AloneSource::SameKernel: return "same_kernel";
+    case AloneSource::None: return "none";
+  }
+  return "none";
+}
+
+LeverBounds lever_bounds(const StepParts& p) {
+  LeverBounds b;
+  b.priority_shaping_ns = std::min(p.sm_wait_ns, p.exposed_ns - p.exposed_rank_wait_ns);
+  b.sm_budget_ns = p.compute_slowed_ns + p.exposed_slowed_ns;
+  b.scheduling_ns = p.exposed_tail_ns + p.exposed_dependent_ns;
+  b.rank_skew_ns = p.exposed_rank_wait_ns;
+  b.all_hidden_ns = p.time_ns - p.exposed_ns;
+  b.ideal_ns = p.compute_alone_ns + p.idle_ns;
+  return b;
+}
+
+namespace {
+
+// Length of the part of x inside a union (sorted, disjoint).
+int64_t overlap_length(const std::vector<Interval>& u, Interval x) {
+  if (x.end <= x.begin) return 0;
+  auto it = std::lower_bound(u.begin(), u.end(), x.begin,
+                             [](const Interval& i, int64_t v) { return i.end <= v; });
+  int64_t s = 0;
+  for (; it != u.end() && it->begin < x.end; ++it)
+    s += std::max<int64_t>(0, std::min(it->end, x.end) - std::max(it->begin, x.begin));
+  return s;
+}
+
+// a \ b for two unions.
+std::vector<Interval> interval_difference(const std::vector<Interval>& a,
+                                          const std::vector<Interval>& b) {
+  std::vector<Interval> out;
+  std::size_t j = 0;
+  for (auto cur : a) {
+    while (j < b.size() && b[j].end <= cur.begin) ++j;
+    std::size_t k = j;
+    while (k < b.size() && b[k].begin < cur.end) {
+      if (b[k].begin > cur.begin) out.push_back({cur.begin, b[k].begin});
+      cur.begin = std::max(cur.begin, b[k].end);
+      if (cur.begin >= cur.end) break;
+      ++k;
+    }
+    if (cur.end > cur.begin) out.push_back(cur);
+  }
+  return out;
+}
+
+std::string kernel_key(const KernelEvent& k) {
+  return fmt::format("{}|{}x{}x{}|{}x{}x{}|{}|{}", k.name, k.grid.x, k.grid.y, k.grid.z, k.block.x,
+                     k.block.y, k.block.z, k.registers, k.static_smem + k.dynamic_smem);
+}
+
+Spread spread_of(std::vector<double> v) {
+  Spread s;
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  auto q = [&](double p) {
+    const double x = p * static_cast<double>(v.size() - 1);
+    const auto i = static_cast<std::size_t>(x);
+    const double f = x - static_cast<double>(i);
+    return i + 1 < v.size() ? v[i] * (1 - f) + v[i + 1] * f : v[i];
+  };
+  s.median = q(0.5);
+  s.q1 = q(0.25);
+  s.q3 = q(0.75);
+  return s;
+}
+
+// Durations of kernels that ran alone, by kernel and by op (kernel and its position among the
+// same kernels in its step), from the kept steps of a trace.
+struct AloneTable {
+  std::unordered_map<std::string, std::vector<double>> by_kernel;
+  std::map<std::pair<std::string, int>, std::vector<double>> by_op;
+  std::unordered_map<std::string, Spread> kernel_spread;
+  std::map<std::pair<std::string, int>, Spread> op_spread;
+  void finish() {
+    for (auto& [k, v] : by_kernel) kernel_spread[k] = spread_of(v);
+    for (auto& [k, v] : by_op) op_spread[k] = spread_of(v);
+  }
+};
+
+// Per rank, what the whole trace knows: unions, waits, kernels by start.
+struct RankView {
+  std::vector<const KernelEvent*> ks;  // by start
+  std::vector<Interval> comp_u, comm_u;
+  std::vector<CommWait> waits;
+  int64_t longest = 0;  // longest kernel
+};
+
+// The kernels of a view that overlap [b, e), each with its position among kernels of the same
+// key that start in the window (ordinals count only kernels starting inside).
+template <class F>
+void for_window(const RankView& v, int64_t b, int64_t e, F&& f) {
+  auto it = std::lower_bound(v.ks.begin(), v.ks.end(), b - v.longest,
+                             [](const KernelEvent* k, int64_t t) { return k->start_ns < t; });
+  for (; it != v.ks.end() && (*it)->start_ns < e; ++it)
+    if ((*it)->end_ns > b) f(**it);
+}
+
+// The effective start of each communication kernel: its start, or its last peer's start when
+// that was later (kernel -> {last peer start, the peer}).
+using PeerStarts = std::unordered_map<const KernelEvent*, std::pair<int64_t, int>>;
+
+// Every kernel of the views that ran alone, by kernel only (whole trace).
+void add_alone_kernels(AloneTable& tab, const std::map<int, RankView>& views) {
+  for (const auto& [rank, v] : views)
+    for (const auto* k : v.ks) {
+      const auto& other = k->category == KernelCategory::Compute ? v.comm_u : v.comp_u;
+      if (overlap_length(other, {k->start_ns, k->end_ns}) > 0) continue;
+      tab.by_kernel[kernel_key(*k)].push_back(static_cast<double>(k->duration_ns()));
+    }
+}
+
+void add_alone(AloneTable& tab, const std::map<int, RankView>& views, const StepSet& st,
+               const PeerStarts& peers, bool kernels = true) {
+  for (const auto& [rank, steps] : st.ranks) {
+    const auto vit = views.find(rank);
+    if (vit == views.end()) continue;
+    const RankView& v = vit->second;
+    for (const auto& w : steps) {
+      std::unordered_map<std::string, int> ord;
+      for_window(v, w.begin_ns, w.end_ns, [&](const KernelEvent& k) {
+        if (k.start_ns < w.begin_ns) return;
+        const std::string key = kernel_key(k);
+        const int n = ord[key]++;
+        int64_t s = k.start_ns;
+        if (auto p = peers.find(&k); p != peers.end()) s = std::max(s, p->second.first);
+        const auto& other = k.category == KernelCategory::Compute ? v.comm_u : v.comp_u;
+        if (overlap_length(other, {s, k.end_ns}) > 0) return;
+        const double d = static_cast<double>(k.end_ns - s);
+        if (kernels) tab.by_kernel[key].push_back(d);
+        tab.by_op[{key, n}].push_back(d);
+      });
+    }
+  }
+}
+
+std::map<int, RankView> views_of(const Trace& t) {
+  std::map<int, RankView> out;
+  for (auto& [rank, ks] : kernels_by_rank(t)) {
+    RankView& v = out[rank];
+    v.ks = std::move(ks);
+    std::vector<Interval> c, m;
+    for (const auto* k : v.ks) {
+      (k->category == KernelCategory::Compute ? c : m).push_back({k->start_ns, k->end_ns});
+      v.longest = std::max(v.longest, k->duration_ns());
+    }
+    v.comp_u = interval_union(std::move(c));
+    v.comm_u = interval_union(std::move(m));
+    v.waits = communication_waits(t, rank);
+  }
+  return out;
+}
+
+// Matches each step's communication kernels across ranks (the i-th of rank r with the i-th of
+// every other rank, when every rank has the same kernels in the same order) and records, per
+// kernel, the latest start among its peers.
+PeerStarts peer_starts(const std::map<int, RankView>& views, const StepSet& st,
+                       std::vector<std::string>& notes) {
+  PeerStarts out;
+  if (st.ranks.size() < 2) return out;
+  const std::size_t n = st.ranks.begin()->second.size();
+  std::size_t unmatched = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::vector<std::pair<int, std::vector<const KernelEvent*>>> per;
+    for (const auto& [rank, steps] : st.ranks) {
+      const auto& w = steps[i];
+      std::vector<const KernelEvent*> c;
+      for_window(views.at(rank), w.begin_ns, w.end_ns, [&](const KernelEvent& k) {
+        if (k.category == KernelCategory::Communication && k.start_ns >= w.begin_ns)
+          c.push_back(&k);
+      });
+      per.push_back({rank, std::move(c)});
+    }
+    bool same = true;
+    for (const auto& [r, c] : per) {
+      if (c.size() != per.front().second.size()) same = false;
+      for (std::size_t j = 0; same && j < c.size(); ++j)
+        same = c[j]->name == per.front().second[j]->name;
+    }
+    if (!same) {
+      ++unmatched;
+      continue;
+    }
+    for (std::size_t j = 0; j < per.front().second.size(); ++j) {
+      int64_t last = kMin;
+      int who = -1;
+      for (const auto& [r, c] : per)
+        if (c[j]->start_ns > last) {
+          last = c[j]->start_ns;
+          who = r;
+        }
+      for (const auto& [r, c] : per) out[c[j]] = {last, who};
+    }
+  }
+  if (unmatched > 0)
+    notes.push_back(fmt::format(
+        "in {} of {} steps the ranks ran different communication kernels: no rank wait there",
+        unmatched, n));
+  return out;
+}
+
+struct Estimate {
+  double alone = 0, half_iqr = 0;
+  AloneSource source = AloneSource::None;
+};
+
+Estimate estimate(const std::string& key, int ord, const AloneTable* base, const AloneTable& own) {
+  auto from = [&](const AloneTable& t, AloneSource op, AloneSource kern) -> std::optional<Estimate> {
+    if (auto it = t.op_spread.find({key, ord}); it != t.op_spread.end())
+      return Estimate{it->second.median, (it->second.q3 - it->second.q1) / 2, op};
+    if (auto it = t.kernel_spread.find(key); it != t.kernel_spread.end())
+      return Estimate{it->second.median, (it->second.q3 - it->second.q1) / 2, kern};
+    return std::nullopt;
+  };
+  if (base)
+    if (auto e = from(*base, AloneSource::Baseline, AloneSource::BaselineKernel)) return *e;
+  if (auto e = from(own, AloneSource::SameOp, AloneSource::SameKernel)) return *e;
+  return {};
+}
+
+StepParts step_parts(int rank, const StepWindow& w, const RankView& v, const PeerStarts& peers,
+                     const AloneTable* base, const AloneTable& own) {
+  StepParts p;
+  p.rank = rank;
+  p.step = w.index;
+  p.begin_ns = w.begin_ns;
+  p.end_ns = w.end_ns;
+  p.time_ns = w.length();
+  const int64_t b = w.begin_ns, e = w.end_ns;
+  std::vector<Interval> comp, comm, rank_wait;
+  struct Comm {
+    const KernelEvent* k;
+    int64_t work_start;
+    int ord;
+  };
+  std::vector<Comm> comms;
+  std::unordered_map<std::string, int> ord;
+  int64_t first_comp = kMax, last_comp = kMin;
+  std::vector<std::pair<const KernelEvent*, int>> comps;
+  for_window(v, b, e, [&](const KernelEvent& k) {
+    const Interval iv{std::max(k.start_ns, b), std::min(k.end_ns, e)};
+    const bool inside = k.start_ns >= b;
+    const int n = inside ? ord[kernel_key(k)]++ : -1;
+    if (k.category == KernelCategory::Compute) {
+      comp.push_back(iv);
+      first_comp = std::min(first_comp, iv.begin);
+      last_comp = std::max(last_comp, iv.end);
+      if (inside) comps.push_back({&k, n});
+      ++p.compute_kernels;
+    } else {
+      comm.push_back(iv);
+      ++p.comm_kernels;
+      int64_t ws = k.start_ns;
+      if (auto it = peers.find(&k); it != peers.end() && it->second.first > k.start_ns) {
+        ws = it->second.first;
+        rank_wait.push_back({std::max(k.start_ns, b), std::min(ws, e)});
+        if (ws - k.start_ns > p.slowest_peer_lag_ns) {
+          p.slowest_peer_lag_ns = ws - k.start_ns;
+          p.slowest_peer = it->second.second;
+        }
+      }
+      if (inside) comms.push_back({&k, ws, n});
+    }
+  });
+  const auto comp_u = interval_union(std::move(comp));
+  const auto comm_u = interval_union(std::move(comm));
+  std::vector<Interval> all = comp_u;
+  all.insert(all.end(), comm_u.begin(), comm_u.end());
+  const int64_t busy = total_length(interval_union(std::move(all)));
+  p.compute_busy_ns = total_length(comp_u);
+  p.comm_busy_ns = total_length(comm_u);
+  p.overlapped_ns = total_length(interval_intersection(comp_u, comm_u));
+  p.idle_ns = p.time_ns - busy;
+  p.exposed_ns = p.comm_busy_ns - p.overlapped_ns;
+
+  // Compute slowed: each compute kernel that overlapped communication, its time beyond alone,
+  // at most the time it overlapped (it ran at its own speed otherwise).
+  int64_t overlapped_comp = 0, estimated = 0;
+  double slowed = 0, spread = 0;
+  for (const auto& [k, n] : comps) {
+    const int64_t ov = overlap_length(comm_u, {k->start_ns, std::min(k->end_ns, e)});
+    if (ov <= 0) continue;
+    overlapped_comp += ov;
+    const Estimate est = estimate(kernel_key(*k), n, base, own);
+    p.compute_alone_sources[est.source] += ov;
+    if (est.source == AloneSource::None) continue;
+    estimated += ov;
+    const double extra = std::clamp(static_cast<double>(k->duration_ns()) - est.alone, 0.0,
+                                    static_cast<double>(ov));
+    slowed += extra;
+    if (extra > 0) spread += std::min(est.half_iqr, extra);
+  }
+  p.compute_slowed_ns = std::min<int64_t>(p.overlapped_ns, std::llround(slowed));
+  p.compute_slowed_spread_ns = std::llround(spread);
+  p.compute_estimated =
+      overlapped_comp > 0 ? static_cast<double>(estimated) / static_cast<double>(overlapped_comp)
+                          : 1.0;
+  p.compute_alone_ns = p.compute_busy_ns - p.compute_slowed_ns;
+
+  // Exposed communication, by cause: rank wait, then slowed, then tail/head, then dependent.
+  const auto exposed = interval_difference(comm_u, comp_u);
+  const auto rw_u = interval_union(std::move(rank_wait));
+  p.exposed_rank_wait_ns = total_length(interval_intersection(exposed, rw_u));
+  const auto rest = interval_difference(exposed, rw_u);
+  const int64_t rest_len = total_length(rest);
+  double ex_slowed = 0, all_slowed = 0;
+  for (const auto& c : comms) {
+    const Interval work{c.work_start, std::min(c.k->end_ns, e)};
+    const int64_t ov = overlap_length(comp_u, work);
+    if (ov <= 0) continue;  // ran alone: by definition not slowed by compute
+    const Estimate est = estimate(kernel_key(*c.k), c.ord, base, own);
+    if (est.source == AloneSource::None) continue;
+    const double extra =
+        std::clamp(static_cast<double>(work.length()) - est.alone, 0.0, static_cast<double>(ov));
+    all_slowed += extra;
+    ex_slowed += std::min(extra, static_cast<double>(overlap_length(rest, work)));
+  }
+  p.comm_slowed_ns = std::llround(all_slowed);
+  p.exposed_slowed_ns = std::min<int64_t>(rest_len, std::llround(ex_slowed));
+  std::vector<Interval> edges;
+  if (first_comp == kMax) {
+    edges.push_back({b, e});
+  } else {
+    edges.push_back({b, first_comp});
+    edges.push_back({last_comp, e});
+  }
+  const int64_t at_edges = total_length(interval_intersection(rest, interval_union(edges)));
+  p.exposed_tail_ns = std::min(at_edges, rest_len - p.exposed_slowed_ns);
+  p.exposed_dependent_ns = rest_len - p.exposed_slowed_ns - p.exposed_tail_ns;
+
+  // Waiting for SMs inside the window.
+  auto wit = std::lower_bound(v.waits.begin(), v.waits.end(), b - v.longest,
+                              [](const CommWait& x, int64_t t) { return x.begin_ns < t; });
+  for (; wit != v.waits.end() && wit->begin_ns < e; ++wit)
+    p.sm_wait_ns += std::max<int64_t>(0, std::min(wit->end_ns, e) - std::max(wit->begin_ns, b));
+  return p;
+}
+
+const std::vector<std::pair<const char*, int64_t StepParts::*>>& part_fields() {
+  static const std::vector<std::pair<const char*, int64_t StepParts::*>> f = {
+      {"time", &StepParts::time_ns},
+      {"compute_alone", &StepParts::compute_alone_ns},
+      {"compute_slowed", &StepParts::compute_slowed_ns},
+      {"exposed_rank_wait", &StepParts::exposed_rank_wait_ns},
+      {"exposed_slowed", &StepParts::exposed_slowed_ns},
+      {"exposed_tail", &StepParts::exposed_tail_ns},
+      {"exposed_dependent", &StepParts::exposed_dependent_ns},
+      {"idle", &StepParts::idle_ns},
+      {"compute_busy", &StepParts::compute_busy_ns},
+      {"comm_busy", &StepParts::comm_busy_ns},
+      {"overlapped", &StepParts::overlapped_ns},
+      {"exposed", &StepParts::exposed_ns},
+      {"comm_slowed", &StepParts::comm_slowed_ns},
+      {"sm_wait", &StepParts::sm_wait_ns},
+  };
+  return f;
+}
+
+std::string ms(int64_t ns) {
+  return fmt::format("{:.1f} ms", static_cast<double>(ns) / 1e6);
+}
+
+std::string sentence_of(const StepParts& p, const Spread& time_spread, std::size_t nsteps,
+                        const std::string& source) {
+  const LeverBounds lb = lever_bounds(p);
+  const double hidden =
+      p.comm_busy_ns > 0 ? 100.0 * static_cast<double>(p.overlapped_ns) / static_cast<double>(p.comm_busy_ns)
+                         : 100.0;
+  const int64_t cost = p.time_ns - p.compute_alone_ns - p.idle_ns;
+  std::string s;
+  if (p.comm_busy_ns == 0)
+    return fmt::format("No communication ran in this {} step (rank {}, {}): nothing for an "
+                       "overlap control to win.",
+                       ms(p.time_ns), p.rank,
+                       nsteps > 1 ? fmt::format("the median of {} steps", nsteps) : source);
+  s = fmt::format("Communication is {:.0f}% hidden in this {} step (rank {}, {}); ", hidden,
+                  ms(p.time_ns), p.rank,
+                  nsteps > 1 ? fmt::format("the median of {} steps", nsteps) : source);
+  // The largest cause first.
+  std::vector<std::pair<int64_t, std::string>> causes = {
+      {p.compute_slowed_ns, "compute runs slower beside it"},
+      {p.exposed_rank_wait_ns, "collectives wait for another rank"},
+      {p.exposed_slowed_ns, "collectives run slower beside compute"},
+      {p.exposed_tail_ns, "communication is left with nothing to hide it (step tail or head)"},
+      {p.exposed_dependent_ns, "compute waits for communication to finish"}};
+  std::stable_sort(causes.begin(), causes.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  s += fmt::format("it costs about {} beyond compute alone", ms(cost));
+  if (causes.front().first > 0)
+    s += fmt::format(", mostly because {} ({})", causes.front().second, ms(causes.front().first));
+  s += fmt::format(". Priority and shaping can win at most {}; SM budgets, channel caps and copy "
+                   "engines at most {}",
+                   ms(lb.priority_shaping_ns), ms(lb.sm_budget_ns));
+  if (lb.scheduling_ns > 0) s += fmt::format("; scheduling (bucket size, prefetch) {}", ms(lb.scheduling_ns));
+  s += ".";
+  const double noise = (time_spread.q3 - time_spread.q1) / 2;  // ms
+  const double best = static_cast<double>(std::max(lb.priority_shaping_ns, lb.sm_budget_ns)) / 1e6;
+  if (nsteps > 1 && best < noise)
+    s += fmt::format(" That is below the step-to-step noise (half the interquartile range, "
+                     "{:.1f} ms): nothing to win here.",
+                     noise);
+  return s;
+}
+
+}  // namespace
+
+Diagnosis diagnose(const Trace& t, const DiagnosisOptions& o) {
+  Diagnosis d;
+  d.steps = find_steps(t, o.steps);
+  d.partial = t.dropped_records > 0;
+  const auto views = views_of(t);
+  const PeerStarts peers = peer_starts(views, d.steps, d.notes);
+  AloneTable own;
+  add_alone(own, views, d.steps, peers);
+  own.finish();
+  std::optional<AloneTable> base;
+  for (const Trace* at : o.alone) {
+    StepOptions so = o.alone_steps.value_or(o.steps);
+    so.window = {};
+    const StepSet bs = find_steps(*at, so);
+    const auto bviews = views_of(*at);
+    if (!base) base.emplace();
+    add_alone_kernels(*base, bviews);
+    if (bs.source != "none") {
+      std::vector<std::string> ignored;
+      add_alone(*base, bviews, bs, peer_starts(bviews, bs, ignored), false);
+    } else if (d.steps.source != "none") {
+      d.notes.push_back("the alone trace " + at->source +
+                        " has no steps: its kernels are matched by kernel only");
+    }
+  }
+  if (base) base->finish();
+  for (const auto& [rank, steps] : d.steps.ranks) {
+    RankSteps rs;
+    rs.rank = rank;
+    for (const auto& w : steps)
+      rs.steps.push_back(step_parts(rank, w, views.at(rank), peers, base ? &*base : nullptr, own));
+    if (rs.steps.empty()) continue;
+    std::vector<std::size_t> idx(rs.steps.size());
+    for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+    std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
+      return rs.steps[a].time_ns < rs.steps[b].time_ns;
+    });
+    rs.typical = idx[(idx.size() - 1) / 2];
+    for (const auto& [name, f] : part_fields()) {
+      std::vector<double> v;
+      for (const auto& p : rs.steps) v.push_back(static_cast<double>(p.*f) / 1e6);
+      rs.spread[name] = spread_of(std::move(v));
+    }
+    d.ranks.push_back(std::move(rs));
+  }
+  if (d.ranks.empty()) {
+    d.sentence = "No kernels in the window: nothing to diagnose.";
+    return d;
+  }
+  const RankSteps* crit = &d.ranks.front();
+  for (const auto& r : d.ranks)
+    if (r.steps[r.typical].time_ns > crit->steps[crit->typical].time_ns) crit = &r;
+  d.critical_rank = crit->rank;
+  d.sentence = sentence_of(crit->steps[crit->typical], crit->spread.at("time"), crit->steps.size(),
+                           d.steps.detail);
+  if (d.partial)
+    d.notes.push_back(fmt::format("{} records were dropped while tracing: busy times are lower "
+                                  "bounds and the parts may move between causes",
+                                  t.dropped_records));
+  double est_min = 1.0;
+  for (const auto& r : d.ranks)
+    for (const auto& p : r.steps) est_min = std::min(est_min, p.compute_estimated);
+  if (est_min < 0.9)
+    d.notes.push_back(fmt::format(
+        "for some compute kernels that overlapped communication no time alone is known (as little "
+        "as {:.0f}% estimated in a step): compute slowed is a lower bound there; a trace of the "
+        "program without communication (--alone) tells",
+        100 * est_min));
+  d.notes.push_back("copy-engine transfers are not traced yet: collectives NCCL ran on the copy "
+                    "engines (CTA policy zero) are not counted as communication");
+  return d;
+}
+
+namespace {
+
+json parts_json(const StepParts& p) {
+  json j;
+  j["rank"] = p.rank;
+  j["step"] = p.step;
+  j["begin_ns"] = p.begin_ns;
+  j["end_ns"] = p.end_ns;
+  for (const auto& [name, f] : part_fields()) j[std::string(name) + "_ns"] = p.*f;
+  j["compute_slowed_spread_ns"] = p.compute_slowed_spread_ns;
+  j["compute_estimated"] = p.compute_estimated;
+  json src = json::object();
+  for (const auto& [s, ns] : p.compute_alone_sources) src[to_string(s)] = ns;
+  j["compute_alone_sources_ns"] = src;
+  j["slowest_peer"] = p.slowest_peer >= 0 ? json(p.slowest_peer) : json(nullptr);
+  j["slowest_peer_lag_ns"] = p.slowest_peer_lag_ns;
+  j["compute_kernels"] = p.compute_kernels;
+  j["comm_kernels"] = p.comm_kernels;
+  const LeverBounds lb = lever_bounds(p);
+  j["bounds_ns"] = {{"priority_shaping", lb.priority_shaping_ns},
+                    {"sm_budget_channels_copy_engines", lb.sm_budget_ns},
+                    {"scheduling", lb.scheduling_ns},
+                    {"rank_skew", lb.rank_skew_ns},
+                    {"step_all_hidden", lb.all_hidden_ns},
+                    {"step_ideal", lb.ideal_ns}};
+  return j;
+}
+
+}  // namespace
+
+json diagnosis_to_json(const Diagnosis& d) {
+  json j;
+  j["schema"] = "ccoverlap.step_diagnosis";
+  j["schema_version"] = "1.0.0";
+  j["sentence"] = d.sentence;
+  j["steps"] = {{"source", d.steps.source},
+                {"detail", d.steps.detail},
+                {"found", d.steps.found},
+                {"warmup", d.steps.warmup}};
+  j["critical_rank"] = d.critical_rank >= 0 ? json(d.critical_rank) : json(nullptr);
+  j["partial"] = d.partial;
+  json ranks = json::array();
+  for (const auto& r : d.ranks) {
+    json x;
+    x["rank"] = r.rank;
+    x["typical"] = parts_json(r.steps[r.typical]);
+    json sp = json::object();
+    for (const auto& [name, s] : r.spread)
+      sp[name + "_ms"] = {{"median", s.median}, {"q1", s.q1}, {"q3", s.q3}};
+    x["spread"] = sp;
+    json steps = json::array();
+    for (const auto& p : r.steps) steps.push_back(parts_json(p));
+    x["steps"] = steps;
+    ranks.push_back(std::move(x));
+  }
+  j["ranks"] = ranks;
+  j["notes"] = d.notes;
+  return j;
+}
+
+}  // namespace cco::trace

@@ -1,0 +1,397 @@
+// The per-step diagnosis (trace/diagnosis.hpp) on hand-built traces where every cause is known by
+// construction: compute slowed beside a collective, a tail, a dependency, a skewed rank, a wait
+// for SMs, a slowed collective. The expected split of each step is worked out in the comments;
+// every step's parts must add up to its time exactly, so a cause dropped from the sum fails.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "trace/diagnosis.hpp"
+#include "model/limits.hpp"
+#include "trace/format.hpp"
+
+namespace {
+
+using cco::trace::AloneSource;
+using cco::trace::Diagnosis;
+using cco::trace::DiagnosisOptions;
+using cco::trace::KernelCategory;
+using cco::trace::KernelEvent;
+using cco::trace::NvtxRange;
+using cco::trace::StepParts;
+using cco::trace::Trace;
+
+constexpr int64_t us = 1000;
+constexpr int64_t kStep = 1000 * us;  // steps start 1 ms apart
+
+const char* kGemm = "void gemm_kernel<__nv_bfloat16, 128>(int, int)";
+const char* kAr = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+const char* kAg = "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+
+// Builds a trace step by step: kernels at times relative to the step's start (us), launched (by
+// default) 1 us before the step starts, inside an NVTX range "train_step" around the step.
+struct Builder {
+  Trace t;
+  void kernel(int rank, int step, const char* name, int64_t a_us, int64_t b_us,
+              int64_t launch_us = -1) {
+    KernelEvent k;
+    k.name = name;
+    k.category = cco::trace::classify_kernel(name);
+    k.rank = rank;
+    k.device = rank;
+    k.stream = k.category == KernelCategory::Compute ? 7 : 13;
+    const int64_t base = step * kStep + 10 * us;
+    k.start_ns = base + a_us * us;
+    k.end_ns = base + b_us * us;
+    k.submitted_ns = launch_us >= 0 ? base + launch_us * us : base - us;
+    k.grid = {132, 1, 1};
+    k.block = {256, 1, 1};
+    t.kernels.push_back(k);
+  }
+  void range(int rank, int step) {
+    NvtxRange r;
+    r.name = "train_step";
+    r.rank = rank;
+    r.start_ns = step * kStep;
+    r.end_ns = step * kStep + 900 * us;  // every launch of the step happens in here
+    t.ranges.push_back(r);
+  }
+  Trace done() {
+    t.normalize();
+    return t;
+  }
+};
+
+void expect_adds_up(const Diagnosis& d) {
+  ASSERT_FALSE(d.ranks.empty());
+  for (const auto& r : d.ranks)
+    for (const auto& p : r.steps) {
+      EXPECT_EQ(p.parts_ns(), p.time_ns) << "rank " << p.rank << " step " << p.step;
+      EXPECT_EQ(p.compute_alone_ns + p.compute_slowed_ns, p.compute_busy_ns);
+      EXPECT_EQ(p.exposed_parts_ns(), p.exposed_ns);
+      EXPECT_EQ(p.compute_busy_ns + p.exposed_ns + p.idle_ns, p.time_ns);
+    }
+}
+
+const StepParts& typical(const Diagnosis& d, int rank = 0) {
+  for (const auto& r : d.ranks)
+    if (r.rank == rank) return r.steps[r.typical];
+  throw std::runtime_error("no rank");
+}
+
+// The issue's case: the same GEMM at 10 us alone and 15 us beside an all-reduce that is fully
+// hidden. Per step: G G (alone, 10 each) then G G beside the all-reduce (15 each): 50 us, of
+// which compute alone 40 and compute slowed 10; nothing exposed. The whole-trace analysis calls
+// this perfect overlap (eff 1.00).
+Trace slowed_compute(int steps = 8) {
+  Builder b;
+  for (int s = 0; s < steps; ++s) {
+    b.range(0, s);
+    b.kernel(0, s, kGemm, 0, 10);
+    b.kernel(0, s, kGemm, 10, 20);
+    b.kernel(0, s, kGemm, 20, 35);
+    b.kernel(0, s, kGemm, 35, 50);
+    b.kernel(0, s, kAr, 20, 50);
+  }
+  return b.done();
+}
+
+TEST(Diagnosis, ComputeSlowedBesideACollective) {
+  const Trace t = slowed_compute();
+  const auto whole = cco::trace::analyze(t);
+  EXPECT_DOUBLE_EQ(whole.ranks[0].efficiency, 1.0) << "the whole-trace figure says: perfect";
+  const Diagnosis d = cco::trace::diagnose(t);
+  EXPECT_EQ(d.steps.source, "nvtx");
+  EXPECT_EQ(d.steps.found, 8u);
+  EXPECT_EQ(d.steps.warmup, 3);
+  ASSERT_EQ(d.ranks.size(), 1u);
+  EXPECT_EQ(d.ranks[0].steps.size(), 5u);
+  expect_adds_up(d);
+  const auto& p = typical(d);
+  EXPECT_EQ(p.time_ns, 50 * us);
+  EXPECT_EQ(p.compute_slowed_ns, 10 * us);
+  EXPECT_EQ(p.compute_alone_ns, 40 * us);
+  EXPECT_EQ(p.exposed_ns, 0);
+  EXPECT_EQ(p.idle_ns, 0);
+  // The slowed GEMMs never ran alone at their position: the same kernel elsewhere tells.
+  EXPECT_EQ(p.compute_alone_sources.at(AloneSource::SameKernel), 30 * us);
+  EXPECT_DOUBLE_EQ(p.compute_estimated, 1.0);
+  const auto lb = cco::trace::lever_bounds(p);
+  EXPECT_EQ(lb.sm_budget_ns, 10 * us);
+  EXPECT_EQ(lb.priority_shaping_ns, 0);
+  EXPECT_EQ(lb.ideal_ns, 40 * us);
+  EXPECT_NE(d.sentence.find("100% hidden"), std::string::npos) << d.sentence;
+  EXPECT_NE(d.sentence.find("compute runs slower beside it (0.0 ms)"), std::string::npos)
+      << d.sentence;  // 10 us prints as 0.0 ms; the cause is named
+}
+
+// Tail, dependency and an SM wait in one step (rank 0), every part by hand:
+//   compute  [0, 20)  [30, 40)
+//   comm A   launched at 5, waits for SMs until 20, runs [20, 30): exposed 10, between compute
+//            kernels -> dependent; SM wait 5..20 = 15
+//   comm B   [35, 60): overlapped 35..40, exposed 40..60 = 20 after the last compute -> tail
+// time 60 = compute 30 + exposed 30 + idle 0.
+TEST(Diagnosis, TailDependencyAndSmWait) {
+  Builder b;
+  for (int s = 0; s < 4; ++s) {
+    b.range(0, s);
+    b.kernel(0, s, kGemm, 0, 20);
+    b.kernel(0, s, kGemm, 30, 40);
+    b.kernel(0, s, kAr, 20, 30, 5);
+    b.kernel(0, s, kAg, 35, 60, 35);
+  }
+  // A second comm stream for B, so A's stream order does not make B wait.
+  for (auto& k : b.t.kernels)
+    if (k.name == kAg) k.stream = 14;
+  const Diagnosis d = cco::trace::diagnose(b.done());
+  EXPECT_EQ(d.steps.warmup, 1);
+  expect_adds_up(d);
+  const auto& p = typical(d);
+  EXPECT_EQ(p.time_ns, 60 * us);
+  EXPECT_EQ(p.compute_busy_ns, 30 * us);
+  EXPECT_EQ(p.exposed_ns, 30 * us);
+  EXPECT_EQ(p.exposed_dependent_ns, 10 * us);
+  EXPECT_EQ(p.exposed_tail_ns, 20 * us);
+  EXPECT_EQ(p.exposed_rank_wait_ns, 0);
+  EXPECT_EQ(p.exposed_slowed_ns, 0);
+  EXPECT_EQ(p.sm_wait_ns, 15 * us);
+  const auto lb = cco::trace::lever_bounds(p);
+  EXPECT_EQ(lb.priority_shaping_ns, 15 * us);  // min(15, 30 - 0)
+  EXPECT_EQ(lb.scheduling_ns, 30 * us);
+  EXPECT_EQ(lb.all_hidden_ns, 30 * us);
+}
+
+// Two ranks; rank 1 starts the collective 5 us after rank 0:
+//   both: compute [0, 20) and [30, 50); the all-reduce ends at 30 on both
+//   rank 0: all-reduce [20, 30): 5 waiting for rank 1 (rank wait), 5 dependent
+//   rank 1: idle [20, 25), all-reduce [25, 30): 5 dependent
+TEST(Diagnosis, RankSkew) {
+  Builder b;
+  for (int s = 0; s < 4; ++s)
+    for (int r = 0; r < 2; ++r) {
+      b.range(r, s);
+      b.kernel(r, s, kGemm, 0, 20);
+      b.kernel(r, s, kGemm, 30, 50);
+      b.kernel(r, s, kAr, r == 0 ? 20 : 25, 30);
+    }
+  const Diagnosis d = cco::trace::diagnose(b.done());
+  expect_adds_up(d);
+  const auto& p0 = typical(d, 0);
+  EXPECT_EQ(p0.exposed_rank_wait_ns, 5 * us);
+  EXPECT_EQ(p0.exposed_dependent_ns, 5 * us);
+  EXPECT_EQ(p0.slowest_peer, 1);
+  EXPECT_EQ(p0.slowest_peer_lag_ns, 5 * us);
+  EXPECT_EQ(cco::trace::lever_bounds(p0).rank_skew_ns, 5 * us);
+  const auto& p1 = typical(d, 1);
+  EXPECT_EQ(p1.exposed_rank_wait_ns, 0);
+  EXPECT_EQ(p1.idle_ns, 5 * us);
+  EXPECT_EQ(p1.exposed_dependent_ns, 5 * us);
+}
+
+// A collective slowed beside compute: alone (a trace given as --alone) it takes 10 us; beside a
+// 10 us GEMM it takes 16: overlapped 10, exposed 6 after the GEMM. Of those 6, all are time
+// beyond alone (16 - 10 = 6 <= 10 overlapped): exposed slowed 6, tail 0.
+TEST(Diagnosis, SlowedCollectiveFromAnAloneTrace) {
+  Builder b;
+  for (int s = 0; s < 4; ++s) {
+    b.range(0, s);
+    b.kernel(0, s, kGemm, 0, 10);
+    b.kernel(0, s, kAr, 0, 16);
+  }
+  Builder alone;
+  for (int s = 0; s < 4; ++s) {
+    alone.range(0, s);
+    alone.kernel(0, s, kAr, 0, 10);
+  }
+  const Trace a = alone.done();
+  DiagnosisOptions o;
+  o.alone = {&a};
+  const Diagnosis d = cco::trace::diagnose(b.done(), o);
+  expect_adds_up(d);
+  const auto& p = typical(d);
+  EXPECT_EQ(p.exposed_ns, 6 * us);
+  EXPECT_EQ(p.exposed_slowed_ns, 6 * us);
+  EXPECT_EQ(p.exposed_tail_ns, 0);
+  EXPECT_EQ(p.comm_slowed_ns, 6 * us);
+  EXPECT_EQ(cco::trace::lever_bounds(p).sm_budget_ns, 6 * us);
+  // Without the alone trace the collective never ran alone: no estimate, the 6 us are tail.
+  const Diagnosis d2 = cco::trace::diagnose(b.done());
+  const auto& q = typical(d2);
+  EXPECT_EQ(q.exposed_slowed_ns, 0);
+  EXPECT_EQ(q.exposed_tail_ns, 6 * us);
+}
+
+// The alone trace gives each op its own time: the GEMM at position 2 of the step takes 12 us
+// alone (another shape under the same kernel), the others 10. Beside the all-reduce it takes 15:
+// slowed 3, not the 5 that the same kernel's median (10) would say.
+TEST(Diagnosis, AloneTraceMatchesOpsByPosition) {
+  Builder alone;
+  for (int s = 0; s < 6; ++s) {
+    alone.range(0, s);
+    alone.kernel(0, s, kGemm, 0, 10);
+    alone.kernel(0, s, kGemm, 10, 20);
+    alone.kernel(0, s, kGemm, 20, 32);
+  }
+  Builder b;
+  for (int s = 0; s < 6; ++s) {
+    b.range(0, s);
+    b.kernel(0, s, kGemm, 0, 10);
+    b.kernel(0, s, kGemm, 10, 20);
+    b.kernel(0, s, kGemm, 20, 35);
+    b.kernel(0, s, kAr, 20, 35);
+  }
+  const Trace a = alone.done();
+  DiagnosisOptions o;
+  o.alone = {&a};
+  const Diagnosis d = cco::trace::diagnose(b.done(), o);
+  expect_adds_up(d);
+  EXPECT_EQ(typical(d).compute_slowed_ns, 3 * us);
+  EXPECT_EQ(typical(d).compute_alone_sources.at(AloneSource::Baseline), 15 * us);
+  const Diagnosis own = cco::trace::diagnose(b.done());
+  EXPECT_EQ(typical(own).compute_slowed_ns, 5 * us);
+}
+
+// Steps from the rhythm of the collectives: no range, no mark; each step issues an all-gather
+// and two all-reduces, with compute between.
+TEST(Diagnosis, StepsFromCollectives) {
+  Builder b;
+  for (int s = 0; s < 10; ++s) {
+    b.kernel(0, s, kGemm, 0, 100, 0);
+    b.kernel(0, s, kAg, 0, 20, 1);
+    b.kernel(0, s, kAr, 20, 40, 2);
+    b.kernel(0, s, kAr, 100, 110, 3);
+  }
+  const Diagnosis d = cco::trace::diagnose(b.done());
+  EXPECT_EQ(d.steps.source, "collectives");
+  EXPECT_NE(d.steps.detail.find("(3 per step)"), std::string::npos) << d.steps.detail;
+  ASSERT_EQ(d.ranks.size(), 1u);
+  ASSERT_FALSE(d.ranks[0].steps.empty());
+  expect_adds_up(d);
+  // Windows tile the timeline from one step's first kernel to the next's: 1 ms each.
+  for (const auto& p : d.ranks[0].steps) EXPECT_EQ(p.time_ns, kStep);
+  EXPECT_EQ(typical(d).exposed_tail_ns, 10 * us);
+  EXPECT_EQ(typical(d).idle_ns, kStep - 110 * us);
+}
+
+TEST(Diagnosis, NoStepsGivesTheWholeWindowWithANote) {
+  Builder b;
+  b.kernel(0, 0, kGemm, 0, 10);
+  b.kernel(0, 0, kAr, 5, 20);
+  const Diagnosis d = cco::trace::diagnose(b.done());
+  EXPECT_EQ(d.steps.source, "none");
+  ASSERT_EQ(d.ranks.size(), 1u);
+  EXPECT_EQ(d.ranks[0].steps.size(), 1u);
+  EXPECT_EQ(typical(d).time_ns, 20 * us);
+  expect_adds_up(d);
+  ASSERT_FALSE(d.steps.notes.empty());
+  EXPECT_NE(d.steps.notes[0].find("whole window"), std::string::npos);
+}
+
+TEST(Diagnosis, RanksWithDifferentStepCountsAreCutToTheFewest) {
+  Builder b;
+  for (int s = 0; s < 8; ++s)
+    for (int r = 0; r < 2; ++r) {
+      if (r == 1 && s >= 6) continue;  // rank 1's trace ends early
+      b.range(r, s);
+      b.kernel(r, s, kGemm, 0, 10);
+    }
+  const Diagnosis d = cco::trace::diagnose(b.done());
+  EXPECT_EQ(d.steps.found, 6u);
+  ASSERT_EQ(d.ranks.size(), 2u);
+  EXPECT_EQ(d.ranks[0].steps.size(), d.ranks[1].steps.size());
+  ASSERT_FALSE(d.steps.notes.empty());
+  EXPECT_NE(d.steps.notes[0].find("different numbers of steps"), std::string::npos);
+}
+
+TEST(Diagnosis, ExplicitSourcesAndWarmup) {
+  const Trace t = slowed_compute();
+  cco::trace::StepOptions o;
+  o.source = "collectives";  // one all-reduce per step: period 1
+  o.warmup = 0;
+  const auto s = cco::trace::find_steps(t, o);
+  EXPECT_EQ(s.source, "collectives");
+  o.source = "nvtx";
+  o.name = "no_such_range";
+  const auto n = cco::trace::find_steps(t, o);
+  EXPECT_EQ(n.source, "none");
+  o.source = "bogus";
+  EXPECT_THROW(cco::trace::find_steps(t, o), cco::model::Error);
+  o.source = "nvtx";
+  o.name = "train_*";
+  o.warmup = 100;
+  const auto w = cco::trace::find_steps(t, o);
+  EXPECT_EQ(w.ranks.at(0).size(), 0u);
+}
+
+// A PyTorch profiler trace: kernels (cat "kernel") and the GPU-side step annotations.
+TEST(Diagnosis, ProfilerStepsFromAKinetoTrace) {
+  nlohmann::json j;
+  j["distributedInfo"] = {{"rank", 1}};
+  auto& ev = j["traceEvents"];
+  for (int s = 0; s < 5; ++s) {
+    const double base = 1000.0 * s;
+    ev.push_back({{"ph", "X"}, {"cat", "gpu_user_annotation"}, {"name", "ProfilerStep#" + std::to_string(s)},
+                  {"pid", 0}, {"tid", 7}, {"ts", base}, {"dur", 50.0}});
+    ev.push_back({{"ph", "X"}, {"cat", "kernel"}, {"name", kGemm}, {"pid", 0}, {"tid", 7},
+                  {"ts", base}, {"dur", 40.0}, {"args", {{"device", 0}, {"stream", 7}}}});
+    ev.push_back({{"ph", "X"}, {"cat", "kernel"}, {"name", kAr}, {"pid", 0}, {"tid", 13},
+                  {"ts", base + 30}, {"dur", 20.0}, {"args", {{"device", 0}, {"stream", 13}}}});
+  }
+  const Trace t = cco::trace::trace_from_json(j, "kineto.json");
+  const Diagnosis d = cco::trace::diagnose(t);
+  EXPECT_EQ(d.steps.source, "profiler");
+  ASSERT_EQ(d.ranks.size(), 1u);
+  EXPECT_EQ(d.ranks[0].rank, 1);
+  expect_adds_up(d);
+  EXPECT_EQ(typical(d, 1).time_ns, 50 * us);
+  EXPECT_EQ(typical(d, 1).exposed_tail_ns, 10 * us);
+}
+
+TEST(Diagnosis, DroppedRecordsMakeItPartial) {
+  Trace t = slowed_compute();
+  t.dropped_records = 12;
+  const Diagnosis d = cco::trace::diagnose(t);
+  EXPECT_TRUE(d.partial);
+  bool said = false;
+  for (const auto& n : d.notes) said |= n.find("12 records were dropped") != std::string::npos;
+  EXPECT_TRUE(said);
+  const auto j = cco::trace::diagnosis_to_json(d);
+  EXPECT_TRUE(j["partial"].get<bool>());
+}
+
+TEST(Diagnosis, JsonHasEveryPartAndBound) {
+  const Diagnosis d = cco::trace::diagnose(slowed_compute());
+  const auto j = cco::trace::diagnosis_to_json(d);
+  EXPECT_EQ(j["schema"], "ccoverlap.step_diagnosis");
+  const auto& p = j["ranks"][0]["typical"];
+  int64_t sum = 0;
+  for (const char* k : {"compute_alone_ns", "compute_slowed_ns", "exposed_rank_wait_ns",
+                        "exposed_slowed_ns", "exposed_tail_ns", "exposed_dependent_ns", "idle_ns"})
+    sum += p.at(k).get<int64_t>();
+  EXPECT_EQ(sum, p.at("time_ns").get<int64_t>());
+  EXPECT_EQ(p["bounds_ns"]["sm_budget_channels_copy_engines"].get<int64_t>(), 10 * us);
+  EXPECT_EQ(j["ranks"][0]["steps"].size(), 5u);
+}
+
+// About the size of a real DDP trace (25,000 kernels per rank, 2 ranks): well under a second.
+TEST(Diagnosis, LargeTraceIsFast) {
+  Builder b;
+  for (int s = 0; s < 30; ++s)
+    for (int r = 0; r < 2; ++r) {
+      b.range(r, s);
+      for (int i = 0; i < 800; ++i) b.kernel(r, s, kGemm, i, i + 1);
+      for (int i = 0; i < 40; ++i) b.kernel(r, s, kAr, 20 * i, 20 * i + 15);
+    }
+  const Trace t = b.done();
+  const auto t0 = std::chrono::steady_clock::now();
+  const Diagnosis d = cco::trace::diagnose(t);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  expect_adds_up(d);
+  EXPECT_EQ(d.ranks.size(), 2u);
+  RecordProperty("seconds", std::to_string(s));
+}
+
+}  // namespace
