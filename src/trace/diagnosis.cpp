@@ -69,6 +69,20 @@ std::map<int, std::vector<StepWindow>> steps_from_ranges(
     auto kit = ks.find(rank);
     if (kit == ks.end()) continue;
     const bool by_launch = all_launch_times(kit->second);
+    // The latest end of the kernels launched before each time (launch order, running maximum):
+    // a step that starts while the GPU is idle starts on the GPU when its range starts (as an
+    // event the program records there would), not at its first kernel.
+    std::vector<std::pair<int64_t, int64_t>> launched;  // (launch, max end so far)
+    if (by_launch) {
+      for (const auto* k : kit->second) launched.push_back({k->launch_ns(), k->end_ns});
+      std::sort(launched.begin(), launched.end());
+      for (std::size_t i = 1; i < launched.size(); ++i)
+        launched[i].second = std::max(launched[i].second, launched[i - 1].second);
+    }
+    auto busy_until = [&](int64_t t) {
+      auto it = std::lower_bound(launched.begin(), launched.end(), std::make_pair(t, kMin));
+      return it == launched.begin() ? kMin : std::prev(it)->second;
+    };
     auto& steps = out[rank];
     for (std::size_t i = 0; i < rs.size(); ++i) {
       const NvtxRange& r = *rs[i];
@@ -77,6 +91,7 @@ std::map<int, std::vector<StepWindow>> steps_from_ranges(
         w = Interval{r.start_ns, r.end_ns};
       } else if (by_launch) {
         w = gpu_window(kit->second, true, r.start_ns, r.end_ns);
+        if (w) w->begin = std::clamp(std::max(r.start_ns, busy_until(r.start_ns)), kMin, w->begin);
       } else {
         // Without launch times a kernel belongs to the range its start follows (the GPU runs
         // behind the host, so until the next range starts).
@@ -476,51 +491,62 @@ std::map<int, RankView> views_of(const Trace& t) {
   return out;
 }
 
-// Matches each step's communication kernels across ranks (the i-th of rank r with the i-th of
-// every other rank, when every rank has the same kernels in the same order) and records, per
-// kernel, the latest start among its peers.
-PeerStarts peer_starts(const std::map<int, RankView>& views, const StepSet& st,
-                       std::vector<std::string>& notes) {
+// Matches the communication kernels across ranks: every rank issues the same collectives in the
+// same order on each communicator, so the j-th kernel of a rank's s-th communication stream (its
+// streams in the order of their first communication kernel) is the j-th of every other rank's.
+// Records, per kernel, the latest start among its peers and whose it was.
+PeerStarts peer_starts(const std::map<int, RankView>& views, std::vector<std::string>& notes) {
   PeerStarts out;
-  if (st.ranks.size() < 2) return out;
-  const std::size_t n = st.ranks.begin()->second.size();
-  std::size_t unmatched = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    std::vector<std::pair<int, std::vector<const KernelEvent*>>> per;
-    for (const auto& [rank, steps] : st.ranks) {
-      const auto& w = steps[i];
-      std::vector<const KernelEvent*> c;
-      for_window(views.at(rank), w.begin_ns, w.end_ns, [&](const KernelEvent& k) {
-        if (k.category == KernelCategory::Communication && k.start_ns >= w.begin_ns)
-          c.push_back(&k);
-      });
-      per.push_back({rank, std::move(c)});
-    }
-    bool same = true;
-    for (const auto& [r, c] : per) {
-      if (c.size() != per.front().second.size()) same = false;
-      for (std::size_t j = 0; same && j < c.size(); ++j)
-        same = c[j]->name == per.front().second[j]->name;
-    }
-    if (!same) {
-      ++unmatched;
-      continue;
-    }
-    for (std::size_t j = 0; j < per.front().second.size(); ++j) {
-      int64_t last = kMin;
-      int who = -1;
-      for (const auto& [r, c] : per)
-        if (c[j]->start_ns > last) {
-          last = c[j]->start_ns;
-          who = r;
-        }
-      for (const auto& [r, c] : per) out[c[j]] = {last, who};
+  if (views.size() < 2) return out;
+  // rank -> its communication streams, each a list of kernels by start
+  std::map<int, std::vector<std::vector<const KernelEvent*>>> per;
+  for (const auto& [rank, v] : views) {
+    std::map<std::pair<int, int64_t>, std::size_t> idx;
+    auto& streams = per[rank];
+    for (const auto* k : v.ks) {
+      if (k->category != KernelCategory::Communication) continue;
+      auto [it, fresh] = idx.try_emplace({k->device, k->stream}, streams.size());
+      if (fresh) streams.emplace_back();
+      streams[it->second].push_back(k);
     }
   }
-  if (unmatched > 0)
-    notes.push_back(fmt::format(
-        "in {} of {} steps the ranks ran different communication kernels: no rank wait there",
-        unmatched, n));
+  std::size_t nstreams = kMax, mismatched = 0, uneven = 0;
+  for (const auto& [r, st] : per) nstreams = std::min(nstreams, st.size());
+  for (const auto& [r, st] : per)
+    if (st.size() != nstreams) ++uneven;
+  for (std::size_t s = 0; s < nstreams; ++s) {
+    std::size_t n = kMax;
+    for (const auto& [r, st] : per) n = std::min(n, st[s].size());
+    for (const auto& [r, st] : per)
+      if (st[s].size() != n) ++uneven;
+    for (std::size_t j = 0; j < n; ++j) {
+      const KernelEvent* first = per.begin()->second[s][j];
+      int64_t last = kMin;
+      int who = -1;
+      bool same = true;
+      for (const auto& [r, st] : per) {
+        const KernelEvent* k = st[s][j];
+        same = same && k->name == first->name;
+        if (k->start_ns > last) {
+          last = k->start_ns;
+          who = r;
+        }
+      }
+      if (!same) {
+        ++mismatched;
+        continue;
+      }
+      for (const auto& [r, st] : per) out[st[s][j]] = {last, who};
+    }
+  }
+  if (uneven > 0)
+    notes.push_back("the ranks' traces hold different numbers of communication kernels (or "
+                    "streams): collectives are matched from the first one on, as far as every rank "
+                    "has them");
+  if (mismatched > 0)
+    notes.push_back(fmt::format("{} communication kernels did not match across ranks by name: no "
+                                "rank wait for them",
+                                mismatched));
   return out;
 }
 
@@ -688,41 +714,48 @@ std::string ms(int64_t ns) {
 std::string sentence_of(const StepParts& p, const Spread& time_spread, std::size_t nsteps,
                         const std::string& source) {
   const LeverBounds lb = lever_bounds(p);
-  const double hidden =
-      p.comm_busy_ns > 0 ? 100.0 * static_cast<double>(p.overlapped_ns) / static_cast<double>(p.comm_busy_ns)
-                         : 100.0;
-  const int64_t cost = p.time_ns - p.compute_alone_ns - p.idle_ns;
-  std::string s;
-  if (p.comm_busy_ns == 0)
-    return fmt::format("No communication ran in this {} step (rank {}, {}): nothing for an "
-                       "overlap control to win.",
-                       ms(p.time_ns), p.rank,
-                       nsteps > 1 ? fmt::format("the median of {} steps", nsteps) : source);
-  s = fmt::format("Communication is {:.0f}% hidden in this {} step (rank {}, {}); ", hidden,
-                  ms(p.time_ns), p.rank,
+  const std::string which =
+      fmt::format("rank {}, {}", p.rank,
                   nsteps > 1 ? fmt::format("the median of {} steps", nsteps) : source);
-  // The largest cause first.
+  if (p.comm_busy_ns == 0)
+    return fmt::format("No communication ran in this {} step ({}): nothing for an overlap control "
+                       "to win.",
+                       ms(p.time_ns), which);
+  const double hidden = 100.0 * static_cast<double>(p.overlapped_ns) /
+                        static_cast<double>(p.comm_busy_ns);
+  std::string s = fmt::format("Communication is {:.0f}% hidden in this {} step ({}); ", hidden,
+                              ms(p.time_ns), which);
+  // Beyond compute at its speed alone, the two largest causes.
   std::vector<std::pair<int64_t, std::string>> causes = {
-      {p.compute_slowed_ns, "compute runs slower beside it"},
+      {p.compute_slowed_ns, "compute runs slower beside communication"},
       {p.exposed_rank_wait_ns, "collectives wait for another rank"},
       {p.exposed_slowed_ns, "collectives run slower beside compute"},
-      {p.exposed_tail_ns, "communication is left with nothing to hide it (step tail or head)"},
-      {p.exposed_dependent_ns, "compute waits for communication to finish"}};
+      {p.exposed_tail_ns, "communication has nothing left to hide it (step tail or head)"},
+      {p.exposed_dependent_ns, "compute waits for communication to finish"},
+      {p.idle_ns, "the GPU waits for the host (no kernel ran)"}};
   std::stable_sort(causes.begin(), causes.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
-  s += fmt::format("it costs about {} beyond compute alone", ms(cost));
-  if (causes.front().first > 0)
-    s += fmt::format(", mostly because {} ({})", causes.front().second, ms(causes.front().first));
+  s += fmt::format("{} of it are beyond compute alone", ms(p.time_ns - p.compute_alone_ns));
+  if (causes[0].first > 0) {
+    s += fmt::format(", mostly because {} ({}", causes[0].second, ms(causes[0].first));
+    if (causes[1].first > 0)
+      s += fmt::format(") and {} ({})", causes[1].second, ms(causes[1].first));
+    else
+      s += ")";
+  }
   s += fmt::format(". Priority and shaping can win at most {}; SM budgets, channel caps and copy "
                    "engines at most {}",
                    ms(lb.priority_shaping_ns), ms(lb.sm_budget_ns));
-  if (lb.scheduling_ns > 0) s += fmt::format("; scheduling (bucket size, prefetch) {}", ms(lb.scheduling_ns));
+  if (lb.scheduling_ns > 0)
+    s += fmt::format("; scheduling (bucket size, prefetch) at most {}", ms(lb.scheduling_ns));
+  if (lb.rank_skew_ns > 0)
+    s += fmt::format("; {} is rank skew, which no overlap control changes", ms(lb.rank_skew_ns));
   s += ".";
   const double noise = (time_spread.q3 - time_spread.q1) / 2;  // ms
   const double best = static_cast<double>(std::max(lb.priority_shaping_ns, lb.sm_budget_ns)) / 1e6;
   if (nsteps > 1 && best < noise)
-    s += fmt::format(" That is below the step-to-step noise (half the interquartile range, "
-                     "{:.1f} ms): nothing to win here.",
+    s += fmt::format(" The controls' bound is below the step-to-step noise (half the "
+                     "interquartile range, {:.1f} ms): nothing to win here.",
                      noise);
   return s;
 }
@@ -734,7 +767,7 @@ Diagnosis diagnose(const Trace& t, const DiagnosisOptions& o) {
   d.steps = find_steps(t, o.steps);
   d.partial = t.dropped_records > 0;
   const auto views = views_of(t);
-  const PeerStarts peers = peer_starts(views, d.steps, d.notes);
+  const PeerStarts peers = peer_starts(views, d.notes);
   AloneTable own;
   add_alone(own, views, d.steps, peers);
   own.finish();
@@ -748,7 +781,7 @@ Diagnosis diagnose(const Trace& t, const DiagnosisOptions& o) {
     add_alone_kernels(*base, bviews);
     if (bs.source != "none") {
       std::vector<std::string> ignored;
-      add_alone(*base, bviews, bs, peer_starts(bviews, bs, ignored), false);
+      add_alone(*base, bviews, bs, peer_starts(bviews, ignored), false);
     } else if (d.steps.source != "none") {
       d.notes.push_back("the alone trace " + at->source +
                         " has no steps: its kernels are matched by kernel only");

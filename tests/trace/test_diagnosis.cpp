@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -27,16 +28,18 @@ using cco::trace::Trace;
 constexpr int64_t us = 1000;
 constexpr int64_t kStep = 1000 * us;  // steps start 1 ms apart
 
+constexpr int64_t kAtStart = std::numeric_limits<int64_t>::min();  // launched when the step starts
+
 const char* kGemm = "void gemm_kernel<__nv_bfloat16, 128>(int, int)";
 const char* kAr = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
 const char* kAg = "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
 
 // Builds a trace step by step: kernels at times relative to the step's start (us), launched (by
-// default) 1 us before the step starts, inside an NVTX range "train_step" around the step.
+// default) when the step starts, inside an NVTX range "train_step" that starts with the step.
 struct Builder {
   Trace t;
   void kernel(int rank, int step, const char* name, int64_t a_us, int64_t b_us,
-              int64_t launch_us = -1) {
+              int64_t launch_us = kAtStart) {
     KernelEvent k;
     k.name = name;
     k.category = cco::trace::classify_kernel(name);
@@ -46,7 +49,7 @@ struct Builder {
     const int64_t base = step * kStep + 10 * us;
     k.start_ns = base + a_us * us;
     k.end_ns = base + b_us * us;
-    k.submitted_ns = launch_us >= 0 ? base + launch_us * us : base - us;
+    k.submitted_ns = base + (launch_us == kAtStart ? 0 : launch_us * us);
     k.grid = {132, 1, 1};
     k.block = {256, 1, 1};
     t.kernels.push_back(k);
@@ -55,8 +58,8 @@ struct Builder {
     NvtxRange r;
     r.name = "train_step";
     r.rank = rank;
-    r.start_ns = step * kStep;
-    r.end_ns = step * kStep + 900 * us;  // every launch of the step happens in here
+    r.start_ns = step * kStep + 10 * us;  // the step's first kernel starts at once
+    r.end_ns = step * kStep + 900 * us;   // every launch of the step happens in here
     t.ranges.push_back(r);
   }
   Trace done() {
@@ -124,7 +127,8 @@ TEST(Diagnosis, ComputeSlowedBesideACollective) {
   EXPECT_EQ(lb.priority_shaping_ns, 0);
   EXPECT_EQ(lb.ideal_ns, 40 * us);
   EXPECT_NE(d.sentence.find("100% hidden"), std::string::npos) << d.sentence;
-  EXPECT_NE(d.sentence.find("compute runs slower beside it (0.0 ms)"), std::string::npos)
+  EXPECT_NE(d.sentence.find("mostly because compute runs slower beside communication (0.0 ms)"),
+            std::string::npos)
       << d.sentence;  // 10 us prints as 0.0 ms; the cause is named
 }
 
@@ -392,6 +396,35 @@ TEST(Diagnosis, LargeTraceIsFast) {
   expect_adds_up(d);
   EXPECT_EQ(d.ranks.size(), 2u);
   RecordProperty("seconds", std::to_string(s));
+}
+
+}  // namespace
+
+namespace {
+
+// A step that starts on an idle GPU starts when its range starts, as the program's own event
+// recorded there would: the host's 8 us before the first kernel are idle time of the step. A step
+// whose range starts while the GPU still runs the previous step's work starts when that ends.
+TEST(Diagnosis, HostRangeStartsTheStepOnAnIdleGpu) {
+  Builder b;
+  for (int s = 0; s < 4; ++s) {
+    b.range(0, s);
+    b.kernel(0, s, kGemm, 8, 20, 7);  // launched 7 us and started 8 us after the range starts
+  }
+  b.t.ranges.back().start_ns -= 40 * us;  // the last range starts while the GPU is still busy...
+  b.kernel(0, 3, kGemm, -35, -20, -48);   // ...with a kernel launched before it
+  cco::trace::StepOptions so;
+  so.warmup = 0;
+  DiagnosisOptions o;
+  o.steps = so;
+  const Diagnosis d = cco::trace::diagnose(b.done(), o);
+  expect_adds_up(d);
+  ASSERT_EQ(d.ranks[0].steps.size(), 4u);
+  EXPECT_EQ(d.ranks[0].steps[0].time_ns, 20 * us);
+  EXPECT_EQ(d.ranks[0].steps[0].idle_ns, 8 * us);
+  // The last step: the range starts at -40 us, the earlier kernel runs [-35, -20) us; the step's
+  // own kernel starts at 18 us after its window opens at -20 us.
+  EXPECT_EQ(d.ranks[0].steps[3].begin_ns, 3 * kStep + 10 * us - 20 * us);
 }
 
 }  // namespace

@@ -554,16 +554,16 @@ std::vector<std::string> step_files() {
     for (int s = 0; s < 6; ++s) {
       const int64_t base = s * 1'000'000;
       auto k = K(r, 1, KernelCategory::Compute, base + 10'000, base + 50'000);
-      k.submitted_ns = base + 1'000;
+      k.submitted_ns = base + 10'000;
       auto c = K(r, 2, KernelCategory::Communication, base + 40'000, base + 60'000);
-      c.submitted_ns = base + 2'000;
+      c.submitted_ns = base + 10'000;
       t.kernels.push_back(k);
       t.kernels.push_back(c);
       cco::trace::NvtxRange x;
       x.name = "train_step";
       x.rank = r;
-      x.start_ns = base;
-      x.end_ns = base + 5'000;
+      x.start_ns = base + 10'000;
+      x.end_ns = base + 15'000;
       t.ranges.push_back(x);
     }
     t.normalize();
