@@ -37,9 +37,17 @@ std::map<int, std::vector<const KernelEvent*>> kernels_by_rank(const Trace& t) {
   return out;
 }
 
+// When the host asked for a kernel: the launch call (CUPTI's queued timestamp), else the time it
+// was pushed to the GPU (submitted, which lags the call when the launch queue is full: an
+// optimizer's kernels of one step were submitted up to 20 ms after the step's range closed, in a
+// traced DDP run). Steps of host time (ranges, marks, collectives called) take kernels by it.
+int64_t host_ns(const KernelEvent& k) {
+  return k.queued_ns > 0 ? k.queued_ns : k.submitted_ns;
+}
+
 bool all_launch_times(const std::vector<const KernelEvent*>& ks) {
   return !ks.empty() &&
-         std::all_of(ks.begin(), ks.end(), [](const KernelEvent* k) { return k->launch_ns() > 0; });
+         std::all_of(ks.begin(), ks.end(), [](const KernelEvent* k) { return host_ns(*k) > 0; });
 }
 
 // The GPU window of the kernels whose host time (launch, or start without launch times) lies in
@@ -48,7 +56,7 @@ std::optional<Interval> gpu_window(const std::vector<const KernelEvent*>& ks, bo
                                    int64_t lo, int64_t hi) {
   std::optional<Interval> w;
   for (const auto* k : ks) {
-    const int64_t h = by_launch ? k->launch_ns() : k->start_ns;
+    const int64_t h = by_launch ? host_ns(*k) : k->start_ns;
     if (h < lo || h >= hi) continue;
     if (!w)
       w = Interval{k->start_ns, k->end_ns};
@@ -74,7 +82,7 @@ std::map<int, std::vector<StepWindow>> steps_from_ranges(
     // event the program records there would), not at its first kernel.
     std::vector<std::pair<int64_t, int64_t>> launched;  // (launch, max end so far)
     if (by_launch) {
-      for (const auto* k : kit->second) launched.push_back({k->launch_ns(), k->end_ns});
+      for (const auto* k : kit->second) launched.push_back({host_ns(*k), k->end_ns});
       std::sort(launched.begin(), launched.end());
       for (std::size_t i = 1; i < launched.size(); ++i)
         launched[i].second = std::max(launched[i].second, launched[i - 1].second);
@@ -137,7 +145,7 @@ std::map<int, std::vector<StepWindow>> steps_from_collectives(
     for (const auto* k : v)
       if (k->category == KernelCategory::Communication) comm.push_back(k);
     std::stable_sort(comm.begin(), comm.end(), [&](const KernelEvent* a, const KernelEvent* b) {
-      return by_launch ? a->launch_ns() < b->launch_ns() : a->start_ns < b->start_ns;
+      return by_launch ? host_ns(*a) < host_ns(*b) : a->start_ns < b->start_ns;
     });
     steps::PeriodDetector det;
     std::vector<int64_t> bounds;
@@ -148,7 +156,7 @@ std::map<int, std::vector<StepWindow>> steps_from_collectives(
         if (!bounds.empty()) *relocked = true;
         bounds.clear();
       }
-      if (f.boundary) bounds.push_back(by_launch ? k->launch_ns() : k->start_ns);
+      if (f.boundary) bounds.push_back(by_launch ? host_ns(*k) : k->start_ns);
     }
     *period = std::max(*period, det.period());
     if (bounds.size() >= 2) out[rank] = steps_from_boundaries(v, bounds, by_launch);

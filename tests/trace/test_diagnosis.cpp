@@ -428,3 +428,29 @@ TEST(Diagnosis, HostRangeStartsTheStepOnAnIdleGpu) {
 }
 
 }  // namespace
+
+namespace {
+
+// Kernels belong to the step whose range holds their launch call (CUPTI's queued time), not the
+// time the driver pushed them to the GPU (submitted), which lags behind when the launch queue is
+// full: here the step's second kernel is queued inside the range and submitted 1 ms later.
+TEST(Diagnosis, KernelsJoinTheRangeOfTheirLaunchCall) {
+  Builder b;
+  for (int s = 0; s < 4; ++s) {
+    b.range(0, s);
+    b.kernel(0, s, kGemm, 0, 10);
+    b.kernel(0, s, kGemm, 10, 30);
+    auto& k = b.t.kernels.back();
+    k.queued_ns = k.submitted_ns;
+    k.submitted_ns += kStep;  // after the range ended
+  }
+  cco::trace::StepOptions so;
+  so.warmup = 0;
+  DiagnosisOptions o;
+  o.steps = so;
+  const Diagnosis d = cco::trace::diagnose(b.done(), o);
+  ASSERT_EQ(d.ranks[0].steps.size(), 4u);
+  for (const auto& p : d.ranks[0].steps) EXPECT_EQ(p.time_ns, 30 * us);
+}
+
+}  // namespace
