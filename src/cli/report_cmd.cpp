@@ -56,6 +56,7 @@ struct Args {
   trace::StepOptions steps;           ///< --steps, --warmup-steps
   std::vector<std::string> alone;     ///< --alone: traces of the program without overlap
   std::optional<trace::StepOptions> alone_steps;  ///< --alone-steps
+  bool whole = false;  ///< --whole: the timeline of the whole window, not the typical step
 };
 
 double number_arg(const std::string& flag, const std::string& v) {
@@ -108,6 +109,7 @@ Args parse(const std::vector<std::string>& args) {
   auto* warmup_opt = app.add_option("--warmup-steps", warmup_arg);
   auto* alone_opt = app.add_option("--alone", a.alone);
   auto* alone_steps_opt = app.add_option("--alone-steps", alone_steps_arg);
+  app.add_flag("--whole", a.whole);
   app.add_option("files", a.files);
   // CLI11 reads "--json=" as the bare flag; an empty file name is a mistake (an unset variable).
   for (const auto& arg : args)
@@ -332,8 +334,8 @@ report::TableFormat table_format(const Args& a);
 
 void refuse_step_options(const Args& a, const std::string& what) {
   if (a.steps.source != "auto" || !a.steps.name.empty() || a.steps.warmup || !a.alone.empty() ||
-      a.alone_steps)
-    throw Usage("--steps, --warmup-steps and --alone apply to traces, not to " + what);
+      a.alone_steps || a.whole)
+    throw Usage("--steps, --warmup-steps, --alone and --whole apply to traces, not to " + what);
 }
 
 
@@ -388,12 +390,30 @@ int report_trace(const Args& a, const std::vector<json>& docs) {
   json nvtx = json::array();
   for (const auto& [rank, n] : ranges_per_rank(t)) nvtx.push_back({{"rank", rank}, {"count", n}});
   j["nvtx_ranges"] = nvtx;
+  std::string drawn;  // what the timeline shows, when not what was asked
   if (!a.svg.empty()) {
     report::TimelineOptions to;
     to.from_ns = opt.from_ns;
     to.to_ns = opt.to_ns;
+    // By default the typical step (of the rank whose typical step is longest), on every rank.
+    if (!a.whole && !opt.from_ns && !opt.to_ns && diag.steps.source != "none" &&
+        diag.critical_rank >= 0) {
+      int64_t step = -1;
+      for (const auto& r : diag.ranks)
+        if (r.rank == diag.critical_rank) step = r.steps[r.typical].step;
+      for (const auto& r : diag.ranks)
+        for (const auto& p : r.steps)
+          if (p.step == step) {
+            to.from_ns = to.from_ns ? std::min(*to.from_ns, p.begin_ns) : p.begin_ns;
+            to.to_ns = to.to_ns ? std::max(*to.to_ns, p.end_ns) : p.end_ns;
+          }
+      if (to.from_ns)
+        drawn = fmt::format("step {} (the typical step; --whole draws the whole trace)", step);
+    }
     if (a.width > 0) to.width = a.width;
-    to.title = a.title.empty() ? "ccoverlap timeline: " + t.source : a.title;
+    to.title = a.title.empty() ? "ccoverlap timeline: " + t.source +
+                                     (drawn.empty() ? "" : ", " + drawn.substr(0, drawn.find(" (")))
+                               : a.title;
     report::timeline_svg(t, to).write(a.svg);
   }
   if (!a.json_file.empty()) write_text(a.json_file, j.dump(2) + "\n");
@@ -409,7 +429,9 @@ int report_trace(const Args& a, const std::vector<json>& docs) {
                stdout);
   if (!a.merge.empty() && !a.json_stdout)
     std::printf("# merged trace (%zu ranks) written to %s\n", t.ranks.size(), a.merge.c_str());
-  if (!a.svg.empty() && !a.json_stdout) std::printf("# timeline written to %s\n", a.svg.c_str());
+  if (!a.svg.empty() && !a.json_stdout && f == report::TableFormat::Text)
+    std::printf("# timeline written to %s%s\n", a.svg.c_str(),
+                drawn.empty() ? "" : (": " + drawn).c_str());
   return 0;
 }
 

@@ -74,6 +74,7 @@ const std::pair<const char*, const char*> kLegend[] = {
     {kCommColour, "communication kernel (NCCL)"},
     {kOverlapColour, "compute and communication overlapped"},
     {kWaitColour, "communication ready, waiting for SMs"},
+    {kExposedColour, "communication exposed (nothing hid it)"},
     {kNvtxColour, "NVTX range"}};
 
 // At most n bytes of s, never cutting a UTF-8 sequence (NVTX names are the program's text).
@@ -258,45 +259,119 @@ void draw_stream_row(Svg& svg, const Frame& f, const trace::Trace& t, int rank,
   svg.close_group();
 }
 
-// The rank's summary row at y: where compute and communication overlapped, and where
-// communication waited for SMs. Waits from stream gaps (no launch timestamps) are upper bounds:
-// drawn pale, and labelled.
-void draw_rank_summary(Svg& svg, const Frame& f, const trace::Trace& t, int rank, double y) {
-  const auto waits = trace::communication_waits(t, rank, {f.lo, f.hi});
-  const bool estimated = std::any_of(waits.begin(), waits.end(),
-                                     [](const auto& w) { return w.method != "launch"; });
-  svg.text(18, y + 10, estimated ? "overlap / comm waiting (upper bound)" : "overlap / comm waiting",
-           10, "start", "#555");
-  svg.rect(f.left, y + 1, f.pw, kSumH - 1, fill_style("#f7f7f7"));
-  std::vector<trace::Interval> comp, comm;
+// What a rank's summary row shows, as disjoint-ish unions over the window: overlap, waits for
+// SMs (inside compute time), exposed communication (nothing hid it).
+struct Summary {
+  std::vector<trace::Interval> overlap, wait, exposed;
+  std::vector<trace::CommWait> waits;
+  bool estimated = false;  // waits from stream gaps: upper bounds
+};
+
+Summary summary_of(const trace::Trace& t, int rank, int64_t lo, int64_t hi) {
+  Summary s;
+  s.waits = trace::communication_waits(t, rank, {lo, hi});
+  s.estimated = std::any_of(s.waits.begin(), s.waits.end(),
+                            [](const auto& w) { return w.method != "launch"; });
+  std::vector<trace::Interval> comp, comm, wait;
   for (const auto& k : t.kernels) {
     if (k.rank != rank) continue;
     (k.category == trace::KernelCategory::Communication ? comm : comp)
-        .push_back({std::max(k.start_ns, f.lo), std::min(k.end_ns, f.hi)});
+        .push_back({std::max(k.start_ns, lo), std::min(k.end_ns, hi)});
   }
+  const auto cu = trace::interval_union(comp), mu = trace::interval_union(comm);
+  s.overlap = trace::interval_intersection(cu, mu);
+  for (const auto& w : s.waits) wait.push_back({w.begin_ns, w.end_ns});
+  s.wait = trace::interval_union(wait);
+  // comm \ compute = comm minus (comm and compute)
+  std::vector<trace::Interval> ex;
+  std::size_t j = 0;
+  for (auto cur : mu) {
+    while (j < s.overlap.size() && s.overlap[j].end <= cur.begin) ++j;
+    for (std::size_t k = j; k < s.overlap.size() && s.overlap[k].begin < cur.end; ++k) {
+      if (s.overlap[k].begin > cur.begin) ex.push_back({cur.begin, s.overlap[k].begin});
+      cur.begin = std::max(cur.begin, s.overlap[k].end);
+    }
+    if (cur.end > cur.begin) ex.push_back(cur);
+  }
+  s.exposed = std::move(ex);
+  return s;
+}
+
+int64_t length_in(const std::vector<trace::Interval>& u, int64_t a, int64_t b) {
+  auto it = std::lower_bound(u.begin(), u.end(), a,
+                             [](const trace::Interval& i, int64_t v) { return i.end <= v; });
+  int64_t n = 0;
+  for (; it != u.end() && it->begin < b; ++it)
+    n += std::max<int64_t>(0, std::min(it->end, b) - std::max(it->begin, a));
+  return n;
+}
+
+// The rank's summary row at y. Each pixel column is drawn by what dominated it -- overlap,
+// communication waiting for SMs, or communication exposed -- and left blank where nothing did
+// (mostly neither): so a wait of 2% of a column never paints a band at whole-run zoom. Runs of
+// columns in one state are one box, whose tooltip says how much of it that state filled. Waits
+// from stream gaps (no launch timestamps) are upper bounds: drawn pale, and labelled.
+void draw_rank_summary(Svg& svg, const Frame& f, const Summary& sm, double y) {
+  svg.text(18, y + 10,
+           sm.estimated ? "overlap / comm waiting (upper bound)" : "overlap / comm waiting", 10,
+           "start", "#555");
+  svg.rect(f.left, y + 1, f.pw, kSumH - 1, fill_style("#f7f7f7"));
   svg.open_group("plot");
-  for (const auto& iv :
-       trace::interval_intersection(trace::interval_union(comp), trace::interval_union(comm)))
-    svg.rect(f.x(iv.begin), y + 1, std::max(f.x(iv.end) - f.x(iv.begin), 0.6), kSumH - 1,
-             fill_style(kOverlapColour));
-  for (const auto& w : waits) {
-    const bool measured = w.method == "launch";
-    auto style = fill_style(kWaitColour);
-    if (!measured) style.opacity = 0.45;
-    svg.rect(f.x(w.begin_ns), y + 1, std::max(f.x(w.end_ns) - f.x(w.begin_ns), 0.6), kSumH - 1,
-             style,
-             f.tips ? fmt::format("{} waited {} us for SMs ({})", w.kernel,
-                                  format_number(static_cast<double>(w.length()) / 1e3, 3),
-                                  measured ? "from its launch timestamp"
-                                           : "an upper bound: no launch timestamps, the gap "
-                                             "after the stream's previous kernel")
-                    : std::string());
+  const int cols = std::max(1, static_cast<int>(std::lround(f.pw)));
+  const double span = static_cast<double>(f.hi - f.lo);
+  auto at = [&](int c) { return f.lo + static_cast<int64_t>(span * c / cols); };
+  enum State { None, Overlap, Wait, Exposed };
+  auto state_of = [&](int c, int64_t* share) {
+    const int64_t a = at(c), b = at(c + 1);
+    const int64_t len[4] = {0, length_in(sm.overlap, a, b), length_in(sm.wait, a, b),
+                            length_in(sm.exposed, a, b)};
+    int best = None;
+    int64_t most = 0;
+    for (int k = Overlap; k <= Exposed; ++k)
+      if (len[k] > most) {
+        most = len[k];
+        best = k;
+      }
+    // Dominates: fills at least half the column.
+    if (2 * most < b - a) best = None;
+    *share = best == None ? 0 : len[best];
+    return static_cast<State>(best);
+  };
+  int c = 0;
+  while (c < cols) {
+    int64_t share = 0;
+    const State st = state_of(c, &share);
+    int e = c + 1;
+    int64_t total = share;
+    for (int64_t sh = 0; e < cols && state_of(e, &sh) == st; ++e) total += sh;
+    if (st != None) {
+      const double x0 = f.x(at(c)), x1 = f.x(at(e));
+      auto style = fill_style(st == Overlap ? kOverlapColour
+                              : st == Wait  ? kWaitColour
+                                            : kExposedColour);
+      if (st == Wait && sm.estimated) style.opacity = 0.45;
+      const char* what = st == Overlap ? "compute and communication overlapped"
+                         : st == Wait  ? "communication waited for SMs"
+                                       : "communication exposed (nothing hid it)";
+      std::string tip;
+      if (f.tips) {
+        tip = fmt::format("{}: {} us of these {} us", what,
+                          format_number(static_cast<double>(total) / 1e3, 3),
+                          format_number(static_cast<double>(at(e) - at(c)) / 1e3, 3));
+        if (st == Wait)
+          tip += sm.estimated ? " (an upper bound: no launch timestamps, the gap after the "
+                                "stream's previous kernel)"
+                              : " (from its launch timestamp)";
+      }
+      svg.rect(x0, y + 1, std::max(x1 - x0, 0.6), kSumH - 1, style, tip);
+    }
+    c = e;
   }
   svg.close_group();
 }
 
 // The legend's rows at `width` (each entry 40 px plus its text), drawn from ly when `svg` is given.
-int legend_rows(const std::vector<std::pair<const char*, const char*>>& legend, double width,
+int legend_rows(const std::vector<std::pair<const char*, std::string>>& legend, double width,
                 Svg* svg = nullptr, double ly = 0) {
   int rows = 1;
   double lx = 8;
@@ -340,17 +415,36 @@ Svg timeline_svg(const trace::Trace& t, const TimelineOptions& opt) {
   std::map<int, int> lanes;
   for (const auto& [r, v] : rows) laned[r] = lay_out_ranges(t, r, lo, hi, &lanes[r]);
   auto nvtx_row_h = [&](int r) { return lanes[r] > 0 ? lanes[r] * kLaneH + 4 : 0.0; };
+  // The summary rows, and their totals over ranks for the legend.
+  std::map<int, Summary> summaries;
+  int64_t tot_overlap = 0, tot_wait = 0, tot_exposed = 0;
+  for (const auto& [r, v] : rows) {
+    const Summary& sm = summaries[r] = summary_of(t, r, lo, hi);
+    tot_overlap += trace::total_length(sm.overlap);
+    tot_wait += trace::total_length(sm.wait);
+    tot_exposed += trace::total_length(sm.exposed);
+  }
   double plot_h = 0;
   for (const auto& [r, v] : rows)
     plot_h +=
         rank_head + nvtx_row_h(r) + static_cast<double>(v.size()) * kRowH + kSumH + 6 + rank_gap;
   const double axis_y = top + plot_h;
   // The legend names NVTX ranges only when the picture shows some.
-  std::vector<std::pair<const char*, const char*>> legend;
+  std::vector<std::pair<const char*, std::string>> legend;
   bool any_ranges = false;
   for (const auto& [r, n] : lanes) any_ranges = any_ranges || n > 0;
-  for (const auto& e : kLegend)
-    if (std::string_view(e.first) != kNvtxColour || any_ranges) legend.push_back(e);
+  auto in_all = [&](int64_t ns) {
+    return fmt::format(" ({} {} in all)", format_number(static_cast<double>(ns) / f.unit.div, 3),
+                       f.unit.name);
+  };
+  for (const auto& e : kLegend) {
+    if (std::string_view(e.first) == kNvtxColour && !any_ranges) continue;
+    std::string what = e.second;
+    if (std::string_view(e.first) == kOverlapColour) what += in_all(tot_overlap);
+    if (std::string_view(e.first) == kWaitColour) what += in_all(tot_wait);
+    if (std::string_view(e.first) == kExposedColour) what += in_all(tot_exposed);
+    legend.push_back({e.first, what});
+  }
   const double height = axis_y + 62 + 18.0 * legend_rows(legend, width);
   Svg svg(width, height);
 
@@ -406,7 +500,7 @@ Svg timeline_svg(const trace::Trace& t, const TimelineOptions& opt) {
       draw_stream_row(svg, f, t, rank, *s, y);
       y += kRowH;
     }
-    draw_rank_summary(svg, f, t, rank, y);
+    draw_rank_summary(svg, f, summaries.at(rank), y);
     y += kSumH + 6 + rank_gap;
   }
 

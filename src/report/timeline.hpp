@@ -1,6 +1,8 @@
 // The timeline picture of a trace: one row per (rank, stream), most urgent priority first,
-// compute and communication kernels in two colours, and under each rank a row marking where
-// the two overlapped and where communication waited for SMs (trace::communication_waits).
+// compute and communication kernels in two colours, and under each rank a summary row: each pixel
+// column drawn by what dominated it -- overlap, communication waiting for SMs
+// (trace::communication_waits), or exposed communication -- or blank; the legend gives each
+// one's total over the window.
 // A rank with NVTX ranges in the window gets a thin row above its streams: nested or
 // overlapping ranges stacked in up to kNvtxLanes lanes.
 #pragma once
@@ -29,6 +31,7 @@ inline constexpr const char* kComputeColour = "#4c78a8";
 inline constexpr const char* kCommColour = "#f58518";
 inline constexpr const char* kOverlapColour = "#54a24b";
 inline constexpr const char* kWaitColour = "#e45756";
+inline constexpr const char* kExposedColour = "#9d755d";
 inline constexpr const char* kNvtxColour = "#b279a2";
 /// Lanes of a rank's NVTX row; deeper nesting is drawn in the last lane.
 inline constexpr int kNvtxLanes = 4;

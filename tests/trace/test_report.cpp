@@ -199,6 +199,14 @@ TEST(Timeline, ShortKernelNames) {
   EXPECT_EQ(rp::short_kernel_name("<lambda>"), "<lambda>");
 }
 
+// The boxes of the summary rows (overlap, waiting, exposed), without the legend's.
+std::size_t summary_boxes(const std::string& svg) {
+  std::size_t n = 0;
+  for (const char* c : {rp::kOverlapColour, rp::kWaitColour, rp::kExposedColour})
+    n += count(svg, std::string("fill=\"") + c + "\"") - 1;
+  return n;
+}
+
 TEST(Timeline, TwoRanksTwoStreams) {
   const Trace t = bench_like();
   rp::TimelineOptions o;
@@ -213,7 +221,8 @@ TEST(Timeline, TwoRanksTwoStreams) {
   EXPECT_EQ(count(svg, std::string("fill=\"") + rp::kCommColour + "\""), 6u + 1u);
   EXPECT_GE(count(svg, std::string("fill=\"") + rp::kOverlapColour + "\""), 6u + 1u);
   EXPECT_GE(count(svg, std::string("fill=\"") + rp::kWaitColour + "\""), 6u + 1u);
-  EXPECT_EQ(x.count.at("title"), 18u + 6u);  // kernels + waits
+  // kernels + the summary rows' boxes (every box has a tooltip; the legend's three have none)
+  EXPECT_EQ(x.count.at("title"), 18u + summary_boxes(svg));
   std::string all;
   for (const auto& s : x.texts) all += s + "\n";
   EXPECT_NE(all.find("rank 0"), std::string::npos);
@@ -272,7 +281,7 @@ TEST(Timeline, NvtxRangesOnAThinRowAboveEachRanksStreams) {
   EXPECT_EQ(count(svg, std::string("fill=\"") + rp::kNvtxColour + "\""), 13u + 1u);
   // Kernels and their tooltips are all still there, and every range has one.
   EXPECT_EQ(count(svg, std::string("fill=\"") + rp::kComputeColour + "\""), 12u + 1u);
-  EXPECT_EQ(x.count.at("title"), 18u + 6u + 13u);
+  EXPECT_EQ(x.count.at("title"), 18u + summary_boxes(svg) + 13u);
   std::string all;
   for (const auto& s : x.texts) all += s + "\n";
   EXPECT_EQ(count(all, "NVTX ranges\n"), 2u) << "one row label per rank";
@@ -550,4 +559,37 @@ TEST(Timeline, WaitsWithoutLaunchTimestampsAreLabelledUpperBounds) {
   EXPECT_NE(b.find("overlap / comm waiting (upper bound)"), std::string::npos);
   EXPECT_NE(b.find("an upper bound: no launch timestamps"), std::string::npos);
   EXPECT_EQ(b.find("from its launch timestamp"), std::string::npos);
+}
+
+// Each pixel column of a summary row is drawn by what dominated it: a collective that waits for
+// SMs 2 us of every 100 us (2%) paints no wait at whole-run zoom, though every wait is real, while
+// zoomed in on one wait it fills its columns; the legend gives each state's total.
+TEST(Timeline, SummaryColumnsShowWhatDominated) {
+  Trace t;
+  for (int i = 0; i < 200; ++i) {
+    const int64_t b = i * 100'000;
+    auto k = [&](KernelCategory c, int64_t s, int64_t e, int64_t stream, int64_t launch) {
+      cco::trace::KernelEvent x;
+      x.name = c == KernelCategory::Compute ? "gemm" : "ncclDevKernel_AllReduce_Sum_f32_RING_LL";
+      x.category = c;
+      x.stream = stream;
+      x.start_ns = s;
+      x.end_ns = e;
+      x.submitted_ns = launch;
+      t.kernels.push_back(x);
+    };
+    k(KernelCategory::Compute, b, b + 60'000, 7, b);
+    k(KernelCategory::Communication, b + 60'000, b + 70'000, 13, b + 58'000);  // waits 2 us
+  }
+  t.normalize();
+  rp::TimelineOptions o;
+  o.width = 1400;
+  const std::string whole = rp::timeline_svg(t, o).str();
+  ASSERT_EQ(check_xml(whole).error, "");
+  EXPECT_EQ(count(whole, std::string("fill=\"") + rp::kWaitColour + "\""), 1u) << "legend only";
+  EXPECT_NE(whole.find("communication ready, waiting for SMs (0.4 ms in all)"), std::string::npos);
+  o.from_ns = 58'000;
+  o.to_ns = 61'000;
+  const std::string zoom = rp::timeline_svg(t, o).str();
+  EXPECT_GE(count(zoom, std::string("fill=\"") + rp::kWaitColour + "\""), 2u) << "the wait shows";
 }

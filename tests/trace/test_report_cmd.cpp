@@ -603,6 +603,17 @@ TEST(ReportCmd, StepDiagnosisFirst) {
   EXPECT_EQ(out.find('#'), std::string::npos);
   ASSERT_EQ(run({f[0], f[1], "--format", "md"}, &out), 0);
   EXPECT_NE(out.find("| rank | step | time | compute_alone |"), std::string::npos) << out;
+  // The timeline shows the typical step by default, the whole trace with --whole.
+  const std::string svg = dir() + "cco_steps.svg";
+  ASSERT_EQ(run({f[0], f[1], "--svg", svg}, &out), 0);
+  EXPECT_NE(out.find("# timeline written to " + svg + ": step 4 (the typical step"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(read(svg).find("ccoverlap timeline: "), std::string::npos);
+  EXPECT_NE(read(svg).find(", step 4</text>"), std::string::npos);
+  ASSERT_EQ(run({f[0], f[1], "--svg", svg, "--whole"}, &out), 0);
+  EXPECT_NE(out.find("# timeline written to " + svg + "\n"), std::string::npos) << out;
+  EXPECT_EQ(read(svg).find(", step 4</text>"), std::string::npos);
   // --steps none: the whole window as one step.
   ASSERT_EQ(run({f[0], "--steps", "none"}, &out), 0);
   EXPECT_NE(out.find("# steps: none found: the whole window"), std::string::npos) << out;
