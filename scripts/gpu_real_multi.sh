@@ -215,8 +215,10 @@ if has s; then
   check program "$O/s_ddp_report.json" "$O/s_ddp_cmp.json" "$O/s_ddp_cmp.log"
   check program "$O/s_fsdp_report.json" "$O/s_fsdp_cmp.json" "$O/s_fsdp_cmp.log"
   # The raw traces (tens of MB) travel apart from logs.tgz, one file each (the device returns
-  # files of at most 16 MiB), DDP's and its alone trace only.
-  for f in "$O"/s_ddp_[0-9]*.json "$O"/s_co_[0-9]*.json; do gzip -c "$f" >"$OUTDIR/$(basename "$f").gz"; done
+  # files of at most 16 MiB).
+  for f in "$O"/s_ddp_[0-9]*.json "$O"/s_co_[0-9]*.json "$O"/s_fsdp_[0-9]*.json; do
+    gzip -c "$f" >"$OUTDIR/$(basename "$f").gz"
+  done
   rm -f "$O"/s_*_[0-9]*.json
 fi
 if has w; then
@@ -235,6 +237,5 @@ if has w; then
   wb membound --compute membound --count 2 --mem-bytes 512M -b 256M -d bfloat16 \
     --modes seq,concurrent,priority,shape+priority --blocks-per-sm 4,5
   wb builtin --compute builtin --gemm 2048 --count 2 -b 256M -d bfloat16 --modes seq,concurrent,priority
-  (cd "$O" && tar czf "$OUTDIR/w_traces.tgz" w_*.trace.json && rm -f w_*.trace.json)
 fi
 exit $status
