@@ -126,7 +126,7 @@ std::string text(const trace::Diagnosis& d) {
   }
   o += "# what each control can win at most in that step, ms: priority/shaping <= min(sm_wait, "
        "exposed - rank_wait); SM budgets, NCCL channel caps, copy engines <= compute_slowed + "
-       "comm_slowed (less what they cost the other side); scheduling (bucket sizes, prefetch: the "
+       "comm_slowed + the priority bound (less what they cost the other side); scheduling (bucket sizes, prefetch: the "
        "program's) <= tail + dependent; rank skew (no overlap control: host stalls, data loading, "
        "a slower GPU) = rank_wait; all_hidden: the step if no communication were exposed; ideal: "
        "compute at its speed alone, nothing exposed\n";

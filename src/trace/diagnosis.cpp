@@ -352,7 +352,9 @@ const char* to_string(AloneSource s) {
 LeverBounds lever_bounds(const StepParts& p) {
   LeverBounds b;
   b.priority_shaping_ns = std::min(p.sm_wait_ns, p.exposed_ns - p.exposed_rank_wait_ns);
-  b.sm_budget_ns = p.compute_slowed_ns + p.exposed_slowed_ns;
+  // Taking SMs away from compute (a budget) or the collective off them (fewer channels, copy
+  // engines) removes what sharing cost both sides, and may also remove the wait for SMs.
+  b.sm_budget_ns = p.compute_slowed_ns + p.exposed_slowed_ns + b.priority_shaping_ns;
   b.scheduling_ns = p.exposed_tail_ns + p.exposed_dependent_ns;
   b.rank_skew_ns = p.exposed_rank_wait_ns;
   b.all_hidden_ns = p.time_ns - p.exposed_ns;

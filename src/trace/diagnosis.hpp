@@ -122,7 +122,9 @@ struct StepParts {
 /// What a kind of control can win at most in a step (ns), from its parts.
 struct LeverBounds {
   int64_t priority_shaping_ns = 0;  ///< min(SM wait, exposed - rank wait)
-  int64_t sm_budget_ns = 0;  ///< SM budgets, channel caps, copy engines: compute_slowed + exposed_slowed
+  /// SM budgets, channel caps, copy engines: compute_slowed + exposed_slowed + priority_shaping
+  /// (a collective that needs fewer SMs, or none, also waits less for them)
+  int64_t sm_budget_ns = 0;
   int64_t scheduling_ns = 0;  ///< bucket sizes, prefetch (the program's): tail + dependent
   int64_t rank_skew_ns = 0;   ///< no overlap control: rank wait
   int64_t all_hidden_ns = 0;  ///< the step with every collective hidden: time - exposed

@@ -164,6 +164,7 @@ TEST(Diagnosis, TailDependencyAndSmWait) {
   EXPECT_EQ(p.sm_wait_ns, 15 * us);
   const auto lb = cco::trace::lever_bounds(p);
   EXPECT_EQ(lb.priority_shaping_ns, 15 * us);  // min(15, 30 - 0)
+  EXPECT_EQ(lb.sm_budget_ns, 15 * us);  // nothing slowed; a collective off the SMs waits for none
   EXPECT_EQ(lb.scheduling_ns, 30 * us);
   EXPECT_EQ(lb.all_hidden_ns, 30 * us);
 }
