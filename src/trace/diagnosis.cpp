@@ -22,6 +22,12 @@ namespace {
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 
+// a - b, saturated (trace times lie within +-2^62 ns, so a kernel may last up to 2^63 ns).
+int64_t sat_sub(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_sub_overflow(a, b, &r) ? (b > 0 ? kMin : kMax) : r;
+}
+
 bool glob(const std::string& pattern, const std::string& text) {
   return ::fnmatch(pattern.c_str(), text.c_str(), 0) == 0;
 }
@@ -440,7 +446,7 @@ struct RankView {
 // key that start in the window (ordinals count only kernels starting inside).
 template <class F>
 void for_window(const RankView& v, int64_t b, int64_t e, F&& f) {
-  auto it = std::lower_bound(v.ks.begin(), v.ks.end(), b - v.longest,
+  auto it = std::lower_bound(v.ks.begin(), v.ks.end(), sat_sub(b, v.longest),
                              [](const KernelEvent* k, int64_t t) { return k->start_ns < t; });
   for (; it != v.ks.end() && (*it)->start_ns < e; ++it)
     if ((*it)->end_ns > b) f(**it);
@@ -492,7 +498,7 @@ std::map<int, RankView> views_of(const Trace& t) {
     std::vector<Interval> c, m;
     for (const auto* k : v.ks) {
       (k->category == KernelCategory::Compute ? c : m).push_back({k->start_ns, k->end_ns});
-      v.longest = std::max(v.longest, k->duration_ns());
+      v.longest = std::max(v.longest, sat_sub(k->end_ns, k->start_ns));
     }
     v.comp_u = interval_union(std::move(c));
     v.comm_u = interval_union(std::move(m));
@@ -690,7 +696,7 @@ StepParts step_parts(int rank, const StepWindow& w, const RankView& v, const Pee
   p.exposed_dependent_ns = rest_len - p.exposed_slowed_ns - p.exposed_tail_ns;
 
   // Waiting for SMs inside the window.
-  auto wit = std::lower_bound(v.waits.begin(), v.waits.end(), b - v.longest,
+  auto wit = std::lower_bound(v.waits.begin(), v.waits.end(), sat_sub(b, v.longest),
                               [](const CommWait& x, int64_t t) { return x.begin_ns < t; });
   for (; wit != v.waits.end() && wit->begin_ns < e; ++wit)
     p.sm_wait_ns += std::max<int64_t>(0, std::min(wit->end_ns, e) - std::max(wit->begin_ns, b));

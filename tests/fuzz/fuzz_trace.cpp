@@ -9,7 +9,9 @@
 #include "model/limits.hpp"
 #include "trace/analysis.hpp"
 #include "trace/format.hpp"
+#include "report/diagnosis_text.hpp"
 #include "report/timeline.hpp"
+#include "trace/diagnosis.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   using namespace cco;
@@ -28,6 +30,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   }
   const auto an = trace::analyze(t);
   (void)trace::analysis_to_json(an).dump();
+  // The step diagnosis never fails on an accepted trace, and its parts add up.
+  {
+    const trace::Diagnosis d = trace::diagnose(t);
+    for (const auto& r : d.ranks)
+      for (const auto& p : r.steps)
+        if (p.parts_ns() != p.time_ns) __builtin_trap();
+    (void)trace::diagnosis_to_json(d).dump();
+    (void)report::format_diagnosis(d);
+    (void)report::format_diagnosis(d, report::TableFormat::Csv);
+    trace::DiagnosisOptions o;
+    o.steps.source = "collectives";
+    o.alone = {&t};
+    (void)trace::diagnose(t, o);
+  }
   // A window over the middle half, as --from/--to give it.
   trace::AnalysisOptions w;
   const int64_t quarter = static_cast<int64_t>((static_cast<__int128>(last) - first) / 4);

@@ -1,7 +1,10 @@
 // Paired statistics against hand-computed values, and the comparison of step files.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <vector>
 
 #include "steps/compare.hpp"
 #include "steps/paired.hpp"
@@ -146,4 +149,74 @@ TEST(Compare, RefusedWithoutStepsOrWhenRanksDisagree) {
 
   const CompareReport r2 = compare({make_file(0, 3, 50, 52, 0)});  // warm-up only
   EXPECT_NE(r2.refused.find("no complete round"), std::string::npos);
+}
+
+namespace {
+
+// The sign-test interval as it was computed before it became one pass: a CDF per candidate k and
+// a full sort (O(n^2)); the one-pass version must give the same k, bounds and coverage exactly.
+PairedDiff reference(const std::vector<double>& a, const std::vector<double>& b) {
+  PairedDiff r;
+  r.pairs = a.size();
+  std::vector<double> d(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) d[i] = b[i] - a[i];
+  std::sort(d.begin(), d.end());
+  const double pos = 0.5 * static_cast<double>(d.size() - 1);
+  const auto i = static_cast<std::size_t>(std::floor(pos));
+  r.median = i + 1 >= d.size() ? d.back() : d[i] + (pos - static_cast<double>(i)) * (d[i + 1] - d[i]);
+  std::size_t k = 0;
+  for (std::size_t c = 1; c <= d.size() / 2; ++c) {
+    if (2.0 * binomial_half_cdf(d.size(), c - 1) <= 0.05) k = c;
+    else break;
+  }
+  if (k == 0) return r;
+  r.enough = true;
+  r.lo = d[k - 1];
+  r.hi = d[d.size() - k];
+  r.coverage = 1.0 - 2.0 * binomial_half_cdf(d.size(), k - 1);
+  return r;
+}
+
+}  // namespace
+
+TEST(Paired, OnePassIntervalEqualsTheReference) {
+  uint64_t x = 88172645463325252ULL;
+  auto rnd = [&] {  // xorshift: deterministic
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return static_cast<double>(x % 100000) / 1000.0;
+  };
+  for (std::size_t n = 1; n <= 400; n += (n < 40 ? 1 : 7)) {
+    std::vector<double> a(n), b(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      a[i] = rnd();
+      b[i] = a[i] + rnd() - 50.0;
+    }
+    const PairedDiff got = paired_difference(a, b), want = reference(a, b);
+    EXPECT_EQ(got.enough, want.enough) << n;
+    EXPECT_EQ(got.median, want.median) << n;
+    if (!want.enough) continue;
+    EXPECT_EQ(got.lo, want.lo) << n;
+    EXPECT_EQ(got.hi, want.hi) << n;
+    EXPECT_EQ(got.coverage, want.coverage) << n;
+  }
+}
+
+// A comparison of a long job: a million pairs (the quadratic version took minutes at this size,
+// inside the training process). The interval brackets the median and has its 95% coverage.
+TEST(Paired, AMillionPairs) {
+  const std::size_t n = 1'000'000;
+  std::vector<double> a(n), b(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    a[i] = 100.0 + static_cast<double>(i % 997) * 0.01;
+    b[i] = a[i] + 1.0 + static_cast<double>((i * 7919) % 1000) * 0.001 - 0.5;
+  }
+  const PairedDiff d = paired_difference(a, b);
+  ASSERT_TRUE(d.enough);
+  EXPECT_LE(d.lo, d.median);
+  EXPECT_GE(d.hi, d.median);
+  EXPECT_NEAR(d.median, 1.0, 0.01);
+  EXPECT_GE(d.coverage, 0.95);
+  EXPECT_LT(d.coverage, 0.951);
 }
