@@ -18,6 +18,8 @@
 #   s  the per-step diagnosis checked (issue 32): DDP and FSDP2 traced (steps as NVTX ranges), DDP
 #      without gradient sync traced as the alone trace; cco report's parts and bounds beside the
 #      program's own step times and the paired gains of the controls (cco run --compare)
+#   b  cco run --compare with --trace: the bounds of the baseline's traced steps printed beside the
+#      measured differences (DDP)
 #   w  the same check on bench traces: the TP step (copy engines), the memory-bound pair
 #      (shaping) and the built-in GEMM pair (priority), rows measured in the traced run
 # (Stage x measures whatever the default is: shape+priority:model@overlap before 2026-11-26,
@@ -220,6 +222,12 @@ if has s; then
     gzip -c "$f" >"$OUTDIR/$(basename "$f").gz"
   done
   rm -f "$O"/s_*_[0-9]*.json
+fi
+if has b; then
+  cmp_run b_ddp_trace "off,priority,sm-target:-16@overlap" --warmup 5 --trace "$O/b_%r.json" -- \
+    "${prog[@]}" --steps 60 --warmup 3
+  grep -E '^(# the steps under|#   |cco: trace)' "$O/b_ddp_trace.log" | tee -a "$O/summary.txt"
+  rm -f "$O"/b_[0-9]*.json
 fi
 if has w; then
   wb() {  # wb NAME BENCH-ARGS...: one traced bench run, its diagnosis and the check

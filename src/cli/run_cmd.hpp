@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "plan/plan.hpp"
+#include "steps/compare.hpp"
+#include "steps/record.hpp"
 
 namespace cco::cli {
 
@@ -61,7 +63,16 @@ std::vector<std::string> check_compare_items(const std::vector<std::string>& ite
 /// (steps-*.json, bounded), prints the comparison (when `compare`) to `out`, writes `json_path`
 /// when not empty. Returns false when no comparison could be made (the reason is printed).
 bool report_steps(const std::string& dir, bool compare, const std::string& json_path,
-                  std::FILE* out);
+                  std::FILE* out, steps::CompareReport* report = nullptr,
+                  std::vector<steps::StepFile>* files_out = nullptr);
+
+/// --compare with --trace: reads the traces the ranks wrote (`pattern` with %r or %p; bounded
+/// reads), diagnoses the steps that ran under the first configuration (the library's step marks
+/// name each step's configuration; trace/diagnosis.hpp) and prints to `out` what each kind of
+/// control can win at most there, beside each compared configuration's measured difference.
+/// Never fails the run: what cannot be read is one line.
+void report_trace_bounds(const std::string& pattern, const steps::CompareReport& r,
+                         const std::vector<steps::StepFile>& files, std::FILE* out);
 
 /// Parses args[1..]: options up to "--" or the first word that is not an option, then the
 /// command. Throws Usage for unknown options, missing values, --policy with --plan, no command,

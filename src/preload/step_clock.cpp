@@ -141,12 +141,6 @@ void StepClock::boundary(bool ends_step, bool regular, CUstream stream, bool cap
   }
   started_ = true;
   t_start_ = t;
-  if (o_.on_boundary) {
-    char name[48];
-    std::snprintf(name, sizeof name, "cco step, epoch %llu",
-                  static_cast<unsigned long long>(epoch_));
-    o_.on_boundary(name, device_);
-  }
   // The event that starts step_ (and ends the previous one).
   if (!capturing && api_.eventRecord && !event_failed_) {
     if (CUevent e = take_event()) {
@@ -171,6 +165,12 @@ void StepClock::boundary(bool ends_step, bool regular, CUstream stream, bool cap
   // The configuration of the step that starts now.
   const int n = static_cast<int>(o_.configs.size());
   set_active(o_.tune.on ? tune_config() : steps::config_of_step(step_, n, o_.warmup));
+  if (o_.on_boundary) {
+    char name[64];
+    std::snprintf(name, sizeof name, "cco step, epoch %llu, config %d",
+                  static_cast<unsigned long long>(epoch_), active_);
+    o_.on_boundary(name, device_);
+  }
   if (!o_.path.empty() && o_.flush_ns > 0 && t - last_flush_ >= o_.flush_ns) {
     last_flush_ = t;
     write_locked("running", nullptr);

@@ -75,8 +75,8 @@ struct StepClockOptions {
   std::optional<int> rank;          ///< for the step file
   TuneOptions tune;
   /// Called at every step boundary (under the clock's mutex) with the mark's name ("cco step,
-  /// epoch E": E counts the clock's (re)starts, so steps of an earlier period are told apart)
-  /// and the device followed: `cco run --trace` puts these marks into the trace, where `cco
+  /// epoch E, config C": E counts the clock's (re)starts, so steps of an earlier period are told
+  /// apart; C is the configuration the step starting here runs under) and the device followed: `cco run --trace` puts these marks into the trace, where `cco
   /// report` finds the steps (trace/diagnosis.hpp). May be empty; must not throw.
   std::function<void(const char* name, int device)> on_boundary;
 };

@@ -215,7 +215,7 @@ StepSet find_steps(const Trace& t, const StepOptions& o) {
       src != "profiler")
     throw model::Error("steps: expected auto, nvtx, profiler, marks, collectives or none, got '" +
                        src + "'");
-  bool done = false;
+  bool done = o.config.has_value();  // a configuration: only the library's marks say which
   if (!done && (src == "nvtx" || (src == "auto" && !o.name.empty()))) {
     const std::string g = o.name.empty() ? "*step*" : o.name;
     done = try_ranges(g, false, "nvtx", "NVTX ranges '" + g + "'");
@@ -234,29 +234,45 @@ StepSet find_steps(const Trace& t, const StepOptions& o) {
   // Marks: the program's (a name given), else the preload library's step marks ("cco step,
   // epoch E": only the latest epoch, the steps of the period the library found last).
   auto try_marks = [&](const std::string& g, bool latest_epoch, const std::string& what) {
+    // The library's marks: "cco step, epoch E, config C" (older traces: "cco step, epoch E").
+    auto epoch_of = [](const std::string& n) { return n.substr(0, n.find(", config ")); };
+    auto config_of = [](const std::string& n) {
+      const auto p = n.find(", config ");
+      if (p == std::string::npos) return -1;
+      try {
+        return std::stoi(n.substr(p + 9));
+      } catch (const std::exception&) {
+        return -1;
+      }
+    };
     std::string epoch;
     if (latest_epoch) {
       int64_t last = kMin;
       for (const auto& m : t.marks)
         if (glob(g, m.name) && m.ts_ns >= last) {
           last = m.ts_ns;
-          epoch = m.name;
+          epoch = epoch_of(m.name);
         }
     }
-    std::map<int, std::vector<int64_t>> bounds;
+    std::map<int, std::vector<std::pair<int64_t, int>>> marks;  // rank -> (time, config)
     for (const auto& m : t.marks) {
-      if (!glob(g, m.name) || (latest_epoch && m.name != epoch)) continue;
+      if (!glob(g, m.name) || (latest_epoch && epoch_of(m.name) != epoch)) continue;
+      const int c = latest_epoch ? config_of(m.name) : -1;
       if (m.rank >= 0)
-        bounds[m.rank].push_back(m.ts_ns);
+        marks[m.rank].push_back({m.ts_ns, c});
       else
-        for (const auto& [r, v] : ks) bounds[r].push_back(m.ts_ns);
+        for (const auto& [r, v] : ks) marks[r].push_back({m.ts_ns, c});
     }
     std::map<int, std::vector<StepWindow>> st;
-    for (auto& [r, b] : bounds) {
-      std::sort(b.begin(), b.end());
+    for (auto& [r, v] : marks) {
+      std::sort(v.begin(), v.end());
+      std::vector<int64_t> b;
+      for (const auto& x : v) b.push_back(x.first);
       auto kit = ks.find(r);
-      if (kit != ks.end() && b.size() >= 2)
-        st[r] = steps_from_boundaries(kit->second, b, all_launch_times(kit->second));
+      if (kit == ks.end() || b.size() < 2) continue;
+      auto w = steps_from_boundaries(kit->second, b, all_launch_times(kit->second));
+      for (auto& x : w) x.config = v[static_cast<std::size_t>(x.index)].second;
+      st[r] = std::move(w);
     }
     std::size_t n = 0;
     for (const auto& [r, v] : st) n = std::max(n, v.size());
@@ -266,6 +282,15 @@ StepSet find_steps(const Trace& t, const StepOptions& o) {
     s.detail = what;
     return true;
   };
+  if (o.config && !try_marks("cco step, epoch *", true, "the preload library's step marks")) {
+    // Nothing else can say which configuration a step ran under.
+    s.notes.push_back("no step marks of the preload library (cco run --trace): the steps of one "
+                      "configuration cannot be told apart");
+    s.source = "none";
+    s.detail = "no steps of configuration " + std::to_string(*o.config);
+    return s;
+  }
+  done = done || o.config.has_value();
   if (!done && (src == "marks" || (src == "auto" && !o.name.empty()))) {
     const std::string g = o.name.empty() ? "cco step, epoch *" : o.name;
     done = try_marks(g, o.name.empty(), "marks '" + g + "'");
@@ -317,6 +342,11 @@ StepSet find_steps(const Trace& t, const StepOptions& o) {
   const int64_t lo = o.window.from_ns.value_or(kMin), hi = o.window.to_ns.value_or(kMax);
   for (auto& [r, v] : found)
     std::erase_if(v, [&](const StepWindow& w) { return w.begin_ns < lo || w.end_ns > hi; });
+  if (o.config) {
+    for (auto& [r, v] : found)
+      std::erase_if(v, [&](const StepWindow& w) { return w.config != *o.config; });
+    s.detail += fmt::format(", the steps under configuration {}", *o.config);
+  }
   // Every rank: the same number of steps (ranks run the same steps; the fewest count).
   std::size_t n = kMax;
   std::size_t nmax = 0;
@@ -824,7 +854,9 @@ Diagnosis diagnose(const Trace& t, const DiagnosisOptions& o) {
     d.ranks.push_back(std::move(rs));
   }
   if (d.ranks.empty()) {
-    d.sentence = "No kernels in the window: nothing to diagnose.";
+    d.sentence = d.steps.ranks.empty() && !d.steps.notes.empty()
+                     ? "Nothing to diagnose: " + d.steps.notes.back() + "."
+                     : "No kernels in the window: nothing to diagnose.";
     return d;
   }
   const RankSteps* crit = &d.ranks.front();

@@ -46,12 +46,16 @@ struct StepOptions {
   /// when at least 3, else 0.
   std::optional<int> warmup;
   AnalysisOptions window;  ///< only steps inside [from, to) count
+  /// Only the steps the preload library's marks say ran under this configuration ("cco step,
+  /// epoch E, config C": cco run --compare with --trace); implies the library's marks as source.
+  std::optional<int> config;
 };
 
 /// One step of one rank on the GPU's timeline: [begin, end) ns.
 struct StepWindow {
   int64_t index = 0;  ///< the step's number among all found (warm-up included), per rank
   int64_t begin_ns = 0, end_ns = 0;
+  int config = -1;  ///< the configuration its mark names (the library's marks), else -1
   int64_t length() const { return end_ns - begin_ns; }
 };
 

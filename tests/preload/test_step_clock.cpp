@@ -88,13 +88,29 @@ TEST_F(StepClockTest, BoundariesAreReportedForTheTrace) {
   // One mark per boundary: the steps measured and the one still running.
   ASSERT_EQ(marks.size(), f.steps.size() + 1);
   for (const auto& [name, dev] : marks) {
-    EXPECT_EQ(name, "cco step, epoch 1");
+    EXPECT_EQ(name, "cco step, epoch 1, config 0");
     EXPECT_EQ(dev, 1);
   }
   // Marks take over: a new epoch.
   c->mark(1, S(0x77), false);
   c->mark(1, S(0x77), false);
-  EXPECT_EQ(marks.back().first, "cco step, epoch 2");
+  EXPECT_EQ(marks.back().first, "cco step, epoch 2, config 0");
+}
+
+// Under a rotation each mark names the configuration of the step it starts.
+TEST_F(StepClockTest, BoundaryMarksNameTheConfiguration) {
+  StepClockOptions o;
+  o.configs = {"off", "priority"};
+  o.warmup = 2;
+  o.flush_ns = 0;
+  std::vector<std::string> marks;
+  o.on_boundary = [&](const char* name, int) { marks.push_back(name); };
+  auto c = make(o);
+  for (int i = 0; i < 12; ++i) step(*c, 10.0);
+  const auto f = c->snapshot("exit");
+  ASSERT_GE(f.steps.size(), 6u);
+  for (const auto& s : f.steps)
+    EXPECT_EQ(marks[s.step], "cco step, epoch 1, config " + std::to_string(s.config)) << s.step;
 }
 
 TEST_F(StepClockTest, GpuTimeOnlyOnceEventsComplete) {

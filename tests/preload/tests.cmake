@@ -82,7 +82,7 @@ if(TARGET cco.preload)
 
   # `cco run` through its own driver (the command is wired into cco separately).
   add_executable(cco.test.run_driver preload/run_driver.cpp ${PROJECT_SOURCE_DIR}/src/cli/run_cmd.cpp)
-  target_link_libraries(cco.test.run_driver PRIVATE cco.plan cco.steps cco.bench_core cco.warnings ${CMAKE_DL_LIBS})
+  target_link_libraries(cco.test.run_driver PRIVATE cco.plan cco.steps cco.bench_core cco.trace_core cco.warnings ${CMAKE_DL_LIBS})
   add_test(NAME cco.test.preload_run
     COMMAND ${CMAKE_COMMAND} -E env
       CCO_RUN=$<TARGET_FILE:cco.test.run_driver>

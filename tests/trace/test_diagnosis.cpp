@@ -455,3 +455,38 @@ TEST(Diagnosis, KernelsJoinTheRangeOfTheirLaunchCall) {
 }
 
 }  // namespace
+
+namespace {
+
+// cco run --compare with --trace: the library's marks name each step's configuration, and the
+// diagnosis of one configuration takes only its steps (steps of config 1 are 20 us longer).
+TEST(Diagnosis, StepsOfOneConfigurationFromTheLibrarysMarks) {
+  Builder b;
+  for (int s = 0; s < 13; ++s) {  // the 13th only ends the 12th
+    const int config = (s / 2) % 2;  // A A B B A A ...
+    b.kernel(0, s, kGemm, 0, config == 1 ? 60 : 40, 1);
+    b.t.marks.push_back(
+        {s * kStep + 10 * us, 0, "cco step, epoch 1, config " + std::to_string(config)});
+  }
+  const Trace t = b.done();
+  cco::trace::StepOptions so;
+  so.config = 1;
+  so.warmup = 0;
+  const auto st = cco::trace::find_steps(t, so);
+  EXPECT_EQ(st.source, "marks");
+  ASSERT_EQ(st.ranks.at(0).size(), 6u);
+  for (const auto& w : st.ranks.at(0)) EXPECT_EQ(w.config, 1);
+  DiagnosisOptions o;
+  o.steps = so;
+  EXPECT_EQ(typical(cco::trace::diagnose(t, o)).compute_busy_ns, 60 * us);
+  o.steps.config = 0;
+  EXPECT_EQ(typical(cco::trace::diagnose(t, o)).compute_busy_ns, 40 * us);
+  // Without the library's marks nothing can say which configuration a step ran under.
+  Trace bare = t;
+  bare.marks.clear();
+  const Diagnosis none = cco::trace::diagnose(bare, o);
+  EXPECT_TRUE(none.ranks.empty());
+  EXPECT_NE(none.sentence.find("cannot be told apart"), std::string::npos) << none.sentence;
+}
+
+}  // namespace
