@@ -215,11 +215,16 @@ std::string format_analysis(const trace::Trace& t, const trace::TraceAnalysis& a
   std::string o =
       "# ccoverlap report: the whole trace (start-up and the time between steps included; "
       "docs/TRACE.md)\n# input: " + t.source + "\n";
-  std::size_t comm = 0;
-  for (const auto& k : t.kernels) comm += k.category == trace::KernelCategory::Communication;
-  o += fmt::format("# ranks: {}  streams: {}  kernels: {} ({} compute, {} communication)\n",
+  std::size_t comm = 0, copies = 0;
+  for (const auto& k : t.kernels) {
+    comm += k.category == trace::KernelCategory::Communication;
+    copies += k.is_copy();
+  }
+  o += fmt::format("# ranks: {}  streams: {}  kernels: {} ({} compute, {} communication{})\n",
                    t.ranks.size(), t.streams.size(), t.kernels.size(), t.kernels.size() - comm,
-                   comm);
+                   comm,
+                   copies ? fmt::format(", of which {} copies on the copy engines", copies)
+                          : std::string());
   for (const auto& r : t.ranks) {
     o += fmt::format("#  rank {} device {}", r.rank, r.device);
     if (!r.device_name.empty()) o += " " + r.device_name;

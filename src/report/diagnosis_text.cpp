@@ -31,6 +31,7 @@ const Col kBeside[] = {
     {"exposed_ms", "exposed", &trace::StepParts::exposed_ns},
     {"comm_slowed_all_ms", "comm_slowed_all", &trace::StepParts::comm_slowed_ns},
     {"sm_wait_ms", "sm_wait", &trace::StepParts::sm_wait_ns},
+    {"copy_engine_ms", "copy_engine", &trace::StepParts::copy_engine_ns},
 };
 
 struct Bound {
@@ -116,13 +117,13 @@ std::string text(const trace::Diagnosis& d) {
        "idle add up to the step time (docs/TRACE.md, 'Steps: where the time goes')\n";
   o += fmt::format("#{:>4} {:>6} {:>9}", "rank", "step", "time");
   for (const auto& c : kParts) o += fmt::format(" {:>14}", c.text);
-  o += fmt::format(" | {:>9} {:>9} {:>6}\n", "sm_wait", "comm_busy", "est%");
+  o += fmt::format(" | {:>9} {:>9} {:>9} {:>6}\n", "sm_wait", "comm_busy", "on_CE", "est%");
   for (const auto& r : d.ranks) {
     const auto& p = r.steps[r.typical];
     o += fmt::format(" {:>4} {:>6} {:>9}", p.rank, p.step, ms(p.time_ns));
     for (const auto& c : kParts) o += fmt::format(" {:>14}", ms(p.*(c.field)));
-    o += fmt::format(" | {:>9} {:>9} {:>6.0f}\n", ms(p.sm_wait_ns), ms(p.comm_busy_ns),
-                     100 * p.compute_estimated);
+    o += fmt::format(" | {:>9} {:>9} {:>9} {:>6.0f}\n", ms(p.sm_wait_ns), ms(p.comm_busy_ns),
+                     ms(p.copy_engine_ns), 100 * p.compute_estimated);
   }
   o += "# what each control can win at most in that step, ms: priority/shaping <= min(sm_wait, "
        "exposed - rank_wait); SM budgets, NCCL channel caps, copy engines <= compute_slowed + "

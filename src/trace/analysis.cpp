@@ -83,7 +83,8 @@ std::vector<CommWait> waits_of_rank(const Trace& t, int rank, int64_t lo, int64_
     });
     for (std::size_t i = 0; i < ks.size(); ++i) {
       const KernelEvent& k = *ks[i];
-      if (k.category != KernelCategory::Communication) continue;
+      // Copies on the copy engines take no SM: they never wait for one.
+      if (k.category != KernelCategory::Communication || k.is_copy()) continue;
       const int64_t launch = k.launch_ns();
       int64_t ready;
       const char* method;

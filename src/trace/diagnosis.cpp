@@ -624,7 +624,7 @@ StepParts step_parts(int rank, const StepWindow& w, const RankView& v, const Pee
   p.end_ns = w.end_ns;
   p.time_ns = w.length();
   const int64_t b = w.begin_ns, e = w.end_ns;
-  std::vector<Interval> comp, comm, rank_wait;
+  std::vector<Interval> comp, comm, rank_wait, copies;
   struct Comm {
     const KernelEvent* k;
     int64_t work_start;
@@ -646,6 +646,7 @@ StepParts step_parts(int rank, const StepWindow& w, const RankView& v, const Pee
       ++p.compute_kernels;
     } else {
       comm.push_back(iv);
+      if (k.is_copy()) copies.push_back(iv);
       ++p.comm_kernels;
       int64_t ws = k.start_ns;
       if (auto it = peers.find(&k); it != peers.end() && it->second.first > k.start_ns) {
@@ -669,6 +670,7 @@ StepParts step_parts(int rank, const StepWindow& w, const RankView& v, const Pee
   p.overlapped_ns = total_length(interval_intersection(comp_u, comm_u));
   p.idle_ns = p.time_ns - busy;
   p.exposed_ns = p.comm_busy_ns - p.overlapped_ns;
+  p.copy_engine_ns = total_length(interval_union(std::move(copies)));
 
   // Compute slowed: each compute kernel that overlapped communication, its time beyond alone,
   // at most the time it overlapped (it ran at its own speed otherwise).
@@ -749,6 +751,7 @@ const std::vector<std::pair<const char*, int64_t StepParts::*>>& part_fields() {
       {"exposed", &StepParts::exposed_ns},
       {"comm_slowed", &StepParts::comm_slowed_ns},
       {"sm_wait", &StepParts::sm_wait_ns},
+      {"copy_engine", &StepParts::copy_engine_ns},
   };
   return f;
 }
@@ -878,8 +881,13 @@ Diagnosis diagnose(const Trace& t, const DiagnosisOptions& o) {
         "as {:.0f}% estimated in a step): compute slowed is a lower bound there; a trace of the "
         "program without communication (--alone) tells",
         100 * est_min));
-  d.notes.push_back("copy-engine transfers are not traced yet: collectives NCCL ran on the copy "
-                    "engines (CTA policy zero) are not counted as communication");
+  bool copies = false;
+  for (const auto& k : t.kernels) copies = copies || k.is_copy();
+  bool no_copy_records = false;
+  for (const auto& n : t.notes) no_copy_records = no_copy_records || n.find("memcpy records") != std::string::npos;
+  if (!copies && no_copy_records)
+    d.notes.push_back("the trace has no copy records: collectives NCCL ran on the copy engines "
+                      "(CTA policy zero) are not counted as communication");
   return d;
 }
 

@@ -112,7 +112,8 @@ struct StepParts {
   int slowest_peer = -1;          ///< the rank whose late start made this one wait most
   int64_t slowest_peer_lag_ns = 0;
   std::size_t compute_kernels = 0, comm_kernels = 0;
-  int64_t copy_engine_ns = 0;  ///< communication on copy engines (memcpy between devices)
+  /// Communication on the copy engines (NCCL's copies, CTA policy zero): part of comm_busy
+  int64_t copy_engine_ns = 0;
 
   int64_t exposed_parts_ns() const {
     return exposed_rank_wait_ns + exposed_slowed_ns + exposed_tail_ns + exposed_dependent_ns;

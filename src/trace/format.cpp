@@ -230,6 +230,12 @@ json kernel_event(const KernelEvent& k, int64_t origin) {
   if (k.queued_ns > 0) args["queued_ns"] = k.queued_ns;
   if (k.submitted_ns > 0) args["submitted_ns"] = k.submitted_ns;
   if (k.correlation_id > 0) args["correlation"] = k.correlation_id;
+  if (k.is_copy()) {
+    args["copy"] = k.copy;
+    args["bytes"] = k.bytes;
+    if (k.src_device >= 0) args["src_device"] = k.src_device;
+    if (k.dst_device >= 0) args["dst_device"] = k.dst_device;
+  }
   return {{"ph", "X"},
           {"name", k.name},
           {"cat", to_string(k.category)},
@@ -591,6 +597,15 @@ KernelEvent read_kernel(Reader& rd, const json& e, const json& args, int64_t ori
   k.submitted_ns = rd.opt_time_ns(args, "submitted_ns", where).value_or(0);
   k.correlation_id = static_cast<uint64_t>(
       std::max<int64_t>(0, rd.opt_integer(args, "correlation", where).value_or(0)));
+  k.copy = rd.opt_string(args, "copy", where);
+  if (k.is_copy()) {
+    if (k.copy != "PtoP" && k.copy != "DtoD")
+      rd.fail(where + ": \"copy\" is \"" + k.copy.substr(0, 20) + "\" (expected PtoP or DtoD)");
+    k.bytes = rd.opt_integer(args, "bytes", where).value_or(0);
+    k.src_device = rd.opt_int(args, "src_device", where).value_or(-1);
+    k.dst_device = rd.opt_int(args, "dst_device", where).value_or(-1);
+    if (k.bytes < 0) rd.fail(where + ": negative \"bytes\"");
+  }
   if (k.registers < 0 || k.static_smem < 0 || k.dynamic_smem < 0 || k.blocks_per_sm < 0)
     rd.fail(where + ": negative registers, shared memory or blocks per SM");
   return k;
@@ -784,7 +799,7 @@ void fill_blocks_per_sm(Trace& t) {
     }
   }
   for (auto& k : t.kernels) {
-    if (k.blocks_per_sm > 0) continue;
+    if (k.blocks_per_sm > 0 || k.is_copy()) continue;  // a copy occupies no SM
     auto it = lim.find(k.rank);
     if (it == lim.end() || !it->second || k.block.volume() <= 0) continue;
     Footprint fp;

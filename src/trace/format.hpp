@@ -68,6 +68,13 @@ struct KernelEvent {
   int64_t dynamic_smem = 0;     ///< bytes per block, as launched (padding included)
   int blocks_per_sm = 0;        ///< resident blocks per SM by the occupancy model (0: unknown)
   uint64_t correlation_id = 0;  ///< CUPTI's id tying the kernel to its launch call (0: none)
+  /// A copy on the copy engines, not a kernel: "PtoP" (between devices) or "DtoD" (NCCL's
+  /// copy-engine collectives: CTA policy zero), "" for a kernel. Such copies are communication
+  /// (category Communication), take no SMs (never wait for them) and have no launch geometry.
+  std::string copy;
+  int64_t bytes = 0;                ///< the copy's size (copies only)
+  int src_device = -1, dst_device = -1;  ///< the copy's devices, when CUPTI says (PtoP)
+  bool is_copy() const { return !copy.empty(); }
 
   int64_t duration_ns() const { return end_ns - start_ns; }
   /// submitted_ns if known, else queued_ns, else 0.

@@ -71,6 +71,14 @@ struct RawKernel {
   int32_t static_smem = 0, dynamic_smem = 0;
 };
 
+// A memory copy (CUPTI_ACTIVITY_KIND_MEMCPY / MEMCPY2): NCCL's copy-engine collectives are copies.
+struct RawCopy {
+  uint64_t start = 0, end = 0, bytes = 0;
+  uint32_t device = 0, context = 0, stream = 0, correlation = 0;
+  uint8_t kind = 0;  // CUpti_ActivityMemcpyKind
+  int32_t src_device = -1, dst_device = -1;
+};
+
 struct DeviceInfo {
   std::string name, arch;
   int sm_count = 0;
@@ -100,6 +108,7 @@ struct Session::State {
   std::vector<std::string> names;
   std::unordered_map<const char*, uint32_t> name_index;
   std::vector<RawKernel> kernels;
+  std::vector<RawCopy> copies;
   std::vector<trace::Mark> marks;
   trace::NvtxPairing nvtx;
   bool ranges_on = false;                   // the marker kind was enabled at least once
@@ -188,6 +197,36 @@ void read_record(Session::State& s, const CUpti_Activity* rec) {
       r.dynamic_smem = k->dynamicSharedMemory;
       s.context_device[r.context] = r.device;
       s.kernels.push_back(r);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+      const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(rec);
+      RawCopy c;
+      c.start = m->start;
+      c.end = m->end;
+      c.bytes = m->bytes;
+      c.device = m->deviceId;
+      c.context = m->contextId;
+      c.stream = m->streamId;
+      c.correlation = m->correlationId;
+      c.kind = m->copyKind;
+      s.copies.push_back(c);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY2: {  // peer to peer
+      const auto* m = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(rec);
+      RawCopy c;
+      c.start = m->start;
+      c.end = m->end;
+      c.bytes = m->bytes;
+      c.device = m->deviceId;
+      c.context = m->contextId;
+      c.stream = m->streamId;
+      c.correlation = m->correlationId;
+      c.kind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
+      c.src_device = static_cast<int32_t>(m->srcDeviceId);
+      c.dst_device = static_cast<int32_t>(m->dstDeviceId);
+      s.copies.push_back(c);
       break;
     }
     case CUPTI_ACTIVITY_KIND_STREAM: {
@@ -438,6 +477,16 @@ bool Session::start() noexcept {
     if ((r = cupti_api().Enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) != CUPTI_SUCCESS)
       return fail("cuptiActivityEnable(CONCURRENT_KERNEL)", r);
     s_->enabled.push_back(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    // Copies: NCCL's collectives on the copy engines (CTA policy zero) are copies, not kernels.
+    for (auto kind : {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2}) {
+      if (cupti_api().Enable(kind) == CUPTI_SUCCESS) {
+        s_->enabled.push_back(kind);
+      } else {
+        std::lock_guard lk(g_mu);
+        s_->facts.push_back("CUPTI memcpy records unavailable: collectives on the copy engines "
+                            "are not in the trace");
+      }
+    }
     if (s_->opt.nvtx_ranges && kNvtxRangesInThisBuild) enable_nvtx_ranges(*s_);
     std::lock_guard lk(g_mu);
     s_->traced = true;
@@ -570,6 +619,7 @@ void Session::clear() noexcept {
   if (active) cupti_api().FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);  // g_mu must not be held
   std::lock_guard lk(g_mu);
   s_->kernels.clear();
+  s_->copies.clear();
   s_->marks.clear();
   s_->nvtx.clear_closed();
 }
@@ -628,6 +678,40 @@ trace::Trace Session::trace(int rank) const {
     k.correlation_id = r.correlation;
     t.kernels.push_back(std::move(k));
     devs.insert(static_cast<int>(r.device));
+  }
+  // Copies that are communication: between devices (peer to peer), or device to device on a
+  // stream that also ran NCCL kernels (NCCL's copy-engine collectives on mapped peer memory).
+  // Other copies (host to device, a program's own device copies) are neither compute nor
+  // communication: left out.
+  {
+    std::set<std::tuple<uint32_t, uint32_t, uint32_t>> nccl_streams;
+    for (const auto& r : s.kernels)
+      if (trace::classify_kernel(s.names[r.name]) == trace::KernelCategory::Communication)
+        nccl_streams.insert({r.device, r.context, r.stream});
+    for (const auto& c : s.copies) {
+      const bool ptop = c.kind == CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
+      const bool dtod = c.kind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOD &&
+                        nccl_streams.count({c.device, c.context, c.stream}) > 0;
+      if (!ptop && !dtod) continue;
+      const int rk = rank_of(c.device);
+      if (rank >= 0 && rk != rank) continue;
+      trace::KernelEvent k;
+      k.copy = ptop ? "PtoP" : "DtoD";
+      k.bytes = static_cast<int64_t>(c.bytes);
+      k.src_device = c.src_device;
+      k.dst_device = c.dst_device;
+      k.name = "memcpy " + k.copy + " " + std::to_string(c.bytes) + " B (copy engine)";
+      k.category = trace::KernelCategory::Communication;
+      k.rank = rk;
+      k.device = static_cast<int>(c.device);
+      k.stream = c.stream;
+      k.priority = priority_of(c.context, c.stream);
+      k.start_ns = static_cast<int64_t>(c.start);
+      k.end_ns = static_cast<int64_t>(std::max(c.end, c.start));
+      k.correlation_id = c.correlation;
+      t.kernels.push_back(std::move(k));
+      devs.insert(static_cast<int>(c.device));
+    }
   }
   for (const auto& m : s.marks)
     if (rank < 0 || m.rank < 0 || m.rank == rank) t.marks.push_back(m);

@@ -490,3 +490,52 @@ TEST(Diagnosis, StepsOfOneConfigurationFromTheLibrarysMarks) {
 }
 
 }  // namespace
+
+namespace {
+
+// Collectives on the copy engines (NCCL's CTA policy zero) are copies, not kernels: they count as
+// communication (busy, exposed, on the copy engines), never wait for SMs, and survive the file.
+TEST(Diagnosis, CopyEngineCollectivesCountAsCommunication) {
+  Builder b;
+  for (int s = 0; s < 4; ++s) {
+    b.range(0, s);
+    b.kernel(0, s, kGemm, 0, 30);
+    // A copy launched at the step's start while the GEMM runs: a kernel would wait for SMs.
+    b.kernel(0, s, kGemm, 10, 40);  // placeholder, turned into a copy below
+    auto& c = b.t.kernels.back();
+    c.name = "memcpy DtoD 16777216 B (copy engine)";
+    c.category = KernelCategory::Communication;
+    c.copy = "DtoD";
+    c.bytes = 16777216;
+    c.stream = 13;
+    c.grid = c.block = {1, 1, 1};
+  }
+  const Trace t = b.done();
+  // The file keeps it.
+  const Trace back = cco::trace::trace_from_json(cco::trace::trace_to_json(t), "back");
+  std::size_t copies = 0;
+  for (const auto& k : back.kernels)
+    if (k.is_copy()) {
+      ++copies;
+      EXPECT_EQ(k.copy, "DtoD");
+      EXPECT_EQ(k.bytes, 16777216);
+      EXPECT_EQ(k.category, KernelCategory::Communication);
+    }
+  EXPECT_EQ(copies, 4u);
+  // No wait for SMs, though compute ran from its launch to its start.
+  EXPECT_TRUE(cco::trace::communication_waits(t, 0).empty());
+  const Diagnosis d = cco::trace::diagnose(back);
+  expect_adds_up(d);
+  const auto& p = typical(d);
+  EXPECT_EQ(p.copy_engine_ns, 30 * us);
+  EXPECT_EQ(p.comm_busy_ns, 30 * us);
+  EXPECT_EQ(p.exposed_tail_ns, 10 * us);  // 30..40, after the GEMM
+  EXPECT_EQ(p.sm_wait_ns, 0);
+  // A copy kind the format does not know is refused with one line.
+  auto j = cco::trace::trace_to_json(t);
+  for (auto& e : j["traceEvents"])
+    if (e.contains("args") && e["args"].contains("copy")) e["args"]["copy"] = "HtoD";
+  EXPECT_THROW(cco::trace::trace_from_json(j, "bad"), cco::model::Error);
+}
+
+}  // namespace
