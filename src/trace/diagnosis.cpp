@@ -51,9 +51,15 @@ int64_t host_ns(const KernelEvent& k) {
   return k.queued_ns > 0 ? k.queued_ns : k.submitted_ns;
 }
 
+// Every kernel has a host time (copies have none: CUPTI's copy records carry no launch times).
 bool all_launch_times(const std::vector<const KernelEvent*>& ks) {
-  return !ks.empty() &&
-         std::all_of(ks.begin(), ks.end(), [](const KernelEvent* k) { return host_ns(*k) > 0; });
+  bool any = false;
+  for (const auto* k : ks) {
+    if (k->is_copy()) continue;
+    if (host_ns(*k) <= 0) return false;
+    any = true;
+  }
+  return any;
 }
 
 // The GPU window of the kernels whose host time (launch, or start without launch times) lies in
@@ -62,6 +68,7 @@ std::optional<Interval> gpu_window(const std::vector<const KernelEvent*>& ks, bo
                                    int64_t lo, int64_t hi) {
   std::optional<Interval> w;
   for (const auto* k : ks) {
+    if (by_launch && k->is_copy()) continue;  // no host time: placed by the kernels' window
     const int64_t h = by_launch ? host_ns(*k) : k->start_ns;
     if (h < lo || h >= hi) continue;
     if (!w)
@@ -69,6 +76,12 @@ std::optional<Interval> gpu_window(const std::vector<const KernelEvent*>& ks, bo
     else
       w = Interval{std::min(w->begin, k->start_ns), std::max(w->end, k->end_ns)};
   }
+  // A copy (a collective on the copy engines) that starts inside the kernels' window belongs to
+  // the step; the step lasts until it ends.
+  if (w && by_launch)
+    for (const auto* k : ks)
+      if (k->is_copy() && k->start_ns >= w->begin && k->start_ns < w->end)
+        w->end = std::max(w->end, k->end_ns);
   return w;
 }
 
@@ -88,7 +101,8 @@ std::map<int, std::vector<StepWindow>> steps_from_ranges(
     // event the program records there would), not at its first kernel.
     std::vector<std::pair<int64_t, int64_t>> launched;  // (launch, max end so far)
     if (by_launch) {
-      for (const auto* k : kit->second) launched.push_back({host_ns(*k), k->end_ns});
+      for (const auto* k : kit->second)
+        if (!k->is_copy()) launched.push_back({host_ns(*k), k->end_ns});
       std::sort(launched.begin(), launched.end());
       for (std::size_t i = 1; i < launched.size(); ++i)
         launched[i].second = std::max(launched[i].second, launched[i - 1].second);
@@ -148,8 +162,8 @@ std::map<int, std::vector<StepWindow>> steps_from_collectives(
   for (const auto& [rank, v] : ks) {
     const bool by_launch = all_launch_times(v);
     std::vector<const KernelEvent*> comm;
-    for (const auto* k : v)
-      if (k->category == KernelCategory::Communication) comm.push_back(k);
+    for (const auto* k : v)  // NCCL's kernels (copies have no host time to order them by)
+      if (k->category == KernelCategory::Communication && !k->is_copy()) comm.push_back(k);
     std::stable_sort(comm.begin(), comm.end(), [&](const KernelEvent* a, const KernelEvent* b) {
       return by_launch ? host_ns(*a) < host_ns(*b) : a->start_ns < b->start_ns;
     });

@@ -539,3 +539,38 @@ TEST(Diagnosis, CopyEngineCollectivesCountAsCommunication) {
 }
 
 }  // namespace
+
+namespace {
+
+// Copies carry no launch times (CUPTI's copy records have none): they must not turn off the
+// kernels' launch times for step windows (steps then spread to the next range), and a copy that
+// starts inside a step's window extends it to its end.
+TEST(Diagnosis, CopiesKeepLaunchTimeWindows) {
+  Builder b;
+  for (int s = 0; s < 4; ++s) {
+    b.range(0, s);
+    b.kernel(0, s, kGemm, 0, 30);
+    b.kernel(0, s, kGemm, 20, 50);
+    auto& c = b.t.kernels.back();
+    c.name = "memcpy PtoP 4194304 B (copy engine)";
+    c.category = KernelCategory::Communication;
+    c.copy = "PtoP";
+    c.bytes = 4194304;
+    c.stream = 13;
+    c.queued_ns = c.submitted_ns = 0;
+  }
+  cco::trace::StepOptions so;
+  so.warmup = 0;
+  DiagnosisOptions o;
+  o.steps = so;
+  const Diagnosis d = cco::trace::diagnose(b.done(), o);
+  ASSERT_EQ(d.ranks.size(), 1u);
+  ASSERT_EQ(d.ranks[0].steps.size(), 4u);
+  for (const auto& p : d.ranks[0].steps) {
+    EXPECT_EQ(p.time_ns, 50 * us);  // to the copy's end, not to the next range
+    EXPECT_EQ(p.exposed_tail_ns, 20 * us);
+  }
+  EXPECT_TRUE(d.steps.notes.empty()) << d.steps.notes.front();
+}
+
+}  // namespace
