@@ -181,11 +181,7 @@ json read_json_file(const std::string& path) {
 }
 
 void write_text(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) throw std::runtime_error("cannot write '" + path + "'");
-  f << text;
-  f.flush();
-  if (!f) throw std::runtime_error("cannot write '" + path + "' (disk full?)");
+  model::write_file(path, text);  // whole or not at all; WriteError: "cannot write 'PATH' (...)"
 }
 
 std::string us(int64_t ns) {
@@ -695,6 +691,19 @@ int report_result(const Args& a, const json& j) {
 
 int report_main(const std::vector<std::string>& args) {
   const Args a = parse(args);
+  // Never overwrite an input: an output that names one (the same file, by device and inode) is
+  // refused before anything is read or written.
+  for (const auto& [flag, out] : {std::pair<const char*, const std::string*>{"--merge", &a.merge},
+                                  {"--svg", &a.svg},
+                                  {"--json", &a.json_file}}) {
+    if (out->empty()) continue;
+    std::vector<std::string> inputs = a.files;
+    inputs.insert(inputs.end(), a.alone.begin(), a.alone.end());
+    for (const auto& in : inputs)
+      if (model::same_file(*out, in))
+        throw Usage(std::string(flag) + " " + *out + " names the input " + in +
+                    ": cco report never overwrites its inputs");
+  }
   std::vector<json> docs;
   std::vector<std::optional<report::ResultKind>> kinds;
   std::size_t results = 0, benches = 0;

@@ -51,4 +51,38 @@ std::string read_file(const std::string& path, std::size_t limit) {
   return out;
 }
 
+void write_file(const std::string& path, std::string_view text) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  auto fail = [&](const char* what, int err) {
+    ::unlink(tmp.c_str());
+    throw WriteError("cannot write '" + path + "' (" + what + ": " + std::strerror(err) + ")");
+  };
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw WriteError("cannot write '" + path + "' (" + std::strerror(errno) + ")");
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : EIO;
+      ::close(fd);
+      fail("disk full?", err);
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0 && errno != EINVAL) {
+    const int err = errno;
+    ::close(fd);
+    fail("sync", err);
+  }
+  if (::close(fd) != 0) fail("close", errno);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) fail("rename", errno);
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat sa {}, sb {};
+  if (::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0) return false;
+  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 }  // namespace cco::model

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstddef>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "model/limits.hpp"
@@ -33,5 +35,21 @@ class FileError : public Error {
 /// The whole content of a regular file of at most `limit` bytes. Opening never blocks (a FIFO
 /// without a writer is refused, not waited for). Throws FileError.
 std::string read_file(const std::string& path, std::size_t limit);
+
+/// An output file that could not be written (what(): "cannot write 'PATH' (REASON)").
+class WriteError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Writes `text` to `path` whole or not at all: into a temporary file beside it
+/// ("PATH.tmp.<pid>"), flushed, then renamed over `path`. On any failure (a missing or read-only
+/// folder, a full disk) the temporary file is removed, `path` is left as it was, and WriteError
+/// is thrown. A reader never sees a half-written file.
+void write_file(const std::string& path, std::string_view text);
+
+/// True when `a` and `b` name one existing file (the same device and inode): an output that
+/// names an input.
+bool same_file(const std::string& a, const std::string& b);
 
 }  // namespace cco::model

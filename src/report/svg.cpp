@@ -1,5 +1,7 @@
 #include "report/svg.hpp"
 
+#include "model/read_file.hpp"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -175,12 +177,7 @@ std::string Svg::str() const {
 }
 
 void Svg::write(const std::string& path) const {
-  const std::string s = str();
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) throw std::runtime_error("cannot write '" + path + "'");
-  f << s;
-  f.flush();
-  if (!f) throw std::runtime_error("cannot write '" + path + "' (disk full?)");
+  model::write_file(path, str());  // whole or not at all
 }
 
 }  // namespace cco::report

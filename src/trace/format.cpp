@@ -315,11 +315,11 @@ json trace_to_json(const Trace& in) {
 }
 
 void write_trace_file(const Trace& t, const std::string& path) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) throw Error("cannot write trace file '" + path + "'");
-  f << trace_to_json(t).dump() << "\n";
-  f.flush();
-  if (!f) throw Error("cannot write trace file '" + path + "' (disk full?)");
+  try {
+    write_file(path, trace_to_json(t).dump() + "\n");  // whole or not at all
+  } catch (const WriteError&) {
+    throw Error("cannot write trace file '" + path + "'");
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 // `cco report` as the CLI calls it (report_main): traces merged and analysed, --json, --svg,
 // the bench chart, and every input error as one exception of the right kind.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -621,4 +622,25 @@ TEST(ReportCmd, StepDiagnosisFirst) {
   // overlapped communication and was slowed).
   ASSERT_EQ(run({f[0], f[1], "--alone", f[0], "--json"}, &out), 0);
   EXPECT_EQ(nlohmann::json::parse(out)["diagnosis"]["ranks"][0]["typical"]["compute_slowed_ns"], 0);
+}
+
+// cco report never overwrites an input: --merge, --svg or --json=FILE naming one (also through
+// another path to it) is refused before anything is written, and the input stays as it was.
+TEST(ReportCmd, NeverOverwritesAnInput) {
+  const std::string in = rank_file(0);
+  const std::string before = read(in);
+  for (const auto& flag : {std::string("--merge"), std::string("--svg")})
+    expect_throw<cco::cli::Usage>({in, flag, in}, "never overwrites its inputs");
+  expect_throw<cco::cli::Usage>({in, "--json=" + in}, "never overwrites its inputs");
+  const std::string other = dir() + "./" + in.substr(in.rfind('/') + 1);  // the same file
+  expect_throw<cco::cli::Usage>({in, "--merge", other}, "never overwrites its inputs");
+  expect_throw<cco::cli::Usage>({in, "--alone", in, "--svg", in}, "never overwrites its inputs");
+  EXPECT_EQ(read(in), before);
+  // An output is written whole: no temporary file is left beside it.
+  const std::string svg = dir() + "cco_whole.svg";
+  ASSERT_EQ(run({in, "--svg", svg}), 0);
+  EXPECT_NE(read(svg).find("</svg>"), std::string::npos);
+  std::FILE* f = std::fopen((svg + ".tmp." + std::to_string(::getpid())).c_str(), "r");
+  EXPECT_EQ(f, nullptr);
+  if (f) std::fclose(f);
 }
