@@ -511,6 +511,13 @@ bool report_steps(const std::string& dir, bool compare, const std::string& json_
   std::vector<std::string> notes;
   const std::vector<steps::StepFile> files = read_step_files(dir, &notes);
   if (files_out) *files_out = files;
+  if (files.empty() && !notes.empty()) {
+    // Files were written but none could be read: not "no step file was written".
+    for (const auto& n : notes) std::fprintf(out, "cco: steps: %s\n", n.c_str());
+    std::fprintf(out, "cco: steps: %zu step file(s) found, none readable: no comparison\n",
+                 notes.size());
+    return false;
+  }
   for (const auto& f : files)
     if (f.ended != "exit")
       notes.push_back(steps::process_name(f) + ": the process did not exit normally; its steps "

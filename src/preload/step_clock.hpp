@@ -71,7 +71,7 @@ struct StepClockOptions {
   steps::PeriodOptions period;
   std::string path;                 ///< the step file ("" : none written)
   uint64_t flush_ns = 5'000'000'000;  ///< flush at most this often (0: only at exit)
-  uint64_t max_steps = 1'000'000;   ///< steps kept (later ones are counted, not kept)
+  uint64_t max_steps = steps::kMaxKeptSteps;  ///< steps kept (later ones are counted, not kept)
   std::optional<int> rank;          ///< for the step file
   TuneOptions tune;
   /// Called at every step boundary (under the clock's mutex) with the mark's name ("cco step,

@@ -100,7 +100,7 @@ std::string read_bounded(const std::string& path, std::size_t limit) {
 }
 
 StepFile read_step_file(const std::string& path) {
-  return parse_step_file(read_bounded(path, 64u << 20), path);
+  return parse_step_file(read_bounded(path, kStepFileLimit), path);
 }
 
 }  // namespace cco::steps

@@ -16,6 +16,7 @@
 // collective, a changed size): such steps are not compared.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -58,6 +59,12 @@ StepFile parse_step_file(const std::string& text, const std::string& what = "ste
 /// Reads and parses a step file: a regular file of at most 64 MiB (a FIFO, a device or a folder
 /// gets one clear error, never a hang). Throws std::runtime_error.
 StepFile read_step_file(const std::string& path);
+
+/// The one limit on steps kept: the preload library keeps at most this many steps per process
+/// (later ones are counted, not kept), and a step file of that many steps (each under 200 bytes
+/// of JSON) stays under kStepFileLimit, the size read_step_file accepts.
+inline constexpr uint64_t kMaxKeptSteps = 1'000'000;
+inline constexpr std::size_t kStepFileLimit = std::size_t{256} << 20;
 
 /// Reads a regular file of at most `limit` bytes. Throws std::runtime_error naming the path.
 std::string read_bounded(const std::string& path, std::size_t limit);

@@ -87,3 +87,25 @@ TEST(Record, BoundedReads) {
   EXPECT_THROW(read_step_file("/nonexistent/cco.json"), std::runtime_error);
   EXPECT_THROW(read_step_file("/dev/zero"), std::runtime_error);
 }
+
+// One limit for kept steps and step files: a file of kMaxKeptSteps steps, each written with the
+// longest numbers it can hold, stays under the size the reader accepts (the library kept 1M steps
+// while the reader refused files over 64 MiB, about 555k steps, and cco then said that no step
+// file had been written).
+TEST(Record, TheLargestStepFileIsReadable) {
+  StepFile f;
+  f.pid = 2147483647;
+  f.rank = 2147483647;
+  f.device = 2147483647;
+  f.source = "collectives";
+  f.configs = {"off", "shape+priority:model@overlap", "sm-target:-16@overlap"};
+  const std::size_t n = 1000;
+  for (std::size_t i = 0; i < n; ++i)
+    f.steps.push_back({kMaxKeptSteps - 1 - i, 7, 123456.78901234567 + static_cast<double>(i),
+                       98765.432109876543 + static_cast<double>(i), false});
+  const std::size_t header = to_json(StepFile{}).size() + 200;
+  const double per_step = static_cast<double>(to_json(f).size() - header) / static_cast<double>(n);
+  EXPECT_LT(per_step, 200.0);
+  EXPECT_LT(static_cast<double>(header) + per_step * static_cast<double>(kMaxKeptSteps),
+            static_cast<double>(kStepFileLimit));
+}
