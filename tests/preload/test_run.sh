@@ -156,6 +156,21 @@ if [ -n "$cco" ] && [ -n "${CCO_FAKE_NVTX_APP:-}" ]; then
   grep -q '^# compare: 13 rounds of 2 steps (steps found from marker)' <<<"$out" || fail "--step-nvtx --compare: $out"
 fi
 
+# --compare and --steps-out run the program as a child and report after it: the exit status is
+# still the program's (7 stays 7; a SIGTERM reads 143, as a shell reports it), never the report's
+# own (3 when no comparison could be made).
+for mode in "--compare off,priority" "--steps-out $tmp/so"; do
+  # shellcheck disable=SC2086
+  "$run" $mode -- sh -c 'exit 7' >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  [ $rc = 7 ] || fail "cco run $mode -- (exit 7) exited $rc: $(cat "$tmp/err")"
+  # shellcheck disable=SC2086
+  "$run" $mode -- sh -c 'kill -TERM $$' >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  [ $rc = 143 ] || fail "cco run $mode -- (SIGTERM) exited $rc: $(cat "$tmp/err")"
+  grep -q "^cco run: the program ended by signal 15$" "$tmp/err" || fail "cco run $mode: no signal line: $(cat "$tmp/err")"
+done
+
 # The NCCL tuner plugin: plans with nccl.channels get NCCL_TUNER_PLUGIN; the nccl section's
 # variables (NCCL_MIN_CTAS, NCCL_MAX_CTAS, NCCL_CTA_POLICY) are set like the plan's own.
 if [ -f "$tunerlib" ]; then
