@@ -171,6 +171,16 @@ for mode in "--compare off,priority" "--steps-out $tmp/so"; do
   grep -q "^cco run: the program ended by signal 15$" "$tmp/err" || fail "cco run $mode: no signal line: $(cat "$tmp/err")"
 done
 
+# cco tune -- CMD likewise: a program that fails before the search ends gives its own status.
+if [ -n "$cco" ]; then
+  "$cco" tune --candidates off,priority --out "$tmp/tp.json" -- sh -c 'exit 7' >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  [ $rc = 7 ] || fail "cco tune -- (exit 7) exited $rc: $(cat "$tmp/out" "$tmp/err")"
+  "$cco" tune --candidates off,priority --out "$tmp/tp2.json" -- sh -c 'kill -TERM $$' >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  [ $rc = 143 ] || fail "cco tune -- (SIGTERM) exited $rc: $(cat "$tmp/out" "$tmp/err")"
+fi
+
 # The NCCL tuner plugin: plans with nccl.channels get NCCL_TUNER_PLUGIN; the nccl section's
 # variables (NCCL_MIN_CTAS, NCCL_MAX_CTAS, NCCL_CTA_POLICY) are set like the plan's own.
 if [ -f "$tunerlib" ]; then
