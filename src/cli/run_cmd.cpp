@@ -28,6 +28,7 @@
 #include "cli/commands.hpp"
 #include "cli/run_support.hpp"
 #include "model/limits.hpp"
+#include "model/read_file.hpp"
 #include "preload/trace_path.hpp"
 #include "steps/compare.hpp"
 #include "steps/paired.hpp"
@@ -135,6 +136,8 @@ std::string steps_folder(const std::string& dir) {
 // loader only warns ("cannot be preloaded ... ignored") and runs the program without it.
 std::string loadable_preload_library(const std::string& explicit_lib) {
   const std::string lib = find_preload_library(self_exe(), explicit_lib, ::getenv("CCO_PRELOAD_LIB"));
+  if (std::string bad = model::library_file_problem(lib); !bad.empty())
+    throw Usage("the preload library " + bad);
   if (void* h = ::dlopen(lib.c_str(), RTLD_LAZY | RTLD_LOCAL)) {
     ::dlclose(h);
     return lib;
@@ -355,14 +358,19 @@ namespace {
 // absolute, or "" when neither names one. Throws when the named file does not exist.
 std::string named_library(const char* flag, const std::string& explicit_lib, const char* var,
                           const char* env_lib) {
+  // "no such file", or what it is instead of a library (a FIFO, a folder, a device).
+  auto why = [](const std::string& p) {
+    const std::string bad = model::library_file_problem(p.find('/') == std::string::npos ? "./" + p : p);
+    return bad.empty() ? std::string(": no such file") : ": " + bad.substr(bad.find(": ") + 2);
+  };
   if (!explicit_lib.empty()) {
     if (!is_file(explicit_lib))
-      throw std::runtime_error(std::string(flag) + " " + explicit_lib + ": no such file");
+      throw std::runtime_error(std::string(flag) + " " + explicit_lib + why(explicit_lib));
     return absolute(explicit_lib);
   }
   if (env_lib && *env_lib) {
     if (!is_file(env_lib))
-      throw std::runtime_error(std::string(var) + "=" + env_lib + ": no such file");
+      throw std::runtime_error(std::string(var) + "=" + env_lib + why(env_lib));
     return absolute(env_lib);
   }
   return "";
@@ -423,6 +431,8 @@ void check_tuner_library(const std::string& path) {
     throw std::runtime_error("the tuner plugin's path " + path + " is " +
                              std::to_string(path.size()) + " characters long; NCCL reads at most " +
                              std::to_string(kNcclPluginNameMax) + ": pass a shorter --tuner-lib");
+  if (std::string bad = model::library_file_problem(path); !bad.empty())
+    throw std::runtime_error("the tuner plugin " + bad);
   void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     const char* why = ::dlerror();

@@ -79,6 +79,18 @@ void write_file(const std::string& path, std::string_view text) {
   if (::rename(tmp.c_str(), path.c_str()) != 0) fail("rename", errno);
 }
 
+std::string library_file_problem(const std::string& path) {
+  if (path.find('/') == std::string::npos) return {};
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return {};  // dlopen says what is missing
+  if (S_ISREG(st.st_mode)) return {};
+  return path + ": not a regular file (" +
+         (S_ISDIR(st.st_mode)    ? std::string("a folder")
+          : S_ISFIFO(st.st_mode) ? std::string("a FIFO")
+                                 : std::string("a socket or a device")) +
+         "), not a library";
+}
+
 bool same_file(const std::string& a, const std::string& b) {
   struct stat sa {}, sb {};
   if (::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0) return false;

@@ -48,6 +48,11 @@ class WriteError : public std::runtime_error {
 /// is thrown. A reader never sees a half-written file.
 void write_file(const std::string& path, std::string_view text);
 
+/// Why `path` must not be given to dlopen, or "" when it may: a path (with a '/') that exists but
+/// is not a regular file -- a FIFO would block dlopen forever, a device or folder cannot be a
+/// library. A bare name (the loader searches for it) or a missing path is left to dlopen.
+std::string library_file_problem(const std::string& path);
+
 /// True when `a` and `b` name one existing file (the same device and inode): an output that
 /// names an input.
 bool same_file(const std::string& a, const std::string& b);

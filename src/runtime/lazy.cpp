@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "model/read_file.hpp"
 #include "runtime/check.hpp"
 
 namespace cco::rt {
@@ -38,6 +39,10 @@ bool load(Lib lib) {
   Loaded& s = slot(lib);
   std::call_once(s.once, [&] {
     const std::string file = lib_file(lib);
+    if (std::string bad = model::library_file_problem(file); !bad.empty()) {
+      s.why = std::move(bad);  // a FIFO named in CCO_NCCL_LIB would block dlopen forever
+      return;
+    }
     // RTLD_GLOBAL: as a link would have; NCCL's newer calls are also looked up by name.
     s.handle = ::dlopen(file.c_str(), RTLD_NOW | RTLD_GLOBAL);
     if (!s.handle) {

@@ -1,6 +1,8 @@
 // libcupti and libcuda, loaded once (cupti_loader.hpp).
 #include "trace/cupti_loader.hpp"
 
+#include "model/read_file.hpp"
+
 #include <dlfcn.h>
 #include <link.h>
 
@@ -89,6 +91,10 @@ void load_cupti(const std::string& explicit_path) {
   void* h = nullptr;
   std::string first_error;
   for (const auto& p : cands) {
+    if (std::string bad = model::library_file_problem(p); !bad.empty()) {
+      if (first_error.empty()) first_error = bad;  // a FIFO would block dlopen forever
+      continue;
+    }
     h = dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (h) {
       cupti_api().path = p;

@@ -181,6 +181,13 @@ if [ -n "$cco" ]; then
   [ $rc = 143 ] || fail "cco tune -- (SIGTERM) exited $rc: $(cat "$tmp/out" "$tmp/err")"
 fi
 
+# A FIFO named as the preload library is refused with one line (dlopen would block on it).
+mkfifo "$tmp/fifo.so"
+CCO_PRELOAD_LIB="$tmp/fifo.so" timeout 10 "$run" -- true >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc = 1 ] || fail "a FIFO as the preload library: exit $rc (124: it hung): $(cat "$tmp/err")"
+grep -q "not a regular file (a FIFO), not a library" "$tmp/err" || fail "a FIFO as the preload library: $(cat "$tmp/err")"
+
 # The NCCL tuner plugin: plans with nccl.channels get NCCL_TUNER_PLUGIN; the nccl section's
 # variables (NCCL_MIN_CTAS, NCCL_MAX_CTAS, NCCL_CTA_POLICY) are set like the plan's own.
 if [ -f "$tunerlib" ]; then

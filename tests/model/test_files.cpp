@@ -1,0 +1,68 @@
+// Files the tool writes and libraries it opens (model/read_file.hpp): outputs are written whole or
+// not at all, an output naming an input is recognised through any path, and no dlopen is handed
+// a FIFO (it would block forever), a device or a folder.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+
+#include "model/read_file.hpp"
+
+namespace {
+
+using namespace cco::model;
+
+std::string tmp(const char* tag) {
+  return testing::TempDir() + "cco_files_" + tag + "_" + std::to_string(::getpid());
+}
+
+TEST(Files, WriteIsWholeOrNothing) {
+  const std::string p = tmp("out");
+  write_file(p, "first");
+  EXPECT_EQ(read_file(p, 100), "first");
+  write_file(p, "second, longer");
+  EXPECT_EQ(read_file(p, 100), "second, longer");
+  // A folder that does not exist: WriteError naming the path, nothing left behind.
+  try {
+    write_file("/nonexistent/dir/x.json", "x");
+    ADD_FAILURE() << "no error";
+  } catch (const WriteError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot write '/nonexistent/dir/x.json'"), std::string::npos);
+  }
+  // No temporary file stays beside the output.
+  struct stat st {};
+  EXPECT_NE(::stat((p + ".tmp." + std::to_string(::getpid())).c_str(), &st), 0);
+  std::remove(p.c_str());
+}
+
+TEST(Files, SameFileThroughAnyPath) {
+  const std::string p = tmp("same");
+  write_file(p, "x");
+  const std::string dir = p.substr(0, p.rfind('/'));
+  EXPECT_TRUE(same_file(p, dir + "/./" + p.substr(p.rfind('/') + 1)));
+  EXPECT_FALSE(same_file(p, p + ".other"));  // missing
+  const std::string q = tmp("other");
+  write_file(q, "x");
+  EXPECT_FALSE(same_file(p, q));
+  std::remove(p.c_str());
+  std::remove(q.c_str());
+}
+
+TEST(Files, LibraryPathsThatMustNotReachDlopen) {
+  const std::string fifo = tmp("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_NE(library_file_problem(fifo).find("not a regular file (a FIFO)"), std::string::npos);
+  EXPECT_NE(library_file_problem("/dev/null").find("a socket or a device"), std::string::npos);
+  EXPECT_NE(library_file_problem("/tmp").find("a folder"), std::string::npos);
+  EXPECT_EQ(library_file_problem("libnccl.so.2"), "");  // the loader searches for it
+  EXPECT_EQ(library_file_problem("/nonexistent/libx.so"), "");  // dlopen says it is missing
+  const std::string reg = tmp("lib");
+  write_file(reg, "not really a library");
+  EXPECT_EQ(library_file_problem(reg), "");
+  std::remove(fifo.c_str());
+  std::remove(reg.c_str());
+}
+
+}  // namespace
