@@ -642,6 +642,48 @@ void forward_signals_to(pid_t target) {
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::sigaction(sig, &sa, nullptr);
 }
 
+void restore_default_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = SIG_DFL;
+  ::sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::sigaction(sig, &sa, nullptr);
+  g_signal_target = 0;
+}
+
+namespace {
+// cco owns the terminal: standard input is one, and its foreground group is cco's.
+bool owns_terminal() {
+  return ::isatty(STDIN_FILENO) && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
+}
+// tcsetpgrp with SIGTTOU ignored (a background caller would be stopped by it).
+void set_foreground(pid_t pgid) {
+  struct sigaction ign {}, old {};
+  ign.sa_handler = SIG_IGN;
+  ::sigemptyset(&ign.sa_mask);
+  ::sigaction(SIGTTOU, &ign, &old);
+  ::tcsetpgrp(STDIN_FILENO, pgid);
+  ::sigaction(SIGTTOU, &old, nullptr);
+}
+}  // namespace
+
+Foreground::Foreground() : active_(owns_terminal()) {}
+Foreground::~Foreground() { take_back(); }
+void Foreground::give(pid_t pgid) {
+  if (!active_) return;
+  set_foreground(pgid);
+  given_ = true;
+}
+void Foreground::take_back() {
+  if (!active_ || !given_) return;
+  set_foreground(::getpgrp());
+  given_ = false;
+}
+
+void child_take_foreground(pid_t parent_group) {
+  if (::isatty(STDIN_FILENO) && ::tcgetpgrp(STDIN_FILENO) == parent_group)
+    set_foreground(::getpgrp());
+}
+
 namespace {
 
 // --compare / --steps-out: the program runs as a child; its step files are read when it ends.
@@ -656,6 +698,7 @@ int run_and_report(const RunOptions& o, const std::string& temp_dir) {
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  restore_default_signals();  // from here a Ctrl-C (or timeout) ends cco's own work
   int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
   if (rc == 126 || rc == 127) {
     if (!temp_dir.empty()) ::rmdir(temp_dir.c_str());

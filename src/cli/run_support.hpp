@@ -67,4 +67,34 @@ std::vector<steps::StepFile> read_step_files(const std::string& dir,
 /// while cco waits for it.
 void forward_signals_to(pid_t target);
 
+/// Once the program is reaped: those four signals take their default action again, so a Ctrl-C
+/// or a `timeout` ends cco's own work (reading and comparing step files) at once.
+void restore_default_signals();
+
+/// The terminal for a program in a process group of its own (cco tune -- CMD): when cco's
+/// standard input is a terminal whose foreground is cco's group, give() makes `pgid` the
+/// foreground (so the program can read the terminal and Ctrl-C reaches it) and take_back() --
+/// also the destructor -- returns it to cco. Without a terminal, or in the background, both do
+/// nothing. SIGTTOU is ignored around the calls (cco may not be in the foreground when it takes
+/// the terminal back).
+class Foreground {
+ public:
+  Foreground();
+  ~Foreground();
+  Foreground(const Foreground&) = delete;
+  Foreground& operator=(const Foreground&) = delete;
+  bool active() const { return active_; }
+  void give(pid_t pgid);
+  void take_back();
+
+ private:
+  bool active_ = false;
+  bool given_ = false;
+};
+
+/// In a forked child that runs in its own group: take the terminal as the foreground group when
+/// `parent_group` (the group it was born in, read before setpgid) has it, before exec, so a
+/// program that reads the terminal at once is not stopped by SIGTTIN before the parent's give().
+void child_take_foreground(pid_t parent_group);
+
 }  // namespace cco::cli

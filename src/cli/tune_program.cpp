@@ -195,7 +195,7 @@ struct Watched {
 };
 
 Watched watch(const TuneProgramOptions& o, pid_t pid, const timespec& t0,
-              const std::string& tune_path) {
+              const std::string& tune_path, Foreground& fg) {
   Watched r;
   bool final_seen = false;
   double final_at = 0, term_at = -1;
@@ -208,8 +208,23 @@ Watched watch(const TuneProgramOptions& o, pid_t pid, const timespec& t0,
     term_at = now;
   };
   for (;;) {
-    const pid_t w = ::waitpid(pid, &r.status, WNOHANG);
+    int st = 0;
+    const pid_t w = ::waitpid(pid, &st, WNOHANG | WUNTRACED);
+    if (w == pid && WIFSTOPPED(st)) {
+      // Stopped (Ctrl-Z reaches the program, which has the terminal): say so and, with a
+      // terminal, stop cco too, so the shell's job control sees it; `fg` continues both.
+      std::fprintf(stderr, "cco tune: the program was stopped (signal %d)%s\n", WSTOPSIG(st),
+                   fg.active() ? "; cco stops too ('fg' continues both)" : "");
+      if (fg.active()) {
+        fg.take_back();
+        ::raise(SIGTSTP);  // resumes here on SIGCONT
+        fg.give(pid);
+        ::kill(-pid, SIGCONT);
+      }
+      continue;
+    }
     if (w == pid) {
+      r.status = st;
       r.exited = true;
       break;
     }
@@ -343,15 +358,21 @@ int tune_program_main(const std::vector<std::string>& args) {
   timespec t0{};
   ::clock_gettime(CLOCK_MONOTONIC, &t0);
   std::fflush(nullptr);
+  Foreground fg;  // the terminal, when cco has it: the program gets it while it runs
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("cannot fork: ") + std::strerror(errno));
   if (pid == 0) {
+    const pid_t born_in = ::getpgrp();
     ::setpgid(0, 0);  // its own group: stopping it stops its workers too (torchrun's)
+    child_take_foreground(born_in);
     exec_child(o.command, "cco tune");
   }
   ::setpgid(pid, pid);
-  forward_signals_to(-pid);  // to its whole group
-  Watched w = watch(o, pid, t0, prep.tune_path);
+  fg.give(pid);              // Ctrl-C and terminal reads reach the program, not cco
+  forward_signals_to(-pid);  // signals sent to cco itself go to its whole group
+  Watched w = watch(o, pid, t0, prep.tune_path, fg);
+  fg.take_back();
+  restore_default_signals();  // from here a Ctrl-C (or timeout) ends cco's own work
   const int status = w.status;
   std::optional<steps::TuneFile>& tune = w.tune;
   std::size_t& shown = w.shown;

@@ -181,6 +181,51 @@ if [ -n "$cco" ]; then
   [ $rc = 143 ] || fail "cco tune -- (SIGTERM) exited $rc: $(cat "$tmp/out" "$tmp/err")"
 fi
 
+# cco tune -- CMD on a terminal (a pseudo-terminal here): the program reads a line from it, and
+# Ctrl-C reaches it; before, the program ran in a group of its own without the terminal and was
+# stopped (SIGTTIN) at its first read, and Ctrl-C to cco did nothing.
+if [ -n "$cco" ] && command -v python3 >/dev/null; then
+  out=$(cd "$tmp" && CCO_PRELOAD_LIB="$lib" python3 - "$cco" <<'PY' 2>&1
+import os, pty, select, signal, sys, time
+cco = sys.argv[1]
+def session(prog, feed, delay):
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execv(cco, [cco, "tune", "--candidates", "off,priority", "--out", "tp_tty.json", "--",
+                       "sh", "-c", prog])
+    out, t0, fed = b"", time.time(), False
+    while time.time() - t0 < 20:
+        if not fed and time.time() - t0 > delay:
+            os.write(fd, feed)
+            fed = True
+        r, _, _ = select.select([fd], [], [], 0.1)
+        if r:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                chunk = b""
+            if not chunk:  # the terminal closed: cco ended
+                _, status = os.waitpid(pid, 0)
+                return out.decode(errors="replace"), os.waitstatus_to_exitcode(status)
+            out += chunk
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return out.decode(errors="replace"), os.waitstatus_to_exitcode(status)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    return out.decode(errors="replace"), "hung"
+o, rc = session('read x; echo "got:$x"; exit 5', b"hello\n", 0.5)
+print("read:", rc, "got:hello" in o, repr(o[-300:]))
+o, rc = session('trap "echo caught; exit 9" INT; while :; do sleep 0.1; done', b"\x03", 1.0)
+print("ctrl-c:", rc, "caught" in o, repr(o[-300:]))
+PY
+)
+  grep -q "^read: 5 True" <<<"$out" || fail "cco tune -- CMD reading the terminal: $out"
+  grep -q "^ctrl-c: 9 True" <<<"$out" || fail "cco tune -- CMD and Ctrl-C: $out"
+else
+  echo "skip: the terminal test needs cco and python3"
+fi
+
 # A FIFO named as the preload library is refused with one line (dlopen would block on it).
 mkfifo "$tmp/fifo.so"
 CCO_PRELOAD_LIB="$tmp/fifo.so" timeout 10 "$run" -- true >"$tmp/out" 2>"$tmp/err"
