@@ -632,6 +632,9 @@ pid_t g_signal_target = 0;
 void forward_signal(int sig) {
   if (g_signal_target != 0) ::kill(g_signal_target, sig);
 }
+constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+struct sigaction g_saved[4];  // what cco inherited (nohup's ignored SIGHUP, say)
+bool g_have_saved = false;
 }  // namespace
 
 void forward_signals_to(pid_t target) {
@@ -639,14 +642,14 @@ void forward_signals_to(pid_t target) {
   struct sigaction sa {};
   sa.sa_handler = forward_signal;
   ::sigemptyset(&sa.sa_mask);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::sigaction(sig, &sa, nullptr);
+  for (int i = 0; i < 4; ++i)
+    ::sigaction(kForwarded[i], &sa, g_have_saved ? nullptr : &g_saved[i]);
+  g_have_saved = true;
 }
 
 void restore_default_signals() {
-  struct sigaction sa {};
-  sa.sa_handler = SIG_DFL;
-  ::sigemptyset(&sa.sa_mask);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::sigaction(sig, &sa, nullptr);
+  if (!g_have_saved) return;
+  for (int i = 0; i < 4; ++i) ::sigaction(kForwarded[i], &g_saved[i], nullptr);
   g_signal_target = 0;
 }
 
@@ -669,14 +672,17 @@ void set_foreground(pid_t pgid) {
 Foreground::Foreground() : active_(owns_terminal()) {}
 Foreground::~Foreground() { take_back(); }
 void Foreground::give(pid_t pgid) {
-  if (!active_) return;
+  // Only from the foreground: after `bg` cco runs in the background and must not take the
+  // terminal from the shell.
+  if (!active_ || ::tcgetpgrp(STDIN_FILENO) != ::getpgrp()) return;
   set_foreground(pgid);
-  given_ = true;
+  given_ = pgid;
 }
 void Foreground::take_back() {
-  if (!active_ || !given_) return;
-  set_foreground(::getpgrp());
-  given_ = false;
+  // Only if the program's group still has it (the shell may have taken it meanwhile).
+  if (!active_ || given_ == 0) return;
+  if (::tcgetpgrp(STDIN_FILENO) == given_) set_foreground(::getpgrp());
+  given_ = 0;
 }
 
 void child_take_foreground(pid_t parent_group) {

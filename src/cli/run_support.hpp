@@ -67,8 +67,9 @@ std::vector<steps::StepFile> read_step_files(const std::string& dir,
 /// while cco waits for it.
 void forward_signals_to(pid_t target);
 
-/// Once the program is reaped: those four signals take their default action again, so a Ctrl-C
-/// or a `timeout` ends cco's own work (reading and comparing step files) at once.
+/// Once the program is reaped: those four signals get back the disposition cco inherited (the
+/// default, or an ignored SIGHUP under nohup), so a Ctrl-C or a `timeout` ends cco's own work
+/// (reading and comparing step files) at once.
 void restore_default_signals();
 
 /// The terminal for a program in a process group of its own (cco tune -- CMD): when cco's
@@ -89,7 +90,7 @@ class Foreground {
 
  private:
   bool active_ = false;
-  bool given_ = false;
+  pid_t given_ = 0;  // the group given the terminal (0: none)
 };
 
 /// In a forked child that runs in its own group: take the terminal as the foreground group when

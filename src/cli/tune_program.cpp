@@ -204,6 +204,7 @@ Watched watch(const TuneProgramOptions& o, pid_t pid, const timespec& t0,
   auto stop = [&](const std::string& why, double now) {
     std::fprintf(stderr, "%s\n", why.c_str());
     ::kill(-pid, SIGTERM);
+    ::kill(-pid, SIGCONT);  // a stopped program would not see SIGTERM until continued
     r.stopped = true;
     term_at = now;
   };

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "model/limits.hpp"
@@ -51,24 +52,61 @@ std::string read_file(const std::string& path, std::size_t limit) {
   return out;
 }
 
-void write_file(const std::string& path, std::string_view text) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  auto fail = [&](const char* what, int err) {
-    ::unlink(tmp.c_str());
-    throw WriteError("cannot write '" + path + "' (" + what + ": " + std::strerror(err) + ")");
-  };
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw WriteError("cannot write '" + path + "' (" + std::strerror(errno) + ")");
+namespace {
+// Writes all of `text` to `fd`; false (errno set) on failure.
+bool write_all(int fd, std::string_view text) {
   std::size_t done = 0;
   while (done < text.size()) {
     const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      const int err = n < 0 ? errno : EIO;
-      ::close(fd);
-      fail("disk full?", err);
+      if (n == 0) errno = EIO;
+      return false;
     }
     done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+}  // namespace
+
+void write_file(const std::string& path_in, std::string_view text) {
+  std::string path = path_in;
+  struct stat st {};
+  const bool exists = ::stat(path.c_str(), &st) == 0;
+  if (exists && !S_ISREG(st.st_mode)) {
+    // /dev/stdout, a pipe, a terminal: written as it is (there is nothing to rename over).
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) throw WriteError("cannot write '" + path_in + "' (" + std::strerror(errno) + ")");
+    const bool ok = write_all(fd, text);
+    const int err = errno;
+    ::close(fd);
+    if (!ok) throw WriteError("cannot write '" + path_in + "' (" + std::strerror(err) + ")");
+    return;
+  }
+  // A symbolic link is written through (its target is replaced), as a plain write would.
+  struct stat lst {};
+  if (::lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode))
+    if (char* real = ::realpath(path.c_str(), nullptr)) {
+      path = real;
+      std::free(real);
+    }
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  auto fail = [&](const char* what, int err) {
+    ::unlink(tmp.c_str());
+    throw WriteError("cannot write '" + path_in + "' (" + what + ": " + std::strerror(err) + ")");
+  };
+  const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+  int fd = ::open(tmp.c_str(), flags, 0644);
+  if (fd < 0 && errno == EEXIST) {  // a leftover of an earlier run with this pid
+    ::unlink(tmp.c_str());
+    fd = ::open(tmp.c_str(), flags, 0644);
+  }
+  if (fd < 0) throw WriteError("cannot write '" + path_in + "' (" + std::strerror(errno) + ")");
+  if (exists) (void)::fchmod(fd, st.st_mode & 07777);  // keep the file's mode
+  if (!write_all(fd, text)) {
+    const int err = errno;
+    ::close(fd);
+    fail("disk full?", err);
   }
   if (::fsync(fd) != 0 && errno != EINVAL) {
     const int err = errno;

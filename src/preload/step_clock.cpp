@@ -166,9 +166,10 @@ void StepClock::boundary(bool ends_step, bool regular, CUstream stream, bool cap
   const int n = static_cast<int>(o_.configs.size());
   set_active(o_.tune.on ? tune_config() : steps::config_of_step(step_, n, o_.warmup));
   if (o_.on_boundary) {
-    char name[64];
-    std::snprintf(name, sizeof name, "cco step, epoch %llu, config %d",
-                  static_cast<unsigned long long>(epoch_), active_);
+    char name[80];
+    std::snprintf(name, sizeof name, "cco step, epoch %llu, config %d%s",
+                  static_cast<unsigned long long>(epoch_), active_,
+                  !o_.tune.on && step_ < o_.warmup ? ", warm-up" : "");
     o_.on_boundary(name, device_);
   }
   if (!o_.path.empty() && o_.flush_ns > 0 && t - last_flush_ >= o_.flush_ns) {

@@ -75,8 +75,9 @@ struct StepClockOptions {
   std::optional<int> rank;          ///< for the step file
   TuneOptions tune;
   /// Called at every step boundary (under the clock's mutex) with the mark's name ("cco step,
-  /// epoch E, config C": E counts the clock's (re)starts, so steps of an earlier period are told
-  /// apart; C is the configuration the step starting here runs under) and the device followed: `cco run --trace` puts these marks into the trace, where `cco
+  /// epoch E, config C[, warm-up]": E counts the clock's (re)starts, so steps of an earlier period
+  /// are told apart; C is the configuration the step starting here runs under; warm-up marks the
+  /// rotation's warm-up steps, which run under config 0 but are not its rounds) and the device: `cco run --trace` puts these marks into the trace, where `cco
   /// report` finds the steps (trace/diagnosis.hpp). May be empty; must not throw.
   std::function<void(const char* name, int device)> on_boundary;
 };

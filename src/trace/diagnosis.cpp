@@ -22,12 +22,6 @@ namespace {
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 
-// a - b, saturated (trace times lie within +-2^62 ns, so a kernel may last up to 2^63 ns).
-int64_t sat_sub(int64_t a, int64_t b) {
-  int64_t r;
-  return __builtin_sub_overflow(a, b, &r) ? (b > 0 ? kMin : kMax) : r;
-}
-
 bool glob(const std::string& pattern, const std::string& text) {
   return ::fnmatch(pattern.c_str(), text.c_str(), 0) == 0;
 }
@@ -62,26 +56,55 @@ bool all_launch_times(const std::vector<const KernelEvent*>& ks) {
   return any;
 }
 
+// A rank's events indexed once, so that each step's window costs a binary search and its own
+// kernels, not a pass over the whole trace.
+struct HostIndex {
+  bool by_launch = false;
+  std::vector<std::pair<int64_t, const KernelEvent*>> by_host;  // kernels by host time
+  std::vector<const KernelEvent*> by_start;                     // every event by start
+  std::vector<const KernelEvent*> copies;                       // copies by start
+};
+
+HostIndex index_of(const std::vector<const KernelEvent*>& ks) {
+  HostIndex x;
+  x.by_launch = all_launch_times(ks);
+  x.by_start = ks;  // already by start
+  for (const auto* k : ks) {
+    if (k->is_copy())
+      x.copies.push_back(k);
+    else if (x.by_launch)
+      x.by_host.push_back({host_ns(*k), k});
+  }
+  std::stable_sort(x.by_host.begin(), x.by_host.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  return x;
+}
+
 // The GPU window of the kernels whose host time (launch, or start without launch times) lies in
 // [lo, hi): [earliest start, latest end]; nullopt when none.
-std::optional<Interval> gpu_window(const std::vector<const KernelEvent*>& ks, bool by_launch,
-                                   int64_t lo, int64_t hi) {
+std::optional<Interval> gpu_window(const HostIndex& x, int64_t lo, int64_t hi) {
   std::optional<Interval> w;
-  for (const auto* k : ks) {
-    if (by_launch && k->is_copy()) continue;  // no host time: placed by the kernels' window
-    const int64_t h = by_launch ? host_ns(*k) : k->start_ns;
-    if (h < lo || h >= hi) continue;
-    if (!w)
-      w = Interval{k->start_ns, k->end_ns};
-    else
-      w = Interval{std::min(w->begin, k->start_ns), std::max(w->end, k->end_ns)};
+  auto take = [&](const KernelEvent* k) {
+    w = w ? Interval{std::min(w->begin, k->start_ns), std::max(w->end, k->end_ns)}
+          : Interval{k->start_ns, k->end_ns};
+  };
+  if (x.by_launch) {
+    auto it = std::lower_bound(x.by_host.begin(), x.by_host.end(), lo,
+                               [](const auto& e, int64_t v) { return e.first < v; });
+    for (; it != x.by_host.end() && it->first < hi; ++it) take(it->second);
+    // A copy (a collective on the copy engines; no host time) that starts inside the kernels'
+    // window belongs to the step; the step lasts until it ends.
+    if (w) {
+      auto c = std::lower_bound(x.copies.begin(), x.copies.end(), w->begin,
+                                [](const KernelEvent* k, int64_t v) { return k->start_ns < v; });
+      for (; c != x.copies.end() && (*c)->start_ns < w->end; ++c)
+        w->end = std::max(w->end, (*c)->end_ns);
+    }
+  } else {
+    auto it = std::lower_bound(x.by_start.begin(), x.by_start.end(), lo,
+                               [](const KernelEvent* k, int64_t v) { return k->start_ns < v; });
+    for (; it != x.by_start.end() && (*it)->start_ns < hi; ++it) take(*it);
   }
-  // A copy (a collective on the copy engines) that starts inside the kernels' window belongs to
-  // the step; the step lasts until it ends.
-  if (w && by_launch)
-    for (const auto* k : ks)
-      if (k->is_copy() && k->start_ns >= w->begin && k->start_ns < w->end)
-        w->end = std::max(w->end, k->end_ns);
   return w;
 }
 
@@ -95,15 +118,14 @@ std::map<int, std::vector<StepWindow>> steps_from_ranges(
   for (const auto& [rank, rs] : ranges) {
     auto kit = ks.find(rank);
     if (kit == ks.end()) continue;
-    const bool by_launch = all_launch_times(kit->second);
+    const HostIndex hx = index_of(kit->second);
+    const bool by_launch = hx.by_launch;
     // The latest end of the kernels launched before each time (launch order, running maximum):
     // a step that starts while the GPU is idle starts on the GPU when its range starts (as an
     // event the program records there would), not at its first kernel.
     std::vector<std::pair<int64_t, int64_t>> launched;  // (launch, max end so far)
     if (by_launch) {
-      for (const auto* k : kit->second)
-        if (!k->is_copy()) launched.push_back({host_ns(*k), k->end_ns});
-      std::sort(launched.begin(), launched.end());
+      for (const auto& [h, k] : hx.by_host) launched.push_back({h, k->end_ns});
       for (std::size_t i = 1; i < launched.size(); ++i)
         launched[i].second = std::max(launched[i].second, launched[i - 1].second);
     }
@@ -118,13 +140,13 @@ std::map<int, std::vector<StepWindow>> steps_from_ranges(
       if (gpu_side) {
         w = Interval{r.start_ns, r.end_ns};
       } else if (by_launch) {
-        w = gpu_window(kit->second, true, r.start_ns, r.end_ns);
+        w = gpu_window(hx, r.start_ns, r.end_ns);
         if (w) w->begin = std::clamp(std::max(r.start_ns, busy_until(r.start_ns)), kMin, w->begin);
       } else {
         // Without launch times a kernel belongs to the range its start follows (the GPU runs
         // behind the host, so until the next range starts).
         const int64_t hi = i + 1 < rs.size() ? rs[i + 1]->start_ns : kMax;
-        w = gpu_window(kit->second, false, r.start_ns, hi);
+        w = gpu_window(hx, r.start_ns, hi);
         by_start_note = true;
       }
       if (w && w->end > w->begin)
@@ -143,10 +165,11 @@ std::map<int, std::vector<StepWindow>> steps_from_ranges(
 // each step's kernels to the next's. The last boundary opens a step whose end is unknown: it only
 // ends the step before it.
 std::vector<StepWindow> steps_from_boundaries(const std::vector<const KernelEvent*>& ks,
-                                              const std::vector<int64_t>& bounds, bool by_launch) {
+                                              const std::vector<int64_t>& bounds) {
+  const HostIndex hx = index_of(ks);
   std::vector<int64_t> starts;
   for (std::size_t i = 0; i < bounds.size(); ++i) {
-    const auto w = gpu_window(ks, by_launch, bounds[i], i + 1 < bounds.size() ? bounds[i + 1] : kMax);
+    const auto w = gpu_window(hx, bounds[i], i + 1 < bounds.size() ? bounds[i + 1] : kMax);
     starts.push_back(w ? w->begin : kMin);
   }
   std::vector<StepWindow> out;
@@ -179,7 +202,7 @@ std::map<int, std::vector<StepWindow>> steps_from_collectives(
       if (f.boundary) bounds.push_back(by_launch ? host_ns(*k) : k->start_ns);
     }
     *period = std::max(*period, det.period());
-    if (bounds.size() >= 2) out[rank] = steps_from_boundaries(v, bounds, by_launch);
+    if (bounds.size() >= 2) out[rank] = steps_from_boundaries(v, bounds);
   }
   return out;
 }
@@ -252,7 +275,8 @@ StepSet find_steps(const Trace& t, const StepOptions& o) {
     auto epoch_of = [](const std::string& n) { return n.substr(0, n.find(", config ")); };
     auto config_of = [](const std::string& n) {
       const auto p = n.find(", config ");
-      if (p == std::string::npos) return -1;
+      // Unknown, or a warm-up step of the rotation (config 0, but not one of its rounds).
+      if (p == std::string::npos || n.find(", warm-up") != std::string::npos) return -1;
       try {
         return std::stoi(n.substr(p + 9));
       } catch (const std::exception&) {
@@ -284,7 +308,7 @@ StepSet find_steps(const Trace& t, const StepOptions& o) {
       for (const auto& x : v) b.push_back(x.first);
       auto kit = ks.find(r);
       if (kit == ks.end() || b.size() < 2) continue;
-      auto w = steps_from_boundaries(kit->second, b, all_launch_times(kit->second));
+      auto w = steps_from_boundaries(kit->second, b);
       for (auto& x : w) x.config = v[static_cast<std::size_t>(x.index)].second;
       st[r] = std::move(w);
     }
@@ -404,7 +428,9 @@ LeverBounds lever_bounds(const StepParts& p) {
   b.priority_shaping_ns = std::min(p.sm_wait_ns, p.exposed_ns - p.exposed_rank_wait_ns);
   // Taking SMs away from compute (a budget) or the collective off them (fewer channels, copy
   // engines) removes what sharing cost both sides, and may also remove the wait for SMs.
-  b.sm_budget_ns = p.compute_slowed_ns + p.exposed_slowed_ns + b.priority_shaping_ns;
+  // At most everything removable: compute slowed and the exposed time that is not rank wait.
+  b.sm_budget_ns = std::min(p.compute_slowed_ns + p.exposed_slowed_ns + b.priority_shaping_ns,
+                            p.compute_slowed_ns + p.exposed_ns - p.exposed_rank_wait_ns);
   b.scheduling_ns = p.exposed_tail_ns + p.exposed_dependent_ns;
   b.rank_skew_ns = p.exposed_rank_wait_ns;
   b.all_hidden_ns = p.time_ns - p.exposed_ns;
@@ -482,18 +508,23 @@ struct AloneTable {
 struct RankView {
   std::vector<const KernelEvent*> ks;  // by start
   std::vector<Interval> comp_u, comm_u;
-  std::vector<CommWait> waits;
-  int64_t longest = 0;  // longest kernel
+  std::vector<CommWait> waits;          // by begin
+  std::vector<int64_t> ks_end, waits_end;  // running maximum of the ends, in the same order
 };
+
+// The first of a list (by start) whose running maximum end passes t: nothing before it reaches
+// past t, however long one kernel or wait lasted.
+std::size_t first_reaching(const std::vector<int64_t>& running_end, int64_t t) {
+  return static_cast<std::size_t>(
+      std::upper_bound(running_end.begin(), running_end.end(), t) - running_end.begin());
+}
 
 // The kernels of a view that overlap [b, e), each with its position among kernels of the same
 // key that start in the window (ordinals count only kernels starting inside).
 template <class F>
 void for_window(const RankView& v, int64_t b, int64_t e, F&& f) {
-  auto it = std::lower_bound(v.ks.begin(), v.ks.end(), sat_sub(b, v.longest),
-                             [](const KernelEvent* k, int64_t t) { return k->start_ns < t; });
-  for (; it != v.ks.end() && (*it)->start_ns < e; ++it)
-    if ((*it)->end_ns > b) f(**it);
+  for (std::size_t i = first_reaching(v.ks_end, b); i < v.ks.size() && v.ks[i]->start_ns < e; ++i)
+    if (v.ks[i]->end_ns > b) f(*v.ks[i]);
 }
 
 // The effective start of each communication kernel: its start, or its last peer's start when
@@ -524,6 +555,7 @@ void add_alone(AloneTable& tab, const std::map<int, RankView>& views, const Step
         const int n = ord[key]++;
         int64_t s = k.start_ns;
         if (auto p = peers.find(&k); p != peers.end()) s = std::max(s, p->second.first);
+        if (s >= k.end_ns) return;  // a peer started after it ended: no time alone to learn
         const auto& other = k.category == KernelCategory::Compute ? v.comm_u : v.comp_u;
         if (overlap_length(other, {s, k.end_ns}) > 0) return;
         const double d = static_cast<double>(k.end_ns - s);
@@ -542,11 +574,13 @@ std::map<int, RankView> views_of(const Trace& t) {
     std::vector<Interval> c, m;
     for (const auto* k : v.ks) {
       (k->category == KernelCategory::Compute ? c : m).push_back({k->start_ns, k->end_ns});
-      v.longest = std::max(v.longest, sat_sub(k->end_ns, k->start_ns));
+      v.ks_end.push_back(v.ks_end.empty() ? k->end_ns : std::max(v.ks_end.back(), k->end_ns));
     }
     v.comp_u = interval_union(std::move(c));
     v.comm_u = interval_union(std::move(m));
     v.waits = communication_waits(t, rank);
+    for (const auto& w : v.waits)
+      v.waits_end.push_back(v.waits_end.empty() ? w.end_ns : std::max(v.waits_end.back(), w.end_ns));
   }
   return out;
 }
@@ -664,7 +698,7 @@ StepParts step_parts(int rank, const StepWindow& w, const RankView& v, const Pee
       ++p.comm_kernels;
       int64_t ws = k.start_ns;
       if (auto it = peers.find(&k); it != peers.end() && it->second.first > k.start_ns) {
-        ws = it->second.first;
+        ws = std::min(it->second.first, k.end_ns);  // never past its own end
         rank_wait.push_back({std::max(k.start_ns, b), std::min(ws, e)});
         if (ws - k.start_ns > p.slowest_peer_lag_ns) {
           p.slowest_peer_lag_ns = ws - k.start_ns;
@@ -742,10 +776,10 @@ StepParts step_parts(int rank, const StepWindow& w, const RankView& v, const Pee
   p.exposed_dependent_ns = rest_len - p.exposed_slowed_ns - p.exposed_tail_ns;
 
   // Waiting for SMs inside the window.
-  auto wit = std::lower_bound(v.waits.begin(), v.waits.end(), sat_sub(b, v.longest),
-                              [](const CommWait& x, int64_t t) { return x.begin_ns < t; });
-  for (; wit != v.waits.end() && wit->begin_ns < e; ++wit)
-    p.sm_wait_ns += std::max<int64_t>(0, std::min(wit->end_ns, e) - std::max(wit->begin_ns, b));
+  for (std::size_t i = first_reaching(v.waits_end, b); i < v.waits.size() && v.waits[i].begin_ns < e;
+       ++i)
+    p.sm_wait_ns +=
+        std::max<int64_t>(0, std::min(v.waits[i].end_ns, e) - std::max(v.waits[i].begin_ns, b));
   return p;
 }
 

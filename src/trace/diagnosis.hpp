@@ -82,7 +82,7 @@ enum class AloneSource {
   Baseline,     ///< the same op (kernel and its position in the step) in a trace given as alone
   BaselineKernel,  ///< the same kernel (name, grid, block, registers, shared memory) there
   SameOp,       ///< the same op in other steps of this trace, where it ran alone
-  SameKernel,   ///< the same kernel elsewhere in this trace, alone (may mix shapes)
+  SameKernel,   ///< the same kernel elsewhere in the kept steps of this trace, alone (may mix shapes)
   None,         ///< no estimate: taken as not slowed
 };
 const char* to_string(AloneSource s);

@@ -377,12 +377,12 @@ class Reader {
     if (it == o.end() || it->is_null()) return std::nullopt;
     return small_int(*it, where, key);
   }
-  /// A time in ns, bounded to |t| <= 2^62 (146 years) so that the difference of any two, and
-  /// the analysis's sums and spans, fit in int64 (a fuzzed trace once overflowed them).
+  /// A time in ns, bounded to |t| < 2^62 (146 years) so that the difference of any two (below
+  /// 2^63), and the analysis's sums and spans, fit in int64 (a fuzzed trace once overflowed them).
   static constexpr int64_t kMaxTimeNs = int64_t{1} << 62;
   int64_t time_ns(int64_t t, const std::string& where, const char* key) const {
-    if (t > kMaxTimeNs || t < -kMaxTimeNs)
-      fail(where + ": \"" + key + "\" is out of range (more than 2^62 ns)");
+    if (t >= kMaxTimeNs || t <= -kMaxTimeNs)
+      fail(where + ": \"" + key + "\" is out of range (2^62 ns or more)");
     return t;
   }
   std::optional<int64_t> opt_time_ns(const json& o, const char* key,

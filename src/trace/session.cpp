@@ -478,14 +478,17 @@ bool Session::start() noexcept {
       return fail("cuptiActivityEnable(CONCURRENT_KERNEL)", r);
     s_->enabled.push_back(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
     // Copies: NCCL's collectives on the copy engines (CTA policy zero) are copies, not kernels.
+    bool copies_refused = false;
     for (auto kind : {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2}) {
-      if (cupti_api().Enable(kind) == CUPTI_SUCCESS) {
+      if (cupti_api().Enable(kind) == CUPTI_SUCCESS)
         s_->enabled.push_back(kind);
-      } else {
-        std::lock_guard lk(g_mu);
-        s_->facts.push_back("CUPTI memcpy records unavailable: collectives on the copy engines "
-                            "are not in the trace");
-      }
+      else
+        copies_refused = true;
+    }
+    if (copies_refused) {
+      std::lock_guard lk(g_mu);
+      s_->facts.push_back("CUPTI memcpy records unavailable: collectives on the copy engines may "
+                          "be missing from the trace");
     }
     if (s_->opt.nvtx_ranges && kNvtxRangesInThisBuild) enable_nvtx_ranges(*s_);
     std::lock_guard lk(g_mu);

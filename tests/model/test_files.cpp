@@ -37,6 +37,26 @@ TEST(Files, WriteIsWholeOrNothing) {
   std::remove(p.c_str());
 }
 
+// Targets that are not regular files are written as they are (--json=/dev/stdout worked before
+// outputs went through a temporary file); a symbolic link is written through, and a file keeps
+// its mode.
+TEST(Files, WriteToDevicesLinksAndModes) {
+  EXPECT_NO_THROW(write_file("/dev/null", "discarded"));
+  const std::string target = tmp("target"), link = tmp("link");
+  write_file(target, "old");
+  ASSERT_EQ(::chmod(target.c_str(), 0600), 0);
+  ASSERT_EQ(::symlink(target.c_str(), link.c_str()), 0);
+  write_file(link, "new");
+  EXPECT_EQ(read_file(target, 100), "new");
+  struct stat st {};
+  ASSERT_EQ(::lstat(link.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode)) << "the link stays a link";
+  ASSERT_EQ(::stat(target.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  std::remove(link.c_str());
+  std::remove(target.c_str());
+}
+
 TEST(Files, SameFileThroughAnyPath) {
   const std::string p = tmp("same");
   write_file(p, "x");

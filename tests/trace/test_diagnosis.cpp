@@ -465,8 +465,9 @@ TEST(Diagnosis, StepsOfOneConfigurationFromTheLibrarysMarks) {
   for (int s = 0; s < 13; ++s) {  // the 13th only ends the 12th
     const int config = (s / 2) % 2;  // A A B B A A ...
     b.kernel(0, s, kGemm, 0, config == 1 ? 60 : 40, 1);
-    b.t.marks.push_back(
-        {s * kStep + 10 * us, 0, "cco step, epoch 1, config " + std::to_string(config)});
+    b.t.marks.push_back({s * kStep + 10 * us, 0,
+                         "cco step, epoch 1, config " + std::to_string(config) +
+                             (s < 2 ? ", warm-up" : "")});  // the rotation's warm-up: left out
   }
   const Trace t = b.done();
   cco::trace::StepOptions so;
@@ -481,6 +482,8 @@ TEST(Diagnosis, StepsOfOneConfigurationFromTheLibrarysMarks) {
   EXPECT_EQ(typical(cco::trace::diagnose(t, o)).compute_busy_ns, 60 * us);
   o.steps.config = 0;
   EXPECT_EQ(typical(cco::trace::diagnose(t, o)).compute_busy_ns, 40 * us);
+  so.config = 0;
+  EXPECT_EQ(cco::trace::find_steps(t, so).ranks.at(0).size(), 4u) << "steps 4, 5, 8, 9: not 0, 1";
   // Without the library's marks nothing can say which configuration a step ran under.
   Trace bare = t;
   bare.marks.clear();
