@@ -175,6 +175,20 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
   *size = bytes;
 }
 
+// The fields both copy records have (CUpti_ActivityMemcpy6, CUpti_ActivityMemcpyPtoP4).
+template <class Record>
+RawCopy raw_copy(const Record& m) {
+  RawCopy c;
+  c.start = m.start;
+  c.end = m.end;
+  c.bytes = m.bytes;
+  c.device = m.deviceId;
+  c.context = m.contextId;
+  c.stream = m.streamId;
+  c.correlation = m.correlationId;
+  return c;
+}
+
 void read_record(Session::State& s, const CUpti_Activity* rec) {
   switch (rec->kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
@@ -201,28 +215,14 @@ void read_record(Session::State& s, const CUpti_Activity* rec) {
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(rec);
-      RawCopy c;
-      c.start = m->start;
-      c.end = m->end;
-      c.bytes = m->bytes;
-      c.device = m->deviceId;
-      c.context = m->contextId;
-      c.stream = m->streamId;
-      c.correlation = m->correlationId;
+      RawCopy c = raw_copy(*m);
       c.kind = m->copyKind;
       s.copies.push_back(c);
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY2: {  // peer to peer
       const auto* m = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(rec);
-      RawCopy c;
-      c.start = m->start;
-      c.end = m->end;
-      c.bytes = m->bytes;
-      c.device = m->deviceId;
-      c.context = m->contextId;
-      c.stream = m->streamId;
-      c.correlation = m->correlationId;
+      RawCopy c = raw_copy(*m);
       c.kind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
       c.src_device = static_cast<int32_t>(m->srcDeviceId);
       c.dst_device = static_cast<int32_t>(m->dstDeviceId);
