@@ -218,9 +218,11 @@ if has s; then
   check program "$O/s_fsdp_report.json" "$O/s_fsdp_cmp.json" "$O/s_fsdp_cmp.log"
   # The raw traces (tens of MB) travel apart from logs.tgz, one file each (the device returns
   # files of at most 16 MiB).
-  for f in "$O"/s_ddp_[0-9]*.json "$O"/s_co_[0-9]*.json "$O"/s_fsdp_[0-9]*.json; do
-    gzip -c "$f" >"$OUTDIR/$(basename "$f").gz"
-  done
+  if [ "${KEEP_TRACES:-1}" = 1 ]; then  # KEEP_TRACES=0: the device returns at most 8 files
+    for f in "$O"/s_ddp_[0-9]*.json "$O"/s_co_[0-9]*.json "$O"/s_fsdp_[0-9]*.json; do
+      gzip -c "$f" >"$OUTDIR/$(basename "$f").gz"
+    done
+  fi
   rm -f "$O"/s_*_[0-9]*.json
 fi
 if has b; then
