@@ -121,6 +121,12 @@ struct Prepared {
 
 Prepared prepare(TuneProgramOptions& o) {
   Prepared p;
+  // The plan's path first: a folder or a FIFO there is refused before anything is made.
+  if (struct stat st {}; ::stat(o.out.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    throw Usage("--out " + o.out + ": " +
+                (S_ISDIR(st.st_mode) ? "a folder; name the plan file (e.g. " + o.out +
+                                           "/cco-tune-plan.json)"
+                                     : std::string("not a regular file")));
   bool channels = false;
   p.items = check_compare_items(o.candidates, &channels);
   const std::vector<std::string>& items = p.items;

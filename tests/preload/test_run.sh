@@ -173,6 +173,14 @@ done
 
 # cco tune -- CMD likewise: a program that fails before the search ends gives its own status.
 if [ -n "$cco" ]; then
+  # --out naming a folder is refused before the program runs (it used to fail after the search).
+  mkdir -p "$tmp/outdir"
+  "$cco" tune --candidates off,priority --out "$tmp/outdir" -- sh -c 'echo RAN' >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  [ $rc = 2 ] || fail "cco tune --out FOLDER exited $rc: $(cat "$tmp/out" "$tmp/err")"
+  grep -q "^cco tune: error: --out $tmp/outdir: a folder; name the plan file" "$tmp/err" || fail "cco tune --out FOLDER: $(cat "$tmp/err")"
+  grep -q RAN "$tmp/out" && fail "cco tune --out FOLDER ran the program"
+  [ -e "$tmp/outdir.steps" ] && fail "cco tune --out FOLDER left its steps folder behind"
   "$cco" tune --candidates off,priority --out "$tmp/tp.json" -- sh -c 'exit 7' >"$tmp/out" 2>"$tmp/err"
   rc=$?
   [ $rc = 7 ] || fail "cco tune -- (exit 7) exited $rc: $(cat "$tmp/out" "$tmp/err")"
