@@ -618,6 +618,11 @@ class TcpGroup final : public Group {
       const auto d = after(std::min(timeout_, kStoreProbeS));
       store_ = StoreClient::connect(w_.store.addr, w_.store.port, d);
       const std::int64_t count = store_->add(w_.store.key + "arrivals", 1, d);
+      // We just added 1: a count below 1 (INT64_MIN, say) is not a TCPStore's counter, and
+      // count - 1 would overflow.
+      if (count < 1)
+        throw StoreError("the store answered the arrivals counter with " + std::to_string(count) +
+                         " after an ADD of 1");
       store_key_ = w_.store.key + std::to_string((count - 1) / std::max(w_.world_size, 1));
       via_store_ = true;
     } catch (const StoreError& e) {

@@ -42,6 +42,7 @@ class FakeStore {
     Silent,           // accepts, reads, never answers
     WrongEcho,        // answers PING with another number
     HugeValue,        // answers GET with a 2^40-byte length
+    MinAdd,           // answers every ADD with INT64_MIN
   };
 
   /// Listens on `port` (0: any free port).
@@ -185,6 +186,10 @@ class FakeStore {
       case 4: {  // ADD
         std::int64_t delta = 0;
         if (!str(key, 8192) || !take(&delta, 8)) return true;
+        if (mode_ == Mode::MinAdd) {
+          put(std::numeric_limits<std::int64_t>::min());
+          return true;
+        }
         const std::int64_t v = (kv_.count(key) ? std::stoll(kv_[key]) : 0) + delta;
         kv_[key] = std::to_string(v);
         put(v);
@@ -467,6 +472,23 @@ TEST(StoreRendezvous, AStoreThatRefusesValidationFallsBackToMasterPortPlusOne) {
     EXPECT_TRUE(has(err, "CCO_MASTER_PORT")) << err;
   }
   EXPECT_TRUE(store.data().empty());
+}
+
+// A store whose ADD answers INT64_MIN is no TCPStore counter: (count - 1) would overflow (seen
+// under UBSan). Every rank falls back with one warning naming the answer.
+TEST(StoreRendezvous, AnImpossibleArrivalsCountFallsBack) {
+  const int p = free_pair();
+  FakeStore store(FakeStore::Mode::MinAdd, p);
+  TempDir dir;
+  const double timeout = 3;
+  const auto out = in_processes(torchrun_job(2, {0, 1}, p, timeout, 1, dir.path));
+  expect_all(out, "ok", "", 2 * timeout + 1);
+  for (int r = 0; r < 2; ++r) {
+    const auto err = slurp(dir.path / ("rank" + std::to_string(r) + ".err"));
+    EXPECT_EQ(count_lines(err), 1) << err;
+    EXPECT_TRUE(has(err, "answered the arrivals counter with -9223372036854775808")) << err;
+    EXPECT_TRUE(has(err, "falling back to port " + std::to_string(p + 1))) << err;
+  }
 }
 
 TEST(StoreRendezvous, ASilentOrAbsentStoreFallsBackWithinTheTimeout) {
