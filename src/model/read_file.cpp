@@ -103,15 +103,12 @@ void write_file(const std::string& path_in, std::string_view text) {
   }
   if (fd < 0) throw WriteError("cannot write '" + path_in + "' (" + std::strerror(errno) + ")");
   if (exists) (void)::fchmod(fd, st.st_mode & 07777);  // keep the file's mode
+  // No fsync: the rename alone keeps readers from a partial file, and the step clock writes
+  // through here from inside the training process.
   if (!write_all(fd, text)) {
     const int err = errno;
     ::close(fd);
     fail("disk full?", err);
-  }
-  if (::fsync(fd) != 0 && errno != EINVAL) {
-    const int err = errno;
-    ::close(fd);
-    fail("sync", err);
   }
   if (::close(fd) != 0) fail("close", errno);
   if (::rename(tmp.c_str(), path.c_str()) != 0) fail("rename", errno);

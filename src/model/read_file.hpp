@@ -43,7 +43,8 @@ class WriteError : public std::runtime_error {
 };
 
 /// Writes `text` to `path` whole or not at all: into a temporary file beside it
-/// ("PATH.tmp.<pid>"), flushed, then renamed over `path`. On any failure (a missing or read-only
+/// ("PATH.tmp.<pid>"), then renamed over `path` (the one writer of outputs: cco report, traces,
+/// the preload library's step and decision files). On any failure (a missing or read-only
 /// folder, a full disk) the temporary file is removed, `path` is left as it was, and WriteError
 /// is thrown. A reader never sees a half-written file.
 void write_file(const std::string& path, std::string_view text);

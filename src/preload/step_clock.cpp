@@ -1,48 +1,30 @@
 #include "preload/step_clock.hpp"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <ctime>
 #include <utility>
 
+#include "model/read_file.hpp"
 #include "preload/log.hpp"
 #include "steps/schedule.hpp"
 
 namespace cco::preload {
 namespace {
 
-// Write-then-rename: a reader sees the old file or the new one, never a part.
+// Write-then-rename (model::write_file): a reader sees the old file or the new one, never a part.
+// Never throws: the library must not fail the program.
 bool write_atomic(const std::string& path, const std::string& text, std::string* error) {
-  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  auto fail = [&](const char* what) {
-    if (error) *error = path + ": " + what + ": " + std::strerror(errno);
+  try {
+    model::write_file(path, text);
+    return true;
+  } catch (const std::exception& e) {
+    if (error) *error = e.what();
     return false;
-  };
-  if (fd < 0) return fail("cannot create");
-  std::size_t off = 0;
-  while (off < text.size()) {
-    const ssize_t w = ::write(fd, text.data() + off, text.size() - off);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return fail("cannot write");
-    }
-    off += static_cast<std::size_t>(w);
   }
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    return fail("cannot rename");
-  }
-  return true;
 }
 
 }  // namespace
