@@ -659,18 +659,31 @@ trace::Trace Session::trace(int rank) const {
   std::vector<std::string> demangled(s.names.size());
   for (std::size_t i = 0; i < s.names.size(); ++i) demangled[i] = demangle(s.names[i]);
   std::set<int> devs;
+  // An event of the trace: a kernel's or a copy's place and time (the caller fills the rest).
+  auto event = [&](int rk, uint32_t device, uint32_t context, uint32_t stream, uint64_t start,
+                   uint64_t end, uint32_t correlation) {
+    trace::KernelEvent k;
+    k.rank = rk;
+    k.device = static_cast<int>(device);
+    k.stream = stream;
+    k.priority = priority_of(context, stream);
+    k.start_ns = static_cast<int64_t>(start);
+    k.end_ns = static_cast<int64_t>(std::max(end, start));
+    k.correlation_id = correlation;
+    devs.insert(static_cast<int>(device));
+    return k;
+  };
+  // The streams that ran NCCL kernels: a device-to-device copy on one is NCCL's (below).
+  std::set<std::tuple<uint32_t, uint32_t, uint32_t>> nccl_streams;
   for (const auto& r : s.kernels) {
     const int rk = rank_of(r.device);
     if (rank >= 0 && rk != rank) continue;
-    trace::KernelEvent k;
+    trace::KernelEvent k =
+        event(rk, r.device, r.context, r.stream, r.start, r.end, r.correlation);
     k.name = demangled[r.name];
     k.category = trace::classify_kernel(s.names[r.name]);
-    k.rank = rk;
-    k.device = static_cast<int>(r.device);
-    k.stream = r.stream;
-    k.priority = priority_of(r.context, r.stream);
-    k.start_ns = static_cast<int64_t>(r.start);
-    k.end_ns = static_cast<int64_t>(std::max(r.end, r.start));
+    if (k.category == trace::KernelCategory::Communication)
+      nccl_streams.insert({r.device, r.context, r.stream});
     k.queued_ns = static_cast<int64_t>(r.queued);
     k.submitted_ns = static_cast<int64_t>(r.submitted);
     k.grid = {r.grid[0], r.grid[1], r.grid[2]};
@@ -678,43 +691,28 @@ trace::Trace Session::trace(int rank) const {
     k.registers = r.registers;
     k.static_smem = r.static_smem;
     k.dynamic_smem = r.dynamic_smem;
-    k.correlation_id = r.correlation;
     t.kernels.push_back(std::move(k));
-    devs.insert(static_cast<int>(r.device));
   }
   // Copies that are communication: between devices (peer to peer), or device to device on a
   // stream that also ran NCCL kernels (NCCL's copy-engine collectives on mapped peer memory).
   // Other copies (host to device, a program's own device copies) are neither compute nor
-  // communication: left out.
-  {
-    std::set<std::tuple<uint32_t, uint32_t, uint32_t>> nccl_streams;
-    for (const auto& r : s.kernels)
-      if (trace::classify_kernel(s.names[r.name]) == trace::KernelCategory::Communication)
-        nccl_streams.insert({r.device, r.context, r.stream});
-    for (const auto& c : s.copies) {
-      const bool ptop = c.kind == CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
-      const bool dtod = c.kind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOD &&
-                        nccl_streams.count({c.device, c.context, c.stream}) > 0;
-      if (!ptop && !dtod) continue;
-      const int rk = rank_of(c.device);
-      if (rank >= 0 && rk != rank) continue;
-      trace::KernelEvent k;
-      k.copy = ptop ? "PtoP" : "DtoD";
-      k.bytes = static_cast<int64_t>(c.bytes);
-      k.src_device = c.src_device;
-      k.dst_device = c.dst_device;
-      k.name = "memcpy " + k.copy + " " + std::to_string(c.bytes) + " B (copy engine)";
-      k.category = trace::KernelCategory::Communication;
-      k.rank = rk;
-      k.device = static_cast<int>(c.device);
-      k.stream = c.stream;
-      k.priority = priority_of(c.context, c.stream);
-      k.start_ns = static_cast<int64_t>(c.start);
-      k.end_ns = static_cast<int64_t>(std::max(c.end, c.start));
-      k.correlation_id = c.correlation;
-      t.kernels.push_back(std::move(k));
-      devs.insert(static_cast<int>(c.device));
-    }
+  // communication: left out. (A copy's device has the rank of that device's kernels, so the
+  // streams gathered above, of this rank, are the ones that matter.)
+  for (const auto& c : s.copies) {
+    const bool ptop = c.kind == CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
+    const bool dtod = c.kind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOD &&
+                      nccl_streams.count({c.device, c.context, c.stream}) > 0;
+    if (!ptop && !dtod) continue;
+    const int rk = rank_of(c.device);
+    if (rank >= 0 && rk != rank) continue;
+    trace::KernelEvent k = event(rk, c.device, c.context, c.stream, c.start, c.end, c.correlation);
+    k.copy = ptop ? "PtoP" : "DtoD";
+    k.bytes = static_cast<int64_t>(c.bytes);
+    k.src_device = c.src_device;
+    k.dst_device = c.dst_device;
+    k.name = "memcpy " + k.copy + " " + std::to_string(c.bytes) + " B (copy engine)";
+    k.category = trace::KernelCategory::Communication;
+    t.kernels.push_back(std::move(k));
   }
   for (const auto& m : s.marks)
     if (rank < 0 || m.rank < 0 || m.rank == rank) t.marks.push_back(m);
