@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "model/limits.hpp"
+#include "steps/paired.hpp"
 #include "steps/period.hpp"
 
 namespace cco::trace {
@@ -230,9 +231,19 @@ std::size_t most(const std::map<int, std::vector<const NvtxRange*>>& m) {
 
 }  // namespace
 
+namespace {
+using KernelsByRank = std::map<int, std::vector<const KernelEvent*>>;
+StepSet find_steps_in(const Trace& t, const StepOptions& o, const KernelsByRank& ks);
+}  // namespace
+
 StepSet find_steps(const Trace& t, const StepOptions& o) {
+  return find_steps_in(t, o, kernels_by_rank(t));
+}
+
+namespace {
+
+StepSet find_steps_in(const Trace& t, const StepOptions& o, const KernelsByRank& ks) {
   StepSet s;
-  const auto ks = kernels_by_rank(t);
   std::map<int, std::vector<StepWindow>> found;
   auto try_ranges = [&](const std::string& g, bool gpu_side, const char* source,
                         const std::string& what) {
@@ -408,6 +419,8 @@ StepSet find_steps(const Trace& t, const StepOptions& o) {
   return s;
 }
 
+}  // namespace
+
 // ---------------------------------------------------------------------------------------------
 // Diagnosis
 // ---------------------------------------------------------------------------------------------
@@ -475,20 +488,10 @@ std::string kernel_key(const KernelEvent& k) {
                      k.block.y, k.block.z, k.registers, k.static_smem + k.dynamic_smem);
 }
 
+// Median and quartiles, as the step comparisons compute them (steps::summarize).
 Spread spread_of(std::vector<double> v) {
-  Spread s;
-  if (v.empty()) return s;
-  std::sort(v.begin(), v.end());
-  auto q = [&](double p) {
-    const double x = p * static_cast<double>(v.size() - 1);
-    const auto i = static_cast<std::size_t>(x);
-    const double f = x - static_cast<double>(i);
-    return i + 1 < v.size() ? v[i] * (1 - f) + v[i + 1] * f : v[i];
-  };
-  s.median = q(0.5);
-  s.q1 = q(0.25);
-  s.q3 = q(0.75);
-  return s;
+  const steps::Summary m = steps::summarize(std::move(v));
+  return {m.median, m.q1, m.q3};
 }
 
 // Durations of kernels that ran alone, by kernel and by op (kernel and its position among the
@@ -527,6 +530,19 @@ void for_window(const RankView& v, int64_t b, int64_t e, F&& f) {
     if (v.ks[i]->end_ns > b) f(*v.ks[i]);
 }
 
+// for_window with each kernel's op: f(kernel, key, position among the kernels of that key that
+// start inside the window). A kernel that started before the window has no op: ("", -1).
+template <class F>
+void for_ops(const RankView& v, int64_t b, int64_t e, F&& f) {
+  std::unordered_map<std::string, int> ord;
+  for_window(v, b, e, [&](const KernelEvent& k) {
+    if (k.start_ns < b) return f(k, std::string(), -1);
+    std::string key = kernel_key(k);
+    const int n = ord[key]++;
+    f(k, std::move(key), n);
+  });
+}
+
 // The effective start of each communication kernel: its start, or its last peer's start when
 // that was later (kernel -> {last peer start, the peer}).
 using PeerStarts = std::unordered_map<const KernelEvent*, std::pair<int64_t, int>>;
@@ -548,11 +564,8 @@ void add_alone(AloneTable& tab, const std::map<int, RankView>& views, const Step
     if (vit == views.end()) continue;
     const RankView& v = vit->second;
     for (const auto& w : steps) {
-      std::unordered_map<std::string, int> ord;
-      for_window(v, w.begin_ns, w.end_ns, [&](const KernelEvent& k) {
-        if (k.start_ns < w.begin_ns) return;
-        const std::string key = kernel_key(k);
-        const int n = ord[key]++;
+      for_ops(v, w.begin_ns, w.end_ns, [&](const KernelEvent& k, std::string key, int n) {
+        if (n < 0) return;
         int64_t s = k.start_ns;
         if (auto p = peers.find(&k); p != peers.end()) s = std::max(s, p->second.first);
         if (s >= k.end_ns) return;  // a peer started after it ended: no time alone to learn
@@ -566,11 +579,11 @@ void add_alone(AloneTable& tab, const std::map<int, RankView>& views, const Step
   }
 }
 
-std::map<int, RankView> views_of(const Trace& t) {
+std::map<int, RankView> views_of(const Trace& t, const KernelsByRank& by_rank) {
   std::map<int, RankView> out;
-  for (auto& [rank, ks] : kernels_by_rank(t)) {
+  for (const auto& [rank, ks] : by_rank) {
     RankView& v = out[rank];
-    v.ks = std::move(ks);
+    v.ks = ks;
     std::vector<Interval> c, m;
     for (const auto* k : v.ks) {
       (k->category == KernelCategory::Compute ? c : m).push_back({k->start_ns, k->end_ns});
@@ -673,24 +686,22 @@ StepParts step_parts(int rank, const StepWindow& w, const RankView& v, const Pee
   p.time_ns = w.length();
   const int64_t b = w.begin_ns, e = w.end_ns;
   std::vector<Interval> comp, comm, rank_wait, copies;
-  struct Comm {
+  struct Op {
     const KernelEvent* k;
-    int64_t work_start;
+    std::string key;
     int ord;
+    int64_t work_start;  // collectives: when its last peer started, if later
   };
-  std::vector<Comm> comms;
-  std::unordered_map<std::string, int> ord;
+  std::vector<Op> comps, comms;  // the ops that start inside the window
   int64_t first_comp = kMax, last_comp = kMin;
-  std::vector<std::pair<const KernelEvent*, int>> comps;
-  for_window(v, b, e, [&](const KernelEvent& k) {
+  for_ops(v, b, e, [&](const KernelEvent& k, std::string key, int n) {
     const Interval iv{std::max(k.start_ns, b), std::min(k.end_ns, e)};
-    const bool inside = k.start_ns >= b;
-    const int n = inside ? ord[kernel_key(k)]++ : -1;
+    const bool inside = n >= 0;
     if (k.category == KernelCategory::Compute) {
       comp.push_back(iv);
       first_comp = std::min(first_comp, iv.begin);
       last_comp = std::max(last_comp, iv.end);
-      if (inside) comps.push_back({&k, n});
+      if (inside) comps.push_back({&k, std::move(key), n, k.start_ns});
       ++p.compute_kernels;
     } else {
       comm.push_back(iv);
@@ -705,7 +716,7 @@ StepParts step_parts(int rank, const StepWindow& w, const RankView& v, const Pee
           p.slowest_peer = it->second.second;
         }
       }
-      if (inside) comms.push_back({&k, ws, n});
+      if (inside) comms.push_back({&k, std::move(key), n, ws});
     }
   });
   const auto comp_u = interval_union(std::move(comp));
@@ -724,11 +735,12 @@ StepParts step_parts(int rank, const StepWindow& w, const RankView& v, const Pee
   // at most the time it overlapped (it ran at its own speed otherwise).
   int64_t overlapped_comp = 0, estimated = 0;
   double slowed = 0, spread = 0;
-  for (const auto& [k, n] : comps) {
+  for (const auto& op : comps) {
+    const KernelEvent* k = op.k;
     const int64_t ov = overlap_length(comm_u, {k->start_ns, std::min(k->end_ns, e)});
     if (ov <= 0) continue;
     overlapped_comp += ov;
-    const Estimate est = estimate(kernel_key(*k), n, base, own);
+    const Estimate est = estimate(op.key, op.ord, base, own);
     p.compute_alone_sources[est.source] += ov;
     if (est.source == AloneSource::None) continue;
     estimated += ov;
@@ -755,7 +767,7 @@ StepParts step_parts(int rank, const StepWindow& w, const RankView& v, const Pee
     const Interval work{c.work_start, std::min(c.k->end_ns, e)};
     const int64_t ov = overlap_length(comp_u, work);
     if (ov <= 0) continue;  // ran alone: by definition not slowed by compute
-    const Estimate est = estimate(kernel_key(*c.k), c.ord, base, own);
+    const Estimate est = estimate(c.key, c.ord, base, own);
     if (est.source == AloneSource::None) continue;
     const double extra =
         std::clamp(static_cast<double>(work.length()) - est.alone, 0.0, static_cast<double>(ov));
@@ -861,9 +873,10 @@ std::string sentence_of(const StepParts& p, const Spread& time_spread, std::size
 
 Diagnosis diagnose(const Trace& t, const DiagnosisOptions& o) {
   Diagnosis d;
-  d.steps = find_steps(t, o.steps);
+  const KernelsByRank by_rank = kernels_by_rank(t);  // sorted once, for the steps and the views
+  d.steps = find_steps_in(t, o.steps, by_rank);
   d.partial = t.dropped_records > 0;
-  const auto views = views_of(t);
+  const auto views = views_of(t, by_rank);
   const PeerStarts peers = peer_starts(views, d.notes);
   AloneTable own;
   add_alone(own, views, d.steps, peers);
@@ -872,8 +885,9 @@ Diagnosis diagnose(const Trace& t, const DiagnosisOptions& o) {
   for (const Trace* at : o.alone) {
     StepOptions so = o.alone_steps.value_or(o.steps);
     so.window = {};
-    const StepSet bs = find_steps(*at, so);
-    const auto bviews = views_of(*at);
+    const KernelsByRank at_by_rank = kernels_by_rank(*at);
+    const StepSet bs = find_steps_in(*at, so, at_by_rank);
+    const auto bviews = views_of(*at, at_by_rank);
     if (!base) base.emplace();
     add_alone_kernels(*base, bviews);
     if (bs.source != "none") {
