@@ -54,6 +54,20 @@ struct Builder {
     k.block = {256, 1, 1};
     t.kernels.push_back(k);
   }
+  // A copy on the copy engines (an NCCL collective under CTA policy zero) on stream 13; CUPTI's
+  // copy records carry no launch times, unless `launch_time` keeps the step's start as one.
+  void copy(int rank, int step, const char* kind, int64_t bytes, int64_t a_us, int64_t b_us,
+            bool launch_time) {
+    kernel(rank, step, kGemm, a_us, b_us);
+    auto& c = t.kernels.back();
+    c.name = std::string("memcpy ") + kind + " " + std::to_string(bytes) + " B (copy engine)";
+    c.category = KernelCategory::Communication;
+    c.copy = kind;
+    c.bytes = bytes;
+    c.stream = 13;
+    c.grid = c.block = {1, 1, 1};
+    if (!launch_time) c.queued_ns = c.submitted_ns = 0;
+  }
   void range(int rank, int step) {
     NvtxRange r;
     r.name = "train_step";
@@ -504,14 +518,7 @@ TEST(Diagnosis, CopyEngineCollectivesCountAsCommunication) {
     b.range(0, s);
     b.kernel(0, s, kGemm, 0, 30);
     // A copy launched at the step's start while the GEMM runs: a kernel would wait for SMs.
-    b.kernel(0, s, kGemm, 10, 40);  // placeholder, turned into a copy below
-    auto& c = b.t.kernels.back();
-    c.name = "memcpy DtoD 16777216 B (copy engine)";
-    c.category = KernelCategory::Communication;
-    c.copy = "DtoD";
-    c.bytes = 16777216;
-    c.stream = 13;
-    c.grid = c.block = {1, 1, 1};
+    b.copy(0, s, "DtoD", 16777216, 10, 40, true);
   }
   const Trace t = b.done();
   // The file keeps it.
@@ -553,14 +560,7 @@ TEST(Diagnosis, CopiesKeepLaunchTimeWindows) {
   for (int s = 0; s < 4; ++s) {
     b.range(0, s);
     b.kernel(0, s, kGemm, 0, 30);
-    b.kernel(0, s, kGemm, 20, 50);
-    auto& c = b.t.kernels.back();
-    c.name = "memcpy PtoP 4194304 B (copy engine)";
-    c.category = KernelCategory::Communication;
-    c.copy = "PtoP";
-    c.bytes = 4194304;
-    c.stream = 13;
-    c.queued_ns = c.submitted_ns = 0;
+    b.copy(0, s, "PtoP", 4194304, 20, 50, false);
   }
   cco::trace::StepOptions so;
   so.warmup = 0;
