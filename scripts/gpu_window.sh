@@ -4,7 +4,8 @@
 # stage and a summary table at the end.
 #   a  GPU tests: the communication window under @overlap policies, residency under static ones
 #   b  cost where no collective runs: a GPU-bound PyTorch step (GPT, 8 layers, width 2048,
-#      16x1024 tokens, bf16 autocast, AdamW), plain / off / default / static, alternating
+#      16x1024 tokens, bf16 autocast, AdamW), plain / off / priority (the default) /
+#      shape+priority:model@overlap, alternating
 #      A B C D D C B A, medians of 30 steps each
 #   c  launch rate from outside: 100,000 launches of one elementwise kernel from Python, plain /
 #      library disabled / off / default, alternating
@@ -62,7 +63,8 @@ fi
 
 if has b; then
   say "== b: cost without communication (gpt_step eager, 8x2048, 16x1024, 30 steps)"
-  cfgs=(plain off "shape+priority:model@overlap" "shape+priority:model")
+  # The default since 2026-11-26 (priority) beside the shaping window it replaced.
+  cfgs=(plain off priority "shape+priority:model@overlap")
   order=(0 1 2 3 3 2 1 0)
   i=0
   for k in "${order[@]}"; do
@@ -130,7 +132,7 @@ EOF
 fi
 if has f; then
   say "== f: the library's time per launch, steady state (launch loop, 4M elements per launch)"
-  for c in off "shape:1" "shape:1" off; do
+  for c in off priority "shape:1" "shape:1" priority off; do
     f="$O/f_${c//[^a-z0-9]/_}_$RANDOM.log"
     run_cfg "$f" "$c" $py scripts/gpt_step.py --mode launch-rate --numel 4194304 --launches 20000 --repeats 3
     say "  $c: $(grep -ho 'shaped=[0-9]*\|hook_ns_per_launch=[0-9]*\|hook_ns_steady=[0-9]*\|cold_launches=[0-9]*' "$f" | tr '\n' ' ')"
