@@ -164,7 +164,7 @@ void fill_step_report(StepReport& rep, const wl::StepExec& ex,
     for (std::size_t i = 0; i < nops; ++i) tj[i] = alone[i][j];
     rep.t_comp.samples.push_back(workload::compute_time(step, tj));
     rep.t_comm.samples.push_back(workload::comm_time(step, tj));
-    rep.t_ideal.samples.push_back(workload::ideal_time_within(step, tj, seq_t[j]));
+    rep.t_ideal.samples.push_back(workload::ideal_time(step, tj));
   }
   for (std::size_t r = 0; r < planned.size(); ++r) {
     StepRow row;

@@ -138,7 +138,7 @@ std::string format_step_report(const StepReport& r) {
   out << "# T_comm  " << fmt("%12.1f", tm) << " us  (sum of collectives alone)\n";
   out << "# T_seq   " << fmt("%12.1f", ts) << " us  (every op on one stream, issue order)\n";
   out << "# T_ideal " << fmt("%12.1f", ti)
-      << " us  (critical path of the graph, ops alone scaled to T_seq; ideal reduction "
+      << " us  (critical path of the graph, ops alone; ideal reduction "
       << fmt("%.2f", ts > 0 ? 100.0 * (1 - ti / ts) : 0.0) << "%)\n";
   out << "#\n";
   out << "#                    mode       time   spread   reduct    ideal      eff  of_ideal   "

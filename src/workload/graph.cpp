@@ -172,15 +172,6 @@ double ideal_time(const Step& s, const std::vector<double>& times) {
   return t;
 }
 
-double ideal_time_within(const Step& s, const std::vector<double>& times, double t_seq) {
-  double sum = 0;
-  for (double t : times) sum += t;
-  if (!(t_seq > 0) || !(sum > t_seq)) return ideal_time(s, times);
-  std::vector<double> scaled(times);
-  for (double& t : scaled) t *= t_seq / sum;
-  return ideal_time(s, scaled);
-}
-
 double compute_time(const Step& s, const std::vector<double>& times) {
   if (times.size() != s.ops.size()) throw Error("compute_time: one time per op expected");
   double t = 0;

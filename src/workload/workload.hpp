@@ -269,14 +269,6 @@ std::vector<double> schedule_finish(const Step& step, const std::vector<double>&
 /// slow each other down. 0 for an empty step.
 double ideal_time(const Step& step, const std::vector<double>& times);
 
-/// T_ideal against a measured T_seq (`cco bench --workload`): each op timed alone carries a
-/// per-run cost (launch, event, ramp-up) that back-to-back ops do not pay, so the ops' times alone
-/// can add up to more than the step run sequentially (on 2 H200s the TP step: 12.9 ms alone
-/// against 10.7 ms in seq), and their critical path then lies above what overlapped rows reach.
-/// When sum(times) > t_seq > 0 the times are scaled by t_seq / sum(times) before the critical
-/// path is taken, so T_ideal <= T_seq always; otherwise ideal_time(step, times).
-double ideal_time_within(const Step& step, const std::vector<double>& times, double t_seq);
-
 /// Sum of times over compute ops (T_comp) or over collectives (T_comm).
 double compute_time(const Step& step, const std::vector<double>& times);
 double comm_time(const Step& step, const std::vector<double>& times);
