@@ -42,6 +42,7 @@ struct TuneProgramOptions : LaunchOptions {  // --lib ... --warmup as cco run's
   long time_s = 900;     // the search ends at the next stage after this
   long wait_s = 300;     // a rank's wait for rank 0's decision
   bool online = false;
+  bool diagnose = true;  // the first stage's diagnosis may end the search (--no-diagnose)
   std::string out = "cco-tune-plan.json";
   std::vector<std::string> command;
 };
@@ -56,6 +57,8 @@ TuneProgramOptions parse_tune_program(const std::vector<std::string>& args) {
   app.add_option("--time", time_s);
   app.add_option("--wait", wait_s);
   app.add_flag("--online", o.online);
+  bool no_diagnose = false;
+  app.add_flag("--no-diagnose", no_diagnose);
   app.add_option("--out", o.out);
   const auto check_launch = add_launch_options(app, o);  // --steps-out: see below when not given
   o.command = parse_until_command(app, args, true, " (cco tune [options] -- CMD [ARGS...])");
@@ -63,6 +66,7 @@ TuneProgramOptions parse_tune_program(const std::vector<std::string>& args) {
   if (app.count("--steps")) o.steps = count_arg("--steps", steps, 1, 10000000);
   if (app.count("--time")) o.time_s = count_arg("--time", time_s, 1, 86400 * 30);
   check_launch();
+  o.diagnose = !no_diagnose;
   if (o.warmup < 0) o.warmup = 5;  // tune's default warm-up
   if (app.count("--wait")) o.wait_s = count_arg("--wait", wait_s, 1, 86400);
   if (o.command.empty()) throw Usage("no command to tune (cco tune [options] -- CMD [ARGS...])");
@@ -172,6 +176,7 @@ Prepared prepare(TuneProgramOptions& o) {
   changes.push_back({"CCO_TUNE_STEPS", std::to_string(budget)});
   changes.push_back({"CCO_TUNE_TIME", std::to_string(o.time_s)});
   changes.push_back({"CCO_TUNE_WAIT", std::to_string(o.wait_s)});
+  changes.push_back({"CCO_TUNE_DIAGNOSE", o.diagnose ? "1" : "0"});
   for (const auto& w : warnings) std::fprintf(stderr, "cco tune: warning: %s\n", w.c_str());
   for (const auto& c : changes) {
     if (c.value)
@@ -190,12 +195,22 @@ Prepared prepare(TuneProgramOptions& o) {
   return p;
 }
 
+// The deciding process's diagnosis of the first stage, once: what the controls can win at most.
+void show_diagnosis(const steps::TuneFile& t, bool& shown) {
+  if (shown || t.diagnosis.empty()) return;
+  shown = true;
+  const std::string base = t.candidates.empty() ? "candidate 0" : t.candidates[0];
+  std::fprintf(stderr, "cco tune: the first stage's steps under %s, diagnosed on the deciding "
+               "process: %s\n", base.c_str(), t.diagnosis.c_str());
+}
+
 // Follows the decisions while the program runs and stops it (its process group) once the winner
 // is known, unless --online; or when no final decision came within the time budget plus a
 // margin. Returns when the program has ended.
 struct Watched {
   std::optional<steps::TuneFile> tune;
   std::size_t shown = 0;  // decisions printed
+  bool diagnosis_shown = false;
   bool stopped = false, exited = false;
   int status = 0;
 };
@@ -242,6 +257,7 @@ Watched watch(const TuneProgramOptions& o, pid_t pid, const timespec& t0,
       // being replaced: read again next time
     }
     if (r.tune) {
+      show_diagnosis(*r.tune, r.diagnosis_shown);
       for (; r.shown < r.tune->decisions.size(); ++r.shown) {
         std::fputs(decision_line(*r.tune, r.tune->decisions[r.shown]).c_str(), stderr);
         if (r.tune->decisions[r.shown].final) {
@@ -347,6 +363,7 @@ void write_tuned_plan(const TuneProgramOptions& o, const steps::TuneFile& t,
                     {"sms", t.decider.sms},
                     {"versions", {{"cuda_driver", t.decider.cuda_driver}}},
                     {"decisions", decisions},
+                    {"diagnosis", t.diagnosis.empty() ? nlohmann::json(nullptr) : nlohmann::json(t.diagnosis)},
                     {"steps_dir", o.steps_out}};
   std::FILE* pf = std::fopen(o.out.c_str(), "w");
   const std::string text = plan.dump(2) + "\n";
@@ -395,6 +412,7 @@ int tune_program_main(const std::vector<std::string>& args) {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cco tune: %s\n", e.what());
   }
+  if (tune) show_diagnosis(*tune, w.diagnosis_shown);
   if (tune)
     for (; shown < tune->decisions.size(); ++shown)
       std::fputs(decision_line(*tune, tune->decisions[shown]).c_str(), stderr);

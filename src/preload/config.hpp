@@ -17,6 +17,8 @@
 //   CCO_TUNE_STEPS=N          search steps (default: the minimum, 6 rounds per stage)
 //   CCO_TUNE_TIME=S           end the search at the next stage after S seconds (0: no limit)
 //   CCO_TUNE_WAIT=S           how long a rank waits for rank 0's decision (default 300)
+//   CCO_TUNE_DIAGNOSE=1       rank 0 traces the first stage and diagnoses it; nothing to win
+//                             ends the search (trace_hook.hpp; read there, not here)
 //   RANK | OMPI_COMM_WORLD_RANK | PMI_RANK | SLURM_PROCID   the rank, named in the step file
 //
 // Bad values never stop the program: each gives one warning and the library runs unshaped (the

@@ -112,8 +112,12 @@ void init_step_clock(const EnvConfig& env, const std::vector<std::string>& names
     o.path = env.steps_dir + "/steps-" +
              (env.rank ? "rank" + std::to_string(*env.rank) : "pid" + std::to_string(getpid())) +
              ".json";
-  // Under CCO_TRACE every step boundary is a mark in the trace (cco report finds steps by it).
-  if (trace_requested()) o.on_boundary = [](const char* name, int dev) { trace_mark(name, dev); };
+  // Under CCO_TRACE every step boundary is a mark in the trace (cco report finds steps by it);
+  // so too for cco tune's diagnosis of its first stage, which finds candidate 0's steps by them.
+  const bool diagnose = o.tune.on && o.tune.decider && tune_diagnose_requested();
+  if (trace_requested() || diagnose)
+    o.on_boundary = [](const char* name, int dev) { trace_mark(name, dev); };
+  if (diagnose) o.tune.diagnose = [] { return tune_trace_verdict(); };
   auto* c = new StepClock(api, std::move(o),  // never freed
                           [](int i) { set_hook(i); },
                           now_ns);

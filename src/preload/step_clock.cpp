@@ -73,6 +73,7 @@ void StepClock::restart() {
   stopped_ = false;
   tune_.epoch = epoch_;
   tune_.decisions.clear();
+  tune_.diagnosis.clear();  // of the earlier epoch's steps (the diagnosis runs once per process)
 }
 
 CUevent StepClock::take_event() {
@@ -244,6 +245,23 @@ steps::Decision StepClock::decide_locked(int next) {
   const steps::History history = steps::history_of(steps_, gpu);
   const steps::StageTimes times = steps::stage_times(st, history);
   const std::string metric = gpu ? "gpu" : "host";
+  if (stage_ == 0 && o_.tune.diagnose && !diagnosed_) {
+    diagnosed_ = true;
+    std::optional<steps::StageVerdict> v;
+    try {
+      v = o_.tune.diagnose();
+    } catch (...) {
+      // fail-open: the search goes on without it
+    }
+    if (v) {
+      tune_.diagnosis = v->sentence;
+      if (v->nothing_to_win)
+        return steps::decide_nothing_to_win(
+            tune_.stages, stage_, set_, times, metric, step_,
+            "nothing to win here: the diagnosis of candidate 0's steps in the first stage bounds "
+            "what the controls can win below the step-to-step noise");
+    }
+  }
   const bool out_of_time = o_.tune.time_ns > 0 && now_() - search_t0_ >= o_.tune.time_ns;
   if (next < static_cast<int>(tune_.stages.size()) && !out_of_time)
     return steps::decide_next(tune_.stages, next, set_, times, metric);

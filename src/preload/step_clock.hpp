@@ -63,6 +63,11 @@ struct TuneOptions {
   /// wait_ns); cco tune stops a program that never decides.
   bool must_agree = false;
   uint64_t poll_ns = 1'000'000;        ///< between a follower's reads of the file
+  /// The decider's diagnosis of candidate 0's steps in the first stage (cco tune -- CMD,
+  /// CCO_TUNE_DIAGNOSE; trace_hook.hpp): called once, when that stage ends and its steps have
+  /// drained, under the clock's mutex; nullopt when no diagnosis could be made. Its sentence goes
+  /// into the decision file; "nothing to win" ends the search there, keeping candidate 0.
+  std::function<std::optional<steps::StageVerdict>()> diagnose;
 };
 
 struct StepClockOptions {
@@ -154,6 +159,7 @@ class StepClock {
   int winner_ = 0;
   bool stopped_ = false;             // a follower gave up waiting: candidate 0 from then on
   uint64_t search_t0_ = 0;
+  bool diagnosed_ = false;           // the decider called tune.diagnose (once per process)
   steps::TuneFile tune_;            // the layout, the decisions so far (the decision file)
 };
 

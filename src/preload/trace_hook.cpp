@@ -20,6 +20,7 @@
 #include "preload/trace_path.hpp"
 
 #ifdef CCO_PRELOAD_TRACE
+#include "trace/diagnosis.hpp"
 #include "trace/format.hpp"
 #include "trace/session.hpp"
 #endif
@@ -37,6 +38,8 @@ const char* env(const char* name) {
 std::atomic<bool> g_running{false};          // a session was started in this process
 std::atomic<bool> g_written{false};          // the exit writer ran (it runs once)
 std::atomic<bool> g_late_registered{false};  // trace_register_late_exit() registered it
+// Tracing only for cco tune's diagnosis (no CCO_TRACE): no file, stopped at the verdict.
+std::atomic<bool> g_tune_only{false};
 // Heap objects, never freed: the exit writer needs them after static destructors may have run.
 trace::Session* g_session = nullptr;
 const std::string* g_pattern = nullptr;
@@ -118,12 +121,15 @@ void at_exit() {
 void start() noexcept {
   try {
     const char* pattern = env("CCO_TRACE");
-    if (!pattern || !*pattern) return;
+    const bool for_tune = (!pattern || !*pattern) && tune_diagnose_requested();
+    if ((!pattern || !*pattern) && !for_tune) return;
     if (const auto d = parse_flag(env("CCO_DISABLE")); !d || *d) return;
-    if (const std::string bad = check_trace_pattern(pattern); !bad.empty()) {
+    if (for_tune) pattern = "";
+    if (const std::string bad = for_tune ? "" : check_trace_pattern(pattern); !bad.empty()) {
       warn_once("trace", std::string("CCO_TRACE='") + pattern + "' " + bad + "; not tracing");
       return;
     }
+    const char* what = for_tune ? "cco tune's diagnosis" : "CCO_TRACE";
     const auto v = parse_flag(env("CCO_VERBOSE"));
     g_verbose = v && *v;
     trace::Options o;
@@ -133,20 +139,29 @@ void start() noexcept {
     auto* s = new trace::Session(o);
     if (!s->start()) {
       const std::string why = s->warning();
-      std::string msg = "CCO_TRACE: " + (why.empty() ? std::string("tracing disabled") : why);
-      if (msg.find("untraced") == std::string::npos) msg += "; the program runs untraced";
+      std::string msg = std::string(what) + ": " + (why.empty() ? std::string("tracing disabled") : why);
+      if (for_tune)
+        msg += "; the search runs without it";
+      else if (msg.find("untraced") == std::string::npos)
+        msg += "; the program runs untraced";
       warn_once("trace", msg);
       delete s;  // never started: nothing of CUPTI is held
       return;
     }
     g_start_warning = new std::string(s->warning());
-    if (!g_start_warning->empty()) warn_once("trace-start", "CCO_TRACE: " + *g_start_warning);
+    if (!g_start_warning->empty()) warn_once("trace-start", std::string(what) + ": " + *g_start_warning);
     g_pattern = new std::string(pattern);
     const char* tp = env("CCO_TRACE_PID");
     g_trace_pid = new std::string(tp ? tp : "");
     g_pid = static_cast<int64_t>(::getpid());
     g_session = s;
+    g_tune_only.store(for_tune, std::memory_order_release);
     g_running.store(true, std::memory_order_release);
+    if (for_tune) {
+      if (g_verbose)
+        log_line("trace pid=" + std::to_string(g_pid) + ": tracing for cco tune's diagnosis");
+      return;  // no file: stopped at the verdict
+    }
     if (std::atexit(at_exit) != 0)
       warn_once("trace", "CCO_TRACE: cannot register the exit handler; no trace will be written");
     if (g_verbose)
@@ -177,7 +192,7 @@ void trace_start_once() noexcept {
 
 void trace_register_late_exit() noexcept {
 #ifdef CCO_PRELOAD_TRACE
-  if (!g_running.load(std::memory_order_acquire)) return;
+  if (!g_running.load(std::memory_order_acquire) || g_tune_only.load()) return;
   if (g_late_registered.exchange(true)) return;
   std::atexit(at_exit);
 #endif
@@ -200,6 +215,49 @@ void trace_mark(const char* name, int device) noexcept {
 #else
   (void)name;
   (void)device;
+#endif
+}
+
+bool tune_diagnose_requested() noexcept {
+  const auto on = [](const char* name) {
+    const auto v = parse_flag(env(name));
+    return v && *v;
+  };
+  const auto d = parse_flag(env("CCO_DISABLE"));
+  if (!on("CCO_TUNE") || !on("CCO_TUNE_DIAGNOSE") || !d || *d) return false;
+  const std::optional<int> rank = rank_from_env(env);
+  return !rank || *rank == 0;
+}
+
+std::optional<steps::StageVerdict> tune_trace_verdict() noexcept {
+#ifdef CCO_PRELOAD_TRACE
+  if (!g_running.load(std::memory_order_acquire) || g_written.load()) return std::nullopt;
+  if (static_cast<int64_t>(::getpid()) != g_pid) return std::nullopt;  // a forked child
+  const bool only = g_tune_only.load();
+  try {
+    trace::Trace t;
+    if (only) {
+      g_session->stop();  // flushes every buffer; tracing costs nothing from here
+      g_running.store(false, std::memory_order_release);
+      if (g_verbose) log_line("trace pid=" + std::to_string(g_pid) + ": diagnosis traced, CUPTI stopped");
+    } else {
+      g_session->flush();
+    }
+    t = g_session->trace();
+    const trace::ControlVerdict v = trace::control_verdict(t, 0);
+    if (g_verbose)
+      log_line("tune diagnosis: " + std::to_string(v.steps) + " steps, bound " +
+               std::to_string(v.bound_ms) + " ms, noise " + std::to_string(v.noise_ms) + " ms" +
+               (v.nothing_to_win ? ": nothing to win" : ""));
+    return steps::StageVerdict{v.nothing_to_win, v.sentence};
+  } catch (const std::exception& e) {
+    warn_once("tune-diagnosis", std::string("cco tune's diagnosis failed: ") + e.what() +
+                                    "; the search goes on without it");
+  } catch (...) {
+  }
+  return std::nullopt;
+#else
+  return std::nullopt;
 #endif
 }
 

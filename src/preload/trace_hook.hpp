@@ -7,6 +7,10 @@
 // the program runs and exits as it would have.
 #pragma once
 
+#include <optional>
+
+#include "steps/search.hpp"
+
 namespace cco::preload {
 
 /// Starts tracing once per process when CCO_TRACE is set and CCO_DISABLE is not: the first call
@@ -25,5 +29,16 @@ bool trace_requested() noexcept;
 /// A named instant in the trace for `device`'s rank (Session::mark), when tracing runs; else
 /// nothing. The step clock marks each step boundary with it.
 void trace_mark(const char* name, int device) noexcept;
+
+/// cco tune -- CMD's diagnosis of its first stage (docs/STEPS.md): true when CCO_TUNE and
+/// CCO_TUNE_DIAGNOSE are on (cco tune sets both unless --no-diagnose), CCO_DISABLE is not, and
+/// this process decides (no rank, or rank 0). trace_start_once() then traces this process even
+/// without CCO_TRACE, until the verdict; the step clock marks its steps.
+bool tune_diagnose_requested() noexcept;
+
+/// The diagnosis of candidate 0's steps traced so far (trace::control_verdict), the session
+/// flushed first; tracing started only for it stops here (a CCO_TRACE trace goes on). nullopt
+/// when nothing was traced or the analysis failed (one warning): the search goes on without it.
+std::optional<steps::StageVerdict> tune_trace_verdict() noexcept;
 
 }  // namespace cco::preload

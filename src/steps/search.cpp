@@ -168,6 +168,20 @@ Decision decide_final(const std::vector<Stage>& stages, int last, const std::vec
   return d;
 }
 
+Decision decide_nothing_to_win(const std::vector<Stage>& stages, int last,
+                               const std::vector<int>& set, const StageTimes& times,
+                               const std::string& metric, uint64_t at, const std::string& why) {
+  Decision d;
+  d.stage = static_cast<int>(stages.size());
+  d.at_step = at;
+  d.final = true;
+  d.metric = metric;
+  d.scores = stage_scores(stages.at(static_cast<std::size_t>(last)), set, times);
+  d.why = why;
+  d.set = {0};
+  return d;
+}
+
 const Decision* TuneFile::final_decision() const {
   for (const Decision& d : decisions)
     if (d.final) return &d;
@@ -188,6 +202,7 @@ std::string to_json(const TuneFile& f) {
   j["layout"] = json::array();
   for (const Stage& s : f.stages)
     j["layout"].push_back({{"start", s.start}, {"size", s.size}, {"rounds", s.rounds}});
+  if (!f.diagnosis.empty()) j["diagnosis"] = f.diagnosis;
   j["decisions"] = json::array();
   for (const Decision& d : f.decisions) {
     json scores = json::array();
@@ -246,6 +261,8 @@ TuneFile parse_tune_file(const std::string& text, const std::string& what) {
                                static_cast<int>(whole(s.at("size"), "size", 1, 64)),
                                static_cast<int>(whole(s.at("rounds"), "rounds", 1, 1 << 20))});
     }
+    if (j.contains("diagnosis")) f.diagnosis = j.at("diagnosis").get<std::string>();
+    if (f.diagnosis.size() > 4096) throw bad("diagnosis too long");
     const int n = static_cast<int>(f.candidates.size());
     for (const json& x : j.at("decisions")) {
       if (f.decisions.size() >= 256) throw bad("too many decisions");

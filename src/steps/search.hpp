@@ -108,6 +108,19 @@ Decision decide_final(const std::vector<Stage>& stages, int last, const std::vec
                       const StageTimes& times, const std::string& metric, const History& history,
                       uint64_t at, const std::string& why);
 
+/// What the deciding process's diagnosis of the first stage says (cco tune -- CMD).
+struct StageVerdict {
+  bool nothing_to_win = false;  ///< the controls' bound is below the step noise: stop, keep candidate 0
+  std::string sentence;         ///< what the controls can win at most, for cco tune to print
+};
+
+/// The final decision when the diagnosis of the first stage (cco tune -- CMD, docs/STEPS.md) says
+/// the controls have nothing to win: candidate 0 (the baseline) is kept at step `at`, after stage
+/// `last` ran `set`; `why` says so and the scores are that stage's, for the record.
+Decision decide_nothing_to_win(const std::vector<Stage>& stages, int last,
+                               const std::vector<int>& set, const StageTimes& times,
+                               const std::string& metric, uint64_t at, const std::string& why);
+
 /// The rounds of the search's stages in which both candidates ran with a time: (a's, b's) pairs.
 std::pair<std::vector<double>, std::vector<double>> paired_rounds(const std::vector<Stage>& stages,
                                                                   const History& history, int a,
@@ -129,6 +142,9 @@ struct TuneFile {
   Decider decider;
   std::vector<Stage> stages;
   std::vector<Decision> decisions;
+  /// The deciding process's diagnosis of candidate 0's steps in the first stage: what the
+  /// controls can win at most ("" : none made; the "diagnosis" key is optional).
+  std::string diagnosis;
   /// The final decision, if any.
   const Decision* final_decision() const;
 };

@@ -820,6 +820,16 @@ std::string ms(int64_t ns) {
   return fmt::format("{:.1f} ms", static_cast<double>(ns) / 1e6);
 }
 
+// The step-to-step noise a bound is compared with: half the interquartile range (ms).
+double noise_ms(const Spread& time_spread) {
+  return (time_spread.q3 - time_spread.q1) / 2;
+}
+
+// What the project's controls can win at most: the larger of their two kinds' bounds (ms).
+double best_bound_ms(const LeverBounds& lb) {
+  return static_cast<double>(std::max(lb.priority_shaping_ns, lb.sm_budget_ns)) / 1e6;
+}
+
 std::string sentence_of(const StepParts& p, const Spread& time_spread, std::size_t nsteps,
                         const std::string& source) {
   const LeverBounds lb = lever_bounds(p);
@@ -860,8 +870,8 @@ std::string sentence_of(const StepParts& p, const Spread& time_spread, std::size
   if (lb.rank_skew_ns > 0)
     s += fmt::format("; {} is rank skew, which no overlap control changes", ms(lb.rank_skew_ns));
   s += ".";
-  const double noise = (time_spread.q3 - time_spread.q1) / 2;  // ms
-  const double best = static_cast<double>(std::max(lb.priority_shaping_ns, lb.sm_budget_ns)) / 1e6;
+  const double noise = noise_ms(time_spread);
+  const double best = best_bound_ms(lb);
   if (nsteps > 1 && best < noise)
     s += fmt::format(" The controls' bound is below the step-to-step noise (half the "
                      "interquartile range, {:.1f} ms): nothing to win here.",
@@ -951,6 +961,30 @@ Diagnosis diagnose(const Trace& t, const DiagnosisOptions& o) {
     d.notes.push_back("the trace has no copy records: collectives NCCL ran on the copy engines "
                       "(CTA policy zero) are not counted as communication");
   return d;
+}
+
+ControlVerdict control_verdict(const Trace& t, int config) {
+  DiagnosisOptions o;
+  o.steps.source = "marks";
+  o.steps.config = config;
+  o.steps.warmup = 0;
+  const Diagnosis d = diagnose(t, o);
+  ControlVerdict v;
+  v.sentence = d.sentence;
+  bool all = !d.ranks.empty() && !d.partial;
+  for (const RankSteps& r : d.ranks) {
+    const StepParts& p = r.steps[r.typical];
+    const double bound = best_bound_ms(lever_bounds(p));
+    const double noise = noise_ms(r.spread.at("time"));
+    if (r.rank == d.critical_rank) {
+      v.steps = r.steps.size();
+      v.bound_ms = bound;
+      v.noise_ms = noise;
+    }
+    all = all && r.steps.size() >= kVerdictMinSteps && (p.comm_busy_ns == 0 || bound < noise);
+  }
+  v.nothing_to_win = all;
+  return v;
 }
 
 namespace {

@@ -171,6 +171,21 @@ struct Diagnosis {
 };
 
 Diagnosis diagnose(const Trace& t, const DiagnosisOptions& o = {});
+
+/// What the overlap controls can win in the steps one configuration ran: cco tune -- CMD's early
+/// stop (docs/STEPS.md). The steps are the preload library's marks of that configuration (no
+/// warm-up: the search's own warm-up steps are marked as such and left out).
+struct ControlVerdict {
+  std::size_t steps = 0;  ///< steps diagnosed (the critical rank's)
+  double bound_ms = 0;    ///< the larger of the priority/shaping and the SM-budget bounds (typical step)
+  double noise_ms = 0;    ///< half the interquartile range of the step times
+  /// On every rank: no communication ran, or the bound is below the noise; from at least
+  /// kVerdictMinSteps steps and no dropped records (figures that are only bounds never stop).
+  bool nothing_to_win = false;
+  std::string sentence;  ///< the diagnosis' plain sentence
+};
+inline constexpr std::size_t kVerdictMinSteps = 4;
+ControlVerdict control_verdict(const Trace& t, int config);
 nlohmann::json diagnosis_to_json(const Diagnosis& d);
 
 }  // namespace cco::trace

@@ -187,6 +187,13 @@ if [ -n "$cco" ]; then
   "$cco" tune --candidates off,priority --out "$tmp/tp2.json" -- sh -c 'kill -TERM $$' >"$tmp/out" 2>"$tmp/err"
   rc=$?
   [ $rc = 143 ] || fail "cco tune -- (SIGTERM) exited $rc: $(cat "$tmp/out" "$tmp/err")"
+  # The first stage's diagnosis is asked of the library by default, and not under --no-diagnose.
+  for flag in "" --no-diagnose; do
+    rm -rf "$tmp/td.json" "$tmp/td.steps"
+    "$cco" tune $flag --candidates off,priority --out "$tmp/td.json" -- sh -c 'echo "D=$CCO_TUNE_DIAGNOSE"' >"$tmp/out" 2>"$tmp/err"
+    want=1; [ -n "$flag" ] && want=0
+    grep -qx "D=$want" "$tmp/out" || fail "cco tune $flag: CCO_TUNE_DIAGNOSE: $(cat "$tmp/out" "$tmp/err")"
+  done
 fi
 
 # cco tune -- CMD on a terminal (a pseudo-terminal here): the program reads a line from it, and

@@ -301,6 +301,52 @@ TEST_F(TuneClockTest, KeepsTheBaselineWhenNothingIsFasterBeyondNoise) {
   EXPECT_EQ(d->active(), 0);
 }
 
+// The decider's diagnosis of the first stage: "nothing to win" ends the search there with the
+// baseline, though "fast" is clearly faster (the verdict rules); the follower agrees. A verdict
+// that finds something to win leaves the search as it was. Either way it is asked once, and its
+// sentence reaches the decision file.
+TEST_F(TuneClockTest, NothingToWinFromTheDiagnosisEndsTheSearchWithTheBaseline) {
+  for (const bool nothing : {true, false}) {
+    SCOPED_TRACE(nothing ? "nothing to win" : "something to win");
+    std::remove((dir + "/tune.json").c_str());
+    auto o = options(true);
+    int asked = 0;
+    o.tune.diagnose = [&]() -> std::optional<cco::steps::StageVerdict> {
+      ++asked;
+      return cco::steps::StageVerdict{nothing, nothing ? "below the noise" : "10 ms to win"};
+    };
+    auto d = make(o);
+    auto f = std::make_unique<StepClock>(fake.api(), options(false), [](int) {},
+                                         [this] { return now; });
+    std::vector<int> dec_active, fol_active;
+    for (int k = 0; k < 45; ++k) {
+      marked(*d, {100.0, 90.0, 120.0}, 2.0, k);
+      f->mark(0, S(0x88), false);
+      dec_active.push_back(d->active());
+      fol_active.push_back(f->active());
+    }
+    EXPECT_EQ(dec_active, fol_active);
+    EXPECT_EQ(asked, 1);
+    const auto t = d->tune_state();
+    const auto file = cco::steps::read_tune_file(dir + "/tune.json");
+    EXPECT_EQ(file.diagnosis, nothing ? "below the noise" : "10 ms to win");
+    ASSERT_FALSE(t.decisions.empty());
+    if (nothing) {
+      ASSERT_EQ(t.decisions.size(), 1u);
+      EXPECT_TRUE(t.decisions[0].final);
+      EXPECT_EQ(t.decisions[0].at_step, 20u);
+      EXPECT_EQ(t.decisions[0].set, (std::vector<int>{0}));
+      EXPECT_EQ(t.decisions[0].why.rfind("nothing to win here", 0), 0u) << t.decisions[0].why;
+      EXPECT_EQ(t.decisions[0].scores.size(), 3u);  // stage 0's, for the record
+      EXPECT_EQ(dec_active.back(), 0);
+    } else {
+      ASSERT_EQ(t.decisions.size(), 2u);
+      EXPECT_EQ(t.decisions[1].set, (std::vector<int>{1}));
+      EXPECT_EQ(dec_active.back(), 1);
+    }
+  }
+}
+
 TEST_F(TuneClockTest, TheTimeBudgetEndsTheSearchAtTheNextStage) {
   auto o = options(true);
   o.tune.time_ns = 1;  // spent at once

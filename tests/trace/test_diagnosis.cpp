@@ -577,3 +577,65 @@ TEST(Diagnosis, CopiesKeepLaunchTimeWindows) {
 }
 
 }  // namespace
+
+namespace {
+
+// cco tune -- CMD's early stop (control_verdict): the steps of configuration 0 by the library's
+// marks, the controls' bound against the step noise. Each step of configuration 0 lasts 40 + j
+// us (j per step): a GEMM [0, 20 + j), an all-reduce launched at 5 us that starts when the GEMM
+// ends and runs 10 us, then 10 us with no kernel. The all-reduce waited 15 + j us for SMs while
+// compute ran and is exposed for 10 us (the tail), so priority and shaping can win
+// min(SM wait, exposed) = 10 us. Configuration 1's steps are the same with j = 0.
+Trace verdict_trace(const std::vector<int64_t>& jitter_us, bool comm) {
+  Builder b;
+  const int n = static_cast<int>(jitter_us.size());
+  int64_t at = 0;  // the step's start, us after the first
+  for (int s = 0; s <= 2 * n + 2; ++s) {  // warm-up 0, 1; then configs 0 and 1 by turns
+    const bool warm = s < 2;
+    const int config = warm ? 0 : (s - 2) % 2;
+    b.t.marks.push_back({10 * us + at * us, 0,
+                         "cco step, epoch 1, config " + std::to_string(config) +
+                             (warm ? ", warm-up" : "")});
+    if (s == 2 * n + 2) break;  // the last mark only ends the step before it
+    const int64_t j = warm || config == 1 ? 0 : jitter_us[static_cast<std::size_t>((s - 2) / 2)];
+    b.kernel(0, 0, kGemm, at, at + 20 + j, at + 1);
+    if (comm) b.kernel(0, 0, kAr, at + 20 + j, at + 30 + j, at + 5);
+    at += 40 + j;
+  }
+  return b.done();
+}
+
+TEST(Diagnosis, ControlVerdictStopsOnlyBelowTheNoise) {
+  // Steady steps (spread 1-2 us): the 10 us bound is above the noise, the search goes on.
+  const auto steady = cco::trace::control_verdict(verdict_trace({0, 1, 2, 3, 4, 5}, true), 0);
+  EXPECT_EQ(steady.steps, 6u);
+  EXPECT_NEAR(steady.bound_ms, 0.010, 1e-9);
+  EXPECT_LT(steady.noise_ms, 0.005);
+  EXPECT_FALSE(steady.nothing_to_win) << steady.sentence;
+  EXPECT_EQ(steady.sentence.find("nothing to win"), std::string::npos) << steady.sentence;
+  // Noisy steps (30 to 280 us): the same 10 us bound is far below half their interquartile range.
+  const auto noisy =
+      cco::trace::control_verdict(verdict_trace({0, 50, 100, 150, 200, 250}, true), 0);
+  EXPECT_NEAR(noisy.bound_ms, 0.010, 1e-9);
+  EXPECT_GT(noisy.noise_ms, 0.05);
+  EXPECT_TRUE(noisy.nothing_to_win) << noisy.sentence;
+  EXPECT_NE(noisy.sentence.find("nothing to win here"), std::string::npos) << noisy.sentence;
+  // No communication at all: nothing for a control to act on, whatever the noise.
+  const auto none = cco::trace::control_verdict(verdict_trace({0, 1, 2, 3, 4, 5}, false), 0);
+  EXPECT_EQ(none.bound_ms, 0);
+  EXPECT_TRUE(none.nothing_to_win) << none.sentence;
+  // Too few steps, or dropped records: never a stop.
+  EXPECT_FALSE(cco::trace::control_verdict(verdict_trace({0, 1, 2}, false), 0).nothing_to_win);
+  Trace dropped = verdict_trace({0, 50, 100, 150, 200, 250}, true);
+  dropped.dropped_records = 3;
+  EXPECT_FALSE(cco::trace::control_verdict(dropped, 0).nothing_to_win);
+  // Configuration 1's steps (steady, 30 us, no jitter) are not configuration 0's.
+  EXPECT_FALSE(cco::trace::control_verdict(verdict_trace({0, 50, 100, 150, 200, 250}, true), 1)
+                   .nothing_to_win);
+  // No marks: no steps of any configuration, no stop.
+  Trace bare = verdict_trace({0, 50, 100, 150, 200, 250}, false);
+  bare.marks.clear();
+  EXPECT_FALSE(cco::trace::control_verdict(bare, 0).nothing_to_win);
+}
+
+}  // namespace
