@@ -117,7 +117,10 @@ void init_step_clock(const EnvConfig& env, const std::vector<std::string>& names
   const bool diagnose = o.tune.on && o.tune.decider && tune_diagnose_requested();
   if (trace_requested() || diagnose)
     o.on_boundary = [](const char* name, int dev) { trace_mark(name, dev); };
-  if (diagnose) o.tune.diagnose = [] { return tune_trace_verdict(); };
+  if (diagnose) {
+    o.tune.diagnose = [] { return tune_trace_verdict(); };
+    o.tune.search_done = [] { tune_trace_done(); };
+  }
   auto* c = new StepClock(api, std::move(o),  // never freed
                           [](int i) { set_hook(i); },
                           now_ns);

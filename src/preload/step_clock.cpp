@@ -73,7 +73,8 @@ void StepClock::restart() {
   stopped_ = false;
   tune_.epoch = epoch_;
   tune_.decisions.clear();
-  tune_.diagnosis.clear();  // of the earlier epoch's steps (the diagnosis runs once per process)
+  tune_.diagnosis.clear();  // of the earlier period's steps: the new one's first stage is diagnosed
+  diagnosed_ = false;
 }
 
 CUevent StepClock::take_event() {
@@ -150,9 +151,11 @@ void StepClock::boundary(bool ends_step, bool regular, CUstream stream, bool cap
   set_active(o_.tune.on ? tune_config() : steps::config_of_step(step_, n, o_.warmup));
   if (o_.on_boundary) {
     char name[80];
+    // Warm-up: the rotation's, or the search's steps before its first stage.
+    const bool warm = o_.tune.on ? !tune_.stages.empty() && step_ < tune_.stages[0].start
+                                 : step_ < o_.warmup;
     std::snprintf(name, sizeof name, "cco step, epoch %llu, config %d%s",
-                  static_cast<unsigned long long>(epoch_), active_,
-                  !o_.tune.on && step_ < o_.warmup ? ", warm-up" : "");
+                  static_cast<unsigned long long>(epoch_), active_, warm ? ", warm-up" : "");
     o_.on_boundary(name, device_);
   }
   if (!o_.path.empty() && o_.flush_ns > 0 && t - last_flush_ >= o_.flush_ns) {
@@ -253,9 +256,15 @@ steps::Decision StepClock::decide_locked(int next) {
     } catch (...) {
       // fail-open: the search goes on without it
     }
+    // A period of one collective is often not the step (DDP's equally sized buckets repeat so
+    // until the whole step has been seen three times; docs/STEPS.md): never a stop on it.
+    const bool one_collective = source_ == "collectives" && det_.period() < 2;
     if (v) {
       tune_.diagnosis = v->sentence;
-      if (v->nothing_to_win)
+      if (one_collective)
+        tune_.diagnosis += " (steps of one collective each: perhaps not the program's steps, so "
+                           "the search goes on)";
+      if (v->nothing_to_win && !one_collective)
         return steps::decide_nothing_to_win(
             tune_.stages, stage_, set_, times, metric, step_,
             "nothing to win here: the diagnosis of candidate 0's steps in the first stage bounds "
@@ -361,6 +370,7 @@ int StepClock::tune_config() {
     if (d.final) {
       final_ = true;
       winner_ = d.set.at(0);
+      if (o_.tune.decider && o_.tune.search_done) o_.tune.search_done();
       // Every rank's steps on disk before the decision is (cco tune stops the program after it).
       if (!o_.path.empty()) write_locked("running", nullptr);
       std::string err;

@@ -136,6 +136,8 @@ void start() noexcept {
     o.print_warnings = false;  // ours go through warn_once, prefixed cco-preload
     if (const char* nv = env("CCO_NVTX"); nv && *nv)  // parse_flag(unset) is false: ask only if set
       if (const auto n = parse_flag(nv); n && !*n) o.nvtx_ranges = false;
+    if (for_tune) o.nvtx_ranges = false;  // kernels and the clock's marks suffice (and --step-nvtx
+                                          // makes the library NVTX's injection)
     auto* s = new trace::Session(o);
     if (!s->start()) {
       const std::string why = s->warning();
@@ -233,17 +235,11 @@ std::optional<steps::StageVerdict> tune_trace_verdict() noexcept {
 #ifdef CCO_PRELOAD_TRACE
   if (!g_running.load(std::memory_order_acquire) || g_written.load()) return std::nullopt;
   if (static_cast<int64_t>(::getpid()) != g_pid) return std::nullopt;  // a forked child
-  const bool only = g_tune_only.load();
   try {
-    trace::Trace t;
-    if (only) {
-      g_session->stop();  // flushes every buffer; tracing costs nothing from here
-      g_running.store(false, std::memory_order_release);
-      if (g_verbose) log_line("trace pid=" + std::to_string(g_pid) + ": diagnosis traced, CUPTI stopped");
-    } else {
-      g_session->flush();
-    }
-    t = g_session->trace();
+    g_session->flush();
+    const trace::Trace t = g_session->trace();
+    // Traced only for this: what a later period's diagnosis needs comes after; keep no more.
+    if (g_tune_only.load()) g_session->clear();
     const trace::ControlVerdict v = trace::control_verdict(t, 0);
     if (g_verbose)
       log_line("tune diagnosis: " + std::to_string(v.steps) + " steps, bound " +
@@ -258,6 +254,16 @@ std::optional<steps::StageVerdict> tune_trace_verdict() noexcept {
   return std::nullopt;
 #else
   return std::nullopt;
+#endif
+}
+
+void tune_trace_done() noexcept {
+#ifdef CCO_PRELOAD_TRACE
+  if (!g_tune_only.load() || !g_running.load(std::memory_order_acquire)) return;
+  if (static_cast<int64_t>(::getpid()) != g_pid) return;
+  g_running.store(false, std::memory_order_release);  // no more marks
+  g_session->stop();  // CUPTI off: the rest of the program runs untraced
+  if (g_verbose) log_line("trace pid=" + std::to_string(g_pid) + ": search done, CUPTI stopped");
 #endif
 }
 

@@ -310,11 +310,14 @@ TEST_F(TuneClockTest, NothingToWinFromTheDiagnosisEndsTheSearchWithTheBaseline) 
     SCOPED_TRACE(nothing ? "nothing to win" : "something to win");
     std::remove((dir + "/tune.json").c_str());
     auto o = options(true);
-    int asked = 0;
+    int asked = 0, done = 0;
     o.tune.diagnose = [&]() -> std::optional<cco::steps::StageVerdict> {
       ++asked;
       return cco::steps::StageVerdict{nothing, nothing ? "below the noise" : "10 ms to win"};
     };
+    o.tune.search_done = [&] { ++done; };
+    std::vector<std::string> marks;
+    o.on_boundary = [&](const char* name, int) { marks.push_back(name); };
     auto d = make(o);
     auto f = std::make_unique<StepClock>(fake.api(), options(false), [](int) {},
                                          [this] { return now; });
@@ -327,6 +330,12 @@ TEST_F(TuneClockTest, NothingToWinFromTheDiagnosisEndsTheSearchWithTheBaseline) 
     }
     EXPECT_EQ(dec_active, fol_active);
     EXPECT_EQ(asked, 1);
+    EXPECT_EQ(done, 1);  // tracing for the diagnosis stops at the final decision
+    // The search's warm-up steps are marked as such (the diagnosis leaves them out).
+    ASSERT_GE(marks.size(), 4u);
+    EXPECT_EQ(marks[0], "cco step, epoch 1, config 0, warm-up");
+    EXPECT_EQ(marks[1], "cco step, epoch 1, config 0, warm-up");
+    EXPECT_EQ(marks[2], "cco step, epoch 1, config " + std::to_string(dec_active[2]));
     const auto t = d->tune_state();
     const auto file = cco::steps::read_tune_file(dir + "/tune.json");
     EXPECT_EQ(file.diagnosis, nothing ? "below the noise" : "10 ms to win");
@@ -345,6 +354,24 @@ TEST_F(TuneClockTest, NothingToWinFromTheDiagnosisEndsTheSearchWithTheBaseline) 
       EXPECT_EQ(dec_active.back(), 1);
     }
   }
+}
+
+// Steps of one collective each (DDP's equally sized buckets before the whole step repeats) may
+// not be the program's steps: the diagnosis is recorded with a caution, but never stops the search.
+TEST_F(TuneClockTest, NoEarlyStopOnStepsOfOneCollective) {
+  auto o = options(true);
+  o.tune.diagnose = [] { return cco::steps::StageVerdict{true, "below the noise"}; };
+  auto d = make(o);
+  for (int k = 0; k < 60; ++k) {
+    d->collective(11u, 0, S(0x77), false);
+    const double t = std::vector<double>{100.0, 90.0, 120.0}[static_cast<std::size_t>(d->active())];
+    now += static_cast<uint64_t>(t * 1e6);
+    fake.gpu_ms += t;
+  }
+  const auto t = d->tune_state();
+  ASSERT_FALSE(t.decisions.empty());
+  EXPECT_FALSE(t.decisions[0].final) << t.decisions[0].why;
+  EXPECT_NE(t.diagnosis.find("one collective"), std::string::npos) << t.diagnosis;
 }
 
 TEST_F(TuneClockTest, TheTimeBudgetEndsTheSearchAtTheNextStage) {
