@@ -248,7 +248,11 @@ steps::Decision StepClock::decide_locked(int next) {
   const steps::History history = steps::history_of(steps_, gpu);
   const steps::StageTimes times = steps::stage_times(st, history);
   const std::string metric = gpu ? "gpu" : "host";
-  if (stage_ == 0 && o_.tune.diagnose && !diagnosed_) {
+  // A period of one collective is often not the step (DDP's equally sized buckets repeat so
+  // until the whole step has been seen three times; docs/STEPS.md): no diagnosis of it, the
+  // first stage of a longer period is diagnosed.
+  const bool one_collective = source_ == "collectives" && det_.period() < 2;
+  if (stage_ == 0 && o_.tune.diagnose && !diagnosed_ && !one_collective) {
     diagnosed_ = true;
     std::optional<steps::StageVerdict> v;
     try {
@@ -256,15 +260,9 @@ steps::Decision StepClock::decide_locked(int next) {
     } catch (...) {
       // fail-open: the search goes on without it
     }
-    // A period of one collective is often not the step (DDP's equally sized buckets repeat so
-    // until the whole step has been seen three times; docs/STEPS.md): never a stop on it.
-    const bool one_collective = source_ == "collectives" && det_.period() < 2;
     if (v) {
       tune_.diagnosis = v->sentence;
-      if (one_collective)
-        tune_.diagnosis += " (steps of one collective each: perhaps not the program's steps, so "
-                           "the search goes on)";
-      if (v->nothing_to_win && !one_collective)
+      if (v->nothing_to_win)
         return steps::decide_nothing_to_win(
             tune_.stages, stage_, set_, times, metric, step_,
             "nothing to win here: the diagnosis of candidate 0's steps in the first stage bounds "

@@ -64,10 +64,10 @@ struct TuneOptions {
   bool must_agree = false;
   uint64_t poll_ns = 1'000'000;        ///< between a follower's reads of the file
   /// The decider's diagnosis of candidate 0's steps in the first stage (cco tune -- CMD,
-  /// CCO_TUNE_DIAGNOSE; trace_hook.hpp): called once per epoch (a new period starts the search
-  /// again), when that stage ends and its steps have drained, under the clock's mutex; nullopt
-  /// when no diagnosis could be made. Its sentence goes into the decision file; "nothing to win"
-  /// ends the search there, keeping candidate 0 -- unless the steps are of one collective each.
+  /// CCO_TUNE_DIAGNOSE; trace_hook.hpp): called when that stage ends and its steps have drained,
+  /// under the clock's mutex, once per epoch but not for a period of one collective; nullopt when
+  /// no diagnosis could be made. Its sentence goes into the decision file; "nothing to win" ends
+  /// the search there, keeping candidate 0.
   std::function<std::optional<steps::StageVerdict>()> diagnose;
   /// Called in the decider when the final decision is made (tracing for the diagnosis stops).
   std::function<void()> search_done;

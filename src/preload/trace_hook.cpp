@@ -235,11 +235,16 @@ std::optional<steps::StageVerdict> tune_trace_verdict() noexcept {
 #ifdef CCO_PRELOAD_TRACE
   if (!g_running.load(std::memory_order_acquire) || g_written.load()) return std::nullopt;
   if (static_cast<int64_t>(::getpid()) != g_pid) return std::nullopt;  // a forked child
+  // Only a session of its own, stopped first: CUPTI's forced flush while activity records are
+  // still enabled and other threads launch kernels hung a 4-GPU DDP run (the driver and CUPTI's
+  // worker thread waited on each other), so the records are never flushed while tracing runs.
+  // A CCO_TRACE session goes on to its file: no diagnosis then.
+  if (!g_tune_only.load()) return std::nullopt;
   try {
-    g_session->flush();
+    g_running.store(false, std::memory_order_release);  // no more marks
+    g_session->stop();  // activity off, then every buffer flushed; tracing costs nothing from here
+    if (g_verbose) log_line("trace pid=" + std::to_string(g_pid) + ": diagnosis traced, CUPTI stopped");
     const trace::Trace t = g_session->trace();
-    // Traced only for this: what a later period's diagnosis needs comes after; keep no more.
-    if (g_tune_only.load()) g_session->clear();
     const trace::ControlVerdict v = trace::control_verdict(t, 0);
     if (g_verbose)
       log_line("tune diagnosis: " + std::to_string(v.steps) + " steps, bound " +

@@ -33,17 +33,17 @@ void trace_mark(const char* name, int device) noexcept;
 /// cco tune -- CMD's diagnosis of its first stage (docs/STEPS.md): true when CCO_TUNE and
 /// CCO_TUNE_DIAGNOSE are on (cco tune sets both unless --no-diagnose), CCO_DISABLE is not, and
 /// this process decides (no rank, or rank 0). trace_start_once() then traces this process even
-/// without CCO_TRACE, until the search's final decision; the step clock marks its steps.
+/// without CCO_TRACE, until the diagnosis (or the final decision); the step clock marks its steps.
 bool tune_diagnose_requested() noexcept;
 
 /// The diagnosis of candidate 0's steps traced so far (trace::control_verdict: the latest
-/// epoch's marks), the session flushed first; tracing started only for it drops what it held
-/// (a later period's diagnosis needs only what comes after). nullopt when nothing was traced or
-/// the analysis failed (one warning): the search goes on without it.
+/// epoch's marks). The session traced for it (not a CCO_TRACE one: nullopt then) is stopped
+/// first, so tracing ends here. nullopt when nothing was traced or the analysis failed (one
+/// warning): the search goes on without it.
 std::optional<steps::StageVerdict> tune_trace_verdict() noexcept;
 
-/// The search's final decision: tracing started only for the diagnosis stops (a CCO_TRACE
-/// trace goes on).
+/// The search's final decision: tracing started only for the diagnosis stops if it still runs
+/// (no diagnosis was made: a period of one collective throughout).
 void tune_trace_done() noexcept;
 
 }  // namespace cco::preload

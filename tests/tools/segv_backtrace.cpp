@@ -1,6 +1,7 @@
 // A debugging aid, not part of ccoverlap: LD_PRELOAD it into a program that dies of a signal
 // and it prints the native stack (glibc backtrace) and the program's executable mappings to
-// stderr, then dies of the same signal (same exit status). The GPU machines have no gdb; this is
+// stderr, then dies of the same signal (same exit status); SIGUSR2 sent to one thread prints its
+// stack and lets it run on (a hang located without gdb). The GPU machines have no gdb; this is
 // how `cco run --trace`'s exit-time crash was located. Symbolize the frames here with
 // `addr2line -f -C -e LIB OFFSET` on the same build.
 #include <execinfo.h>
@@ -95,6 +96,7 @@ void on_signal(int sig, siginfo_t* info, void* ctx) {
     ::close(fd);
   }
   put("== end of segv_backtrace\n");
+  if (sig == SIGUSR2) return;  // a stack dump of a live thread (tgkill it): it runs on
   signal(sig, SIG_DFL);
   raise(sig);
 }
@@ -106,6 +108,10 @@ __attribute__((constructor)) void install() {
   sa.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_ONSTACK;
   sigemptyset(&sa.sa_mask);
   for (int s : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) sigaction(s, &sa, nullptr);
+  // SIGUSR2 sent to one thread (tgkill) prints that thread's stack and lets it go on: how a hang
+  // is located without gdb.
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+  sigaction(SIGUSR2, &sa, nullptr);
 }
 
 }  // namespace
