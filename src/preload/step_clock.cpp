@@ -248,11 +248,15 @@ steps::Decision StepClock::decide_locked(int next) {
   const steps::History history = steps::history_of(steps_, gpu);
   const steps::StageTimes times = steps::stage_times(st, history);
   const std::string metric = gpu ? "gpu" : "host";
-  // A period of one collective is often not the step (DDP's equally sized buckets repeat so
-  // until the whole step has been seen three times; docs/STEPS.md): no diagnosis of it, the
-  // first stage of a longer period is diagnosed.
-  const bool one_collective = source_ == "collectives" && det_.period() < 2;
-  if (stage_ == 0 && o_.tune.diagnose && !diagnosed_ && !one_collective) {
+  // A period found from collectives may not be the step yet: DDP's equally sized buckets repeat
+  // with a period of one or two until the whole step has been seen three times (docs/STEPS.md),
+  // and the collectives that end each real step make such steps irregular. So a period of one
+  // collective, or one with an irregular step so far, is not diagnosed: the first stage of the
+  // period that replaces it is.
+  bool unsettled = source_ == "collectives" && det_.period() < 2;
+  for (uint64_t k = 0; k < st.end() && k < steps_.size() && !unsettled; ++k)
+    unsettled = source_ == "collectives" && !steps_[k].regular;
+  if (stage_ == 0 && o_.tune.diagnose && !diagnosed_ && !unsettled) {
     diagnosed_ = true;
     std::optional<steps::StageVerdict> v;
     try {

@@ -379,6 +379,36 @@ TEST_F(TuneClockTest, NoDiagnosisOfStepsOfOneCollective) {
   EXPECT_TRUE(t.diagnosis.empty()) << t.diagnosis;
 }
 
+// Two buckets by turns (period 2) and once the collective that ends a real step: an irregular
+// step in the first stage says the period is not the step yet, so no diagnosis; a
+// clean period of three collectives is diagnosed.
+TEST_F(TuneClockTest, NoDiagnosisWhileStepsAreIrregular) {
+  for (const bool extra : {true, false}) {
+    SCOPED_TRACE(extra ? "irregular" : "regular");
+    std::remove((dir + "/tune.json").c_str());
+    auto o = options(true);
+    int asked = 0;
+    o.tune.diagnose = [&] {
+      ++asked;
+      return std::optional<cco::steps::StageVerdict>(cco::steps::StageVerdict{false, "x"});
+    };
+    auto d = make(o);
+    for (int k = 0; k < 120; ++k) {
+      if (extra) {
+        d->collective(k % 2 ? 22u : 11u, 0, S(0x77), false);
+        if (k == 20) d->collective(99u, 0, S(0x77), false);  // ends a "real" step, in stage 0
+      } else {
+        d->collective(std::vector<uint64_t>{11u, 22u, 33u}[static_cast<std::size_t>(k % 3)], 0,
+                      S(0x77), false);
+      }
+      now += 1'000'000;
+      fake.gpu_ms += 1.0;
+    }
+    ASSERT_FALSE(d->tune_state().decisions.empty());
+    EXPECT_EQ(asked, extra ? 0 : 1);
+  }
+}
+
 TEST_F(TuneClockTest, TheTimeBudgetEndsTheSearchAtTheNextStage) {
   auto o = options(true);
   o.tune.time_ns = 1;  // spent at once
