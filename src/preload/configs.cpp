@@ -118,7 +118,7 @@ void init_step_clock(const EnvConfig& env, const std::vector<std::string>& names
   if (trace_requested() || diagnose)
     o.on_boundary = [](const char* name, int dev) { trace_mark(name, dev); };
   if (diagnose) {
-    o.tune.diagnose = [] { return tune_trace_verdict(); };
+    o.tune.diagnose = [](bool settled) { return tune_trace_verdict(settled); };
     o.tune.search_done = [] { tune_trace_done(); };
   }
   auto* c = new StepClock(api, std::move(o),  // never freed

@@ -73,8 +73,7 @@ void StepClock::restart() {
   stopped_ = false;
   tune_.epoch = epoch_;
   tune_.decisions.clear();
-  tune_.diagnosis.clear();  // of the earlier period's steps: the new one's first stage is diagnosed
-  diagnosed_ = false;
+  tune_.diagnosis.clear();  // of the earlier period's steps (one diagnosis per process)
 }
 
 CUevent StepClock::take_event() {
@@ -250,21 +249,21 @@ steps::Decision StepClock::decide_locked(int next) {
   const std::string metric = gpu ? "gpu" : "host";
   // A period found from collectives may not be the step yet: DDP's equally sized buckets repeat
   // with a period of one or two until the whole step has been seen three times (docs/STEPS.md),
-  // and the collectives that end each real step make such steps irregular. So a period of one
-  // collective, or one with an irregular step so far, is not diagnosed: the first stage of the
-  // period that replaces it is.
-  bool unsettled = source_ == "collectives" && det_.period() < 2;
-  for (uint64_t k = 0; k < st.end() && k < steps_.size() && !unsettled; ++k)
-    unsettled = source_ == "collectives" && !steps_[k].regular;
-  if (stage_ == 0 && o_.tune.diagnose && !diagnosed_ && !unsettled) {
+  // and the collectives that end each real step make such steps irregular. Such a period is not
+  // diagnosed. Either way the diagnosis is asked once per process, at the first stage's end:
+  // tracing stops there (longer in-process tracing hung a 4-GPU DDP run; docs/STEPS.md).
+  bool settled = source_ != "collectives" || det_.period() >= 2;
+  for (uint64_t k = 0; k < st.end() && k < steps_.size() && settled; ++k)
+    settled = source_ != "collectives" || steps_[k].regular;
+  if (stage_ == 0 && o_.tune.diagnose && !diagnosed_) {
     diagnosed_ = true;
     std::optional<steps::StageVerdict> v;
     try {
-      v = o_.tune.diagnose();
+      v = o_.tune.diagnose(settled);
     } catch (...) {
       // fail-open: the search goes on without it
     }
-    if (v) {
+    if (v && settled) {
       tune_.diagnosis = v->sentence;
       if (v->nothing_to_win)
         return steps::decide_nothing_to_win(

@@ -64,11 +64,12 @@ struct TuneOptions {
   bool must_agree = false;
   uint64_t poll_ns = 1'000'000;        ///< between a follower's reads of the file
   /// The decider's diagnosis of candidate 0's steps in the first stage (cco tune -- CMD,
-  /// CCO_TUNE_DIAGNOSE; trace_hook.hpp): called when that stage ends and its steps have drained,
-  /// under the clock's mutex, once per epoch but not for a period of one collective; nullopt when
-  /// no diagnosis could be made. Its sentence goes into the decision file; "nothing to win" ends
-  /// the search there, keeping candidate 0.
-  std::function<std::optional<steps::StageVerdict>()> diagnose;
+  /// CCO_TUNE_DIAGNOSE; trace_hook.hpp): called once per process, when that stage ends and its
+  /// steps have drained, under the clock's mutex, with whether the period is settled (not found
+  /// from collectives, or of 2 or more with no irregular step so far); tracing stops there, and
+  /// only a settled period is diagnosed. nullopt when no diagnosis was made. Its sentence goes
+  /// into the decision file; "nothing to win" ends the search there, keeping candidate 0.
+  std::function<std::optional<steps::StageVerdict>(bool settled)> diagnose;
   /// Called in the decider when the final decision is made (tracing for the diagnosis stops).
   std::function<void()> search_done;
 };
@@ -162,7 +163,7 @@ class StepClock {
   int winner_ = 0;
   bool stopped_ = false;             // a follower gave up waiting: candidate 0 from then on
   uint64_t search_t0_ = 0;
-  bool diagnosed_ = false;           // the decider called tune.diagnose in this epoch
+  bool diagnosed_ = false;           // the decider called tune.diagnose (once per process)
   steps::TuneFile tune_;            // the layout, the decisions so far (the decision file)
 };
 

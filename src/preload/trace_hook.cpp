@@ -231,7 +231,7 @@ bool tune_diagnose_requested() noexcept {
   return !rank || *rank == 0;
 }
 
-std::optional<steps::StageVerdict> tune_trace_verdict() noexcept {
+std::optional<steps::StageVerdict> tune_trace_verdict(bool diagnose) noexcept {
 #ifdef CCO_PRELOAD_TRACE
   if (!g_running.load(std::memory_order_acquire) || g_written.load()) return std::nullopt;
   if (static_cast<int64_t>(::getpid()) != g_pid) return std::nullopt;  // a forked child
@@ -244,6 +244,7 @@ std::optional<steps::StageVerdict> tune_trace_verdict() noexcept {
     g_running.store(false, std::memory_order_release);  // no more marks
     g_session->stop();  // activity off, then every buffer flushed; tracing costs nothing from here
     if (g_verbose) log_line("trace pid=" + std::to_string(g_pid) + ": diagnosis traced, CUPTI stopped");
+    if (!diagnose) return std::nullopt;
     const trace::Trace t = g_session->trace();
     const trace::ControlVerdict v = trace::control_verdict(t, 0);
     if (g_verbose)

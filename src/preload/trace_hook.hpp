@@ -36,14 +36,13 @@ void trace_mark(const char* name, int device) noexcept;
 /// without CCO_TRACE, until the diagnosis (or the final decision); the step clock marks its steps.
 bool tune_diagnose_requested() noexcept;
 
-/// The diagnosis of candidate 0's steps traced so far (trace::control_verdict: the latest
-/// epoch's marks). The session traced for it (not a CCO_TRACE one: nullopt then) is stopped
-/// first, so tracing ends here. nullopt when nothing was traced or the analysis failed (one
-/// warning): the search goes on without it.
-std::optional<steps::StageVerdict> tune_trace_verdict() noexcept;
+/// Stops the session traced for cco tune's diagnosis (not a CCO_TRACE one: nullopt then; activity
+/// off first, then flushed) and, when `diagnose`, returns the diagnosis of candidate 0's steps
+/// (trace::control_verdict: the latest epoch's marks). nullopt when not asked, nothing was traced
+/// or the analysis failed (one warning): the search goes on without it.
+std::optional<steps::StageVerdict> tune_trace_verdict(bool diagnose) noexcept;
 
-/// The search's final decision: tracing started only for the diagnosis stops if it still runs
-/// (no diagnosis was made: a period of one collective throughout).
+/// The search's final decision: tracing started only for the diagnosis stops if it still runs.
 void tune_trace_done() noexcept;
 
 }  // namespace cco::preload
