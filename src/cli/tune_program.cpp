@@ -209,11 +209,24 @@ void show_diagnosis(const steps::TuneFile& t, bool& shown) {
 // margin. Returns when the program has ended.
 struct Watched {
   std::optional<steps::TuneFile> tune;
-  std::size_t shown = 0;  // decisions printed
+  std::size_t shown = 0;  // decisions printed (of epoch `epoch`)
+  uint64_t epoch = 0;     // the search's epoch they belong to (0: none seen yet)
   bool diagnosis_shown = false;
   bool stopped = false, exited = false;
   int status = 0;
 };
+
+// The library found a new period (the program's steps changed: DDP's buckets give way to the
+// whole step): its search starts again, and the decisions printed so far no longer hold.
+void new_epoch(const steps::TuneFile& t, Watched& r) {
+  if (t.epoch == r.epoch) return;
+  if (r.epoch != 0)
+    std::fprintf(stderr, "cco tune: the program's steps changed (a new period); the search starts "
+                 "again and the decisions above no longer hold\n");
+  r.epoch = t.epoch;
+  r.shown = 0;
+  r.diagnosis_shown = false;
+}
 
 Watched watch(const TuneProgramOptions& o, pid_t pid, const timespec& t0,
               const std::string& tune_path, Foreground& fg) {
@@ -257,6 +270,7 @@ Watched watch(const TuneProgramOptions& o, pid_t pid, const timespec& t0,
       // being replaced: read again next time
     }
     if (r.tune) {
+      new_epoch(*r.tune, r);
       show_diagnosis(*r.tune, r.diagnosis_shown);
       for (; r.shown < r.tune->decisions.size(); ++r.shown) {
         std::fputs(decision_line(*r.tune, r.tune->decisions[r.shown]).c_str(), stderr);
@@ -412,6 +426,7 @@ int tune_program_main(const std::vector<std::string>& args) {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cco tune: %s\n", e.what());
   }
+  if (tune) new_epoch(*tune, w);
   if (tune) show_diagnosis(*tune, w.diagnosis_shown);
   if (tune)
     for (; shown < tune->decisions.size(); ++shown)
