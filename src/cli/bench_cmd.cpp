@@ -11,29 +11,21 @@
 #include "bench/runner.hpp"
 #endif
 #include "cli/commands.hpp"
+#include "cli/output.hpp"
 #include "workload/workload.hpp"
 #include "bench/step_args.hpp"
 
 namespace cco::cli {
-namespace {
-
-[[maybe_unused]] void write_file(const std::string& path, const std::string& text) {
-  if (path.empty()) return;
-  if (path == "-") {
-    std::fputs(text.c_str(), stdout);
-    return;
-  }
-  std::ofstream f(path);
-  if (!f) throw std::runtime_error("cannot write '" + path + "'");
-  f << text;
-  if (!f) throw std::runtime_error("error writing '" + path + "'");
-}
-
-}  // namespace
 
 /// `cco bench --workload FILE`: a training step from a workload file (docs/WORKLOADS.md).
 /// --validate needs no GPU.
 int workload_main(const std::vector<std::string>& args, const bench::StepArgs& sa) {
+  // --validate parses exactly what the run parses: a flag the run refuses is refused here too.
+  std::vector<std::string> run_args = args;
+  std::erase(run_args, std::string("--validate"));
+  const auto so = bench::parse_step_options(run_args);  // checked in a build without CUDA too
+  refuse_input("--json", so.common.json_path, {sa.workload}, "cco bench");
+  refuse_input("--csv", so.common.csv_path, {sa.workload}, "cco bench");
   if (sa.validate) {
     const auto step = workload::load_step(sa.workload, sa.load_options());
     // With the JSON on stdout, the summary goes to stderr so stdout stays parseable.
@@ -43,11 +35,10 @@ int workload_main(const std::vector<std::string>& args, const bench::StepArgs& s
       auto j = workload::to_json(step);
       const auto layout = workload::layout_step(step, sa.check);
       j["memory_per_gpu_bytes"] = layout.total;
-      write_file(sa.json_path, bench::json_text(j) + "\n");
+      write_output(sa.json_path, bench::json_text(j) + "\n");
     }
     return 0;
   }
-  const auto so = bench::parse_step_options(args);  // checked in a build without CUDA too
 #ifndef CCO_HAVE_CUDA
   (void)so;
   throw std::runtime_error("this cco was built without CUDA (CCO_ENABLE_CUDA=OFF)");
@@ -57,8 +48,8 @@ int workload_main(const std::vector<std::string>& args, const bench::StepArgs& s
   const auto& c = so.common;
   FILE* table = (c.json_path == "-" || c.csv_path == "-") ? stderr : stdout;
   std::fputs(bench::format_step_report(rep).c_str(), table);
-  write_file(c.json_path, bench::json_text(bench::step_report_json(rep)) + "\n");
-  write_file(c.csv_path, bench::step_report_csv(rep));
+  write_output(c.json_path, bench::json_text(bench::step_report_json(rep)) + "\n");
+  write_output(c.csv_path, bench::step_report_csv(rep));
   if (rep.wrong() > 0) {
     std::fprintf(stderr, "cco bench: error: %llu wrong elements under overlap (see #wrong)\n", rep.wrong());
     return 1;
@@ -96,8 +87,8 @@ int bench_main(const std::vector<std::string>& args) {
       std::cerr);
   if (!rep.writer) return 0;  // another process (rank 0) prints and writes the report
   std::fputs(bench::format_footer(rep).c_str(), table);
-  write_file(opt.json_path, bench::json_text(bench::to_json(rep)) + "\n");
-  write_file(opt.csv_path, bench::to_csv(rep));
+  write_output(opt.json_path, bench::json_text(bench::to_json(rep)) + "\n");
+  write_output(opt.csv_path, bench::to_csv(rep));
   unsigned long long wrong = 0;
   for (const auto& r : rep.rows) wrong += r.wrong;
   if (wrong > 0) {

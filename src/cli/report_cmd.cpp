@@ -21,6 +21,7 @@
 #include <stdexcept>
 
 #include "cli/commands.hpp"
+#include "cli/output.hpp"
 #include "cli/parse.hpp"
 #include "model/limits.hpp"
 #include "model/types.hpp"
@@ -699,10 +700,7 @@ int report_main(const std::vector<std::string>& args) {
     if (out->empty()) continue;
     std::vector<std::string> inputs = a.files;
     inputs.insert(inputs.end(), a.alone.begin(), a.alone.end());
-    for (const auto& in : inputs)
-      if (model::same_file(*out, in))
-        throw Usage(std::string(flag) + " " + *out + " names the input " + in +
-                    ": cco report never overwrites its inputs");
+    refuse_input(flag, *out, inputs, "cco report");
   }
   std::vector<json> docs;
   std::vector<std::optional<report::ResultKind>> kinds;

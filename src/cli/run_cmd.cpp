@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/output.hpp"
 #include "cli/run_support.hpp"
 #include "model/limits.hpp"
 #include "model/read_file.hpp"
@@ -234,6 +235,7 @@ RunOptions parse_run_args(const std::vector<std::string>& args) {
                 " needs --compare (or --steps-out)");
   if (!o.compare_json.empty() && o.compare.empty())
     throw Usage("--compare-json needs --compare");
+  refuse_input("--compare-json", o.compare_json, o.compare, "cco run");  // a compared plan file
   if (!o.step_nvtx.empty() && o.compare.empty() && o.steps_out.empty())
     throw Usage("--step-nvtx needs --compare (or --steps-out): steps are only found for them");
   if (o.command.empty()) throw Usage("no command to run (cco run [options] -- CMD [ARGS...])");
@@ -544,12 +546,10 @@ bool report_steps(const std::string& dir, bool compare, const std::string& json_
   const steps::CompareReport r = steps::compare(files);
   if (report) *report = r;
   std::fputs(steps::format_report(r).c_str(), out);
-  if (!json_path.empty()) {
-    std::FILE* j = std::fopen(json_path.c_str(), "w");
-    const std::string text = steps::to_json(r);
-    if (!j || std::fwrite(text.data(), 1, text.size(), j) != text.size() || std::fclose(j) != 0)
-      std::fprintf(stderr, "cco run: error: cannot write %s: %s\n", json_path.c_str(),
-                   std::strerror(errno));
+  try {
+    write_output(json_path, steps::to_json(r));  // whole or not at all
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cco run: error: %s\n", e.what());
   }
   return r.refused.empty();
 }

@@ -12,6 +12,7 @@
 #include "bench/options.hpp"
 #include "bench/step_bench.hpp"
 #include "cli/commands.hpp"
+#include "cli/output.hpp"
 #include "cli/parse.hpp"
 #include "cli/run_cmd.hpp"
 #include "bench/report.hpp"
@@ -22,20 +23,15 @@
 namespace cco::cli {
 namespace {
 
-/// The plan as --plan (indented, with a line saying where) and --json (compact) ask.
+/// The plan as --plan (indented, with a line saying where) and --json (compact) ask, each whole
+/// or not at all.
 [[maybe_unused]] void write_plan(const nlohmann::json& plan, const std::string& plan_path,
                                  const std::string& json_path) {
   if (!plan_path.empty()) {
-    std::ofstream f(plan_path);
-    if (!f) throw std::runtime_error("cannot write plan '" + plan_path + "'");
-    f << bench::json_text(plan, 2) << "\n";
+    write_output(plan_path, bench::json_text(plan, 2) + "\n");
     std::printf("# plan written to %s\n", plan_path.c_str());
   }
-  if (!json_path.empty()) {
-    std::ofstream f(json_path);
-    if (!f) throw std::runtime_error("cannot write '" + json_path + "'");
-    f << bench::json_text(plan) << "\n";
-  }
+  write_output(json_path, bench::json_text(plan) + "\n");
 }
 
 int int_arg(const std::string& flag, const std::string& v, int lo, int hi) {
@@ -167,6 +163,9 @@ int tune_workload_main(const std::vector<std::string>& args, const TuneArgs& a) 
   // step's options (bench core), and the file itself when the ranks are known (-g).
   t.step = bench::parse_step_options(a.inner);
   t.step.common.argv = args;
+  // Outputs that name the workload file are refused before the search, not after it.
+  for (const auto f : {bench::F::Plan, bench::F::Json})
+    refuse_input(f == bench::F::Plan ? "--plan" : "--json", a[f], {t.step.workload}, "cco tune");
   if (!a.given(bench::F::Iters)) t.step.common.iters = 30;  // the final round: 30 samples unless -n
   if (t.step.common.ngpus > 0) {
     workload::StepLoadOptions lo;

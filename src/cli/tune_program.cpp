@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/output.hpp"
 #include "cli/parse.hpp"
 #include "cli/run_cmd.hpp"
 #include "cli/run_support.hpp"
@@ -133,6 +134,7 @@ Prepared prepare(TuneProgramOptions& o) {
                                      : std::string("not a regular file")));
   bool channels = false;
   p.items = check_compare_items(o.candidates, &channels);
+  refuse_input("--out", o.out, o.candidates, "cco tune");  // a candidate's plan file
   const std::vector<std::string>& items = p.items;
   const uint64_t minimum = steps::minimum_budget(static_cast<int>(items.size()), steps::kMinRounds);
   if (o.steps >= 0 && static_cast<uint64_t>(o.steps) < minimum)
@@ -379,10 +381,7 @@ void write_tuned_plan(const TuneProgramOptions& o, const steps::TuneFile& t,
                     {"decisions", decisions},
                     {"diagnosis", t.diagnosis.empty() ? nlohmann::json(nullptr) : nlohmann::json(t.diagnosis)},
                     {"steps_dir", o.steps_out}};
-  std::FILE* pf = std::fopen(o.out.c_str(), "w");
-  const std::string text = plan.dump(2) + "\n";
-  if (!pf || std::fwrite(text.data(), 1, text.size(), pf) != text.size() || std::fclose(pf) != 0)
-    throw std::runtime_error("cannot write the plan " + o.out + ": " + std::strerror(errno));
+  write_output(o.out, plan.dump(2) + "\n");  // whole or not at all
   std::printf("# plan written to %s: %s (%s); apply it with `cco run --plan %s -- CMD`\n",
               o.out.c_str(), winner.c_str(), fin.why.c_str(), o.out.c_str());
 }

@@ -92,6 +92,21 @@ for w in "$root"/workloads/*.json; do
 done
 printf '{"schema": "ccoverlap.workload", "schema_version": "1.0.0",\n "bogus": 1}\n' >"$tmp/bad.json"
 expect 2 "bad.json:2:[0-9]+: .*bogus" -- bench --workload "$tmp/bad.json" --validate
+# --validate parses exactly what the run parses: flags the run refuses are refused here too.
+expect 2 "^cco bench: error: -n: iterations must be 1..100000" -- bench --workload "$root/workloads/ddp_llama7b.json" --validate -n 0
+expect 2 "^cco bench: error: --modes: unknown mode 'bogus'" -- bench --workload "$root/workloads/ddp_llama7b.json" --validate --modes bogus
+# No output may name an input: the workload file, a compared or candidate plan. Refused before
+# anything runs, and the input is left as it was.
+cp "$root/workloads/ddp_llama7b.json" "$tmp/w.json"
+before=$(cksum <"$tmp/w.json")
+expect 2 "^cco bench: error: --json $tmp/w.json names the input $tmp/w.json: cco bench never overwrites its inputs" -- bench --workload "$tmp/w.json" --validate --json "$tmp/w.json"
+expect 2 "^cco tune: error: --plan $tmp/w.json names the input $tmp/w.json: cco tune never overwrites its inputs" -- tune --workload "$tmp/w.json" -g 2 --plan "$tmp/w.json"
+[ "$(cksum <"$tmp/w.json")" = "$before" ] || fail "the workload file was changed"
+printf '{"schema": "ccoverlap.plan", "schema_version": "1.0.0", "policy": "priority"}\n' >"$tmp/p.json"
+expect 2 "^cco tune: error: --out $tmp/p.json names the input $tmp/p.json: cco tune never overwrites its inputs" -- tune --candidates "off,$tmp/p.json" --out "$tmp/p.json" -- true
+expect 2 "^cco run: error: --compare-json $tmp/p.json names the input $tmp/p.json: cco run never overwrites its inputs" -- run --compare "off,$tmp/p.json" --compare-json "$tmp/p.json" -- true
+grep -q '"policy": "priority"' "$tmp/p.json" || fail "the plan file was changed"
+
 # --validate --json FILE writes the expanded step (with its memory per GPU); "-" is stdout
 "$cco" bench --workload "$root/workloads/ddp_llama7b.json" --validate --json "$tmp/v.json" >/dev/null 2>&1 \
   || fail "--validate --json"
