@@ -272,6 +272,8 @@ std::vector<EnvChange> run_environment(const RunOptions& opts, const plan::Plan&
   } else if (!plan_path.empty()) {
     out.push_back({"CCO_PLAN", plan_path});
     out.push_back({"CCO_POLICY", std::nullopt});
+    // Checked here against this machine (check_made_for); --force lets the library apply it too.
+    if (opts.force) out.push_back({"CCO_PLAN_FORCE", "1"});
   } else {
     out.push_back(
         {"CCO_POLICY", opts.policy.empty() ? std::string(plan::kDefaultPolicy) : opts.policy});

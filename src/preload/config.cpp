@@ -60,6 +60,13 @@ EnvConfig read_env(const std::function<const char*(const char*)>& get) {
       c.verbose = *f;
   }
   if (const char* v = get("CCO_PLAN")) c.plan_path = v;
+  if (const char* v = get("CCO_PLAN_FORCE"); v && *v) {
+    const auto f = parse_flag(v);
+    if (!f)
+      c.warnings.push_back(std::string("CCO_PLAN_FORCE='") + v + "' is not 0 or 1; ignored");
+    else
+      c.plan_force = *f;
+  }
   if (const char* v = get("CCO_POLICY")) c.policy = v;
   if (!c.plan_path.empty() && !c.policy.empty()) {
     c.warnings.push_back("CCO_PLAN and CCO_POLICY are both set (" + c.plan_path + ", " + c.policy +

@@ -12,6 +12,8 @@
 //   CCO_WARMUP_STEPS=N        steps before the rotation starts (default 5)
 //   CCO_STEP_NVTX=NAME        steps start where an NVTX range named NAME (a glob) starts; the
 //                             library must be NVTX's injection (NVTX_INJECTION64_PATH)
+//   CCO_PLAN_FORCE=1          apply CCO_PLAN even when its made_for names another device, SM
+//                             count or driver (cco run --force); else it runs as 'off'
 //   CCO_TUNE=1                search CCO_COMPARE's candidates online instead of rotating them
 //                             (cco tune -- CMD; needs CCO_STEPS_DIR, where DIR/tune.json is kept)
 //   CCO_TUNE_STEPS=N          search steps (default: the minimum, 6 rounds per stage)
@@ -40,6 +42,7 @@ struct EnvConfig {
   int stats = 0;  ///< 0 off, 1 summary at exit (when anything was seen), 2 + per kernel
   bool verbose = false;
   std::string plan_path;                       ///< CCO_PLAN
+  bool plan_force = false;  ///< CCO_PLAN_FORCE: apply a plan made for another device (cco run --force)
   std::string policy;                          ///< CCO_POLICY
   std::optional<plan::PriorityMethod> method;  ///< CCO_PRIORITY_METHOD
   std::string steps_dir;             ///< CCO_STEPS_DIR

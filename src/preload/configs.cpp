@@ -130,6 +130,26 @@ void init_step_clock(const EnvConfig& env, const std::vector<std::string>& names
   std::atexit(steps_at_exit);
 }
 
+// Why the plan's made_for does not match the current device ("" when it does): the device's
+// name and SM count and the driver's version, asked of the driver; "no current device ..." when
+// the driver cannot say.
+std::string made_for_problem(const plan::Plan& p, const DriverApi& api) {
+  CUdevice dev = 0;
+  char name[256] = {};
+  int sms = 0, ver = 0;
+  if (!api.ctxGetDevice || api.ctxGetDevice(&dev) != CUDA_SUCCESS || !api.deviceGetName ||
+      api.deviceGetName(name, sizeof name, dev) != CUDA_SUCCESS || !api.deviceGetAttribute ||
+      api.deviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev) != CUDA_SUCCESS)
+    return "no current device to check it against";
+  std::vector<std::pair<std::string, std::string>> versions;
+  if (api.driverGetVersion && api.driverGetVersion(&ver) == CUDA_SUCCESS)
+    versions.push_back({"cuda_driver", std::to_string(ver / 1000) + "." + std::to_string(ver % 1000 / 10)});
+  std::string list;
+  for (const auto& d : plan::made_for_mismatch(p.made_for, name, sms, versions))
+    list += (list.empty() ? "" : "; ") + d;
+  return list;
+}
+
 // Called under g_init_mu. Makes the hook, or decides there is none (CCO_DISABLE), or -- when
 // the driver is not loaded yet (an NCCL call before any CUDA call) -- leaves it for the next try.
 void init_hook() {
@@ -154,6 +174,18 @@ void init_hook() {
     warn_once("driver-api",
               "the CUDA driver lacks calls the library needs (cuGetProcAddress, "
               "cuFuncGetName, cuFuncGetAttribute, ...); launches are left unchanged");
+  if (env.compare.empty() && p.made_for.set && !env.plan_force) {
+    // A plan made elsewhere, set by hand: refused as cco run refuses it (its tuned settings do
+    // not carry over blindly), unless CCO_PLAN_FORCE=1.
+    if (const std::string why = made_for_problem(p, api); !why.empty()) {
+      warn_once("made-for", "CCO_PLAN: plan " + env.plan_path + " was made for " +
+                                p.made_for.device + ", not this device (" + why +
+                                "); running unshaped (CCO_PLAN_FORCE=1, or cco run --force, "
+                                "applies it anyway)");
+      p = plan::from_policy("off");
+      p.policy = "off (plan made for another device)";
+    }
+  }
   // A comparison: one plan per item, all switchable at run time, or no comparison at all.
   std::vector<plan::Plan> plans;
   std::vector<std::string> names;

@@ -106,6 +106,8 @@ CUresult gpa_v2(const char* sym, void** pfn, int ver, cuuint64_t flags,
     } table[] = {
         {"cuCtxGetDevice", reinterpret_cast<void*>(a.ctxGetDevice)},
         {"cuDeviceGetAttribute", reinterpret_cast<void*>(a.deviceGetAttribute)},
+        {"cuDeviceGetName", reinterpret_cast<void*>(a.deviceGetName)},
+        {"cuDriverGetVersion", reinterpret_cast<void*>(a.driverGetVersion)},
         {"cuFuncGetName", reinterpret_cast<void*>(a.funcGetName)},
         {"cuFuncGetAttribute", reinterpret_cast<void*>(a.funcGetAttribute)},
         {"cuFuncSetAttribute", reinterpret_cast<void*>(a.funcSetAttribute)},

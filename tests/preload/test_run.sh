@@ -360,6 +360,24 @@ echo "$out" | grep -q "^nccl-ex variant=2 shmem=0 attrs=1 priority=-5 " || fail 
 grep -q "^cco-preload: stats pid=[0-9]* policy=shape+priority:1 method=launch-attr seen=9 shaped=6" "$tmp/err" \
   || fail "stats under cco run: $(cat "$tmp/err")"
 
+# A plan made for another device, set by hand in CCO_PLAN: the library refuses it as cco run
+# does (one warning, the program runs unshaped); CCO_PLAN_FORCE=1 (cco run --force) applies it.
+cat >"$tmp/elsewhere.json" <<'JSON'
+{"schema": "ccoverlap.plan", "schema_version": "1.0.0", "policy": "shape+priority:1",
+ "shaping": {"default": 1}, "priority": {"nccl": "high"},
+ "made_for": {"device": "NVIDIA H200", "sms": 132, "nranks": 2, "versions": {"cuda_driver": "13.0"}}}
+JSON
+LD_LIBRARY_PATH="$fakedir" LD_PRELOAD="$libabs" CCO_PLAN="$tmp/elsewhere.json" CCO_STATS=1 "$app" >"$tmp/out" 2>"$tmp/err"
+grep -q "^cco-preload: warning: CCO_PLAN: plan $tmp/elsewhere.json was made for NVIDIA H200, not this device (device: Fake H100 (plan: NVIDIA H200)); running unshaped" "$tmp/err" \
+  || fail "a plan for another device in CCO_PLAN: $(cat "$tmp/err")"
+grep -q "^gemm-legacy variant=0 shmem=115713 " "$tmp/out" && fail "a plan for another device was applied: $(cat "$tmp/out")"
+LD_LIBRARY_PATH="$fakedir" LD_PRELOAD="$libabs" CCO_PLAN="$tmp/elsewhere.json" CCO_PLAN_FORCE=1 "$app" >"$tmp/out" 2>"$tmp/err"
+grep -q "made for" "$tmp/err" && fail "CCO_PLAN_FORCE=1 still refused: $(cat "$tmp/err")"
+grep -q "^gemm-legacy variant=0 shmem=115713 " "$tmp/out" || fail "CCO_PLAN_FORCE=1: the plan was not applied: $(cat "$tmp/out")"
+out=$(LD_LIBRARY_PATH="$fakedir" "$run" --plan "$tmp/elsewhere.json" --force -- "$app" 2>"$tmp/err")
+grep -q "made for" "$tmp/err" && fail "cco run --force: the library refused the plan: $(cat "$tmp/err")"
+echo "$out" | grep -q "^gemm-legacy variant=0 shmem=115713 " || fail "cco run --force: the plan was not applied: $out"
+
 # --trace end to end (fake libcuda): CUPTI missing is one warning and the command's exit status;
 # with the fake libcupti, the files: %r from RANK, and the command itself vs. its children.
 out=$(LD_LIBRARY_PATH="$fakedir" CCO_CUPTI_LIB=/nonexistent/libcupti.so.13 FAKE_APP_EXIT=6 "$run" --policy shape+priority:1 --trace "$tmp/nocupti.json" -- "$app" 2>"$tmp/err")
