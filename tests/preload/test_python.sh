@@ -117,7 +117,10 @@ import ctypes, os, sys, time, ccoverlap
 ctypes.CDLL("libcuda.so.1", mode=ctypes.RTLD_GLOBAL)
 cost = {"priority": 0.004, "off": 0.012, "shape:1": 0.020}
 seen = []
-for _ in range(int(sys.argv[1])):
+kill_at = int(os.environ.get("KILL_AT", "-1"))  # this rank dies (SIGKILL) at that step
+for k in range(int(sys.argv[1])):
+    if k == kill_at:
+        os.kill(os.getpid(), 9)
     ccoverlap.step()
     p = ccoverlap.current_policy()
     seen.append(p)
@@ -158,6 +161,48 @@ r0=$(sed 's/^rank0 //' "$tmp/rank0.out" 2>/dev/null); r1=$(sed 's/^rank1 //' "$t
 [ -n "$r0" ] && [ "$r0" = "$r1" ] || fail "ranks disagree: rank0 '$r0' rank1 '$r1'"
 [ "$(tr ' ' '\n' <<<"$r0" | tail -1)" = priority ] || fail "--online: the winner does not run to the end: $r0"
 grep -q '^# cco tune: search complete' <<<"$out" || fail "two ranks: $out"
+
+# The deciding rank killed mid-search (SIGKILL at its step 10, inside the first stage): the other
+# rank waits --wait for the decision, says so once and goes on under the baseline; the job's
+# status is the killed rank's (137), cco tune's too; the step files stay readable and the report
+# says the search did not finish. Bounded: --wait 2 plus the program's own run.
+cat >"$tmp/killed.sh" <<SH
+KILL_AT=10 RANK=0 python3 "$tmp/tune.py" 80 >"$tmp/k0.out" & p0=\$!
+RANK=1 python3 "$tmp/tune.py" 80 >"$tmp/k1.out"
+wait \$p0; s0=\$?
+exit \$s0
+SH
+t0=$(date +%s)
+out=$(env LD_LIBRARY_PATH="$fakedir" CCO_PRELOAD_LIB="$lib" "$cco" tune --wait 2 \
+  --candidates off,priority,shape:1 --steps 30 --warmup 2 --out "$tmp/plan3.json" \
+  -- bash "$tmp/killed.sh" 2>"$tmp/err")
+rc=$?
+[ $rc = 137 ] || fail "a killed deciding rank: cco tune exited $rc, want 137: $out $(cat "$tmp/err")"
+[ $(( $(date +%s) - t0 )) -le 30 ] || fail "a killed deciding rank: cco tune took over 30 s"
+[ "$(grep -c "tune: no decision for step 20 from the deciding rank after 2 s; this rank keeps candidate 0 (off)" "$tmp/err")" = 1 ] \
+  || fail "a killed deciding rank: the other rank's line: $(cat "$tmp/err")"
+grep -q "^rank1 " "$tmp/k1.out" || fail "a killed deciding rank: the other rank did not run to its end"
+grep -q '^# cco tune: search NOT complete' <<<"$out" || fail "a killed deciding rank: report: $out"
+grep -q '^# no plan written' <<<"$out" || fail "a killed deciding rank: a plan was written: $out"
+[ -f "$tmp/plan3.json" ] && fail "a killed deciding rank: a plan file exists"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['steps'], d" "$tmp/plan3.steps/steps-rank1.json" 2>"$tmp/perr" \
+  || fail "a killed deciding rank: rank 1's step file: $(cat "$tmp/perr")"
+
+# cco run --compare with a rank killed mid-run: the job's status (137), and the comparison from
+# the steps each rank wrote, the killed one's marked partial in one line.
+cat >"$tmp/killed2.sh" <<SH
+RANK=0 python3 "$tmp/tune.py" 60 >/dev/null & p0=\$!
+KILL_AT=30 RANK=1 python3 "$tmp/tune.py" 60 >/dev/null; s1=\$?
+wait \$p0
+exit \$s1
+SH
+out=$(env LD_LIBRARY_PATH="$fakedir" CCO_PRELOAD_LIB="$lib" "$cco" run --compare off,priority \
+  --steps-out "$tmp/k.steps" -- bash "$tmp/killed2.sh" 2>&1)
+rc=$?
+[ $rc = 137 ] || fail "cco run --compare, a killed rank: exit $rc, want 137: $out"
+[ "$(grep -c "rank 1: the process did not exit normally; its steps until the last flush are used (partial)" <<<"$out")" = 1 ] \
+  || fail "cco run --compare, a killed rank: no partial line: $out"
+grep -qE '^priority +[0-9.]+ .*faster' <<<"$out" || fail "cco run --compare, a killed rank: no comparison: $out"
 
 [ $fails = 0 ] && echo "all python checks passed"
 exit $fails
