@@ -19,6 +19,7 @@
 #include "bootstrap/bootstrap.hpp"
 #include "bootstrap/detail.hpp"
 #include "bootstrap/tcpstore.hpp"
+#include "model/read_file.hpp"
 
 namespace cco::boot {
 namespace {
@@ -563,22 +564,14 @@ class TcpGroup final : public Group {
         lost(r, 0);
   }
 
-  /// Rank 0 with a rendezvous file: write "host:port" so that readers see all of it or nothing.
+  /// Rank 0 with a rendezvous file: write "host:port" so that readers see all of it or nothing
+  /// (model::write_file, the one writer of outputs).
   void publish(int port) const {
     const std::string& path = w_.rendezvous_file;
-    const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-    const std::string host = advertised();
-    {
-      std::ofstream f(tmp, std::ios::trunc);
-      f << host << ":" << port << "\n";
-      f.flush();
-      if (!f)
-        throw ConfigError("cannot write the rendezvous file " + tmp + ": " + std::strerror(errno));
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-      const int e = errno;
-      ::unlink(tmp.c_str());
-      throw ConfigError("cannot write the rendezvous file " + path + ": " + std::strerror(e));
+    try {
+      model::write_file(path, advertised() + ":" + std::to_string(port) + "\n");
+    } catch (const model::WriteError& e) {
+      throw ConfigError(std::string("the rendezvous file: ") + e.what());
     }
   }
 

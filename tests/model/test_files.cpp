@@ -2,9 +2,11 @@
 // not at all, an output naming an input is recognised through any path, and no dlopen is handed
 // a FIFO (it would block forever), a device or a folder.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <string>
 
@@ -32,6 +34,33 @@ TEST(Files, WriteIsWholeOrNothing) {
     EXPECT_NE(std::string(e.what()).find("cannot write '/nonexistent/dir/x.json'"), std::string::npos);
   }
   // No temporary file stays beside the output.
+  struct stat st {};
+  EXPECT_NE(::stat((p + ".tmp." + std::to_string(::getpid())).c_str(), &st), 0);
+  std::remove(p.c_str());
+}
+
+// A disk that fills while an output is written (here: a file size limit, which fails the write
+// with EFBIG as a full disk fails it with ENOSPC): one clear error, the old file left whole, no
+// temporary file behind -- never a truncated file a reader would take as whole.
+TEST(Files, AFullDiskLeavesTheOldFileWhole) {
+  const std::string p = tmp("full");
+  write_file(p, "old and whole");
+  struct rlimit old {};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old), 0);
+  const auto sig = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = old;
+  small.rlim_cur = 4096;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  std::string error;
+  try {
+    write_file(p, std::string(1 << 20, 'x'));
+  } catch (const WriteError& e) {
+    error = e.what();
+  }
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, sig);
+  EXPECT_NE(error.find("cannot write '" + p + "'"), std::string::npos) << error;
+  EXPECT_EQ(read_file(p, 100), "old and whole");
   struct stat st {};
   EXPECT_NE(::stat((p + ".tmp." + std::to_string(::getpid())).c_str(), &st), 0);
   std::remove(p.c_str());
