@@ -181,8 +181,11 @@ json read_json_file(const std::string& path) {
   }
 }
 
+// An output, whole or not at all (WriteError: "cannot write 'PATH' (...)"); a name ending in .gz
+// is written as gzip, as it says (and as cco report and PyTorch's readers take it).
 void write_text(const std::string& path, const std::string& text) {
-  model::write_file(path, text);  // whole or not at all; WriteError: "cannot write 'PATH' (...)"
+  const bool gz = path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
+  model::write_file(path, gz ? report::gzip(text, path) : text);
 }
 
 std::string us(int64_t ns) {
@@ -420,7 +423,7 @@ int report_trace(const Args& a, const std::vector<json>& docs) {
   }
   if (!a.json_file.empty()) write_text(a.json_file, j.dump(2) + "\n");
   // The traces as one file Perfetto and chrome://tracing open: one process track per rank.
-  if (!a.merge.empty()) write_text(a.merge, trace::trace_to_json(t).dump() + "\n");
+  if (!a.merge.empty()) write_text(a.merge, trace::trace_text(t));
   const auto f = table_format(a);
   if (a.json_stdout)
     std::fputs((j.dump(2) + "\n").c_str(), stdout);

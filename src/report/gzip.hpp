@@ -1,4 +1,4 @@
-// gzip input for `cco report` (PyTorch's profiler writes `trace.json.gz`): inflated in memory
+// gzip input and output for `cco report` (PyTorch's profiler writes `trace.json.gz`): inflated in memory
 // with a bound, so a small file that inflates without end gets one clear error, never all the
 // memory. zlib (Debian's zlib1g) when the build found it; without it a .gz input is refused.
 #pragma once
@@ -14,5 +14,8 @@ bool is_gzip(const std::string& data);
 /// model::Error naming `what` when the data is not valid gzip, inflates beyond `limit` bytes, or
 /// this build has no zlib.
 std::string gunzip(const std::string& data, std::size_t limit, const std::string& what);
+/// `data` as one gzip member (what `gunzip` and PyTorch's readers take). Throws model::Error
+/// naming `what` when this build has no zlib or zlib fails.
+std::string gzip(const std::string& data, const std::string& what);
 
 }  // namespace cco::report

@@ -314,9 +314,22 @@ json trace_to_json(const Trace& in) {
   return j;
 }
 
+std::string trace_text(const Trace& t) {
+  std::string text = trace_to_json(t).dump() + "\n";
+  // "distributedInfo":{"backend":"nccl","rank":N} -> ..."rank": N (keys are sorted, so it is
+  // near the start; its object holds no nested braces).
+  const std::string key = "\"distributedInfo\":{";
+  if (const auto at = text.find(key); at != std::string::npos) {
+    const auto end = text.find('}', at);
+    const auto r = text.find("\"rank\":", at);
+    if (r != std::string::npos && r < end) text.insert(r + 7, " ");
+  }
+  return text;
+}
+
 void write_trace_file(const Trace& t, const std::string& path) {
   try {
-    write_file(path, trace_to_json(t).dump() + "\n");  // whole or not at all
+    write_file(path, trace_text(t));  // whole or not at all
   } catch (const WriteError&) {
     throw Error("cannot write trace file '" + path + "'");
   }

@@ -163,6 +163,10 @@ Trace trace_from_json(const nlohmann::json& j, const std::string& source = "trac
 Trace parse_trace(std::string_view text, const std::string& source = "trace");
 /// Reads a file (unreadable -> Error).
 Trace read_trace_file(const std::string& path);
+/// The file text of a trace: trace_to_json on one line, except that a one-rank file's
+/// "distributedInfo" reads `"rank": N` with the space PyTorch's profiler writes (Holistic Trace
+/// Analysis finds a file's rank by that pattern, and maps a file without it to rank 0).
+std::string trace_text(const Trace& t);
 /// Writes a file (Error when it cannot be written).
 void write_trace_file(const Trace& t, const std::string& path);
 

@@ -1,6 +1,8 @@
 // `cco report` as the CLI calls it (report_main): traces merged and analysed, --json, --svg,
 // the bench chart, and every input error as one exception of the right kind.
 #include <gtest/gtest.h>
+
+#include "model/read_file.hpp"
 #include <unistd.h>
 
 #include <algorithm>
@@ -350,6 +352,24 @@ TEST(ReportCmd, MergeWritesOneFileOfAllRanks) {
   std::string again;
   ASSERT_EQ(run({m}, &again), 0);
   EXPECT_NE(again.find(" 0.44\n"), std::string::npos) << again;
+}
+
+// --merge NAME.gz writes gzip, as its name says, and it reads back as the plain file does.
+TEST(ReportCmd, MergeToGzWritesGzip) {
+#ifdef CCO_REPORT_HAS_ZLIB
+  const std::string m = dir() + "cco_merged.json.gz";
+  std::string out;
+  ASSERT_EQ(run({rank_file(0), rank_file(1), "--merge", m}, &out), 0);
+  const std::string bytes = cco::model::read_file(m, 1 << 20);
+  ASSERT_GE(bytes.size(), 2u);
+  EXPECT_EQ(static_cast<unsigned char>(bytes[0]), 0x1f);
+  EXPECT_EQ(static_cast<unsigned char>(bytes[1]), 0x8b);
+  std::string again;
+  ASSERT_EQ(run({m}, &again), 0);
+  EXPECT_NE(again.find(" 0.44\n"), std::string::npos) << again;
+#else
+  GTEST_SKIP() << "this build has no zlib: a .gz output is refused";
+#endif
 }
 
 // Two nodes' PyTorch profiler traces (kineto), gzipped as the profiler writes them, each of one

@@ -3,6 +3,8 @@
 // error path of the reader.
 #include <gtest/gtest.h>
 
+#include <regex>
+
 #include <cmath>
 #include <iterator>
 #include <string>
@@ -10,6 +12,7 @@
 
 #include "model/limits.hpp"
 #include "trace/analysis.hpp"
+#include "model/read_file.hpp"
 #include "trace/format.hpp"
 #include "trace/nvtx.hpp"
 
@@ -503,6 +506,16 @@ TEST(TraceJson, OneRankFileWritesDistributedInfo) {
   ASSERT_TRUE(j.contains("distributedInfo"));
   EXPECT_EQ(j["distributedInfo"]["rank"], 3);
   EXPECT_FALSE(cco::trace::trace_to_json(rich()).contains("distributedInfo"));
+  // In the file's text the rank reads as Holistic Trace Analysis finds it: `"rank": N`, with the
+  // space PyTorch's profiler writes (without it every rank file was taken as rank 0).
+  const std::string text = cco::trace::trace_text(one);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(text, m, std::regex(R"("rank": (\d+))"))) << text.substr(0, 200);
+  EXPECT_EQ(m[1].str(), "3");
+  EXPECT_EQ(cco::trace::parse_trace(text).ranks.at(0).rank, 3);
+  const std::string path = ::testing::TempDir() + "cco_trace_hta.json";
+  cco::trace::write_trace_file(one, path);
+  EXPECT_EQ(cco::model::read_file(path, 1 << 20), text);
 }
 
 TEST(TraceJson, WriteAndReadFile) {
