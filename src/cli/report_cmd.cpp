@@ -29,6 +29,9 @@
 #include "report/compare.hpp"
 #include "report/diagnosis_text.hpp"
 #include "report/gzip.hpp"
+#include "steps/paired.hpp"
+#include "steps/record.hpp"
+#include "steps/compare.hpp"
 #include "report/results.hpp"
 #include "report/svg.hpp"
 #include "report/sweep.hpp"
@@ -160,6 +163,8 @@ Args parse(const std::vector<std::string>& args) {
   if (a.files.empty())
     throw Usage("no input: give one or more trace files, or one or two results (bench, step, tune)");
   if (a.svg == "-") throw Usage("--svg needs a file name (not stdout)");
+  if (std::count(a.files.begin(), a.files.end(), "-") + std::count(a.alone.begin(), a.alone.end(), "-") > 1)
+    throw Usage("standard input (-) can be read once: name the other inputs as files");
   if (a.from_us && *a.from_us < 0) throw Usage("--from: must be >= 0");
   if (a.from_us && a.to_us && *a.to_us <= *a.from_us) throw Usage("--to must be after --from");
   if (!a.range.empty() && (a.from_us || a.to_us))
@@ -167,8 +172,24 @@ Args parse(const std::vector<std::string>& args) {
   return a;
 }
 
+// Standard input ("-"), read with the limit of a file: one clear line past it, never all memory.
+std::string read_stdin(std::size_t limit) {
+  std::string text;
+  char buf[1 << 16];
+  std::size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, stdin)) > 0) {
+    text.append(buf, n);
+    if (text.size() > limit)
+      throw model::Error("standard input: more than " +
+                         model::format_bytes(static_cast<int64_t>(limit)) + " (the limit for this input)");
+  }
+  if (std::ferror(stdin)) throw model::Error("standard input: cannot be read");
+  return text;
+}
+
 json read_json_file(const std::string& path) {
-  std::string text = model::read_file(path, model::kResultFileLimit);
+  std::string text = path == "-" ? read_stdin(model::kResultFileLimit)
+                                 : model::read_file(path, model::kResultFileLimit);
   // PyTorch's profiler writes .json.gz: inflated with the same bound as a plain file.
   if (report::is_gzip(text)) text = report::gunzip(text, model::kResultFileLimit, path);
   try {
@@ -693,6 +714,51 @@ int report_result(const Args& a, const json& j) {
 
 }  // namespace
 
+// What cco run writes beside its table: a comparison (--compare-json, cco.compare/1) or a
+// process's step file (--steps-out, cco.steps/1), read back. Only the text applies to them.
+bool is_run_output(const json& doc, std::string* schema) {
+  if (!doc.is_object() || !doc.contains("schema") || !doc["schema"].is_string()) return false;
+  *schema = doc["schema"].get<std::string>();
+  return *schema == "cco.compare/1" || *schema == steps::kStepSchema;
+}
+
+int report_run_output(const Args& a, const json& doc, const std::string& schema) {
+  const std::string& path = a.files.front();
+  for (const auto& [flag, given] :
+       {std::pair<const char*, bool>{"--svg", !a.svg.empty()}, {"--merge", !a.merge.empty()},
+        {"--json", a.json_stdout || !a.json_file.empty()},
+        {"--format", !a.format.empty() && a.format != "text"}})
+    if (given)
+      throw Usage(std::string(flag) + " does not apply to " + path + " (" + schema +
+                  "): it is printed as text");
+  if (schema == "cco.compare/1") {
+    std::fputs(steps::format_report(steps::parse_compare(doc.dump(), path)).c_str(), stdout);
+    return 0;
+  }
+  const steps::StepFile f = steps::parse_step_file(doc.dump(), path);
+  bool gpu = !f.steps.empty();
+  for (const auto& st : f.steps) gpu = gpu && (!st.regular || st.gpu_ms.has_value());
+  std::size_t irregular = 0;
+  for (const auto& st : f.steps) irregular += !st.regular;
+  std::printf("# steps of %s: %zu steps (found from %s%s), %s time per step in ms, ended %s%s\n",
+              steps::process_name(f).c_str(), f.steps.size(), f.source.c_str(),
+              f.period > 0 ? (", " + std::to_string(f.period) + " collectives each").c_str() : "",
+              gpu ? "GPU" : "host", f.ended.c_str(),
+              irregular ? (", " + std::to_string(irregular) + " irregular left out").c_str() : "");
+  std::printf("%-32s %6s %10s %10s %10s\n", "#config", "steps", "median", "q1", "q3");
+  for (std::size_t c = 0; c < f.configs.size(); ++c) {
+    std::vector<double> v;
+    for (const auto& st : f.steps)
+      if (st.regular && st.config == static_cast<int>(c) && st.step >= f.warmup)
+        v.push_back(gpu ? *st.gpu_ms : st.host_ms);
+    const steps::Summary sm = steps::summarize(v);
+    std::printf("%-32s %6zu %10.3f %10.3f %10.3f\n", f.configs[c].c_str(), sm.n, sm.median, sm.q1,
+                sm.q3);
+  }
+  if (!f.note.empty()) std::printf("# note: %s\n", f.note.c_str());
+  return 0;
+}
+
 int report_main(const std::vector<std::string>& args) {
   const Args a = parse(args);
   // Never overwrite an input: an output that names one (the same file, by device and inode) is
@@ -710,6 +776,11 @@ int report_main(const std::vector<std::string>& args) {
   std::size_t results = 0, benches = 0;
   for (const auto& f : a.files) {
     docs.push_back(read_json_file(f));
+    if (std::string schema; is_run_output(docs.back(), &schema)) {
+      if (a.files.size() > 1)
+        throw Usage(f + " (" + schema + ") is read alone: give it as the only file");
+      return report_run_output(a, docs.back(), schema);
+    }
     kinds.push_back(report::result_kind(docs.back()));
     results += kinds.back().has_value();
     benches += kinds.back() == report::ResultKind::Bench;

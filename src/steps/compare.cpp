@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <stdexcept>
 #include <nlohmann/json.hpp>
 
 #include "steps/schedule.hpp"
@@ -196,6 +197,61 @@ std::string to_json(const CompareReport& r) {
     cs.push_back(e);
   }
   return j.dump(1) + "\n";
+}
+
+CompareReport parse_compare(const std::string& text, const std::string& what) {
+  auto bad = [&](const std::string& why) { return std::runtime_error(what + ": " + why); };
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception&) {
+    throw bad("not valid JSON");
+  }
+  if (!j.is_object() || j.value("schema", std::string()) != "cco.compare/1")
+    throw bad("not a comparison (schema must be \"cco.compare/1\")");
+  CompareReport r;
+  try {
+    auto count = [](const nlohmann::json& v) {
+      if (!v.is_number_unsigned()) throw std::runtime_error("a count must be a whole number");
+      return v.get<std::size_t>();
+    };
+    r.metric = j.at("metric").get<std::string>();
+    r.files = count(j.at("files"));
+    r.steps = count(j.at("steps"));
+    r.rounds = count(j.at("rounds"));
+    r.irregular = count(j.at("irregular"));
+    r.period = static_cast<int>(std::min<std::size_t>(count(j.at("period")), 1u << 20));
+    r.source = j.at("source").get<std::string>();
+    r.problems = j.at("problems").get<std::vector<std::string>>();
+    if (!j.at("refused").is_null()) r.refused = j.at("refused").get<std::string>();
+    const auto& cs = j.at("configs");
+    if (!cs.is_array() || cs.size() > 64) throw std::runtime_error("configs: at most 64");
+    for (const auto& e : cs) {
+      ConfigResult c;
+      c.name = e.at("name").get<std::string>();
+      c.summary.n = count(e.at("n"));
+      c.summary.median = e.at("median_ms").get<double>();
+      c.summary.q1 = e.at("q1_ms").get<double>();
+      c.summary.q3 = e.at("q3_ms").get<double>();
+      c.summary.min = e.at("min_ms").get<double>();
+      c.summary.max = e.at("max_ms").get<double>();
+      if (e.contains("vs_first")) {
+        const auto& v = e.at("vs_first");
+        c.vs_first.pairs = count(v.at("pairs"));
+        c.vs_first.median = v.at("median_ms").get<double>();
+        c.vs_first.enough = !v.at("lo_ms").is_null() && !v.at("hi_ms").is_null();
+        if (c.vs_first.enough) {
+          c.vs_first.lo = v.at("lo_ms").get<double>();
+          c.vs_first.hi = v.at("hi_ms").get<double>();
+        }
+        c.vs_first.coverage = v.at("coverage").get<double>();
+      }
+      r.configs.push_back(std::move(c));
+    }
+  } catch (const std::exception& e) {
+    throw bad(std::string("bad field: ") + e.what());
+  }
+  return r;
 }
 
 }  // namespace cco::steps

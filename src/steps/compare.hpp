@@ -48,4 +48,9 @@ std::string format_report(const CompareReport& r);
 /// The report as JSON (schema "cco.compare/1").
 std::string to_json(const CompareReport& r);
 
+/// A report read back from to_json's text (cco report reads what --compare-json wrote). Throws
+/// std::runtime_error with one line naming `what`: not JSON, another schema, a missing or
+/// mistyped field, more than 64 configurations.
+CompareReport parse_compare(const std::string& text, const std::string& what = "compare file");
+
 }  // namespace cco::steps

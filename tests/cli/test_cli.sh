@@ -120,6 +120,13 @@ expect 2 "nonexistent" -- report "$tmp/nonexistent.json"
 "$cco" report "$root/docs/results/2026-11-22-h200x2/builtin2048x2_ar256M.json" --svg "$tmp/sweep.svg" >/dev/null 2>&1 \
   || fail "report of a recorded bench JSON"
 grep -q "<svg" "$tmp/sweep.svg" 2>/dev/null || fail "report --svg wrote no SVG"
+# "-" reads standard input, once
+"$cco" report - <"$root/docs/results/2026-11-22-h200x2/builtin2048x2_ar256M.json" >"$tmp/stdin.txt" 2>&1 \
+  || fail "report - (standard input): $(cat "$tmp/stdin.txt")"
+"$cco" report "$root/docs/results/2026-11-22-h200x2/builtin2048x2_ar256M.json" >"$tmp/file.txt" 2>&1
+# (the same report; only the source named in its first line differs)
+cmp -s <(tail -n +2 "$tmp/stdin.txt") <(tail -n +2 "$tmp/file.txt") || fail "report - differs from the same file named"
+expect 2 "standard input \(-\) can be read once" -- report - -
 
 # run: a tuned plan (made_for) is not applied blindly
 cat >"$tmp/tuned.json" <<'PLAN'

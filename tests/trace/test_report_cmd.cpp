@@ -20,6 +20,8 @@
 #include "cli/report_cmd.hpp"
 #include "model/limits.hpp"
 #include "report/gzip.hpp"
+#include "steps/compare.hpp"
+#include "steps/record.hpp"
 #include "trace/analysis.hpp"
 #include "trace/format.hpp"
 #include "xml_check.hpp"
@@ -664,3 +666,52 @@ TEST(ReportCmd, NeverOverwritesAnInput) {
   EXPECT_EQ(f, nullptr);
   if (f) std::fclose(f);
 }
+
+namespace {
+
+// What cco run writes beside its table, read back by cco report: a step file (cco.steps/1) as
+// per-configuration medians, and a comparison (cco.compare/1) as the table cco run printed.
+// Rank 0 ran 2 warm-up steps under off, then off and priority by turns: off 10, 11, 12, ... ms,
+// priority 4, 5, 6, ... ms; one irregular step (left out).
+cco::steps::StepFile run_steps() {
+  cco::steps::StepFile f;
+  f.pid = 42;
+  f.rank = 0;
+  f.source = "marker";
+  f.configs = {"off", "priority"};
+  f.warmup = 2;
+  for (uint64_t k = 0; k < 22; ++k) {
+    cco::steps::StepTime t;
+    t.step = k;
+    t.config = k < 2 ? 0 : static_cast<int>((k - 2) % 2);
+    const double i = static_cast<double>(k < 2 ? 0 : (k - 2) / 2);
+    t.host_ms = t.gpu_ms.emplace((t.config == 0 ? 10.0 : 4.0) + i);
+    t.regular = k != 21;
+    f.steps.push_back(t);
+  }
+  return f;
+}
+
+TEST(ReportCmd, ReadsWhatCcoRunWrites) {
+  using cco::cli::Usage;
+  const auto f = run_steps();
+  const std::string sp = write("cco_steps_rank0.json", cco::steps::to_json(f));
+  std::string out;
+  ASSERT_EQ(run({sp}, &out), 0);
+  EXPECT_NE(out.find("# steps of rank 0: 22 steps (found from marker), GPU time per step in ms"),
+            std::string::npos) << out;
+  // off: 10..19 (10 steps, median 14.5); priority: 4..12, step 21 left out (9 steps, median 8).
+  EXPECT_NE(out.find("\noff                                  10     14.500"), std::string::npos) << out;
+  EXPECT_NE(out.find("\npriority                              9      8.000"), std::string::npos) << out;
+  const auto cmp = cco::steps::compare({f});
+  const std::string cp = write("cco_compare.json", cco::steps::to_json(cmp));
+  ASSERT_EQ(run({cp}, &out), 0);
+  EXPECT_EQ(out, cco::steps::format_report(cmp));
+  EXPECT_NE(out.find("faster"), std::string::npos) << out;
+  expect_throw<Usage>({cp, "--svg", "x.svg"}, "--svg does not apply to");
+  expect_throw<Usage>({cp, sp}, "is read alone");
+  expect_throw<std::runtime_error>({write("cco_compare_bad.json", R"({"schema": "cco.compare/1"})")},
+                                   "bad field");
+}
+
+}  // namespace
