@@ -90,13 +90,42 @@ Check nvlink_multicast(const boot::Env& env) {
   if (v == "0") {
     c.detail = "off (NCCL_NVLS_ENABLE=0)";
   } else if (v.empty()) {
-    c.detail = "NCCL decides (NCCL_NVLS_ENABLE unset): NVLS is used on NVSwitch systems that "
-               "support it";
-    c.fix = "where NVLink multicast is not supported or not wanted (some lent machines), export "
-            "NCCL_NVLS_ENABLE=0 for every process, the program's included";
+    c.detail = "NCCL decides (NCCL_NVLS_ENABLE unset): NVLink SHARP multicast (NVLS) is used on "
+               "NVSwitch systems that support it";
+    c.fix = "if NCCL fails to start with an NVLS or multicast error (containers or virtual machines "
+            "without the fabric manager's multicast), export NCCL_NVLS_ENABLE=0 for every "
+            "process, the program's included";
     c.status = Status::Warn;
   } else {
     c.detail = "on (NCCL_NVLS_ENABLE=" + v + ")";
+  }
+  return c;
+}
+
+Check max_connections(const boot::Env& env) {
+  Check c{"max connections", Status::Ok, {}, {}};
+  const std::string v = get(env, "CUDA_DEVICE_MAX_CONNECTIONS");
+  if (v.empty()) {
+    c.detail = "CUDA_DEVICE_MAX_CONNECTIONS unset: CUDA's default, 8 hardware queues for this "
+               "process's streams";
+    return c;
+  }
+  int n = 0;
+  if (std::sscanf(v.c_str(), "%d", &n) != 1 || n < 1 || n > 32) {
+    c.status = Status::Warn;
+    c.detail = "CUDA_DEVICE_MAX_CONNECTIONS='" + v + "' is not 1..32: CUDA ignores it";
+    c.fix = "unset it, or give a number from 1 to 32";
+    return c;
+  }
+  c.detail = "CUDA_DEVICE_MAX_CONNECTIONS=" + v + ": " + v + " hardware queue" + (n == 1 ? "" : "s") +
+             " for this process's streams";
+  if (n == 1) {
+    c.status = Status::Warn;
+    c.detail += ": every stream's kernels are issued in the order they are launched, so a "
+                "collective launched after compute starts only once that compute has started, "
+                "and stream priority has less to act on";
+    c.fix = "Megatron-LM sets 1 on purpose (its tensor-parallel overlap relies on launch order); "
+            "otherwise unset it, and compare both with `cco run --compare` on whole runs";
   }
   return c;
 }

@@ -31,6 +31,10 @@ Check launcher(const boot::Env& env);
 Check rendezvous_port(const boot::Env& env, const std::function<bool(int)>& can_bind);
 /// NCCL_NVLS_ENABLE: NVLink multicast (NVLS) used or not, and when to turn it off.
 Check nvlink_multicast(const boot::Env& env);
+/// CUDA_DEVICE_MAX_CONNECTIONS: how many hardware queues the GPU gives this process's streams.
+/// Unset is CUDA's default (8); 1 (Megatron-LM sets it) issues every stream's kernels in launch
+/// order, so overlap follows the order the program launches in and stream priority acts less.
+Check max_connections(const boot::Env& env);
 /// The NCCL the program loads (PyTorch's, "" when unknown) against the one cco loads: a plan's
 /// made_for and the tuner plugin were measured with cco's.
 Check program_nccl(const std::string& cco_nccl, const std::string& program_nccl);

@@ -162,13 +162,18 @@ int doctor_main(const std::vector<std::string>& args) {
     to.print_warnings = false;
     trace::Session s(to);
     Check cu{"CUPTI", Status::Ok, {}, {}};
-    if (s.start()) {
+    if (n == 0) {
+      // Tracing needs a driver: without one, a missing driver would read as a missing CUPTI.
+      cu.status = Status::Skip;
+      cu.detail = "not checked: tracing needs a usable GPU and its driver (see GPUs)";
+    } else if (s.start()) {
       cu.detail = trace::cupti_library();
       s.stop();
     } else {
       cu.status = Status::Warn;
       cu.detail = s.warning();
-      cu.fix = "--trace needs CUPTI 13 (set CCO_CUPTI_LIB to its libcupti.so); the rest runs without";
+      cu.fix = "--trace needs CUPTI 13 (set CCO_CUPTI_LIB to its libcupti.so) and no other "
+               "profiler tracing in the same process; the rest runs without";
     }
     checks.push_back(cu);
   }
@@ -181,6 +186,7 @@ int doctor_main(const std::vector<std::string>& args) {
   checks.push_back(tuner_check(preload));
   const auto env = boot::current_environment();
   checks.push_back(doctor::nvlink_multicast(env));
+  checks.push_back(doctor::max_connections(env));
   checks.push_back(doctor::launcher(env));
   checks.push_back(doctor::rendezvous_port(env, can_bind));
   std::string torch_nccl;

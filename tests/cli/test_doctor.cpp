@@ -54,6 +54,19 @@ TEST(Doctor, NvlinkMulticast) {
   EXPECT_EQ(nvlink_multicast({{"NCCL_NVLS_ENABLE", "1"}}).status, Status::Ok);
 }
 
+TEST(Doctor, MaxConnections) {
+  const auto unset = max_connections({});
+  EXPECT_EQ(unset.status, Status::Ok);
+  EXPECT_NE(unset.detail.find("default, 8"), std::string::npos) << unset.detail;
+  const auto one = max_connections({{"CUDA_DEVICE_MAX_CONNECTIONS", "1"}});
+  EXPECT_EQ(one.status, Status::Warn);
+  EXPECT_NE(one.detail.find("in the order they are launched"), std::string::npos) << one.detail;
+  EXPECT_NE(one.fix.find("Megatron-LM"), std::string::npos) << one.fix;
+  EXPECT_EQ(max_connections({{"CUDA_DEVICE_MAX_CONNECTIONS", "16"}}).status, Status::Ok);
+  EXPECT_EQ(max_connections({{"CUDA_DEVICE_MAX_CONNECTIONS", "x"}}).status, Status::Warn);
+  EXPECT_EQ(max_connections({{"CUDA_DEVICE_MAX_CONNECTIONS", "0"}}).status, Status::Warn);
+}
+
 TEST(Doctor, PytorchProbeAndItsNccl) {
   std::string nccl;
   const auto t = pytorch("torch=2.11.0+cu130 cuda=13.0 nccl=2.28.9 gpus=8\n", 0, &nccl);
