@@ -200,16 +200,39 @@ def _rows(doc: Dict[str, Any]) -> List[Dict[str, Any]]:
                 r[f"vs_first_{k}"] = v
             rows.append(r)
         return rows
+    # A plan written by cco tune: the rows it tried (a pair or a workload), or the decisions of
+    # an online search (cco tune -- CMD).
+    tuning = doc.get("tuning") if schema.startswith("ccoverlap.plan") else None
+    if isinstance(tuning, dict):
+        for key in ("tried", "decisions"):
+            if isinstance(tuning.get(key), list):
+                return [_flat(r) if isinstance(r, dict) else {"value": r} for r in tuning[key]]
     for key in ("results", "rows", "tried", "steps", "configs"):
         if isinstance(doc.get(key), list):
-            return [r if isinstance(r, dict) else {"value": r} for r in doc[key]]
+            return [_flat(r) if isinstance(r, dict) else {"value": r} for r in doc[key]]
     return [doc]
+
+
+def _flat(row: Dict[str, Any], prefix: str = "") -> Dict[str, Any]:
+    """Nested objects as flat columns: {"t_us": {"median": 5}} -> t_median_us, {"a": {"b": 1}}
+    -> a_b (one column per number, as a DataFrame wants them)."""
+    out: Dict[str, Any] = {}
+    for k, v in row.items():
+        if isinstance(v, dict):
+            unit = next((u for u in ("_us", "_ms", "_ns") if k.endswith(u)), "")
+            base = k[: -len(unit)] if unit else k
+            for k2, v2 in _flat(v).items():
+                out[f"{prefix}{base}_{k2}{unit}"] = v2
+        else:
+            out[prefix + k] = v
+    return out
 
 
 def frame(path: str):
     """The rows of a ccoverlap JSON file: a pandas DataFrame if pandas is installed, else a list
-    of dicts. Step files give one row per step, comparisons one per configuration, bench and tune
-    files their result rows."""
+    of dicts, nested numbers as flat columns (t_median_us). Step files give one row per step,
+    comparisons one per configuration, bench and step results their result rows, a tuned plan the
+    rows its search tried (or the decisions of cco tune -- CMD)."""
     rows = _rows(load(path))
     try:
         import pandas as pd  # noqa: WPS433 (optional)

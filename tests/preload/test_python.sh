@@ -101,6 +101,28 @@ grep -q 'too few rounds (6)\|within noise\|slower\|faster' <<<"$out" || fail "no
 python3 -c "import ccoverlap; r=ccoverlap.read_compare('$tmp/cmp.json'); r=r.to_dict('records') if hasattr(r,'to_dict') else r; assert [x['name'] for x in r]==['off','shape:1'], r" 2>"$tmp/err" ||
   fail "compare JSON: $(cat "$tmp/err")"
 
+# ccoverlap.frame(): a tuned plan gives the rows its search tried; nested numbers become flat
+# columns (t_us {median} -> t_median_us).
+cat >"$tmp/tplan.json" <<'JSON'
+{"schema": "ccoverlap.plan", "schema_version": "1.0.0", "policy": "tuned",
+ "tuning": {"choice": {"label": "shape k=2"}, "notes": [],
+            "tried": [{"label": "concurrent", "t_us": 120.5, "reduction": 0.1},
+                      {"label": "shape k=2", "t_us": 100.0, "reduction": 0.2}]}}
+JSON
+cat >"$tmp/nested.json" <<'JSON'
+{"schema": "x", "rows": [{"label": "seq", "t_us": {"median": 5.0, "p25": 4.0}, "n": 3}]}
+JSON
+python3 -c "
+import ccoverlap, sys
+rows = ccoverlap.frame(sys.argv[1])
+rows = rows.to_dict('records') if hasattr(rows, 'to_dict') else rows
+assert [r['label'] for r in rows] == ['concurrent', 'shape k=2'], rows
+assert rows[1]['t_us'] == 100.0, rows
+rows = ccoverlap.frame(sys.argv[2])
+rows = rows.to_dict('records') if hasattr(rows, 'to_dict') else rows
+assert rows[0]['t_median_us'] == 5.0 and rows[0]['t_p25_us'] == 4.0 and rows[0]['n'] == 3, rows
+" "$tmp/tplan.json" "$tmp/nested.json" 2>"$tmp/err" || fail "ccoverlap.frame: $(cat "$tmp/err")"
+
 # A program with neither collectives nor marks: refused, one line, exit 3.
 out=$(env LD_LIBRARY_PATH="$fakedir" CCO_PRELOAD_LIB="$lib" "$cco" run --compare off,shape:1 \
   -- python3 -c "import ccoverlap; ccoverlap.available()" 2>&1)
