@@ -219,6 +219,74 @@ std::string cli_error_text(const std::string& what, const CLI::App* app) {
   return what;
 }
 
+namespace {
+
+// Edits between a and b, a swap of two neighbours counting one (optimal string alignment).
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i)
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1,
+                          d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+bool is_number(const std::string& a) {
+  char* end = nullptr;
+  std::strtod(a.c_str(), &end);
+  return end && *end == '\0' && end != a.c_str();
+}
+
+}  // namespace
+
+std::string did_you_mean(const CLI::App& app, const std::string& given) {
+  std::string name = given.substr(0, given.find('='));
+  while (!name.empty() && name[0] == '-') name.erase(0, 1);
+  if (name.size() < 2) return "";
+  std::string best;
+  std::size_t best_d = std::string::npos;
+  for (const CLI::Option* o : app.get_options()) {
+    for (const auto& l : o->get_lnames()) {
+      const std::size_t d = edit_distance(name, l);
+      if (d < best_d) {
+        best_d = d;
+        best = l;
+      }
+    }
+  }
+  if (best.empty() || best_d == 0 || best_d > std::max<std::size_t>(2, best.size() / 3)) return "";
+  return " (did you mean --" + best + "?)";
+}
+
+std::string unknown_option(const CLI::App& app, const std::vector<std::string>& args) {
+  bool value_next = false;  // the argument after an option that takes a value is its value
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") break;
+    if (value_next) {
+      value_next = false;
+      continue;
+    }
+    if (a.size() < 2 || a[0] != '-' || is_number(a)) {
+      if (app.get_prefix_command()) break;  // the program's command starts here
+      continue;
+    }
+    const bool long_form = a.compare(0, 2, "--") == 0;
+    const std::string name = long_form ? a.substr(0, a.find('=')) : a.substr(0, 2);
+    const CLI::Option* o = app.get_option_no_throw(name);
+    if (!o) return "unknown option '" + name + "'" + did_you_mean(app, name);
+    // "--name value" or "-x value" (not "--name=value", "-xvalue"): skip the value.
+    const bool attached = long_form ? a.find('=') != std::string::npos : a.size() > 2;
+    value_next = o->get_items_expected_max() > 0 && !attached;
+  }
+  return "";
+}
+
 void refuse_empty_assignments(const std::vector<std::string>& args, std::size_t end) {
   for (std::size_t i = 1; i < std::min(end, args.size()) && args[i] != "--"; ++i) {
     const auto& a = args[i];
@@ -235,7 +303,14 @@ void parse_app(CLI::App& app, const std::vector<std::string>& args) {
   try {
     app.parse(rest);
   } catch (const CLI::ParseError& err) {
-    throw UsageError(cli_error_text(err.what(), &app));
+    // An unknown option is named as such (CLI11 may blame the value after it), with a suggestion.
+    // (Not for a parser that leaves other options to a later one: allow_extras.)
+    if (!app.get_allow_extras())
+      if (const std::string u = unknown_option(app, args); !u.empty()) throw UsageError(u);
+    std::string text = cli_error_text(err.what(), &app);
+    if (text.rfind("unknown option '", 0) == 0)
+      text += did_you_mean(app, text.substr(16, text.find('\'', 16) - 16));
+    throw UsageError(text);
   }
 }
 

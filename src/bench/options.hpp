@@ -107,6 +107,16 @@ void refuse_empty_assignments(const std::vector<std::string>& args, std::size_t 
 /// anything else as CLI11 says it. With `app`, a flag given a value says "X takes no value".
 std::string cli_error_text(const std::string& what, const CLI::App* app = nullptr);
 
+/// " (did you mean --name?)" for an unknown option `given` ("--polcy", "--fromat=csv") when one
+/// of `app`'s long options is close (edit distance at most 2, or a third of its length); "" else.
+std::string did_you_mean(const CLI::App& app, const std::string& given);
+
+/// The first argument among args[1..] (before "--", or a prefix command's first positional) that
+/// looks like an option (a '-' then a letter) and is none of `app`'s: "unknown option 'X'" with a
+/// suggestion; "" when there is none. CLI11 blames the value after an unknown short option ("-t
+/// 2": "unexpected argument '2'"); this names the option instead.
+std::string unknown_option(const CLI::App& app, const std::vector<std::string>& args);
+
 /// Checks shared by every parser of bench options (cco bench, cco bench --workload), each
 /// throwing UsageError with one line: -g/-n/-w/-c/-a (sets o.check from `check`); --modes,
 /// --blocks-per-sm and --pad (fills o.modes, o.blocks_per_sm, o.pads); NCCL settings and the

@@ -55,9 +55,10 @@ inline std::vector<std::string> parse_until_command(CLI::App& app, const std::ve
   }
   if (!command.empty() && command.front() != "--") {
     const std::string& a = command.front();
-    if (a.size() > 1 && a[0] == '-')  // "--name=value": the name is what is unknown
-      throw Usage("unknown option '" + a.substr(0, a.rfind("--", 0) == 0 ? a.find('=') : a.npos) + "'" +
-                  synopsis);
+    if (a.size() > 1 && a[0] == '-') {  // "--name=value": the name is what is unknown
+      const std::string name = a.substr(0, a.rfind("--", 0) == 0 ? a.find('=') : a.npos);
+      throw Usage("unknown option '" + name + "'" + bench::did_you_mean(app, name) + synopsis);
+    }
     if (need_separator) throw Usage("unexpected argument '" + a + "' before --" + synopsis);
   }
   if (!command.empty() && command.front() == "--") command.erase(command.begin());

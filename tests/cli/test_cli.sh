@@ -115,6 +115,14 @@ grep -q '"memory_per_gpu_bytes"' "$tmp/v.json" 2>/dev/null || fail "--validate -
   || fail "--validate --json - wrote no JSON on stdout"
 expect 2 "--json: needs a file name" -- bench --workload "$root/workloads/ddp_llama7b.json" --validate --json ''
 
+# An unknown option is named (not the value after it) and a close one suggested.
+expect 2 "^cco bench: error: unknown option '-t' \(see cco bench --help\)$" -- bench -t 2
+expect 2 "^cco bench: error: unknown option '--iter' \(did you mean --iters\?\)" -- bench --iter 5
+expect 2 "^cco report: error: unknown option '--fromat' \(did you mean --format\?\)" -- report x.json --fromat csv
+expect 2 "^cco run: error: unknown option '--polcy' \(did you mean --policy\?\)" -- run --polcy off -- true
+expect 2 "^cco tune: error: unknown option '--candidate' \(did you mean --candidates\?\)" -- tune --candidate off -- true
+expect 2 "^cco plan: error: unknown option '--zzzzzz' \(see" -- plan --zzzzzz
+
 # report: unreadable input is one line, exit 2; a recorded bench JSON gives a chart
 expect 2 "nonexistent" -- report "$tmp/nonexistent.json"
 "$cco" report "$root/docs/results/2026-11-22-h200x2/builtin2048x2_ar256M.json" --svg "$tmp/sweep.svg" >/dev/null 2>&1 \
