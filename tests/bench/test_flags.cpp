@@ -13,6 +13,7 @@
 #include "bench/step_args.hpp"
 #include "bench/step_bench.hpp"
 #include "model/limits.hpp"
+#include "model/read_file.hpp"
 
 namespace {
 
@@ -204,3 +205,52 @@ TEST(Flags, DatatypeAllAndInPlaceAreAPairs) {
   }
 }
 }  // namespace
+
+#ifdef CCO_COMPLETION_FILE
+namespace {
+
+// The words bash completion offers for `cco CMD` (generated from docs/cli/*.md).
+std::set<std::string> completion_words(const std::string& cmd) {
+  const std::string text = cco::model::read_file(CCO_COMPLETION_FILE, 1 << 20);
+  const std::string key = "    " + cmd + ") opts=\"";
+  const auto at = text.find(key);
+  if (at == std::string::npos) return {};
+  const auto end = text.find('"', at + key.size());
+  std::set<std::string> words;
+  std::string w;
+  for (char c : text.substr(at + key.size(), end - at - key.size())) {
+    if (c == ' ') {
+      if (!w.empty()) words.insert(w);
+      w.clear();
+    } else {
+      w += c;
+    }
+  }
+  if (!w.empty()) words.insert(w);
+  return words;
+}
+
+// Completion covers every spelling of every flag the parsers take, command by command: the flag
+// table is what the parsers bind, the completion what the help pages list.
+TEST(Flags, CompletionOffersEveryFlagOfBenchAndTune) {
+  using cco::bench::FlagScope;
+  for (const auto& [cmd, scopes] :
+       {std::pair<std::string, unsigned>{"bench", cco::bench::kPair | cco::bench::kStep},
+        {"tune", cco::bench::kTunePair | cco::bench::kTuneStep}}) {
+    const auto words = completion_words(cmd);
+    ASSERT_FALSE(words.empty()) << cmd;
+    for (const auto& f : cco::bench::flags()) {
+      if (!(f.scopes & scopes)) continue;
+      std::string names = f.names;
+      for (std::size_t p = 0; p <= names.size();) {
+        const auto q = std::min(names.find(',', p), names.size());
+        const std::string n = names.substr(p, q - p);
+        EXPECT_TRUE(words.count(n)) << "cco " << cmd << ": completion lacks " << n;
+        p = q + 1;
+      }
+    }
+  }
+}
+
+}  // namespace
+#endif
