@@ -52,21 +52,18 @@ EnvConfig read_env(const std::function<const char*(const char*)>& get) {
     else
       c.warnings.push_back("CCO_STATS='" + s + "' is not 0, 1 or 2; statistics are off");
   }
-  if (const char* v = get("CCO_VERBOSE")) {
-    const auto f = parse_flag(v);
-    if (!f)
-      c.warnings.push_back(std::string("CCO_VERBOSE='") + v + "' is not 0 or 1; ignored");
+  // A 0/1 variable: anything else keeps `*out`, with "NAME='v' is not 0 or 1; " + `otherwise`.
+  auto flag = [&](const char* name, bool* out, const char* otherwise) {
+    const char* v = get(name);
+    if (!v) return;
+    if (const auto f = parse_flag(v))
+      *out = *f;
     else
-      c.verbose = *f;
-  }
+      c.warnings.push_back(std::string(name) + "='" + v + "' is not 0 or 1; " + otherwise);
+  };
+  flag("CCO_VERBOSE", &c.verbose, "ignored");
   if (const char* v = get("CCO_PLAN")) c.plan_path = v;
-  if (const char* v = get("CCO_PLAN_FORCE"); v && *v) {
-    const auto f = parse_flag(v);
-    if (!f)
-      c.warnings.push_back(std::string("CCO_PLAN_FORCE='") + v + "' is not 0 or 1; ignored");
-    else
-      c.plan_force = *f;
-  }
+  flag("CCO_PLAN_FORCE", &c.plan_force, "ignored");
   if (const char* v = get("CCO_POLICY")) c.policy = v;
   if (!c.plan_path.empty() && !c.policy.empty()) {
     c.warnings.push_back("CCO_PLAN and CCO_POLICY are both set (" + c.plan_path + ", " + c.policy +
@@ -98,13 +95,7 @@ EnvConfig read_env(const std::function<const char*(const char*)>& get) {
   }
   // The online search (cco tune -- CMD): CCO_TUNE=1 with CCO_COMPARE's candidates and
   // CCO_STEPS_DIR (its decision file lives there).
-  if (const char* v = get("CCO_TUNE"); v && *v) {
-    const auto f = parse_flag(v);
-    if (!f)
-      c.warnings.push_back(std::string("CCO_TUNE='") + v + "' is not 0 or 1; no search");
-    else
-      c.tune = *f;
-  }
+  flag("CCO_TUNE", &c.tune, "no search");
   // A count from 0 to `max`; anything else keeps the default, with "NAME='v' " + `bad` said once.
   auto count = [&](const char* name, uint64_t max, uint64_t* out, const std::string& bad) {
     const char* v = get(name);

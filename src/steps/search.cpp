@@ -143,17 +143,30 @@ std::pair<std::vector<double>, std::vector<double>> paired_rounds(const std::vec
   return out;
 }
 
-Decision decide_final(const std::vector<Stage>& stages, int last, const std::vector<int>& set,
-                      const StageTimes& times, const std::string& metric, const History& history,
-                      uint64_t at, const std::string& why) {
+namespace {
+
+// A final decision at step `at` after stage `last` ran `set`: its scores, for the record; the
+// winner (d.set) is the caller's to set.
+Decision final_after(const std::vector<Stage>& stages, int last, const std::vector<int>& set,
+                     const StageTimes& times, const std::string& metric, uint64_t at,
+                     const std::string& why) {
   Decision d;
   d.stage = static_cast<int>(stages.size());
   d.at_step = at;
   d.final = true;
   d.metric = metric;
   d.scores = stage_scores(stages.at(static_cast<std::size_t>(last)), set, times);
-  int best = d.scores.empty() || !std::isfinite(d.scores.front().second) ? 0 : d.scores.front().first;
   d.why = why;
+  return d;
+}
+
+}  // namespace
+
+Decision decide_final(const std::vector<Stage>& stages, int last, const std::vector<int>& set,
+                      const StageTimes& times, const std::string& metric, const History& history,
+                      uint64_t at, const std::string& why) {
+  Decision d = final_after(stages, last, set, times, metric, at, why);
+  int best = d.scores.empty() || !std::isfinite(d.scores.front().second) ? 0 : d.scores.front().first;
   if (best != 0) {
     const auto [base, cand] = paired_rounds(stages, history, 0, best);
     const PairedDiff diff = paired_difference(base, cand);
@@ -171,13 +184,7 @@ Decision decide_final(const std::vector<Stage>& stages, int last, const std::vec
 Decision decide_nothing_to_win(const std::vector<Stage>& stages, int last,
                                const std::vector<int>& set, const StageTimes& times,
                                const std::string& metric, uint64_t at, const std::string& why) {
-  Decision d;
-  d.stage = static_cast<int>(stages.size());
-  d.at_step = at;
-  d.final = true;
-  d.metric = metric;
-  d.scores = stage_scores(stages.at(static_cast<std::size_t>(last)), set, times);
-  d.why = why;
+  Decision d = final_after(stages, last, set, times, metric, at, why);
   d.set = {0};
   return d;
 }
