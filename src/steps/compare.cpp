@@ -207,7 +207,8 @@ CompareReport parse_compare(const std::string& text, const std::string& what) {
   } catch (const nlohmann::json::exception&) {
     throw bad("not valid JSON");
   }
-  if (!j.is_object() || j.value("schema", std::string()) != "cco.compare/1")
+  if (!j.is_object() || !j.contains("schema") || !j["schema"].is_string() ||
+      j["schema"].get<std::string>() != "cco.compare/1")
     throw bad("not a comparison (schema must be \"cco.compare/1\")");
   CompareReport r;
   try {
