@@ -365,6 +365,26 @@ void refuse_step_options(const Args& a, const std::string& what) {
 }
 
 
+// The kernels by total time (trace::kernel_breakdown), the first 10; --json lists them all.
+std::string format_breakdown(const std::vector<trace::KernelGroup>& groups) {
+  if (groups.empty()) return "";
+  std::string out = fmt::format("\n# kernels by total time (all ranks, the window; {} kinds{})\n",
+                                groups.size(), groups.size() > 10 ? ", the first 10: --json lists all" : "");
+  out += fmt::format("{:>10} {:>7} {:>11}  {:<12} {:<13} {}\n", "total ms", "count", "median us",
+                     "on", "kind", "name");
+  for (std::size_t i = 0; i < groups.size() && i < 10; ++i) {
+    const auto& g = groups[i];
+    std::string name = g.name.size() > 70 ? g.name.substr(0, 67) + "..." : g.name;
+    out += fmt::format("{:>10.3f} {:>7} {:>11.1f}  {:<12} {:<13} {}\n",
+                       static_cast<double>(g.total_ns) / 1e6, g.count,
+                       static_cast<double>(g.median_ns) / 1e3,
+                       g.copy_engine ? "copy engines" : "SMs",
+                       g.category == trace::KernelCategory::Communication ? "communication" : "compute",
+                       name);
+  }
+  return out;
+}
+
 int report_trace(const Args& a, const std::vector<json>& docs) {
   std::vector<trace::Trace> parts;
   for (std::size_t i = 0; i < docs.size(); ++i)
@@ -416,6 +436,8 @@ int report_trace(const Args& a, const std::vector<json>& docs) {
   json nvtx = json::array();
   for (const auto& [rank, n] : ranges_per_rank(t)) nvtx.push_back({{"rank", rank}, {"count", n}});
   j["nvtx_ranges"] = nvtx;
+  const auto groups = trace::kernel_breakdown(t, opt);
+  j["kernels"] = trace::breakdown_to_json(groups);
   std::string drawn;  // what the timeline shows, when not what was asked
   if (!a.svg.empty()) {
     report::TimelineOptions to;
@@ -451,7 +473,8 @@ int report_trace(const Args& a, const std::vector<json>& docs) {
   else if (f != report::TableFormat::Text)
     std::fputs(report::format_diagnosis(diag, f).c_str(), stdout);
   else
-    std::fputs((report::format_diagnosis(diag, f) + format_analysis(t, an, origin, a, opt)).c_str(),
+    std::fputs((report::format_diagnosis(diag, f) + format_analysis(t, an, origin, a, opt) +
+                format_breakdown(groups)).c_str(),
                stdout);
   if (!a.merge.empty() && !a.json_stdout)
     std::printf("# merged trace (%zu ranks) written to %s\n", t.ranks.size(), a.merge.c_str());

@@ -260,4 +260,46 @@ json analysis_to_json(const TraceAnalysis& a) {
   return j;
 }
 
+std::vector<KernelGroup> kernel_breakdown(const Trace& t, const AnalysisOptions& opt) {
+  const int64_t lo = opt.from_ns.value_or(std::numeric_limits<int64_t>::min());
+  const int64_t hi = opt.to_ns.value_or(std::numeric_limits<int64_t>::max());
+  std::map<std::string, std::pair<KernelGroup, std::vector<int64_t>>> by;
+  for (const auto& k : t.kernels) {
+    if (k.start_ns >= hi || k.end_ns < lo) continue;  // outside the window
+    const int64_t b = std::max(k.start_ns, lo), e = std::min(k.end_ns, hi);
+    auto& [g, times] = by[k.name];
+    g.name = k.name;
+    g.category = k.category;
+    g.copy_engine = k.is_copy();
+    ++g.count;
+    g.total_ns += std::max<int64_t>(0, e - b);
+    g.bytes += k.bytes;
+    times.push_back(std::max<int64_t>(0, e - b));
+  }
+  std::vector<KernelGroup> out;
+  for (auto& [name, gt] : by) {
+    auto& [g, times] = gt;
+    std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2), times.end());
+    g.median_ns = times[times.size() / 2];
+    out.push_back(std::move(g));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const KernelGroup& a, const KernelGroup& b) {
+    return a.total_ns > b.total_ns;
+  });
+  return out;
+}
+
+nlohmann::json breakdown_to_json(const std::vector<KernelGroup>& groups) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& g : groups)
+    a.push_back({{"name", g.name},
+                 {"kind", g.category == KernelCategory::Communication ? "communication" : "compute"},
+                 {"on", g.copy_engine ? "copy engines" : "SMs"},
+                 {"count", g.count},
+                 {"total_ns", g.total_ns},
+                 {"median_ns", g.median_ns},
+                 {"bytes", g.bytes}});
+  return a;
+}
+
 }  // namespace cco::trace

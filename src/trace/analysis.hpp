@@ -87,4 +87,19 @@ std::vector<CommWait> communication_waits(const Trace& t, int rank,
                                           const AnalysisOptions& opt = {});
 nlohmann::json analysis_to_json(const TraceAnalysis& a);
 
+/// The kernels of a trace by kind: one group per name (copies per direction and size), with
+/// where it ran (SMs or the copy engines), how often, its total and median time in the window
+/// (clipped), over all ranks; largest total first.
+struct KernelGroup {
+  std::string name;
+  KernelCategory category = KernelCategory::Compute;
+  bool copy_engine = false;
+  std::size_t count = 0;
+  int64_t total_ns = 0;
+  int64_t median_ns = 0;
+  int64_t bytes = 0;  ///< summed over the group (copies)
+};
+std::vector<KernelGroup> kernel_breakdown(const Trace& t, const AnalysisOptions& opt = {});
+nlohmann::json breakdown_to_json(const std::vector<KernelGroup>& g);
+
 }  // namespace cco::trace

@@ -715,3 +715,33 @@ TEST(ReportCmd, ReadsWhatCcoRunWrites) {
 }
 
 }  // namespace
+
+namespace {
+
+// The kernels by total time: rank 0 and 1 each ran the GEMM 100 us, the all-reduce 40 us (rank
+// 0) and 50 us (rank 1): two kinds, the GEMM first (200 us over 2), then the all-reduce (90 us,
+// the upper middle of 40 and 50: 50 us); on SMs both.
+TEST(ReportCmd, KernelsByTotalTime) {
+  std::string out;
+  ASSERT_EQ(run({rank_file(0), rank_file(1)}, &out), 0);
+  EXPECT_NE(out.find("# kernels by total time (all ranks, the window; 2 kinds)"), std::string::npos) << out;
+  const auto gemm = out.find("     0.200       2       100.0  SMs          compute");
+  const auto ar = out.find("     0.090       2        50.0  SMs          communication");
+  ASSERT_NE(gemm, std::string::npos) << out;
+  ASSERT_NE(ar, std::string::npos) << out;
+  EXPECT_LT(gemm, ar) << "largest total first";
+  const std::string jf = dir() + "cco_kernels.json";
+  ASSERT_EQ(run({rank_file(0), rank_file(1), "--json=" + jf}, &out), 0);
+  const auto j = nlohmann::json::parse(cco::model::read_file(jf, 1 << 20));
+  ASSERT_EQ(j.at("kernels").size(), 2u);
+  EXPECT_EQ(j["kernels"][0]["total_ns"], 200'000);
+  EXPECT_EQ(j["kernels"][1]["kind"], "communication");
+  EXPECT_EQ(j["kernels"][1]["on"], "SMs");
+  // A window cuts the kernels in it: [0, 30 us) holds 30 us of each GEMM and 10 us of rank 0's
+  // all-reduce.
+  ASSERT_EQ(run({rank_file(0), rank_file(1), "--to", "30"}, &out), 0);
+  EXPECT_NE(out.find("     0.060       2        30.0  SMs          compute"), std::string::npos) << out;
+  EXPECT_NE(out.find("     0.010       1        10.0  SMs          communication"), std::string::npos) << out;
+}
+
+}  // namespace
