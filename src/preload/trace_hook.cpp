@@ -259,6 +259,7 @@ std::optional<steps::StageVerdict> tune_trace_verdict(bool diagnose) noexcept {
   }
   return std::nullopt;
 #else
+  (void)diagnose;
   return std::nullopt;
 #endif
 }
