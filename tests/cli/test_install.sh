@@ -24,8 +24,11 @@ for c in $(cd "$src/docs/cli" && ls *.md | sed 's/\.md$//'); do
   n=$(grep -c '' "$src/docs/cli/$c.md")
   [ "$(grep -c '' "$f")" -ge "$n" ] || fail "$page.1 is shorter than docs/cli/$c.md"
   if command -v man >/dev/null 2>&1; then
-    MANWIDTH=100 man -l "$f" 2>/dev/null | grep -q "$(sed -n 3p "$src/docs/cli/$c.md" | cut -c1-30 | sed 's/[][\.*^$]/./g')" \
+    # Its SYNOPSIS is the page's Usage line (without "Usage: "), under its own heading.
+    out=$(MANWIDTH=100 man -l "$f" 2>/dev/null)
+    grep -q "$(sed -n 3p "$src/docs/cli/$c.md" | sed 's/^Usage: //' | cut -c1-30 | sed 's/[][\.*^$]/./g')" <<<"$out" \
       || fail "man -l $page.1 does not show docs/cli/$c.md"
+    grep -q "^SYNOPSIS" <<<"$out" || fail "man -l $page.1 has no SYNOPSIS"
   fi
 done
 comp=$p/share/bash-completion/completions/cco
