@@ -130,6 +130,21 @@ std::string steps_folder(const std::string& dir) {
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || ::access(dir.c_str(), W_OK) != 0)
     throw Usage("--steps-out " + dir + ": not a writable folder");
+  // An earlier run's step files (other ranks or processes than this run's) would be read as this
+  // run's and mixed into its comparison, or be overwritten in part: refused, whatever they hold.
+  if (DIR* d = ::opendir(dir.c_str())) {
+    std::string found;
+    while (const dirent* e = ::readdir(d)) {
+      const std::string n = e->d_name;
+      if (found.empty() && n.rfind("steps-", 0) == 0 && n.size() > 11 &&
+          n.compare(n.size() - 5, 5, ".json") == 0)
+        found = n;
+    }
+    ::closedir(d);
+    if (!found.empty())
+      throw Usage("--steps-out " + dir + " already holds step files of an earlier run (" + found +
+                  "): remove them or name another folder");
+  }
   return absolute(dir);
 }
 

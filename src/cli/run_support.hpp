@@ -38,7 +38,8 @@ std::string self_exe();
 std::string check_step_nvtx(const std::string& name);
 /// Throws Usage when NVTX_INJECTION64_PATH names another tool than the library `lib`.
 void refuse_foreign_nvtx(const std::string& lib);
-/// --steps-out DIR: made when missing; it must be a writable folder. Returns its absolute path.
+/// --steps-out DIR: made when missing; it must be a writable folder without an earlier run's
+/// step files (steps-*.json). Returns its absolute path. Throws Usage.
 std::string steps_folder(const std::string& dir);
 /// The preload library (--lib, CCO_PRELOAD_LIB, next to cco), checked to load. Throws.
 std::string loadable_preload_library(const std::string& explicit_lib);

@@ -147,11 +147,11 @@ Prepared prepare(TuneProgramOptions& o) {
       steps::SearchOptions{static_cast<int>(items.size()), static_cast<uint64_t>(o.warmup), budget});
 
   // The folder of the step files and the decision file: new, or one without an earlier run.
-  o.steps_out = steps_folder(o.steps_out);
-  if (is_file(o.steps_out + "/tune.json") || !read_step_files(o.steps_out, nullptr).empty())
+  if (is_file(o.steps_out + "/tune.json"))
     throw Usage("--steps-out " + o.steps_out +
                 " already holds a tuning run (tune.json or steps-*.json): remove it or name "
                 "another folder");
+  o.steps_out = steps_folder(o.steps_out);  // refuses earlier step files too
   p.tune_path = o.steps_out + "/tune.json";
   // Fail early, before the program runs, without leaving a file behind.
   if (is_file(o.out) ? ::access(o.out.c_str(), W_OK) != 0

@@ -226,5 +226,14 @@ rc=$?
   || fail "cco run --compare, a killed rank: no partial line: $out"
 grep -qE '^priority +[0-9.]+ .*faster' <<<"$out" || fail "cco run --compare, a killed rank: no comparison: $out"
 
+# An earlier run's step files in --steps-out are refused before the program runs (they would be
+# read as this run's and mixed into its comparison).
+out=$(env LD_LIBRARY_PATH="$fakedir" CCO_PRELOAD_LIB="$lib" "$cco" run --compare off,priority \
+  --steps-out "$tmp/k.steps" -- sh -c 'echo RAN' 2>&1)
+rc=$?
+[ $rc = 2 ] || fail "a --steps-out folder with step files: exit $rc, want 2: $out"
+grep -q "already holds step files of an earlier run (steps-rank" <<<"$out" || fail "a --steps-out folder with step files: $out"
+grep -q RAN <<<"$out" && fail "a --steps-out folder with step files: the program ran"
+
 [ $fails = 0 ] && echo "all python checks passed"
 exit $fails
