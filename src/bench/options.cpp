@@ -208,7 +208,9 @@ std::string cli_error_text(const std::string& what, const CLI::App* app) {
   if (std::regex_match(what, m, missing)) return m[1].str() + " needs a value";
   if (std::regex_match(what, m, extras)) {
     const std::string a = m[1].str();
-    return (a.size() > 1 && a[0] == '-' ? "unknown option '" : "unexpected argument '") + a + "'";
+    if (a.size() > 1 && a[0] == '-')
+      return "unknown option '" + a + "'" + (app ? did_you_mean(*app, a) : std::string());
+    return "unexpected argument '" + a + "'";
   }
   if (std::regex_match(what, m, convert)) {
     const CLI::Option* o = app ? app->get_option_no_throw(m[1].str()) : nullptr;
@@ -307,10 +309,7 @@ void parse_app(CLI::App& app, const std::vector<std::string>& args) {
     // (Not for a parser that leaves other options to a later one: allow_extras.)
     if (!app.get_allow_extras())
       if (const std::string u = unknown_option(app, args); !u.empty()) throw UsageError(u);
-    std::string text = cli_error_text(err.what(), &app);
-    if (text.rfind("unknown option '", 0) == 0)
-      text += did_you_mean(app, text.substr(16, text.find('\'', 16) - 16));
-    throw UsageError(text);
+    throw UsageError(cli_error_text(err.what(), &app));
   }
 }
 

@@ -104,7 +104,8 @@ void refuse_empty_assignments(const std::vector<std::string>& args, std::size_t 
 /// CLI11's error message in the house wording: "X: 1 required TEXT missing" -> "X needs a value",
 /// "The following argument was not expected: A" -> "unknown option 'A'" (or "unexpected argument
 /// 'A'" when A is no option), "Could not convert: X = V" -> "X: expected a number, got 'V'";
-/// anything else as CLI11 says it. With `app`, a flag given a value says "X takes no value".
+/// anything else as CLI11 says it. With `app`, a flag given a value says "X takes no value" and
+/// an unknown option gets did_you_mean's suggestion.
 std::string cli_error_text(const std::string& what, const CLI::App* app = nullptr);
 
 /// " (did you mean --name?)" for an unknown option `given` ("--polcy", "--fromat=csv") when one

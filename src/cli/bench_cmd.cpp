@@ -1,7 +1,6 @@
 // cco bench: parse, run, print the table as sizes complete, write JSON/CSV, exit non-zero on
 // wrong results.
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 
 #include "bench/options.hpp"

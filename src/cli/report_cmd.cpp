@@ -32,6 +32,7 @@
 #include "steps/paired.hpp"
 #include "steps/record.hpp"
 #include "steps/compare.hpp"
+#include "steps/search.hpp"
 #include "report/results.hpp"
 #include "report/svg.hpp"
 #include "report/sweep.hpp"
@@ -379,7 +380,7 @@ std::string format_breakdown(const std::vector<trace::KernelGroup>& groups) {
                        static_cast<double>(g.total_ns) / 1e6, g.count,
                        static_cast<double>(g.median_ns) / 1e3,
                        g.copy_engine ? "copy engines" : "SMs",
-                       g.category == trace::KernelCategory::Communication ? "communication" : "compute",
+                       trace::to_string(g.category),
                        name);
   }
   return out;
@@ -760,9 +761,12 @@ int report_run_output(const Args& a, const json& doc, const std::string& schema)
   }
   const steps::StepFile f = steps::parse_step_file(doc.dump(), path);
   bool gpu = !f.steps.empty();
-  for (const auto& st : f.steps) gpu = gpu && (!st.regular || st.gpu_ms.has_value());
   std::size_t irregular = 0;
-  for (const auto& st : f.steps) irregular += !st.regular;
+  for (const auto& st : f.steps) {
+    gpu = gpu && (!st.regular || st.gpu_ms.has_value());
+    irregular += !st.regular;
+  }
+  const steps::History history = steps::history_of(f.steps, gpu);
   std::printf("# steps of %s: %zu steps (found from %s%s), %s time per step in ms, ended %s%s\n",
               steps::process_name(f).c_str(), f.steps.size(), f.source.c_str(),
               f.period > 0 ? (", " + std::to_string(f.period) + " collectives each").c_str() : "",
@@ -770,11 +774,8 @@ int report_run_output(const Args& a, const json& doc, const std::string& schema)
               irregular ? (", " + std::to_string(irregular) + " irregular left out").c_str() : "");
   std::printf("%-32s %6s %10s %10s %10s\n", "#config", "steps", "median", "q1", "q3");
   for (std::size_t c = 0; c < f.configs.size(); ++c) {
-    std::vector<double> v;
-    for (const auto& st : f.steps)
-      if (st.regular && st.config == static_cast<int>(c) && st.step >= f.warmup)
-        v.push_back(gpu ? *st.gpu_ms : st.host_ms);
-    const steps::Summary sm = steps::summarize(v);
+    const steps::Summary sm =
+        steps::summarize(steps::times_of(history, static_cast<int>(c), f.warmup, history.size()));
     std::printf("%-32s %6zu %10.3f %10.3f %10.3f\n", f.configs[c].c_str(), sm.n, sm.median, sm.q1,
                 sm.q3);
   }

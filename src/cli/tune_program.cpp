@@ -149,8 +149,7 @@ Prepared prepare(TuneProgramOptions& o) {
   // The folder of the step files and the decision file: new, or one without an earlier run.
   if (is_file(o.steps_out + "/tune.json"))
     throw Usage("--steps-out " + o.steps_out +
-                " already holds a tuning run (tune.json or steps-*.json): remove it or name "
-                "another folder");
+                " already holds a tuning run (tune.json): remove it or name another folder");
   o.steps_out = steps_folder(o.steps_out);  // refuses earlier step files too
   p.tune_path = o.steps_out + "/tune.json";
   // Fail early, before the program runs, without leaving a file behind.
@@ -197,15 +196,6 @@ Prepared prepare(TuneProgramOptions& o) {
   return p;
 }
 
-// The deciding process's diagnosis of the first stage, once: what the controls can win at most.
-void show_diagnosis(const steps::TuneFile& t, bool& shown) {
-  if (shown || t.diagnosis.empty()) return;
-  shown = true;
-  const std::string base = t.candidates.empty() ? "candidate 0" : t.candidates[0];
-  std::fprintf(stderr, "cco tune: the first stage's steps under %s, diagnosed on the deciding "
-               "process: %s\n", base.c_str(), t.diagnosis.c_str());
-}
-
 // Follows the decisions while the program runs and stops it (its process group) once the winner
 // is known, unless --online; or when no final decision came within the time budget plus a
 // margin. Returns when the program has ended.
@@ -218,16 +208,32 @@ struct Watched {
   int status = 0;
 };
 
-// The library found a new period (the program's steps changed: DDP's buckets give way to the
-// whole step): its search starts again, and the decisions printed so far no longer hold.
-void new_epoch(const steps::TuneFile& t, Watched& r) {
-  if (t.epoch == r.epoch) return;
-  if (r.epoch != 0)
-    std::fprintf(stderr, "cco tune: the program's steps changed (a new period); the search starts "
-                 "again and the decisions above no longer hold\n");
-  r.epoch = t.epoch;
-  r.shown = 0;
-  r.diagnosis_shown = false;
+// What the decision file says that was not printed yet, on stderr: a new period (the program's
+// steps changed: DDP's buckets give way to the whole step, and the search starts again), the
+// deciding process's diagnosis of the first stage (once per period), each decision. Returns true
+// when a final decision was among them.
+bool show_progress(Watched& r) {
+  const steps::TuneFile& t = *r.tune;
+  if (t.epoch != r.epoch) {
+    if (r.epoch != 0)
+      std::fprintf(stderr, "cco tune: the program's steps changed (a new period); the search "
+                   "starts again and the decisions above no longer hold\n");
+    r.epoch = t.epoch;
+    r.shown = 0;
+    r.diagnosis_shown = false;
+  }
+  if (!r.diagnosis_shown && !t.diagnosis.empty()) {
+    r.diagnosis_shown = true;
+    std::fprintf(stderr, "cco tune: the first stage's steps under %s, diagnosed on the deciding "
+                 "process: %s\n", t.candidates.empty() ? "candidate 0" : t.candidates[0].c_str(),
+                 t.diagnosis.c_str());
+  }
+  bool final = false;
+  for (; r.shown < t.decisions.size(); ++r.shown) {
+    std::fputs(decision_line(t, t.decisions[r.shown]).c_str(), stderr);
+    final = final || t.decisions[r.shown].final;
+  }
+  return final;
 }
 
 Watched watch(const TuneProgramOptions& o, pid_t pid, const timespec& t0,
@@ -271,16 +277,9 @@ Watched watch(const TuneProgramOptions& o, pid_t pid, const timespec& t0,
     } catch (const std::exception&) {
       // being replaced: read again next time
     }
-    if (r.tune) {
-      new_epoch(*r.tune, r);
-      show_diagnosis(*r.tune, r.diagnosis_shown);
-      for (; r.shown < r.tune->decisions.size(); ++r.shown) {
-        std::fputs(decision_line(*r.tune, r.tune->decisions[r.shown]).c_str(), stderr);
-        if (r.tune->decisions[r.shown].final) {
-          final_seen = true;
-          final_at = seconds_since(t0);
-        }
-      }
+    if (r.tune && show_progress(r)) {
+      final_seen = true;
+      final_at = seconds_since(t0);
     }
     const double now = seconds_since(t0);
     if (!r.stopped && !o.online && final_seen) {
@@ -329,10 +328,8 @@ void print_search_report(const std::optional<steps::TuneFile>& tune,
     std::printf("%-36s %6s %9s %9s %9s  %s\n", "candidate", "steps", "median", "q1", "q3",
                 "paired vs first (95% CI)");
     for (std::size_t c = 0; c < tune->candidates.size(); ++c) {
-      std::vector<double> v;
-      for (uint64_t k = tune->warmup; k < search_end && k < history.size(); ++k)
-        if (history[k].first == static_cast<int>(c) && history[k].second) v.push_back(*history[k].second);
-      const steps::Summary s = steps::summarize(v);
+      const steps::Summary s =
+          steps::summarize(steps::times_of(history, static_cast<int>(c), tune->warmup, search_end));
       std::string diff = "-";
       if (c > 0) {
         const auto [a, b] = steps::paired_rounds(tune->stages, history, 0, static_cast<int>(c));
@@ -412,7 +409,6 @@ int tune_program_main(const std::vector<std::string>& args) {
   restore_default_signals();  // from here a Ctrl-C (or timeout) ends cco's own work
   const int status = w.status;
   std::optional<steps::TuneFile>& tune = w.tune;
-  std::size_t& shown = w.shown;
   const int rc = !w.exited ? 1
                  : WIFEXITED(status) ? WEXITSTATUS(status)
                                      : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
@@ -425,11 +421,7 @@ int tune_program_main(const std::vector<std::string>& args) {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cco tune: %s\n", e.what());
   }
-  if (tune) new_epoch(*tune, w);
-  if (tune) show_diagnosis(*tune, w.diagnosis_shown);
-  if (tune)
-    for (; shown < tune->decisions.size(); ++shown)
-      std::fputs(decision_line(*tune, tune->decisions[shown]).c_str(), stderr);
+  if (tune) show_progress(w);
 
   std::vector<std::string> notes;
   const auto files = read_step_files(o.steps_out, &notes);

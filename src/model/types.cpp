@@ -78,6 +78,11 @@ std::string version_from_code(long long code) {
          std::to_string(code % 100);
 }
 
+std::string cuda_version_from_code(int code) {
+  if (code <= 0) return {};
+  return std::to_string(code / 1000) + "." + std::to_string((code % 1000) / 10);
+}
+
 const char* to_string(CommRegister r) {
   switch (r) {
     case CommRegister::None: return "none";

@@ -41,6 +41,9 @@ const char* to_string(CommRegister r);
 /// "X.Y.Z" of a library version code X*10000 + Y*100 + Z (NCCL 2.9+ as ncclGetVersion gives it,
 /// cuBLASLt as cublasLtGetVersion does); empty for <= 0.
 std::string version_from_code(long long code);
+/// "X.Y" of a CUDA version code X*1000 + Y*10 (cudaDriverGetVersion, cuDriverGetVersion,
+/// cudaRuntimeGetVersion); empty for <= 0.
+std::string cuda_version_from_code(int code);
 /// Accepts the names above. Throws Error listing them.
 CommRegister parse_register(std::string_view name);
 

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/types.hpp"
 #include "preload/cco_api.h"
 #include "preload/config.hpp"
 #include "preload/entry.hpp"
@@ -143,7 +144,7 @@ std::string made_for_problem(const plan::Plan& p, const DriverApi& api) {
     return "no current device to check it against";
   std::vector<std::pair<std::string, std::string>> versions;
   if (api.driverGetVersion && api.driverGetVersion(&ver) == CUDA_SUCCESS)
-    versions.push_back({"cuda_driver", std::to_string(ver / 1000) + "." + std::to_string(ver % 1000 / 10)});
+    versions.push_back({"cuda_driver", model::cuda_version_from_code(ver)});
   std::string list;
   for (const auto& d : plan::made_for_mismatch(p.made_for, name, sms, versions))
     list += (list.empty() ? "" : "; ") + d;

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "model/read_file.hpp"
+#include "model/types.hpp"
 #include "preload/log.hpp"
 #include "steps/schedule.hpp"
 
@@ -252,11 +253,14 @@ steps::Decision StepClock::decide_locked(int next) {
   // and the collectives that end each real step make such steps irregular. Such a period is not
   // diagnosed. Either way the diagnosis is asked once per process, at the first stage's end:
   // tracing stops there (longer in-process tracing hung a 4-GPU DDP run; docs/STEPS.md).
-  bool settled = source_ != "collectives" || det_.period() >= 2;
-  for (uint64_t k = 0; k < st.end() && k < steps_.size() && settled; ++k)
-    settled = source_ != "collectives" || steps_[k].regular;
   if (stage_ == 0 && o_.tune.diagnose && !diagnosed_) {
     diagnosed_ = true;
+    bool settled = true;
+    if (source_ == "collectives") {
+      settled = det_.period() >= 2;
+      for (uint64_t k = 0; k < st.end() && k < steps_.size() && settled; ++k)
+        settled = steps_[k].regular;
+    }
     std::optional<steps::StageVerdict> v;
     try {
       v = o_.tune.diagnose(settled);
@@ -355,7 +359,7 @@ int StepClock::tune_config() {
                               device_);
     int v = 0;
     if (o_.tune.decider && api_.driverGetVersion && api_.driverGetVersion(&v) == CUDA_SUCCESS)
-      tune_.decider.cuda_driver = std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+      tune_.decider.cuda_driver = model::cuda_version_from_code(v);
     std::string err;
     if (!write_tune_locked(&err)) warn_once("tune-write", "tune: " + err);
   }

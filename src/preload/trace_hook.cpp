@@ -231,20 +231,31 @@ bool tune_diagnose_requested() noexcept {
   return !rank || *rank == 0;
 }
 
+#ifdef CCO_PRELOAD_TRACE
+namespace {
+
+// Stops the session traced only for cco tune's diagnosis (activity off, then every buffer
+// flushed; from here tracing costs nothing): true when it ran until now, false for a CCO_TRACE
+// session (it goes on to its file), one already stopped, or a forked child.
+bool stop_tune_session(const char* why) noexcept {
+  if (!g_tune_only.load() || !g_running.load(std::memory_order_acquire)) return false;
+  if (static_cast<int64_t>(::getpid()) != g_pid) return false;  // a forked child
+  g_running.store(false, std::memory_order_release);  // no more marks
+  g_session->stop();
+  if (g_verbose) log_line("trace pid=" + std::to_string(g_pid) + ": " + why + ", CUPTI stopped");
+  return true;
+}
+
+}  // namespace
+#endif
+
 std::optional<steps::StageVerdict> tune_trace_verdict(bool diagnose) noexcept {
 #ifdef CCO_PRELOAD_TRACE
-  if (!g_running.load(std::memory_order_acquire) || g_written.load()) return std::nullopt;
-  if (static_cast<int64_t>(::getpid()) != g_pid) return std::nullopt;  // a forked child
-  // Only a session of its own, stopped first: CUPTI's forced flush while activity records are
-  // still enabled and other threads launch kernels hung a 4-GPU DDP run (the driver and CUPTI's
-  // worker thread waited on each other), so the records are never flushed while tracing runs.
-  // A CCO_TRACE session goes on to its file: no diagnosis then.
-  if (!g_tune_only.load()) return std::nullopt;
+  // Stopped before the records are read: CUPTI's forced flush while activity records are still
+  // enabled and other threads launch kernels hung a 4-GPU DDP run (the driver and CUPTI's worker
+  // thread waited on each other), so the records are never flushed while tracing runs.
+  if (!stop_tune_session("diagnosis traced") || !diagnose) return std::nullopt;
   try {
-    g_running.store(false, std::memory_order_release);  // no more marks
-    g_session->stop();  // activity off, then every buffer flushed; tracing costs nothing from here
-    if (g_verbose) log_line("trace pid=" + std::to_string(g_pid) + ": diagnosis traced, CUPTI stopped");
-    if (!diagnose) return std::nullopt;
     const trace::Trace t = g_session->trace();
     const trace::ControlVerdict v = trace::control_verdict(t, 0);
     if (g_verbose)
@@ -266,11 +277,7 @@ std::optional<steps::StageVerdict> tune_trace_verdict(bool diagnose) noexcept {
 
 void tune_trace_done() noexcept {
 #ifdef CCO_PRELOAD_TRACE
-  if (!g_tune_only.load() || !g_running.load(std::memory_order_acquire)) return;
-  if (static_cast<int64_t>(::getpid()) != g_pid) return;
-  g_running.store(false, std::memory_order_release);  // no more marks
-  g_session->stop();  // CUPTI off: the rest of the program runs untraced
-  if (g_verbose) log_line("trace pid=" + std::to_string(g_pid) + ": search done, CUPTI stopped");
+  stop_tune_session("search done");
 #endif
 }
 

@@ -61,17 +61,11 @@ model::DeviceLimits query_limits(int dev) {
   return d;
 }
 
-namespace {
-std::string cuda_version_string(int v) {
-  return v > 0 ? std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10) : "";
-}
-}  // namespace
-
 Versions versions() {
   Versions v;
   int x = 0;
-  if (cudaDriverGetVersion(&x) == cudaSuccess) v.driver = cuda_version_string(x);
-  if (cudaRuntimeGetVersion(&x) == cudaSuccess) v.runtime = cuda_version_string(x);
+  if (cudaDriverGetVersion(&x) == cudaSuccess) v.driver = model::cuda_version_from_code(x);
+  if (cudaRuntimeGetVersion(&x) == cudaSuccess) v.runtime = model::cuda_version_from_code(x);
   if (ncclGetVersion(&x) == ncclSuccess) v.nccl = model::version_from_code(x);
   v.cublas = model::version_from_code(static_cast<long long>(cublasLtGetVersion()));
   return v;

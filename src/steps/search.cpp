@@ -102,6 +102,13 @@ Decision decide_next(const std::vector<Stage>& stages, int next, const std::vect
   return d;
 }
 
+std::vector<double> times_of(const History& history, int c, uint64_t from, uint64_t to) {
+  std::vector<double> v;
+  for (uint64_t k = from; k < to && k < history.size(); ++k)
+    if (history[k].first == c && history[k].second) v.push_back(*history[k].second);
+  return v;
+}
+
 History history_of(const std::vector<StepTime>& steps, bool gpu) {
   History h;
   for (const StepTime& s : steps) {

@@ -97,6 +97,9 @@ using History = std::vector<std::pair<int, std::optional<double>>>;
 /// missing GPU time.
 History history_of(const std::vector<StepTime>& steps, bool gpu);
 
+/// The times of candidate `c`'s steps among history[from, to) that have one, in step order.
+std::vector<double> times_of(const History& history, int c, uint64_t from, uint64_t to);
+
 /// The times of stage `st`'s steps in a history (none where the history ends first).
 StageTimes stage_times(const Stage& st, const History& history);
 

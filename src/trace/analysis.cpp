@@ -266,15 +266,15 @@ std::vector<KernelGroup> kernel_breakdown(const Trace& t, const AnalysisOptions&
   std::map<std::string, std::pair<KernelGroup, std::vector<int64_t>>> by;
   for (const auto& k : t.kernels) {
     if (k.start_ns >= hi || k.end_ns < lo) continue;  // outside the window
-    const int64_t b = std::max(k.start_ns, lo), e = std::min(k.end_ns, hi);
+    const int64_t d = std::max<int64_t>(0, std::min(k.end_ns, hi) - std::max(k.start_ns, lo));
     auto& [g, times] = by[k.name];
     g.name = k.name;
     g.category = k.category;
     g.copy_engine = k.is_copy();
     ++g.count;
-    g.total_ns += std::max<int64_t>(0, e - b);
+    g.total_ns += d;
     g.bytes += k.bytes;
-    times.push_back(std::max<int64_t>(0, e - b));
+    times.push_back(d);
   }
   std::vector<KernelGroup> out;
   for (auto& [name, gt] : by) {
@@ -293,7 +293,7 @@ nlohmann::json breakdown_to_json(const std::vector<KernelGroup>& groups) {
   nlohmann::json a = nlohmann::json::array();
   for (const auto& g : groups)
     a.push_back({{"name", g.name},
-                 {"kind", g.category == KernelCategory::Communication ? "communication" : "compute"},
+                 {"kind", to_string(g.category)},
                  {"on", g.copy_engine ? "copy engines" : "SMs"},
                  {"count", g.count},
                  {"total_ns", g.total_ns},
