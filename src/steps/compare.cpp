@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <nlohmann/json.hpp>
 
+#include "model/json_number.hpp"
 #include "steps/schedule.hpp"
 
 namespace cco::steps {
@@ -213,8 +214,7 @@ CompareReport parse_compare(const std::string& text, const std::string& what) {
   CompareReport r;
   try {
     auto count = [](const nlohmann::json& v) {
-      if (!v.is_number_unsigned()) throw std::runtime_error("a count must be a whole number");
-      return v.get<std::size_t>();
+      return static_cast<std::size_t>(model::whole_number(v, "a count"));
     };
     r.metric = j.at("metric").get<std::string>();
     r.files = count(j.at("files"));

@@ -1,5 +1,6 @@
 #include "steps/record.hpp"
 
+#include "model/json_number.hpp"
 #include "model/limits.hpp"
 #include "model/read_file.hpp"
 
@@ -9,6 +10,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -57,25 +59,36 @@ StepFile parse_step_file(const std::string& text, const std::string& what) {
     if (!j.is_object() || j.value("schema", "") != kStepSchema)
       throw std::runtime_error(what + ": not a step file (schema \"" + std::string(kStepSchema) +
                                "\" expected)");
+    // Whole numbers are checked, never cast (a float such as 2e25 would be undefined behaviour).
+    auto whole = [&](const json& v, const char* field, int64_t lo, int64_t hi) {
+      try {
+        return model::whole_number(v, field, lo, hi);
+      } catch (const std::runtime_error& e) {
+        throw std::runtime_error(what + ": " + e.what());
+      }
+    };
+    constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+    constexpr int64_t kCountMax = std::numeric_limits<int64_t>::max();
     StepFile f;
-    f.pid = j.at("pid").get<int>();
-    if (!j.at("rank").is_null()) f.rank = j.at("rank").get<int>();
-    if (!j.at("device").is_null()) f.device = j.at("device").get<int>();
+    f.pid = static_cast<int>(whole(j.at("pid"), "pid", 0, kIntMax));
+    if (!j.at("rank").is_null()) f.rank = static_cast<int>(whole(j.at("rank"), "rank", 0, kIntMax));
+    if (!j.at("device").is_null())
+      f.device = static_cast<int>(whole(j.at("device"), "device", 0, kIntMax));
     f.source = j.at("source").get<std::string>();
     if (f.source != "collectives" && f.source != "marker" && f.source != "none")
       throw std::runtime_error(what + ": unknown source '" + f.source + "'");
-    f.period = j.at("period").get<int>();
-    f.collectives = j.at("collectives").get<uint64_t>();
-    f.locks = j.at("locks").get<uint64_t>();
-    f.mismatches = j.at("mismatches").get<uint64_t>();
+    f.period = static_cast<int>(whole(j.at("period"), "period", 0, kIntMax));
+    f.collectives = static_cast<uint64_t>(whole(j.at("collectives"), "collectives", 0, kCountMax));
+    f.locks = static_cast<uint64_t>(whole(j.at("locks"), "locks", 0, kCountMax));
+    f.mismatches = static_cast<uint64_t>(whole(j.at("mismatches"), "mismatches", 0, kCountMax));
     f.configs = j.at("configs").get<std::vector<std::string>>();
-    f.warmup = j.at("warmup").get<uint64_t>();
+    f.warmup = static_cast<uint64_t>(whole(j.at("warmup"), "warmup", 0, kCountMax));
     f.ended = j.at("ended").get<std::string>();
     f.note = j.value("note", "");
     for (const auto& s : j.at("steps")) {
       StepTime t;
-      t.step = s.at("step").get<uint64_t>();
-      t.config = s.at("config").get<int>();
+      t.step = static_cast<uint64_t>(whole(s.at("step"), "step", 0, kCountMax));
+      t.config = static_cast<int>(whole(s.at("config"), "config", 0, kIntMax));
       t.host_ms = s.at("host_ms").get<double>();
       if (!s.at("gpu_ms").is_null()) t.gpu_ms = s.at("gpu_ms").get<double>();
       t.regular = s.at("regular").get<bool>();

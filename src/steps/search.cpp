@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "steps/paired.hpp"
+#include "model/json_number.hpp"
 #include "steps/schedule.hpp"
 
 namespace cco::steps {
@@ -248,12 +249,11 @@ TuneFile parse_tune_file(const std::string& text, const std::string& what) {
     throw bad(std::string("not a tune file (schema must be \"") + kTuneSchema + "\")");
   // Whole numbers in a range (a float or a huge number is refused, never cast).
   auto whole = [&](const json& v, const char* field, int64_t lo, int64_t hi) -> int64_t {
-    if (!v.is_number_integer()) throw bad(std::string(field) + " must be a whole number");
-    const int64_t x = v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)
-                          ? INT64_MAX
-                          : v.get<int64_t>();
-    if (x < lo || x > hi) throw bad(std::string(field) + " out of range");
-    return x;
+    try {
+      return model::whole_number(v, field, lo, hi);
+    } catch (const std::runtime_error& e) {
+      throw bad(e.what());
+    }
   };
   constexpr int64_t kBig = int64_t{1} << 50;
   TuneFile f;

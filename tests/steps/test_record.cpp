@@ -60,6 +60,41 @@ TEST(Record, BadInputGivesOneLine) {
   EXPECT_NE(msg(missing).find("x.json:"), std::string::npos);
 }
 
+// A whole number written as a float, or out of its range, is refused with one line: before, a
+// step of 2.2e25 was cast to an integer (undefined behaviour, found by the compare_file fuzzer).
+TEST(Record, WholeNumbersAreCheckedNotCast) {
+  auto msg = [](const std::string& text) {
+    try {
+      parse_step_file(text, "x.json");
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  StepFile f;
+  f.configs = {"a"};
+  f.steps = {{0, 0, 1.0, std::nullopt, true}};
+  const std::string good = to_json(f);
+  EXPECT_EQ(msg(good), "no error");
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string t = good;
+    const auto at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) t.replace(at, from.size(), to);
+    return t;
+  };
+  EXPECT_EQ(msg(with("\"step\": 0", "\"step\": 2.22222e+25")), "x.json: step must be a whole number");
+  EXPECT_EQ(msg(with("\"step\": 0", "\"step\": 1.5")), "x.json: step must be a whole number");
+  EXPECT_NE(msg(with("\"config\": 0", "\"config\": 1e20")).find("config must be a whole number"),
+            std::string::npos);
+  EXPECT_NE(msg(with("\"period\": 0", "\"period\": 99999999999")).find("period out of range"),
+            std::string::npos);
+  EXPECT_NE(msg(with("\"collectives\": 0", "\"collectives\": -1")).find("collectives out of range"),
+            std::string::npos);
+  EXPECT_NE(msg(with("\"pid\": 0", "\"pid\": \"7\"")).find("pid must be a whole number"),
+            std::string::npos);
+}
+
 TEST(Record, BoundedReads) {
   const std::string dir = tmp_path("dir");
   ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0);
