@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # libFuzzer over every parser of outside input (issue 9; docs/FUZZING.md). Builds the fuzz
-# targets with clang (-fsanitize=fuzzer,address,undefined) in build-fuzz, replays each target's
+# targets with clang (-fsanitize=fuzzer,address,undefined) in build-fuzz (the preset 'sanitize' of
+# CMakePresets.json, shared with scripts/sanitize.sh asan: in CI nothing is built twice), replays each target's
 # seed corpus and saved reproducers, then fuzzes each for a bounded time.
 #
 # Usage: scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     (default 30 s, every target)
@@ -27,8 +28,7 @@ if ! command -v clang++ >/dev/null; then
   exit 2
 fi
 echo "== configuring and building the fuzz targets in $build ($(clang++ --version | head -1))"
-cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCCO_ENABLE_CUDA=OFF -DCCO_ENABLE_FUZZ=ON -DCCO_ENABLE_ASAN=ON -DCCO_ENABLE_UBSAN=ON >/dev/null
+cmake --preset sanitize >/dev/null
 cmake --build "$build" --parallel "${FUZZ_BUILD_JOBS:-2}" --target $(for t in $targets; do printf 'cco.fuzz.%s ' "$t"; done)
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:symbolize=1}
