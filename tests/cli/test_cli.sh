@@ -129,13 +129,13 @@ expect 2 "^cco plan: error: unknown option '--zzzzzz' \(see" -- plan --zzzzzz
 
 # report: unreadable input is one line, exit 2; a recorded bench JSON gives a chart
 expect 2 "nonexistent" -- report "$tmp/nonexistent.json"
-"$cco" report "$root/docs/results/2026-11-22-h200x2/builtin2048x2_ar256M.json" --svg "$tmp/sweep.svg" >/dev/null 2>&1 \
+"$cco" report "$root/tests/fixtures/recorded/2026-11-22-h200x2/builtin2048x2_ar256M.json" --svg "$tmp/sweep.svg" >/dev/null 2>&1 \
   || fail "report of a recorded bench JSON"
 grep -q "<svg" "$tmp/sweep.svg" 2>/dev/null || fail "report --svg wrote no SVG"
 # "-" reads standard input, once
-"$cco" report - <"$root/docs/results/2026-11-22-h200x2/builtin2048x2_ar256M.json" >"$tmp/stdin.txt" 2>&1 \
+"$cco" report - <"$root/tests/fixtures/recorded/2026-11-22-h200x2/builtin2048x2_ar256M.json" >"$tmp/stdin.txt" 2>&1 \
   || fail "report - (standard input): $(cat "$tmp/stdin.txt")"
-"$cco" report "$root/docs/results/2026-11-22-h200x2/builtin2048x2_ar256M.json" >"$tmp/file.txt" 2>&1
+"$cco" report "$root/tests/fixtures/recorded/2026-11-22-h200x2/builtin2048x2_ar256M.json" >"$tmp/file.txt" 2>&1
 # (the same report; only the source named in its first line differs)
 cmp -s <(tail -n +2 "$tmp/stdin.txt") <(tail -n +2 "$tmp/file.txt") || fail "report - differs from the same file named"
 expect 2 "standard input \(-\) can be read once" -- report - -
@@ -237,7 +237,7 @@ expect 2 "^cco bench: error: -d does not apply to --workload: the workload file 
 expect 2 "^cco bench: error: --in-place: expected 0 or 1 \\(see cco bench --help\\)$" -- bench --in-place 2
 expect 2 "^cco bench: error: --in-place does not apply to --workload: " -- bench --workload "$w" --in-place 1
 expect 2 "^cco tune: error: --in-place is a cco bench option: " -- tune -b 1M --in-place 1
-rec="$root/docs/results/2026-11-22-h200x2/builtin2048x2_ar256M.json"
+rec="$root/tests/fixtures/recorded/2026-11-22-h200x2/builtin2048x2_ar256M.json"
 python3 - "$rec" "$tmp" <<'PY' || fail "could not make the typed bench results"
 import copy, json, sys
 j = json.load(open(sys.argv[1]))

@@ -474,8 +474,8 @@ TEST(ReportCmd, GzipTraceReadsAsThePlainOne) {
 namespace {
 
 std::string fixture(const std::string& name) {
-  const std::string ex = CCO_BENCH_EXAMPLE;  // <root>/docs/results/...
-  return ex.substr(0, ex.find("/docs/results/")) + "/tests/fixtures/report/" + name;
+  const std::string ex = CCO_BENCH_EXAMPLE;  // <root>/tests/fixtures/recorded/...
+  return ex.substr(0, ex.find("/tests/fixtures/")) + "/tests/fixtures/report/" + name;
 }
 
 TEST(ReportCmd, OneStepResultTableCsvJsonAndChart) {

@@ -1,6 +1,6 @@
 // Step and tune results read back, printed, drawn and compared (issue 19, item 4;
 // report/results.hpp, report/compare.hpp), from the hand-made results in tests/fixtures/report and
-// the recorded ones of docs/results: values derived by hand, well-formed charts, one clear error
+// the recorded ones of tests/fixtures/recorded (GPU runs of docs/results): values derived by hand, well-formed charts, one clear error
 // per malformed input. CCO_TEST_SVG_DIR=<dir> keeps the pictures for looking at them.
 #include <gtest/gtest.h>
 
@@ -56,7 +56,7 @@ std::string fixture(const std::string& name) {
   return std::string(CCO_SOURCE_DIR) + "/tests/fixtures/report/" + name;
 }
 std::string recorded(const std::string& name) {
-  return std::string(CCO_SOURCE_DIR) + "/docs/results/" + name;
+  return std::string(CCO_SOURCE_DIR) + "/tests/fixtures/recorded/" + name;
 }
 nlohmann::json fixture_json(const std::string& name) {
   return nlohmann::json::parse(read_file(fixture(name)));
@@ -258,7 +258,7 @@ TEST(ResultChart, WellFormedWithEveryRowLabel) {
             std::string::npos);
 }
 
-// The recorded results of docs/results read, print and draw.
+// Results recorded on GPU machines (tests/fixtures/recorded, from the runs of docs/results) read, print and draw.
 TEST(ResultChart, RecordedStepAndTuneResults) {
   for (const char* name : {"2026-11-24-h100-cta/step_tp_llama7b.json",
                            "2026-11-22-h200x2-suite/step_moe_mixtral.json",
