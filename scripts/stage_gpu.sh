@@ -12,7 +12,6 @@ cp "$src/src/preload/libcco_preload.so" build-gpu/src/preload/ 2>/dev/null || tr
 cp "$src/src/tuner/libcco_tuner.so" build-gpu/src/tuner/ 2>/dev/null || true
 cp "$src"/tests/cco.test.gpu_* build-gpu/tests/
 cp "$src"/tests/cco.bench.launch_rate build-gpu/tests/ 2>/dev/null || true
-cp "$src/tests/cco.test.run_driver" build-gpu/tests/ 2>/dev/null || true
 cp "$src/tests/cco.test.bootstrap_store" build-gpu/tests/ 2>/dev/null || true  # its real-torchrun case
 cp "$src/tests/libcco_segv_backtrace.so" build-gpu/tests/ 2>/dev/null || true
 du -sh build-gpu

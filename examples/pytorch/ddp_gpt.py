@@ -2,8 +2,8 @@
 """DDP training of a GPT-style model with random weights and random tokens (no downloads).
 
 Run with torchrun, plainly or under `cco run`:
-    torchrun --nproc-per-node 2 scripts/ddp_gpt.py --steps 15
-    cco run --policy shape+priority:model -- torchrun --nproc-per-node 2 scripts/ddp_gpt.py
+    torchrun --nproc-per-node 2 examples/pytorch/ddp_gpt.py --steps 15
+    cco run --policy shape+priority:model -- torchrun --nproc-per-node 2 examples/pytorch/ddp_gpt.py
 
 Rank 0 prints one line per step and a final line:
     result: mode=ddp median_step_ms=... loss_checksum=sha256:... param_checksum=...

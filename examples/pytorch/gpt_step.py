@@ -2,11 +2,11 @@
 """A single-GPU training step with no communication at all, and a launch-rate loop.
 
 What `cco run`'s default policy costs where no collective runs (docs/results). Run it plainly and
-under `cco run`, alternating processes (scripts/gpu_window.sh does):
+under `cco run`, alternating processes (`scripts/gpu.sh window b c` does):
 
-    python3 scripts/gpt_step.py --mode eager --steps 30
-    cco run -- python3 scripts/gpt_step.py --mode eager --steps 30
-    cco run --policy off -- python3 scripts/gpt_step.py --mode launch-rate
+    python3 examples/pytorch/gpt_step.py --mode eager --steps 30
+    cco run -- python3 examples/pytorch/gpt_step.py --mode eager --steps 30
+    cco run --policy off -- python3 examples/pytorch/gpt_step.py --mode launch-rate
 
 Modes:
     eager        GPT-style model (bf16 autocast, AdamW), forward + backward + step

@@ -103,7 +103,7 @@ if(TARGET cco.preload)
       bash ${CMAKE_CURRENT_SOURCE_DIR}/preload/test_python.sh)
   set_tests_properties(cco.test.preload_python PROPERTIES LABELS "preload;python" TIMEOUT 120)
 
-  # GPU: run plainly these check results only; scripts/gpu_preload.sh runs them under the
+  # GPU: run plainly these check results only; `scripts/gpu.sh preload` runs them under the
   # library with CCO_TEST_EXPECT_* set to check shaping and priority too.
   cco_add_test(gpu_preload GPU SOURCES preload/gpu/test_preload_gpu.cu LIBS cco.runtime LABELS "gpu;preload")
   target_include_directories(cco.test.gpu_preload PRIVATE ${NCCL_INCLUDE_DIR})
@@ -119,7 +119,7 @@ if(TARGET cco.preload)
       $<TARGET_FILE:cco.test.gpu_preload> --gtest_filter=*Priority*)
   set_tests_properties(cco.test.gpu_preload_shaped cco.test.gpu_preload_priority PROPERTIES
     LABELS "gpu;preload" SKIP_RETURN_CODE 77 TIMEOUT 300)
-  # A benchmark, not a test (built here, run by scripts/gpu_window.sh and gpu_preload.sh).
+  # A benchmark, not a test (built here, run by `scripts/gpu.sh window h` and `preload tests`).
   add_executable(cco.bench.launch_rate preload/gpu/bench_launch_rate.cu)
   # The communication window needs the library: the same binary under `cco run` with an @overlap
   # shaping policy (the default, priority, shapes nothing).

@@ -1,5 +1,5 @@
 // A benchmark, not a test: how long one cudaLaunchKernel of an empty kernel takes from the host,
-// with or without the preload library (scripts/gpu_window.sh stage h and scripts/gpu_preload.sh
+// with or without the preload library (`scripts/gpu.sh window h` and `scripts/gpu.sh preload`
 // run it under each configuration, alternating). It prints one "cco-probe:" line and asserts
 // nothing about time: performance targets live in benchmarks and docs, never in unit tests.
 // Exit 77 where no GPU is usable, 1 when a CUDA call fails.

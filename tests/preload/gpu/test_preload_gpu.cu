@@ -1,7 +1,7 @@
 // GPU tests for libcco_preload.so. Run plainly they check results only (and print what they
 // measure); CTest also runs them under the library (cco.test.gpu_preload_shaped, _priority,
-// _window), as do scripts/gpu_preload.sh and gpu_window.sh, where these variables turn on the
-// checks of what the library must change:
+// _window), as do `scripts/gpu.sh preload` and `scripts/gpu.sh window`, where these variables
+// turn on the checks of what the library must change:
 //   CCO_TEST_EXPECT_BLOCKS=K    the test kernel is held at <= K resident blocks per SM, with
 //                               dynamic shared memory > 0, in direct launches and graph replays
 //   CCO_TEST_EXPECT_PRIORITY=1  a kernel named like NCCL's (and a real NCCL all-reduce on 2 GPUs)

@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""The repository is a product (issue 35 item 4): checks of the tree, GPU-free, in the default suite.
+
+- every relative Markdown link in README.md, docs/ and examples/ points at a file or folder that exists;
+- docs/ stays under 2 MB, and docs/results/ holds pages and the files they cite, never raw logs
+  (*.log, *.err, *.result) and no file no page names;
+- scripts/ holds at most 11 files (what users and CI run, and one GPU runner);
+- no test reads data from docs/results/ (tests read fixtures from tests/).
+Usage: check_tree.py [ROOT]   (default: the repository holding this file). Exit 1 with one line per
+problem, 0 when the tree is as it should be.
+"""
+import os
+import re
+import sys
+
+DOCS_LIMIT = 2 * 1024 * 1024
+SCRIPTS_LIMIT = 11
+RAW_LOGS = (".log", ".err", ".result")
+
+
+def files_under(root, top):
+    for d, _, fs in os.walk(os.path.join(root, top)):
+        for f in fs:
+            yield os.path.join(d, f)
+
+
+def read(path):
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return f.read(4 << 20)  # bounded: no page or test source is near this
+
+
+def main(root):
+    problems = []
+    pages = [os.path.join(root, "README.md")]
+    for top in ("docs", "examples"):
+        pages += [p for p in files_under(root, top) if p.endswith(".md")]
+    pages = [p for p in pages if os.path.isfile(p)]
+    texts = {p: read(p) for p in pages}
+
+    link = re.compile(r"\]\(([^)\s#]+)(?:#[^)]*)?\)")
+    for p, t in texts.items():
+        for target in link.findall(t):
+            if re.match(r"^[a-z]+:", target):  # http:, https:, mailto:
+                continue
+            if not os.path.exists(os.path.normpath(os.path.join(os.path.dirname(p), target))):
+                problems.append(f"{os.path.relpath(p, root)}: link to {target}, which does not exist")
+
+    docs_size = sum(os.path.getsize(p) for p in files_under(root, "docs"))
+    if docs_size > DOCS_LIMIT:
+        problems.append(f"docs/ holds {docs_size / 1e6:.2f} MB, over the 2 MB limit "
+                        "(raw logs stay out of git; pages are summaries)")
+
+    results = os.path.join(root, "docs", "results")
+    page_text = "\n".join(t for p, t in texts.items())
+    for f in files_under(root, os.path.join("docs", "results")):
+        rel = os.path.relpath(f, results)
+        if f.endswith(".md"):
+            continue
+        if f.endswith(RAW_LOGS):
+            problems.append(f"docs/results/{rel}: a raw log (keep the summary on the page, not the log)")
+            continue
+        top = rel.split(os.sep)[0]
+        name = os.path.basename(f)
+        if rel not in page_text and not (name in page_text and top in page_text):
+            problems.append(f"docs/results/{rel}: no page names it")
+
+    scripts = [f for f in os.listdir(os.path.join(root, "scripts"))
+               if os.path.isfile(os.path.join(root, "scripts", f))]
+    if len(scripts) > SCRIPTS_LIMIT:
+        problems.append(f"scripts/ holds {len(scripts)} files, more than {SCRIPTS_LIMIT} "
+                        "(one GPU runner with subcommands, not one-off drivers)")
+
+    for f in files_under(root, "tests"):
+        if f.endswith((".cpp", ".cu", ".hpp", ".cmake", ".sh", ".py", ".txt")) and \
+                os.path.abspath(f) != os.path.abspath(__file__):
+            for n, line in enumerate(read(f).splitlines(), 1):
+                code = line.split("//")[0] if f.endswith((".cpp", ".cu", ".hpp")) else line.split("#")[0]
+                if "docs/results/" in code:
+                    problems.append(f"{os.path.relpath(f, root)}:{n}: a test reads docs/results/ "
+                                    "(put its data under tests/fixtures/)")
+
+    for p in problems:
+        print("tree: " + p)
+    if problems:
+        return 1
+    print(f"tree: {len(texts)} pages, links resolve; docs/ {docs_size / 1e6:.2f} MB; "
+          f"scripts/ {len(scripts)} files; tests read no docs/results")
+    return 0
+
+
+if __name__ == "__main__":
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(here))))
