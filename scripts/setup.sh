@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build}
 
 pkgs=(cmake ninja-build g++ libgtest-dev nlohmann-json3-dev libcli11-dev libfmt-dev python3
-      clang libclang-rt-14-dev)  # clang + its runtime: the fuzz targets (scripts/fuzz.sh)
+      clang libclang-rt-14-dev  # clang + its runtime: sanitizers and fuzz targets
+      python3-venv python3-setuptools python3-wheel python3-pip)  # pip install . and its test
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

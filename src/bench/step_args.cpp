@@ -69,6 +69,7 @@ StepArgs split_step_args(const std::vector<std::string>& args) {
   a.ngpus = int_or(ngpus, 0);
   a.check = int_or(check, 1) != 0;
   if (workload->count() > 0 && a.workload.empty()) throw Error("--workload needs a file");
+  if (!a.workload.empty()) a.workload = workload::find_workload(a.workload, workload::workload_dirs());
   for (const auto& p : params) a.params.push_back(workload::parse_override(p));
   if (gpu_memory->count() > 0) {
     try {

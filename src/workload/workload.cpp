@@ -14,6 +14,12 @@
 #include <set>
 #include <sstream>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
 #include "model/read_file.hpp"
 #include "workload/builder.hpp"
 #include "workload/detail.hpp"
@@ -126,6 +132,74 @@ Step load_step(const std::string& path, const StepLoadOptions& opt) {
     throw StepError(path, {}, "the workload file " + e.reason());
   }
   return parse_step(text, path, opt);
+}
+
+namespace {
+
+bool is_dir(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool is_regular(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+}  // namespace
+
+std::vector<std::string> workload_dirs() {
+  std::vector<std::string> dirs;
+  auto add = [&](const std::string& d) {
+    if (!d.empty() && is_dir(d) && std::find(dirs.begin(), dirs.end(), d) == dirs.end())
+      dirs.push_back(d);
+  };
+  if (const char* env = std::getenv("CCO_WORKLOAD_PATH")) {
+    std::string list = env;
+    for (std::size_t at = 0; at <= list.size();) {
+      const std::size_t colon = std::min(list.find(':', at), list.size());
+      add(list.substr(at, colon - at));
+      at = colon + 1;
+    }
+  }
+  char exe[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    const std::filesystem::path bin = std::filesystem::path(std::string(exe, static_cast<std::size_t>(n)));
+    add((bin.parent_path() / ".." / "share" / "ccoverlap" / "workloads").lexically_normal().string());
+  }
+#ifdef CCO_SOURCE_WORKLOADS
+  add(CCO_SOURCE_WORKLOADS);
+#endif
+  return dirs;
+}
+
+std::vector<std::string> shipped_workloads(const std::vector<std::string>& dirs) {
+  std::set<std::string> names;
+  for (const auto& d : dirs) {
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it(d, ec), end; !ec && it != end; it.increment(ec)) {
+      const auto& p = it->path();
+      if (p.extension() == ".json" && is_regular(p.string())) names.insert(p.stem().string());
+      if (names.size() >= 1000) break;  // bounded: a folder of workloads, not a file system
+    }
+  }
+  return {names.begin(), names.end()};
+}
+
+std::string find_workload(const std::string& name, const std::vector<std::string>& dirs) {
+  if (name.empty() || name.find('/') != std::string::npos) return name;
+  struct stat st {};
+  if (::stat(name.c_str(), &st) == 0) return name;  // a file here (or something load_step refuses)
+  for (const auto& d : dirs)
+    for (const std::string& f : {d + "/" + name, d + "/" + name + ".json"})
+      if (is_regular(f)) return f;
+  const auto names = shipped_workloads(dirs);
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  throw Error("--workload " + name + ": no such file, and no shipped workload of that name" +
+              (names.empty() ? std::string(" (no workload folder found; CCO_WORKLOAD_PATH names more)")
+                             : " (shipped: " + list + ")"));
 }
 
 std::pair<std::string, std::string> parse_override(const std::string& text) {

@@ -191,6 +191,20 @@ Step parse_step(std::string_view text, const std::string& file, const StepLoadOp
 /// Reads the file and calls parse_step. StepError "FILE: cannot read ..." when unreadable.
 Step load_step(const std::string& path, const StepLoadOptions& opt);
 
+/// The folders `--workload NAME` searches when NAME is not a file, in order: each folder of
+/// CCO_WORKLOAD_PATH (colon-separated), the installed workloads beside the running binary
+/// (BIN/../share/ccoverlap/workloads: an install prefix, the DEB, the pip wheel), and the source
+/// tree's workloads/ (a cco run from its build tree). Folders that do not exist are left out.
+std::vector<std::string> workload_dirs();
+
+/// What `--workload` names: `name` itself when it is a file or holds a '/'; else NAME or
+/// NAME.json in the first of `dirs` that has it (tp_llama7b finds tp_llama7b.json). Throws Error
+/// "--workload NAME: no such file, and no shipped workload of that name (shipped: ...)" otherwise.
+std::string find_workload(const std::string& name, const std::vector<std::string>& dirs);
+
+/// The workloads in `dirs` by name (file name without .json), sorted, each once.
+std::vector<std::string> shipped_workloads(const std::vector<std::string>& dirs);
+
 /// Splits "name=value" (as given to --param). Throws Error when there is no '=' or no name.
 std::pair<std::string, std::string> parse_override(const std::string& text);
 

@@ -71,25 +71,25 @@ TEST(Flags, EachScopeRefusesWithTheReason) {
   EXPECT_EQ(refusal({"bench", "-b", "1M", "-g", "2"}, kPair), "");
   EXPECT_EQ(refusal({"bench", "--sm-budgets", "100"}, kPair),
             "--sm-budgets is a cco tune option (see cco tune --help)");
-  EXPECT_EQ(refusal({"bench", "--workload", "w.json", "-b1M"}, kStep),
+  EXPECT_EQ(refusal({"bench", "--workload", "./w.json", "-b1M"}, kStep),
             "-b does not apply to --workload: the workload file sets sizes and types (use --param "
             "NAME=VALUE)");
-  EXPECT_EQ(refusal({"bench", "--workload", "w.json", "--bootstrap", "env"}, kStep), "")
+  EXPECT_EQ(refusal({"bench", "--workload", "./w.json", "--bootstrap", "env"}, kStep), "")
       << "steps run one process per GPU under a launcher, as pairs do";
-  EXPECT_EQ(refusal({"tune", "--workload", "w", "--bootstrap", "env"}, kTuneStep),
+  EXPECT_EQ(refusal({"tune", "--workload", "./w", "--bootstrap", "env"}, kTuneStep),
             "--bootstrap does not apply to --workload: cco tune --workload runs in one process "
             "with a thread per GPU");
-  EXPECT_EQ(refusal({"bench", "--workload", "w.json", "-a", "1"}, kStep), "")
+  EXPECT_EQ(refusal({"bench", "--workload", "./w.json", "-a", "1"}, kStep), "")
       << "steps combine ranks like pairs (-a)";
-  EXPECT_EQ(refusal({"bench", "--workload", "w.json", "--ctas", "16"}, kStep),
+  EXPECT_EQ(refusal({"bench", "--workload", "./w.json", "--ctas", "16"}, kStep),
             "--ctas is a cco tune option (see cco tune --help)");
   EXPECT_EQ(refusal({"tune", "--modes", "shape"}, kTunePair),
             "--modes is a cco bench option: cco tune chooses the modes itself");
   EXPECT_EQ(refusal({"tune", "--param", "x=1"}, kTunePair), "--param goes with --workload FILE");
-  EXPECT_EQ(refusal({"tune", "--workload", "w", "--registers", "window"}, kTuneStep),
+  EXPECT_EQ(refusal({"tune", "--workload", "./w", "--registers", "window"}, kTuneStep),
             "--registers does not apply to --workload: cco tune --workload does not search "
             "buffer registration (cco bench --workload takes --nccl-register for the step's arena)");
-  EXPECT_EQ(refusal({"tune", "--workload", "w", "--csv", "x.csv"}, kTuneStep),
+  EXPECT_EQ(refusal({"tune", "--workload", "./w", "--csv", "x.csv"}, kTuneStep),
             "--csv is a cco bench option: cco tune writes a plan (--plan, --json)");
   // A flag's value is never taken for a flag; "--" ends the options.
   EXPECT_EQ(refusal({"bench", "--json", "-b"}, kStep), "");
@@ -130,7 +130,7 @@ TEST(Flags, StepParserAgreesWithTheTable) {
       continue;
     std::string one = f.names;
     one = one.substr(one.find(',') == std::string::npos ? 0 : one.find(',') + 1);
-    std::vector<std::string> args = {"bench", "--workload", "w.json", one};
+    std::vector<std::string> args = {"bench", "--workload", "./w.json", one};
     if (f.value) args.push_back("x");
     try {
       (void)parse_step_options(args);
@@ -154,14 +154,14 @@ namespace {
 // Steps take the launcher options pairs take, checked the same way.
 TEST(Flags, StepParserTakesTheLauncherOptions) {
   const auto so = cco::bench::parse_step_options(
-      {"bench", "--workload", "w.json", "--bootstrap", "env", "--bootstrap-timeout", "30"});
+      {"bench", "--workload", "./w.json", "--bootstrap", "env", "--bootstrap-timeout", "30"});
   EXPECT_EQ(so.common.bootstrap, "env");
   EXPECT_DOUBLE_EQ(so.common.bootstrap_timeout, 30.0);
   EXPECT_THROW((void)cco::bench::parse_step_options(
-                   {"bench", "--workload", "w.json", "--bootstrap", "sockets"}),
+                   {"bench", "--workload", "./w.json", "--bootstrap", "sockets"}),
                cco::bench::UsageError);
   EXPECT_THROW((void)cco::bench::parse_step_options(
-                   {"bench", "--workload", "w.json", "--bootstrap-timeout", "-1"}),
+                   {"bench", "--workload", "./w.json", "--bootstrap-timeout", "-1"}),
                cco::bench::UsageError);
 }
 }  // namespace
@@ -171,13 +171,13 @@ namespace {
 // spellings; -g, -c and --json are read and left, in order, for the bench's parser.
 TEST(Flags, StepArgsParsedFromTheTable) {
   const auto a = cco::bench::split_step_args({"bench", "-g4", "--json=out.json", "--workload",
-                                              "w.json", "-c", "0", "--param", "a=1", "-q"});
-  EXPECT_EQ(a.workload, "w.json");
+                                              "./w.json", "-c", "0", "--param", "a=1", "-q"});
+  EXPECT_EQ(a.workload, "./w.json");
   EXPECT_EQ(a.ngpus, 4);
   EXPECT_FALSE(a.check);
   EXPECT_EQ(a.json_path, "out.json");
   EXPECT_EQ(a.rest, (std::vector<std::string>{"bench", "-g4", "--json=out.json", "-c", "0", "-q"}));
-  EXPECT_THROW((void)cco::bench::split_step_args({"bench", "--workload", "w", "--validate=x"}),
+  EXPECT_THROW((void)cco::bench::split_step_args({"bench", "--workload", "./w", "--validate=x"}),
                cco::model::Error);
 }
 }  // namespace
@@ -186,10 +186,10 @@ namespace {
 // -d all and --in-place are a pair's (issue 19, item 6): a step and cco tune refuse them in one
 // line that says why.
 TEST(Flags, DatatypeAllAndInPlaceAreAPairs) {
-  EXPECT_EQ(refusal({"bench", "--workload", "w.json", "-d", "all"}, kStep),
+  EXPECT_EQ(refusal({"bench", "--workload", "./w.json", "-d", "all"}, kStep),
             "-d does not apply to --workload: the workload file sets sizes and types (use --param "
             "NAME=VALUE)");
-  EXPECT_EQ(refusal({"bench", "--workload", "w.json", "--in-place", "1"}, kStep),
+  EXPECT_EQ(refusal({"bench", "--workload", "./w.json", "--in-place", "1"}, kStep),
             "--in-place does not apply to --workload: a step's collectives run as the file says "
             "(out of place)");
   EXPECT_EQ(refusal({"tune", "--in-place", "1"}, kTunePair),
@@ -197,7 +197,7 @@ TEST(Flags, DatatypeAllAndInPlaceAreAPairs) {
             "bench --in-place 1 times both)");
   EXPECT_EQ(refusal({"bench", "-d", "all", "--in-place", "1"}, kPair), "");
   try {
-    (void)cco::bench::parse_step_options({"bench", "--workload", "w.json", "-d", "all"});
+    (void)cco::bench::parse_step_options({"bench", "--workload", "./w.json", "-d", "all"});
     ADD_FAILURE() << "a step took -d all";
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("-d does not apply to --workload"), std::string::npos)

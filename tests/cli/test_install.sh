@@ -50,6 +50,9 @@ fi
 PYTHONPATH=$p/lib/python3/dist-packages python3 -c 'import ccoverlap, sys; assert ccoverlap.__file__.startswith(sys.argv[1]), ccoverlap.__file__' "$p" \
   || fail "the Python module does not import from the install tree"
 [ -f "$p/share/doc/ccoverlap/docs/METRICS.md" ] || fail "docs not installed"
+[ -f "$p/share/ccoverlap/workloads/tp_llama7b.json" ] || fail "the workloads were not installed"
+out=$(cd "$tmp" && CCO_WORKLOAD_PATH= "$cco" bench --workload tp_llama7b --validate 2>&1 | head -1)
+echo "$out" | grep -q "($p/share/ccoverlap/workloads/tp_llama7b.json," || fail "installed cco does not find a workload by name: $out"
 [ -d "$p/share/doc/ccoverlap/docs/results" ] && fail "the results were installed (they are not documentation)"
 if command -v cpack >/dev/null 2>&1 && command -v dpkg-deb >/dev/null 2>&1; then
   (cd "$build" && cpack -G DEB -B "$tmp/pkg" >"$tmp/cpack.log" 2>&1) || fail "cpack -G DEB: $(tail -3 "$tmp/cpack.log")"
@@ -57,6 +60,7 @@ if command -v cpack >/dev/null 2>&1 && command -v dpkg-deb >/dev/null 2>&1; then
   if [ -n "$deb" ]; then
     dpkg-deb -c "$deb" | grep -q "./usr/bin/cco$" || fail "the package has no /usr/bin/cco"
     dpkg-deb -c "$deb" | grep -q "./usr/share/man/man1/cco-bench.1" || fail "the package has no man pages"
+    dpkg-deb -c "$deb" | grep -q "./usr/share/ccoverlap/workloads/tp_llama7b.json" || fail "the package has no workloads"
     dpkg-deb -f "$deb" Depends | grep -q "zlib1g" || fail "the package does not depend on zlib1g"
   else
     fail "cpack wrote no .deb"

@@ -2,6 +2,7 @@
 // the line and column it must point at, dependency ordering, T_ideal on hand-checked graphs, the
 // memory layout and check, the command-line split, and every shipped workload.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -642,10 +643,10 @@ TEST(StepLayoutTest, PatternModulusKeepsSumsExact) {
 // ---- command line -----------------------------------------------------------------------------
 
 TEST(StepArgsTest, SplitsWorkloadFlags) {
-  const auto a = split_step_args({"bench", "--workload", "w.json", "-g", "4", "--param", "layers=8",
+  const auto a = split_step_args({"bench", "--workload", "./w.json", "-g", "4", "--param", "layers=8",
                                   "--param=dtype=half", "--validate", "--gpu-memory", "80G", "-c",
                                   "0", "-n", "3"});
-  EXPECT_EQ(a.workload, "w.json");
+  EXPECT_EQ(a.workload, "./w.json");
   EXPECT_TRUE(a.validate);
   ASSERT_EQ(a.params.size(), 2u);
   EXPECT_EQ(a.params[0], (std::pair<std::string, std::string>{"layers", "8"}));
@@ -658,12 +659,49 @@ TEST(StepArgsTest, SplitsWorkloadFlags) {
   EXPECT_EQ(lo.nranks, 4);
   EXPECT_EQ(lo.gpu_memory, int64_t{80} << 30);
   EXPECT_FALSE(lo.check);
-  EXPECT_EQ(split_step_args({"bench", "--workload=x.json"}).load_options().nranks, 2);
+  EXPECT_EQ(split_step_args({"bench", "--workload=./x.json"}).load_options().nranks, 2);
   EXPECT_TRUE(split_step_args({"bench", "-b", "1M"}).workload.empty());
   EXPECT_THROW(split_step_args({"bench", "--validate"}), Error);
   EXPECT_THROW(split_step_args({"bench", "--workload"}), Error);
-  EXPECT_THROW(split_step_args({"bench", "--workload", "w", "--param", "novalue"}), Error);
-  EXPECT_THROW(split_step_args({"bench", "--workload", "w", "--gpu-memory", "lots"}), Error);
+  EXPECT_THROW(split_step_args({"bench", "--workload", "./w", "--param", "novalue"}), Error);
+  EXPECT_THROW(split_step_args({"bench", "--workload", "./w", "--gpu-memory", "lots"}), Error);
+}
+
+// --workload NAME: a file as given, else a shipped workload by name (issue 34 item 1).
+TEST(StepArgsTest, FindsShippedWorkloadsByName) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::path(testing::TempDir()) / ("cco_wl_" + std::to_string(::getpid()));
+  fs::create_directories(root / "a");
+  fs::create_directories(root / "b");
+  std::ofstream(root / "a" / "tp.json") << "{}";
+  std::ofstream(root / "b" / "tp.json") << "{}";
+  std::ofstream(root / "b" / "moe.json") << "{}";
+  std::ofstream(root / "b" / "notes.txt") << "";
+  const std::vector<std::string> dirs = {(root / "a").string(), (root / "b").string()};
+  EXPECT_EQ(find_workload("tp", dirs), (root / "a" / "tp.json").string());  // the first folder wins
+  EXPECT_EQ(find_workload("tp.json", dirs), (root / "a" / "tp.json").string());
+  EXPECT_EQ(find_workload("moe", dirs), (root / "b" / "moe.json").string());
+  EXPECT_EQ(find_workload("./tp", dirs), "./tp");          // a path is taken as it is
+  EXPECT_EQ(find_workload("dir/x.json", dirs), "dir/x.json");
+  EXPECT_EQ(shipped_workloads(dirs), (std::vector<std::string>{"moe", "tp"}));
+  try {
+    (void)find_workload("llama", dirs);
+    ADD_FAILURE() << "an unknown name was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "--workload llama: no such file, and no shipped workload of that name (shipped: moe, tp)");
+  }
+  // CCO_WORKLOAD_PATH comes first; folders that do not exist are left out.
+  ::setenv("CCO_WORKLOAD_PATH", ((root / "b").string() + ":/nonexistent/cco").c_str(), 1);
+  const auto found = workload_dirs();
+  ::unsetenv("CCO_WORKLOAD_PATH");
+  ASSERT_FALSE(found.empty());
+  EXPECT_EQ(found[0], (root / "b").string());
+  EXPECT_EQ(std::count(found.begin(), found.end(), "/nonexistent/cco"), 0);
+  // The shipped ones, from the source tree, through the command line.
+  EXPECT_NE(split_step_args({"bench", "--workload", "tp_llama7b"}).workload.find("tp_llama7b.json"),
+            std::string::npos);
+  fs::remove_all(root);
 }
 
 TEST(StepFiles, UnreadableFile) {

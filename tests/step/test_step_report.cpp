@@ -111,10 +111,10 @@ TEST(StepReport, JsonAndCsv) {
 
 TEST(StepOptions, ParsesTheFlagsThatApply) {
   const auto o = bench::parse_step_options(
-      {"bench", "--workload", "w.json",   "-g",       "2",       "-n",        "7",
+      {"bench", "--workload", "./w.json",   "-g",       "2",       "-n",        "7",
        "-w",    "1",          "--param",  "layers=2", "--modes", "seq,shape", "--blocks-per-sm",
        "1,2",   "--json",     "out.json", "-q",       "-c",      "0"});
-  EXPECT_EQ(o.workload, "w.json");
+  EXPECT_EQ(o.workload, "./w.json");
   EXPECT_EQ(o.params.size(), 1u);
   EXPECT_EQ(o.common.ngpus, 2);
   EXPECT_EQ(o.common.iters, 7);
@@ -129,36 +129,36 @@ TEST(StepOptions, ParsesTheFlagsThatApply) {
 // The run-wide budgets of pairs apply to steps too (issue 17, item 4).
 TEST(StepOptions, TakesTheRunWideBudgetsOfPairs) {
   const auto o = bench::parse_step_options(
-      {"bench", "--workload", "w.json", "--gemm-sms", "66", "--nccl-register", "buffer"});
+      {"bench", "--workload", "./w.json", "--gemm-sms", "66", "--nccl-register", "buffer"});
   EXPECT_EQ(o.common.gemm_sms, 66);
   EXPECT_TRUE(o.common.nccl_register_given);
   EXPECT_EQ(o.common.nccl_register, cco::model::CommRegister::Buffer);
-  const auto plain = bench::parse_step_options({"bench", "--workload", "w.json"});
+  const auto plain = bench::parse_step_options({"bench", "--workload", "./w.json"});
   EXPECT_EQ(plain.common.gemm_sms, 0);
   EXPECT_FALSE(plain.common.nccl_register_given);
-  EXPECT_THROW(bench::parse_step_options({"bench", "--workload", "w", "--gemm-sms", "-1"}),
+  EXPECT_THROW(bench::parse_step_options({"bench", "--workload", "./w", "--gemm-sms", "-1"}),
                bench::UsageError);
-  EXPECT_THROW(bench::parse_step_options({"bench", "--workload", "w", "--nccl-register", "x"}),
+  EXPECT_THROW(bench::parse_step_options({"bench", "--workload", "./w", "--nccl-register", "x"}),
                bench::UsageError);
 }
 
 TEST(StepOptions, RefusesWhatDoesNotApply) {
-  EXPECT_THROW(bench::parse_step_options({"bench", "--workload", "w", "-b", "1M"}),
+  EXPECT_THROW(bench::parse_step_options({"bench", "--workload", "./w", "-b", "1M"}),
                bench::UsageError);
-  EXPECT_THROW(bench::parse_step_options({"bench", "--workload", "w", "--gemm=1024"}),
+  EXPECT_THROW(bench::parse_step_options({"bench", "--workload", "./w", "--gemm=1024"}),
                bench::UsageError);
-  EXPECT_THROW(bench::parse_step_options({"bench", "--workload", "w", "--validate"}),
+  EXPECT_THROW(bench::parse_step_options({"bench", "--workload", "./w", "--validate"}),
                bench::UsageError);
   EXPECT_THROW(bench::parse_step_options({"bench", "-g", "2"}), bench::UsageError);
-  EXPECT_THROW(bench::parse_step_options({"bench", "--workload", "w", "-n", "0"}),
+  EXPECT_THROW(bench::parse_step_options({"bench", "--workload", "./w", "-n", "0"}),
                bench::UsageError);
-  EXPECT_THROW(bench::parse_step_options({"bench", "--workload", "w", "--bogus"}),
+  EXPECT_THROW(bench::parse_step_options({"bench", "--workload", "./w", "--bogus"}),
                bench::UsageError);
   EXPECT_THROW(
-      bench::parse_step_options({"bench", "--workload", "w", "--modes", "seq", "--pad", "1K"}),
+      bench::parse_step_options({"bench", "--workload", "./w", "--modes", "seq", "--pad", "1K"}),
       bench::UsageError);
   try {
-    bench::parse_step_options({"bench", "--workload", "w", "-d", "half"});
+    bench::parse_step_options({"bench", "--workload", "./w", "-d", "half"});
   } catch (const bench::UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("-d does not apply to --workload"), std::string::npos)
         << e.what();
