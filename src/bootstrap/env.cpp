@@ -7,6 +7,7 @@
 
 #include "bootstrap/bootstrap.hpp"
 #include "bootstrap/detail.hpp"
+#include "model/env_names.hpp"
 
 extern char** environ;
 
@@ -161,8 +162,8 @@ std::string slurm_first_host(const std::string& list) {
 std::optional<LaunchEnv> parse_launch_env(const Env& env) {
   LaunchEnv w;
   const auto has = [&](const char* a, const char* b) { return get(env, a) || get(env, b); };
-  if (has("CCO_RANK", "CCO_WORLD_SIZE"))
-    read_ranks(env, {"cco", "CCO_RANK", "CCO_WORLD_SIZE", "CCO_LOCAL_RANK"}, w);
+  if (has(cco::env::kRank, cco::env::kWorldSize))
+    read_ranks(env, {"cco", cco::env::kRank, cco::env::kWorldSize, cco::env::kLocalRank}, w);
   else if (get(env, "RANK") && get(env, "WORLD_SIZE"))  // one alone is too common to mean torchrun
     read_ranks(env, {"torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK"}, w);
   else if (has("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"))
@@ -178,13 +179,13 @@ std::optional<LaunchEnv> parse_launch_env(const Env& env) {
   else
     return std::nullopt;
 
-  if (const auto f = get(env, "CCO_BOOTSTRAP_FILE")) w.rendezvous_file = *f;
-  const auto cco_addr = get(env, "CCO_MASTER_ADDR");
-  const auto cco_port = get(env, "CCO_MASTER_PORT");
+  if (const auto f = get(env, cco::env::kBootstrapFile)) w.rendezvous_file = *f;
+  const auto cco_addr = get(env, cco::env::kMasterAddr);
+  const auto cco_port = get(env, cco::env::kMasterPort);
   if (!w.rendezvous_file.empty()) {
     // Rank 0 publishes its own address; only explicit CCO_* settings choose it.
     if (cco_addr) w.master_addr = trim(*cco_addr);
-    w.master_port = cco_port ? to_port("CCO_MASTER_PORT", *cco_port) : 0;
+    w.master_port = cco_port ? to_port(cco::env::kMasterPort, *cco_port) : 0;
     return w;
   }
 
@@ -192,7 +193,7 @@ std::optional<LaunchEnv> parse_launch_env(const Env& env) {
   const auto port = get(env, "MASTER_PORT");
   if (w.launcher == "cco") {
     w.master_addr = cco_addr ? *cco_addr : "127.0.0.1";
-    w.master_port = cco_port ? to_port("CCO_MASTER_PORT", *cco_port) : kDefaultPort;
+    w.master_port = cco_port ? to_port(cco::env::kMasterPort, *cco_port) : kDefaultPort;
   } else if (w.launcher == "torchrun") {
     if (cco_addr)
       w.master_addr = *cco_addr;
@@ -201,7 +202,7 @@ std::optional<LaunchEnv> parse_launch_env(const Env& env) {
     else
       bad("torchrun's RANK is set but MASTER_ADDR is not (or set CCO_MASTER_ADDR)");
     if (cco_port) {
-      w.master_port = to_port("CCO_MASTER_PORT", *cco_port);
+      w.master_port = to_port(cco::env::kMasterPort, *cco_port);
     } else if (port) {
       const int p = to_port("MASTER_PORT", *port);
       if (p == 65535)
@@ -222,7 +223,7 @@ std::optional<LaunchEnv> parse_launch_env(const Env& env) {
       bad("Open MPI ranks span several nodes but no master is given: set CCO_MASTER_ADDR (rank 0's "
           "host) "
           "or CCO_BOOTSTRAP_FILE, or use --bootstrap mpi in a build with MPI");
-    w.master_port = cco_port ? to_port("CCO_MASTER_PORT", *cco_port)
+    w.master_port = cco_port ? to_port(cco::env::kMasterPort, *cco_port)
                     : port   ? to_port("MASTER_PORT", *port)
                              : kDefaultPort;
   } else {  // slurm
@@ -239,7 +240,7 @@ std::optional<LaunchEnv> parse_launch_env(const Env& env) {
     else
       bad("SLURM_PROCID is set but no node list (SLURM_JOB_NODELIST) nor CCO_MASTER_ADDR is");
     if (cco_port) {
-      w.master_port = to_port("CCO_MASTER_PORT", *cco_port);
+      w.master_port = to_port(cco::env::kMasterPort, *cco_port);
     } else if (port) {
       w.master_port = to_port("MASTER_PORT", *port);
     } else if (const auto job = get(env, "SLURM_JOB_ID")) {
@@ -265,7 +266,7 @@ double resolve_timeout(const LaunchOptions& opts, const Env& env) {
     throw ConfigError("bootstrap timeout must be a positive number of seconds, not " +
                       std::to_string(opts.timeout_s));
   if (opts.timeout_s > 0) return opts.timeout_s;
-  const auto v = get(env, "CCO_BOOTSTRAP_TIMEOUT");
+  const auto v = get(env, cco::env::kBootstrapTimeout);
   if (!v) return kDefaultTimeoutS;
   const std::string t = trim(*v);
   errno = 0;

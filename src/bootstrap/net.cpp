@@ -203,8 +203,8 @@ int listen_on(int port, int backlog) {
     ::close(fd);
     if (e == EADDRINUSE)
       throw ConfigError("rank 0 cannot listen on port " + std::to_string(port) +
-                        ": it is already in use on this node (another job?); choose another with "
-                        "CCO_MASTER_PORT");
+                        ": it is already in use on this node (another job?); choose another "
+                        "with CCO_MASTER_PORT");
     throw ConfigError("rank 0 cannot listen on port " + std::to_string(port) + ": " + err_text(e));
   }
   set_nonblocking(fd);

@@ -16,6 +16,7 @@
 #include "cli/doctor.hpp"
 #include "cli/run_cmd.hpp"
 #include "cli/run_support.hpp"
+#include "model/env_names.hpp"
 #ifdef CCO_HAVE_CUDA
 #include "runtime/device.hpp"
 #include "runtime/lazy.hpp"
@@ -98,7 +99,7 @@ Check preload_check(std::string* lib_out) {
 Check tuner_check(const std::string& preload) {
   Check c{"tuner plugin", Status::Ok, {}, {}};
   try {
-    const std::string lib = find_tuner_library(preload, self_exe(), "", ::getenv("CCO_TUNER_LIB"));
+    const std::string lib = find_tuner_library(preload, self_exe(), "", ::getenv(cco::env::kTunerLib));
     check_tuner_library(lib);
     c.detail = lib;
   } catch (const std::exception& e) {

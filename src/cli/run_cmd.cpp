@@ -28,6 +28,7 @@
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "cli/run_support.hpp"
+#include "model/env_names.hpp"
 #include "model/limits.hpp"
 #include "model/read_file.hpp"
 #include "preload/trace_path.hpp"
@@ -151,7 +152,7 @@ std::string steps_folder(const std::string& dir) {
 // The preload library (--lib, $CCO_PRELOAD_LIB or beside cco), checked to load: the dynamic
 // loader only warns ("cannot be preloaded ... ignored") and runs the program without it.
 std::string loadable_preload_library(const std::string& explicit_lib) {
-  const std::string lib = find_preload_library(self_exe(), explicit_lib, ::getenv("CCO_PRELOAD_LIB"));
+  const std::string lib = find_preload_library(self_exe(), explicit_lib, ::getenv(cco::env::kPreloadLib));
   if (std::string bad = model::library_file_problem(lib); !bad.empty())
     throw Usage("the preload library " + bad);
   if (void* h = ::dlopen(lib.c_str(), RTLD_LAZY | RTLD_LOCAL)) {
@@ -281,37 +282,37 @@ std::vector<EnvChange> run_environment(const RunOptions& opts, const plan::Plan&
   if (!opts.compare.empty()) {
     std::string items;
     for (const auto& c : opts.compare) items += (items.empty() ? "" : ",") + c;
-    out.push_back({"CCO_COMPARE", items});
-    out.push_back({"CCO_POLICY", std::nullopt});
-    out.push_back({"CCO_PLAN", std::nullopt});
+    out.push_back({cco::env::kCompare, items});
+    out.push_back({cco::env::kPolicy, std::nullopt});
+    out.push_back({cco::env::kPlan, std::nullopt});
   } else if (!plan_path.empty()) {
-    out.push_back({"CCO_PLAN", plan_path});
-    out.push_back({"CCO_POLICY", std::nullopt});
+    out.push_back({cco::env::kPlan, plan_path});
+    out.push_back({cco::env::kPolicy, std::nullopt});
     // Checked here against this machine (check_made_for); --force lets the library apply it too.
-    if (opts.force) out.push_back({"CCO_PLAN_FORCE", "1"});
+    if (opts.force) out.push_back({cco::env::kPlanForce, "1"});
   } else {
     out.push_back(
-        {"CCO_POLICY", opts.policy.empty() ? std::string(plan::kDefaultPolicy) : opts.policy});
-    out.push_back({"CCO_PLAN", std::nullopt});
+        {cco::env::kPolicy, opts.policy.empty() ? std::string(plan::kDefaultPolicy) : opts.policy});
+    out.push_back({cco::env::kPlan, std::nullopt});
   }
-  if (!opts.steps_out.empty()) out.push_back({"CCO_STEPS_DIR", opts.steps_out});
+  if (!opts.steps_out.empty()) out.push_back({cco::env::kStepsDir, opts.steps_out});
   if (!opts.step_nvtx.empty()) {
     // The library is NVTX's injection (run_main refused another one named in the environment).
-    out.push_back({"CCO_STEP_NVTX", opts.step_nvtx});
+    out.push_back({cco::env::kStepNvtx, opts.step_nvtx});
     out.push_back({"NVTX_INJECTION64_PATH", lib_path});
     if (warnings && !opts.trace.empty())
       warnings->push_back("--step-nvtx makes the library NVTX's injection: the trace has no NVTX "
                           "ranges (one injection per process)");
   }
-  if (opts.warmup >= 0) out.push_back({"CCO_WARMUP_STEPS", std::to_string(opts.warmup)});
-  if (opts.stats) out.push_back({"CCO_STATS", "1"});
-  if (opts.verbose) out.push_back({"CCO_VERBOSE", "1"});
+  if (opts.warmup >= 0) out.push_back({cco::env::kWarmupSteps, std::to_string(opts.warmup)});
+  if (opts.stats) out.push_back({cco::env::kStats, "1"});
+  if (opts.verbose) out.push_back({cco::env::kVerbose, "1"});
   if (!opts.trace.empty()) {
-    out.push_back({"CCO_TRACE", opts.trace});
-    out.push_back({"CCO_TRACE_PID", std::to_string(::getpid())});
+    out.push_back({cco::env::kTrace, opts.trace});
+    out.push_back({cco::env::kTracePid, std::to_string(::getpid())});
   }
-  if (warnings && truthy(getenv("CCO_DISABLE")))
-    warnings->push_back(std::string("CCO_DISABLE=") + getenv("CCO_DISABLE") +
+  if (warnings && truthy(getenv(cco::env::kDisable)))
+    warnings->push_back(std::string("CCO_DISABLE=") + getenv(cco::env::kDisable) +
                         " is set: the library will change nothing" +
                         (opts.trace.empty() ? "" : " and trace nothing"));
   if (!tuner_path.empty()) {
@@ -398,7 +399,7 @@ std::string named_library(const char* flag, const std::string& explicit_lib, con
 
 std::string find_preload_library(const std::string& exe, const std::string& explicit_lib,
                                  const char* env_lib) {
-  if (std::string p = named_library("--lib", explicit_lib, "CCO_PRELOAD_LIB", env_lib); !p.empty())
+  if (std::string p = named_library("--lib", explicit_lib, cco::env::kPreloadLib, env_lib); !p.empty())
     return p;
   const std::string dir = dir_of(exe);
   std::string looked;
@@ -413,7 +414,7 @@ std::string find_preload_library(const std::string& exe, const std::string& expl
 
 std::string find_tuner_library(const std::string& preload_lib, const std::string& exe,
                                const std::string& explicit_lib, const char* env_lib) {
-  if (std::string p = named_library("--tuner-lib", explicit_lib, "CCO_TUNER_LIB", env_lib);
+  if (std::string p = named_library("--tuner-lib", explicit_lib, cco::env::kTunerLib, env_lib);
       !p.empty())
     return p;
   std::string looked;
@@ -784,7 +785,7 @@ int run_main(const std::vector<std::string>& args) {
 
   std::string tuner;
   if (plan.nccl.uses_tuner() || compare_channels) {
-    tuner = find_tuner_library(lib, self_exe(), o.tuner_lib, ::getenv("CCO_TUNER_LIB"));
+    tuner = find_tuner_library(lib, self_exe(), o.tuner_lib, ::getenv(cco::env::kTunerLib));
     check_tuner_library(tuner);
     if (compare_channels) refuse_foreign_tuner("--compare", tuner);
   }

@@ -25,6 +25,7 @@
 #include "cli/parse.hpp"
 #include "cli/run_cmd.hpp"
 #include "cli/run_support.hpp"
+#include "model/env_names.hpp"
 #include "plan/plan.hpp"
 #include "steps/paired.hpp"
 #include "steps/record.hpp"
@@ -161,7 +162,7 @@ Prepared prepare(TuneProgramOptions& o) {
   if (!o.step_nvtx.empty()) refuse_foreign_nvtx(lib);
   std::string tuner;
   if (channels) {
-    tuner = find_tuner_library(lib, self_exe(), o.tuner_lib, ::getenv("CCO_TUNER_LIB"));
+    tuner = find_tuner_library(lib, self_exe(), o.tuner_lib, ::getenv(cco::env::kTunerLib));
     check_tuner_library(tuner);
     refuse_foreign_tuner("--candidates", tuner);
   }
@@ -173,11 +174,11 @@ Prepared prepare(TuneProgramOptions& o) {
   auto changes = run_environment(ro, plan::from_policy("off"), "", lib, tuner,
                                  [](const char* n) { return static_cast<const char*>(::getenv(n)); },
                                  &warnings);
-  changes.push_back({"CCO_TUNE", "1"});
-  changes.push_back({"CCO_TUNE_STEPS", std::to_string(budget)});
-  changes.push_back({"CCO_TUNE_TIME", std::to_string(o.time_s)});
-  changes.push_back({"CCO_TUNE_WAIT", std::to_string(o.wait_s)});
-  changes.push_back({"CCO_TUNE_DIAGNOSE", o.diagnose ? "1" : "0"});
+  changes.push_back({cco::env::kTune, "1"});
+  changes.push_back({cco::env::kTuneSteps, std::to_string(budget)});
+  changes.push_back({cco::env::kTuneTime, std::to_string(o.time_s)});
+  changes.push_back({cco::env::kTuneWait, std::to_string(o.wait_s)});
+  changes.push_back({cco::env::kTuneDiagnose, o.diagnose ? "1" : "0"});
   for (const auto& w : warnings) std::fprintf(stderr, "cco tune: warning: %s\n", w.c_str());
   for (const auto& c : changes) {
     if (c.value)

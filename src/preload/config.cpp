@@ -7,6 +7,8 @@
 #include <cstring>
 #include <tuple>
 
+#include "model/env_names.hpp"
+
 namespace cco::preload {
 namespace {
 
@@ -28,7 +30,7 @@ std::optional<bool> parse_flag(const char* value) {
 
 EnvConfig read_env(const std::function<const char*(const char*)>& get) {
   EnvConfig c;
-  if (const char* v = get("CCO_DISABLE")) {
+  if (const char* v = get(cco::env::kDisable)) {
     const auto f = parse_flag(v);
     if (!f) {
       // Unclear intent: the safe reading of a mistyped "disable" is to disable.
@@ -39,7 +41,7 @@ EnvConfig read_env(const std::function<const char*(const char*)>& get) {
       c.disabled = *f;
     }
   }
-  if (const char* v = get("CCO_STATS")) {
+  if (const char* v = get(cco::env::kStats)) {
     const std::string s = v;
     if (s.empty() || s == "0")
       c.stats = 0;
@@ -61,17 +63,17 @@ EnvConfig read_env(const std::function<const char*(const char*)>& get) {
     else
       c.warnings.push_back(std::string(name) + "='" + v + "' is not 0 or 1; " + otherwise);
   };
-  flag("CCO_VERBOSE", &c.verbose, "ignored");
-  if (const char* v = get("CCO_PLAN")) c.plan_path = v;
-  flag("CCO_PLAN_FORCE", &c.plan_force, "ignored");
-  if (const char* v = get("CCO_POLICY")) c.policy = v;
+  flag(cco::env::kVerbose, &c.verbose, "ignored");
+  if (const char* v = get(cco::env::kPlan)) c.plan_path = v;
+  flag(cco::env::kPlanForce, &c.plan_force, "ignored");
+  if (const char* v = get(cco::env::kPolicy)) c.policy = v;
   if (!c.plan_path.empty() && !c.policy.empty()) {
     c.warnings.push_back("CCO_PLAN and CCO_POLICY are both set (" + c.plan_path + ", " + c.policy +
                          "); running unshaped");
     c.bad = true;
   }
-  if (const char* v = get("CCO_STEPS_DIR"); v && *v) c.steps_dir = v;
-  if (const char* v = get("CCO_COMPARE"); v && *v) {
+  if (const char* v = get(cco::env::kStepsDir); v && *v) c.steps_dir = v;
+  if (const char* v = get(cco::env::kCompare); v && *v) {
     std::string item;
     for (const char* q = v;; ++q) {
       if (*q == ',' || *q == '\0') {
@@ -95,7 +97,7 @@ EnvConfig read_env(const std::function<const char*(const char*)>& get) {
   }
   // The online search (cco tune -- CMD): CCO_TUNE=1 with CCO_COMPARE's candidates and
   // CCO_STEPS_DIR (its decision file lives there).
-  flag("CCO_TUNE", &c.tune, "no search");
+  flag(cco::env::kTune, &c.tune, "no search");
   // A count from 0 to `max`; anything else keeps the default, with "NAME='v' " + `bad` said once.
   auto count = [&](const char* name, uint64_t max, uint64_t* out, const std::string& bad) {
     const char* v = get(name);
@@ -108,17 +110,17 @@ EnvConfig read_env(const std::function<const char*(const char*)>& get) {
     else
       *out = n;
   };
-  for (auto [name, max, out] : {std::tuple{"CCO_TUNE_STEPS", uint64_t{10000000}, &c.tune_steps},
-                                std::tuple{"CCO_TUNE_TIME", uint64_t{86400 * 30}, &c.tune_time_s},
-                                std::tuple{"CCO_TUNE_WAIT", uint64_t{86400}, &c.tune_wait_s}})
+  for (auto [name, max, out] : {std::tuple{cco::env::kTuneSteps, uint64_t{10000000}, &c.tune_steps},
+                                std::tuple{cco::env::kTuneTime, uint64_t{86400 * 30}, &c.tune_time_s},
+                                std::tuple{cco::env::kTuneWait, uint64_t{86400}, &c.tune_wait_s}})
     count(name, max, out,
           "is not a number from 0 to " + std::to_string(max) + "; the default is used");
   if (c.tune && (c.compare.size() < 2 || c.steps_dir.empty())) {
     c.warnings.push_back("CCO_TUNE needs CCO_COMPARE (2 to 8 candidates) and CCO_STEPS_DIR; no search");
     c.tune = false;
   }
-  count("CCO_WARMUP_STEPS", 1000000, &c.warmup, "is not a step count (0 to 1000000); 5 are used");
-  if (const char* v = get("CCO_STEP_NVTX"); v && *v) {
+  count(cco::env::kWarmupSteps, 1000000, &c.warmup, "is not a step count (0 to 1000000); 5 are used");
+  if (const char* v = get(cco::env::kStepNvtx); v && *v) {
     if (std::strlen(v) > 255)
       c.warnings.push_back("CCO_STEP_NVTX is longer than 255 characters; no steps from NVTX");
     else
@@ -132,7 +134,7 @@ EnvConfig read_env(const std::function<const char*(const char*)>& get) {
     if (*end == '\0' && r >= 0 && r < (1 << 24)) c.rank = static_cast<int>(r);
     break;
   }
-  if (const char* v = get("CCO_PRIORITY_METHOD"); v && *v) {
+  if (const char* v = get(cco::env::kPriorityMethod); v && *v) {
     try {
       c.method = plan::parse_method(v);
     } catch (const plan::Error& e) {

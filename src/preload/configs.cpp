@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/env_names.hpp"
 #include "model/types.hpp"
 #include "preload/cco_api.h"
 #include "preload/config.hpp"
@@ -287,7 +288,7 @@ void report_at_exit() {
               "(statically linked cuBLAS?); GEMMs ran with their own SM target");
   if (!h) {
     // Nothing was launched; CCO_STATS=2 still asks for a line.
-    const char* v = std::getenv("CCO_STATS");
+    const char* v = std::getenv(cco::env::kStats);
     if (!v || std::strcmp(v, "2") != 0 || disabled()) return;
     log_line("stats pid=" + std::to_string(getpid()) +
              " seen=0 (no kernel launch reached the library)");

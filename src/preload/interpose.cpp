@@ -35,6 +35,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/env_names.hpp"
 #include "model/types.hpp"
 #include "preload/blas.hpp"
 #include "preload/blas_list.hpp"
@@ -98,7 +99,7 @@ void on_fork_child() {
 // CCO_DISABLE, read once (an unclear value disables, like read_env()); and forked children.
 bool disabled() {
   static const bool d = [] {
-    const auto f = parse_flag(std::getenv("CCO_DISABLE"));
+    const auto f = parse_flag(std::getenv(cco::env::kDisable));
     return !f || *f;
   }();
   return d || g_forked_child.load(std::memory_order_relaxed);

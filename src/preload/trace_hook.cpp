@@ -15,6 +15,7 @@
 #include <set>
 #include <string>
 
+#include "model/env_names.hpp"
 #include "preload/config.hpp"
 #include "preload/log.hpp"
 #include "preload/trace_path.hpp"
@@ -120,21 +121,21 @@ void at_exit() {
 
 void start() noexcept {
   try {
-    const char* pattern = env("CCO_TRACE");
+    const char* pattern = env(cco::env::kTrace);
     const bool for_tune = (!pattern || !*pattern) && tune_diagnose_requested();
     if ((!pattern || !*pattern) && !for_tune) return;
-    if (const auto d = parse_flag(env("CCO_DISABLE")); !d || *d) return;
+    if (const auto d = parse_flag(env(cco::env::kDisable)); !d || *d) return;
     if (for_tune) pattern = "";
     if (const std::string bad = for_tune ? "" : check_trace_pattern(pattern); !bad.empty()) {
       warn_once("trace", std::string("CCO_TRACE='") + pattern + "' " + bad + "; not tracing");
       return;
     }
-    const char* what = for_tune ? "cco tune's diagnosis" : "CCO_TRACE";
-    const auto v = parse_flag(env("CCO_VERBOSE"));
+    const char* what = for_tune ? "cco tune's diagnosis" : cco::env::kTrace;
+    const auto v = parse_flag(env(cco::env::kVerbose));
     g_verbose = v && *v;
     trace::Options o;
     o.print_warnings = false;  // ours go through warn_once, prefixed cco-preload
-    if (const char* nv = env("CCO_NVTX"); nv && *nv)  // parse_flag(unset) is false: ask only if set
+    if (const char* nv = env(cco::env::kNvtx); nv && *nv)  // parse_flag(unset) is false: ask only if set
       if (const auto n = parse_flag(nv); n && !*n) o.nvtx_ranges = false;
     if (for_tune) o.nvtx_ranges = false;  // kernels and the clock's marks suffice (and --step-nvtx
                                           // makes the library NVTX's injection)
@@ -153,7 +154,7 @@ void start() noexcept {
     g_start_warning = new std::string(s->warning());
     if (!g_start_warning->empty()) warn_once("trace-start", std::string(what) + ": " + *g_start_warning);
     g_pattern = new std::string(pattern);
-    const char* tp = env("CCO_TRACE_PID");
+    const char* tp = env(cco::env::kTracePid);
     g_trace_pid = new std::string(tp ? tp : "");
     g_pid = static_cast<int64_t>(::getpid());
     g_session = s;
@@ -183,8 +184,8 @@ void trace_start_once() noexcept {
 #ifdef CCO_PRELOAD_TRACE
   start();
 #else
-  const char* pattern = env("CCO_TRACE");
-  const auto d = parse_flag(env("CCO_DISABLE"));
+  const char* pattern = env(cco::env::kTrace);
+  const auto d = parse_flag(env(cco::env::kDisable));
   if (pattern && *pattern && d && !*d)
     warn_once("trace",
               "CCO_TRACE is set, but this libcco_preload.so was built without CUPTI headers; the "
@@ -201,8 +202,8 @@ void trace_register_late_exit() noexcept {
 }
 
 bool trace_requested() noexcept {
-  const char* pattern = env("CCO_TRACE");
-  const auto d = parse_flag(env("CCO_DISABLE"));
+  const char* pattern = env(cco::env::kTrace);
+  const auto d = parse_flag(env(cco::env::kDisable));
   return pattern && *pattern && d && !*d;
 }
 
@@ -225,8 +226,8 @@ bool tune_diagnose_requested() noexcept {
     const auto v = parse_flag(env(name));
     return v && *v;
   };
-  const auto d = parse_flag(env("CCO_DISABLE"));
-  if (!on("CCO_TUNE") || !on("CCO_TUNE_DIAGNOSE") || !d || *d) return false;
+  const auto d = parse_flag(env(cco::env::kDisable));
+  if (!on(cco::env::kTune) || !on(cco::env::kTuneDiagnose) || !d || *d) return false;
   const std::optional<int> rank = rank_from_env(env);
   return !rank || *rank == 0;
 }

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "model/env_names.hpp"
 #include "model/read_file.hpp"
 #include "runtime/check.hpp"
 
@@ -29,7 +30,7 @@ const char* what(Lib lib) { return lib == Lib::Nccl ? "NCCL" : "cuBLASLt"; }
 }  // namespace
 
 std::string lib_file(Lib lib) {
-  const char* env = std::getenv(lib == Lib::Nccl ? "CCO_NCCL_LIB" : "CCO_CUBLASLT_LIB");
+  const char* env = std::getenv(lib == Lib::Nccl ? cco::env::kNcclLib : cco::env::kCublasltLib);
   if (env && *env) return env;
   return lib == Lib::Nccl ? "libnccl.so." + std::to_string(NCCL_MAJOR)
                           : "libcublasLt.so." + std::to_string(CUBLAS_VER_MAJOR);
@@ -74,7 +75,7 @@ void require(Lib lib, const std::string& who) {
   if (load(lib)) return;
   throw Error(who + " needs " + what(lib) + " (" + lib_file(lib) + "), which cannot be loaded: " +
               slot(lib).why + "; put its folder in LD_LIBRARY_PATH or name the file in " +
-              (lib == Lib::Nccl ? "CCO_NCCL_LIB" : "CCO_CUBLASLT_LIB"));
+              (lib == Lib::Nccl ? cco::env::kNcclLib : cco::env::kCublasltLib));
 }
 
 }  // namespace cco::rt

@@ -1,6 +1,7 @@
 // libcupti and libcuda, loaded once (cupti_loader.hpp).
 #include "trace/cupti_loader.hpp"
 
+#include "model/env_names.hpp"
 #include "model/read_file.hpp"
 
 #include <dlfcn.h>
@@ -83,7 +84,7 @@ void load_cupti(const std::string& explicit_path) {
   std::vector<std::string> cands;
   std::string forced = explicit_path;
   if (forced.empty())
-    if (const char* e = std::getenv("CCO_CUPTI_LIB"); e && *e) forced = e;
+    if (const char* e = std::getenv(cco::env::kCuptiLib); e && *e) forced = e;
   if (!forced.empty())
     cands = {forced};
   else

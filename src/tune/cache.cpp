@@ -8,6 +8,7 @@
 
 #include "bench/options.hpp"
 #include "bench/report.hpp"
+#include "model/env_names.hpp"
 #include "model/read_file.hpp"
 
 namespace cco::tune {
@@ -17,7 +18,7 @@ namespace fs = std::filesystem;
 std::string resolve_cache_dir(const std::string& requested) {
   std::string dir = requested;
   if (dir.empty()) {
-    if (const char* e = std::getenv("CCO_CACHE_DIR"); e && *e) dir = e;
+    if (const char* e = std::getenv(cco::env::kCacheDir); e && *e) dir = e;
     else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) dir = std::string(x) + "/ccoverlap";
     else if (const char* h = std::getenv("HOME"); h && *h) dir = std::string(h) + "/.cache/ccoverlap";
     else dir = ".ccoverlap-cache";

@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "model/env_names.hpp"
 #include "model/read_file.hpp"
 #include "workload/builder.hpp"
 #include "workload/detail.hpp"
@@ -154,7 +155,7 @@ std::vector<std::string> workload_dirs() {
     if (!d.empty() && is_dir(d) && std::find(dirs.begin(), dirs.end(), d) == dirs.end())
       dirs.push_back(d);
   };
-  if (const char* env = std::getenv("CCO_WORKLOAD_PATH")) {
+  if (const char* env = std::getenv(cco::env::kWorkloadPath)) {
     std::string list = env;
     for (std::size_t at = 0; at <= list.size();) {
       const std::size_t colon = std::min(list.find(':', at), list.size());

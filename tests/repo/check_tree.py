@@ -5,7 +5,9 @@
 - docs/ stays under 2 MB, and docs/results/ holds pages and the files they cite, never raw logs
   (*.log, *.err, *.result) and no file no page names;
 - scripts/ holds at most 11 files (what users and CI run, and one GPU runner);
-- no test reads data from docs/results/ (tests read fixtures from tests/).
+- no test reads data from docs/results/ (tests read fixtures from tests/);
+- every CCO_* environment variable is spelled as a bare literal ("CCO_X") once, in
+  src/model/env_names.hpp; everywhere else in src/ code names it cco::env::kX.
 Usage: check_tree.py [ROOT]   (default: the repository holding this file). Exit 1 with one line per
 problem, 0 when the tree is as it should be.
 """
@@ -79,12 +81,25 @@ def main(root):
                     problems.append(f"{os.path.relpath(f, root)}:{n}: a test reads docs/results/ "
                                     "(put its data under tests/fixtures/)")
 
+    names_home = os.path.join(root, "src", "model", "env_names.hpp")
+    bare = re.compile(r'"(CCO_[A-Z0-9_]+)"')
+    env_names = set(bare.findall(read(names_home))) if os.path.isfile(names_home) else set()
+    for f in files_under(root, "src"):
+        if not f.endswith((".cpp", ".hpp", ".cu", ".cuh", ".h")) or f == names_home:
+            continue
+        for n, line in enumerate(read(f).splitlines(), 1):
+            for name in bare.findall(line.split("//")[0]):
+                where = "" if name in env_names else " (and add it there)"
+                problems.append(f"{os.path.relpath(f, root)}:{n}: \"{name}\" spelled here: "
+                                f"use cco::env from src/model/env_names.hpp{where}")
+
     for p in problems:
         print("tree: " + p)
     if problems:
         return 1
     print(f"tree: {len(texts)} pages, links resolve; docs/ {docs_size / 1e6:.2f} MB; "
-          f"scripts/ {len(scripts)} files; tests read no docs/results")
+          f"scripts/ {len(scripts)} files; tests read no docs/results; "
+          f"{len(env_names)} CCO_* names spelled once")
     return 0
 
 
