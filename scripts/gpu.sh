@@ -1376,7 +1376,7 @@ if [ -d /opt/torch/.venv/bin ]; then export PATH="/opt/torch/.venv/bin:$PATH"; f
 export NCCL_NVLS_ENABLE=0  # never NVLink multicast on the shared machines
 # Measurements start from no control: each run names its own.
 unset CCO_DISABLE CCO_POLICY CCO_PLAN CCO_STATS CCO_VERBOSE CCO_PRIORITY_METHOD TORCH_NCCL_HIGH_PRIORITY
-export CCO_PRELOAD_LIB=$B/src/preload/libcco_preload.so CCO_TUNER_LIB=$B/src/tuner/libcco_tuner.so
+export CCO_PRELOAD_LIB=$B/src/preload/libcco_preload.so CCO_TUNER_LIB=$B/src/nccl_tuner/libcco_tuner.so
 export PYTHONUNBUFFERED=1 PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}"
 
 # Results: $OUT/SUBCOMMAND (a fresh folder), the logs in a temporary one until packed.

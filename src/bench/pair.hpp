@@ -17,7 +17,7 @@
 #include "runtime/device.hpp"
 #include "runtime/green.hpp"
 #include "trace/session.hpp"
-#include "workloads/workload.hpp"
+#include "kernels/workload.hpp"
 
 namespace cco::bench::pair {
 

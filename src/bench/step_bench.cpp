@@ -28,7 +28,7 @@
 #include "runtime/comm.hpp"
 #include "runtime/device.hpp"
 #include "runtime/green.hpp"
-#include "workloads/step_exec.hpp"
+#include "kernels/step_exec.hpp"
 
 namespace cco::bench {
 namespace {

@@ -426,8 +426,8 @@ std::string find_tuner_library(const std::string& preload_lib, const std::string
     }
     return {};
   };
-  if (auto p = look(dir_of(preload_lib), {"", "../tuner/"}); !p.empty()) return p;
-  if (auto p = look(dir_of(exe), {"", "../tuner/", "../lib/ccoverlap/", "../lib/", "../lib64/"});
+  if (auto p = look(dir_of(preload_lib), {"", "../nccl_tuner/"}); !p.empty()) return p;
+  if (auto p = look(dir_of(exe), {"", "../nccl_tuner/", "../lib/ccoverlap/", "../lib/", "../lib64/"});
       !p.empty())
     return p;
   throw std::runtime_error(std::string(kTunerName) + " not found (looked in " + looked +

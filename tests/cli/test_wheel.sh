@@ -46,7 +46,7 @@ cco="$tmp/venv/bin/cco"
 # has none: its wheel is the GPU-free cco).
 libs=()
 [ -f "$build/src/preload/libcco_preload.so" ] && libs+=("preload library")
-[ -f "$build/src/tuner/libcco_tuner.so" ] && libs+=("tuner plugin")
+[ -f "$build/src/nccl_tuner/libcco_tuner.so" ] && libs+=("tuner plugin")
 "$cco" doctor --json >"$tmp/doctor.json" 2>"$tmp/doctor.err"
 "$tmp/venv/bin/python" - "$tmp/doctor.json" "${libs[@]}" <<'PY' || fail "cco doctor --json: $(cat "$tmp/doctor.err")"
 import json, sys

@@ -15,7 +15,7 @@
 
 #include "model/types.hpp"
 #include "runtime/check.hpp"
-#include "workloads/kernels.hpp"
+#include "kernels/kernels.hpp"
 
 namespace {
 

@@ -15,8 +15,8 @@ trap 'rm -rf "$tmp"' EXIT
 unset CCO_DISABLE CCO_POLICY CCO_PLAN CCO_STATS CCO_VERBOSE CCO_PRIORITY_METHOD LD_PRELOAD NCCL_MIN_CTAS TORCH_NCCL_HIGH_PRIORITY
 unset CCO_TRACE CCO_TRACE_PID CCO_CUPTI_LIB RANK OMPI_COMM_WORLD_RANK SLURM_PROCID LOCAL_RANK FAKE_CUPTI FAKE_CUPTI_DEVICES FAKE_CUPTI_DROPPED
 fakecupti=${CCO_FAKE_CUPTI:-}
-# The NCCL tuner plugin (src/tuner): named by the test's environment, else where a build puts it.
-tunerlib=${CCO_TUNER_LIB:-$(dirname "$lib")/../tuner/libcco_tuner.so}
+# The NCCL tuner plugin (src/nccl_tuner): named by the test's environment, else where a build puts it.
+tunerlib=${CCO_TUNER_LIB:-$(dirname "$lib")/../nccl_tuner/libcco_tuner.so}
 tuner_named=${CCO_TUNER_LIB:+1}
 unset CCO_TUNER_LIB NCCL_TUNER_PLUGIN NCCL_MAX_CTAS NCCL_CTA_POLICY
 cco=${CCO_BIN:-}
@@ -307,10 +307,10 @@ cco run: warning: keeping NCCL_MIN_CTAS=2 from the environment (the plan asks fo
   out=$("$run" --tuner-lib "$tunerlib" --policy channels:4 --dry-run -- true | grep '^NCCL_TUNER_PLUGIN=')
   [ "$out" = "NCCL_TUNER_PLUGIN=$tunerabs" ] || fail "--tuner-lib: $out"
   unset CCO_TUNER_LIB
-  mkdir -p "$tmp/e/bin" "$tmp/e/preload" "$tmp/e/tuner" "$tmp/f/bin" "$tmp/f/lib"
-  cp "$run" "$tmp/e/bin/cco"; cp "$lib" "$tmp/e/preload/libcco_preload.so"; cp "$tunerlib" "$tmp/e/tuner/libcco_tuner.so"
+  mkdir -p "$tmp/e/bin" "$tmp/e/preload" "$tmp/e/nccl_tuner" "$tmp/f/bin" "$tmp/f/lib"
+  cp "$run" "$tmp/e/bin/cco"; cp "$lib" "$tmp/e/preload/libcco_preload.so"; cp "$tunerlib" "$tmp/e/nccl_tuner/libcco_tuner.so"
   out=$("$tmp/e/bin/cco" --lib "$tmp/e/preload/libcco_preload.so" --policy channels:4 --dry-run -- true 2>&1 | grep '^NCCL_TUNER_PLUGIN=')
-  [ "$out" = "NCCL_TUNER_PLUGIN=$(readlink -f "$tmp/e/tuner/libcco_tuner.so")" ] || fail "tuner next to the preload library (../tuner): $out"
+  [ "$out" = "NCCL_TUNER_PLUGIN=$(readlink -f "$tmp/e/nccl_tuner/libcco_tuner.so")" ] || fail "tuner next to the preload library (../nccl_tuner): $out"
   cp "$tunerlib" "$tmp/c/libcco_tuner.so"
   out=$(env -u CCO_PRELOAD_LIB "$tmp/c/cco" --policy channels:4 --dry-run -- true 2>&1 | grep '^NCCL_TUNER_PLUGIN=')
   [ "$out" = "NCCL_TUNER_PLUGIN=$(readlink -f "$tmp/c/libcco_tuner.so")" ] || fail "tuner in the preload library's folder: $out"
@@ -318,7 +318,7 @@ cco run: warning: keeping NCCL_MIN_CTAS=2 from the environment (the plan asks fo
   env -u CCO_PRELOAD_LIB "$tmp/f/bin/cco" --policy channels:4 -- true >"$tmp/out" 2>"$tmp/err"
   rc=$?
   f=$(readlink -f "$tmp/f")
-  [ $rc = 1 ] && [ "$(wc -l <"$tmp/err")" = 1 ] && grep -qx "cco run: error: libcco_tuner.so not found (looked in $f/lib/, $f/lib/../tuner/, $f/bin/, $f/bin/../tuner/, $f/bin/../lib/ccoverlap/, $f/bin/../lib/, $f/bin/../lib64/); the plan caps NCCL channels (nccl.channels) with it: pass --tuner-lib PATH or set CCO_TUNER_LIB" "$tmp/err" \
+  [ $rc = 1 ] && [ "$(wc -l <"$tmp/err")" = 1 ] && grep -qx "cco run: error: libcco_tuner.so not found (looked in $f/lib/, $f/lib/../nccl_tuner/, $f/bin/, $f/bin/../nccl_tuner/, $f/bin/../lib/ccoverlap/, $f/bin/../lib/, $f/bin/../lib64/); the plan caps NCCL channels (nccl.channels) with it: pass --tuner-lib PATH or set CCO_TUNER_LIB" "$tmp/err" \
     || fail "no tuner plugin: rc=$rc $(cat "$tmp/err")"
   env -u CCO_PRELOAD_LIB "$tmp/f/bin/cco" --policy off --dry-run -- true >/dev/null 2>&1 || fail "no tuner plugin, none needed: must run"
   # exec: the program sees the plugin.

@@ -6,6 +6,7 @@
   (*.log, *.err, *.result) and no file no page names;
 - scripts/ holds at most 11 files (what users and CI run, and one GPU runner);
 - no test reads data from docs/results/ (tests read fixtures from tests/);
+- no two folders of src/ (or of tests/) whose names differ by one letter (workload/workloads);
 - every CCO_* environment variable is spelled as a bare literal ("CCO_X") once, in
   src/model/env_names.hpp; everywhere else in src/ code names it cco::env::kX.
 Usage: check_tree.py [ROOT]   (default: the repository holding this file). Exit 1 with one line per
@@ -80,6 +81,22 @@ def main(root):
                 if "docs/results/" in code:
                     problems.append(f"{os.path.relpath(f, root)}:{n}: a test reads docs/results/ "
                                     "(put its data under tests/fixtures/)")
+
+    def one_letter_apart(a, b):
+        if a == b or abs(len(a) - len(b)) > 1:
+            return False
+        if len(a) == len(b):
+            return sum(x != y for x, y in zip(a, b)) == 1
+        short, long_ = sorted((a, b), key=len)
+        return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
+
+    for top in ("src", "tests"):
+        dirs = sorted(d for d in os.listdir(os.path.join(root, top))
+                      if os.path.isdir(os.path.join(root, top, d)))
+        for i, a in enumerate(dirs):
+            for b in dirs[i + 1:]:
+                if one_letter_apart(a, b):
+                    problems.append(f"{top}/{a} and {top}/{b}: folder names one letter apart")
 
     names_home = os.path.join(root, "src", "model", "env_names.hpp")
     bare = re.compile(r'"(CCO_[A-Z0-9_]+)"')

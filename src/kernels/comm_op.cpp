@@ -4,9 +4,9 @@
 #include <string>
 
 #include "runtime/check.hpp"
-#include "workloads/kernels.hpp"
-#include "workloads/nccl228.hpp"
-#include "workloads/workload.hpp"
+#include "kernels/kernels.hpp"
+#include "kernels/nccl228.hpp"
+#include "kernels/workload.hpp"
 
 namespace cco::wl {
 

@@ -1,4 +1,4 @@
-#include "tuner/tuner.hpp"
+#include "nccl_tuner/tuner.hpp"
 
 
 #include <dlfcn.h>

@@ -1,13 +1,13 @@
-# The NCCL tuner plugin (src/tuner, docs/TUNER.md). GPU-free, and without NCCL: the decision, the
+# The NCCL tuner plugin (src/nccl_tuner, docs/TUNER.md). GPU-free, and without NCCL: the decision, the
 # per-communicator context built from the environment, the built library dlopen'ed and driven
 # through NCCL's tuner ABI with a fake logger and cost table, the library file's exports and
 # dependencies. `cco run`'s tuner cases are in tests/preload/test_run.sh (given the library here).
 if(TARGET cco.tuner)
-  cco_add_test(tuner_decide SOURCES tuner/test_decide.cpp LIBS cco.tuner_core LABELS tuner)
-  cco_add_test(tuner_context SOURCES tuner/test_context.cpp LIBS cco.tuner_core LABELS tuner)
+  cco_add_test(tuner_decide SOURCES nccl_tuner/test_decide.cpp LIBS cco.tuner_core LABELS tuner)
+  cco_add_test(tuner_context SOURCES nccl_tuner/test_context.cpp LIBS cco.tuner_core LABELS tuner)
 
   # Only the ABI header: the library is reached through dlopen, as NCCL reaches it.
-  cco_add_test(tuner_plugin SOURCES tuner/test_plugin.cpp LABELS tuner)
+  cco_add_test(tuner_plugin SOURCES nccl_tuner/test_plugin.cpp LABELS tuner)
   target_include_directories(cco.test.tuner_plugin PRIVATE ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(cco.test.tuner_plugin PRIVATE ${CMAKE_DL_LIBS})
   # It plays the preload library's cco_config_index for the plugin's dlsym(RTLD_DEFAULT, ...).
@@ -17,7 +17,7 @@ if(TARGET cco.tuner)
 
   add_test(NAME cco.test.tuner_exports
     COMMAND ${CMAKE_COMMAND} -E env CCO_TUNER_LIB=$<TARGET_FILE:cco.tuner>
-      bash ${CMAKE_CURRENT_SOURCE_DIR}/tuner/test_exports.sh)
+      bash ${CMAKE_CURRENT_SOURCE_DIR}/nccl_tuner/test_exports.sh)
   set_tests_properties(cco.test.tuner_exports PROPERTIES LABELS tuner TIMEOUT 60)
 
   # `cco run` finds the plugin next to the preload library; name it for its test anyway.

@@ -19,8 +19,8 @@
 
 #include "plan/plan.hpp"
 #include "preload/log.hpp"
-#include "tuner/decide.hpp"
-#include "tuner/nccl_tuner_abi.h"
+#include "nccl_tuner/decide.hpp"
+#include "nccl_tuner/nccl_tuner_abi.h"
 
 namespace cco::tuner {
 

@@ -5,8 +5,8 @@
 #include "runtime/check.hpp"
 #include "runtime/lazy.hpp"
 #include "runtime/device.hpp"
-#include "workloads/kernels.hpp"
-#include "workloads/workload.hpp"
+#include "kernels/kernels.hpp"
+#include "kernels/workload.hpp"
 
 namespace cco::wl {
 

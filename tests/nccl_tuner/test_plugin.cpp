@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "tuner/nccl_tuner_abi.h"
+#include "nccl_tuner/nccl_tuner_abi.h"
 
 // The preload library's C API function the plugin asks in a rotation (src/preload/cco_api.h),
 // played by this test program: exported from the executable (ENABLE_EXPORTS), so the plugin's

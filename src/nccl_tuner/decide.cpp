@@ -1,8 +1,8 @@
-#include "tuner/decide.hpp"
+#include "nccl_tuner/decide.hpp"
 
 #include <limits>
 
-#include "tuner/nccl_tuner_abi.h"
+#include "nccl_tuner/nccl_tuner_abi.h"
 
 namespace cco::tuner {
 

@@ -1,4 +1,4 @@
-// The tuner plugin's pure decision (src/tuner/decide.hpp): which rule caps which collective, byte
+// The tuner plugin's pure decision (src/nccl_tuner/decide.hpp): which rule caps which collective, byte
 // ranges (inclusive), first match wins, "*", collective types no rule can name, and that a cap
 // never raises a channel count NCCL has already chosen.
 #include <gtest/gtest.h>
@@ -7,8 +7,8 @@
 #include <limits>
 
 #include "plan/plan.hpp"
-#include "tuner/decide.hpp"
-#include "tuner/nccl_tuner_abi.h"
+#include "nccl_tuner/decide.hpp"
+#include "nccl_tuner/nccl_tuner_abi.h"
 
 namespace {
 

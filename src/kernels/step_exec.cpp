@@ -1,6 +1,6 @@
-#include "workloads/step_exec.hpp"
+#include "kernels/step_exec.hpp"
 
-#include "workloads/nccl228.hpp"
+#include "kernels/nccl228.hpp"
 
 #include <cublasLt.h>
 #include <nccl.h>
@@ -12,7 +12,7 @@
 #include "runtime/check.hpp"
 #include "runtime/lazy.hpp"
 #include "runtime/device.hpp"
-#include "workloads/kernels.hpp"
+#include "kernels/kernels.hpp"
 
 namespace cco::wl {
 

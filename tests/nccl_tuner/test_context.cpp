@@ -1,4 +1,4 @@
-// The tuner's per-communicator context (src/tuner/tuner.hpp) built from the environment: the plan
+// The tuner's per-communicator context (src/nccl_tuner/tuner.hpp) built from the environment: the plan
 // it reads (CCO_POLICY, CCO_PLAN), rank consistency (two contexts, as two ranks would make, answer
 // alike), bad plans and values (one warning, NCCL's choice kept), CCO_DISABLE, statistics.
 #include <gtest/gtest.h>
@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "tuner/nccl_tuner_abi.h"
-#include "tuner/tuner.hpp"
+#include "nccl_tuner/nccl_tuner_abi.h"
+#include "nccl_tuner/tuner.hpp"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // Device kernels of the workloads (see kernels.hpp for the contracts).
-#include "workloads/kernels.hpp"
+#include "kernels/kernels.hpp"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

@@ -19,7 +19,7 @@
 #include "runtime/comm.hpp"
 #include "runtime/device.hpp"
 #include "trace/format.hpp"
-#include "workloads/step_exec.hpp"
+#include "kernels/step_exec.hpp"
 
 namespace {
 

@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <memory>
 
-#include "tuner/nccl_tuner_abi.h"
-#include "tuner/tuner.hpp"
+#include "nccl_tuner/nccl_tuner_abi.h"
+#include "nccl_tuner/tuner.hpp"
 
 namespace {
 
