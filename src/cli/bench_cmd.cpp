@@ -20,8 +20,18 @@ namespace cco::cli {
 /// --validate needs no GPU.
 int workload_main(const std::vector<std::string>& args, const bench::StepArgs& sa) {
   // --validate parses exactly what the run parses: a flag the run refuses is refused here too.
-  std::vector<std::string> run_args = args;
-  std::erase(run_args, std::string("--validate"));
+  // --validate and --gpu-memory (which goes with it: the memory of the GPU to check against) are
+  // the validation's own; everything else is parsed as the run parses it.
+  std::vector<std::string> run_args;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--validate") continue;
+    if (sa.validate && args[i] == "--gpu-memory") {
+      ++i;  // and its value
+      continue;
+    }
+    if (sa.validate && args[i].rfind("--gpu-memory=", 0) == 0) continue;
+    run_args.push_back(args[i]);
+  }
   const auto so = bench::parse_step_options(run_args);  // checked in a build without CUDA too
   refuse_input("--json", so.common.json_path, {sa.workload}, "cco bench");
   refuse_input("--csv", so.common.csv_path, {sa.workload}, "cco bench");

@@ -118,7 +118,9 @@ class Builder {
       ExprEval ev(
           expr, [this](const std::string& name) { return lookup(name); },
           [&](std::size_t at, const std::string& msg) {
-            throw StepError(file_, pos_in(n, base + at), "in \"${" + expr + "}\": " + msg);
+            throw StepError(file_, pos_in(n, base + at),
+                            "in \"${" + (expr.size() > 80 ? expr.substr(0, 77) + "..." : expr) +
+                                "}\": " + msg);
           });
       Value v = ev.run();
       if (open == 0 && close + 1 == s.size()) whole = v;

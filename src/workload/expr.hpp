@@ -37,6 +37,19 @@ class ExprEval {
   Lookup lookup_;
   Fail fail_;
   std::size_t i_ = 0;
+  // Nesting of parentheses, calls and unary operators, bounded like the JSON reader's: the
+  // evaluator recurses once per level, so 6000 '(' would overflow the stack (found by review).
+  static constexpr int kMaxNesting = 200;
+  int nesting_ = 0;
+  struct Nest {
+    ExprEval& e;
+    Nest(ExprEval& ev, std::size_t at) : e(ev) {
+      if (++e.nesting_ > kMaxNesting) e.error(at, "nesting deeper than 200 levels");
+    }
+    ~Nest() { --e.nesting_; }
+    Nest(const Nest&) = delete;
+    Nest& operator=(const Nest&) = delete;
+  };
 
   [[noreturn]] void error(std::size_t at, const std::string& msg) {
     fail_(at, msg);
@@ -147,6 +160,7 @@ class ExprEval {
   Value unary() {
     skip();
     const std::size_t at = i_;
+    const Nest nest(*this, at);
     if (eat("-")) {
       const int64_t v = as_int(unary(), at + 1);
       if (v == INT64_MIN) error(at, "integer overflow");
@@ -192,6 +206,7 @@ class ExprEval {
     error(at, "unexpected '" + std::string(1, c) + "', expected a number, a name or '('");
   }
   Value call(const std::string& name, std::size_t at) {
+    const Nest nest(*this, at);
     ++i_;  // (
     std::vector<int64_t> args;
     skip();

@@ -99,6 +99,15 @@ expect 2 "bad.json:2:[0-9]+: .*bogus" -- bench --workload "$tmp/bad.json" --vali
 # --validate parses exactly what the run parses: flags the run refuses are refused here too.
 expect 2 "^cco bench: error: -n: iterations must be 1..100000" -- bench --workload "$root/workloads/ddp_llama7b.json" --validate -n 0
 expect 2 "^cco bench: error: --modes: unknown mode 'bogus'" -- bench --workload "$root/workloads/ddp_llama7b.json" --validate --modes bogus
+# --gpu-memory goes with --validate (it was refused with it: review), and only with it.
+expect 0 "" -- bench --workload tp_llama7b --validate --gpu-memory 80G
+expect 0 "" -- bench --workload tp_llama7b --validate --gpu-memory=80G
+expect 2 "more than the 0 B a 1.00 GiB GPU leaves" -- bench --workload tp_llama7b --validate --gpu-memory 1G
+expect 2 "^cco bench: error: --gpu-memory goes with --validate" -- bench --workload tp_llama7b --gpu-memory 80G
+# A name that is not a file is a shipped workload; an unknown one lists them.
+expect 2 "^cco bench: error: --workload nosuch: no such file, and no shipped workload of that name \\(shipped: ddp_llama13b, ddp_llama7b, fsdp_llama7b, moe_mixtral, tp_llama7b\\)" -- bench --workload nosuch --validate
+# Expressions nest at most 200 levels (6000 parentheses crashed the evaluator: review).
+expect 2 "nesting deeper than 200 levels" -- bench --workload "$root/tests/fuzz/regressions/workload/expr_nesting_6000.json" --validate
 # No output may name an input: the workload file, a compared or candidate plan. Refused before
 # anything runs, and the input is left as it was.
 cp "$root/workloads/ddp_llama7b.json" "$tmp/w.json"

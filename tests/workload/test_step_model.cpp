@@ -342,6 +342,38 @@ TEST(StepErrors, BadParameterExpressions) {
   expect_error(text, where(text, "\"ranks\""), "reserved");
 }
 
+// Nesting is bounded (200 levels, as in the JSON reader): 6000 parentheses, 100000 unary minus
+// signs or 30000 nested min( crashed the evaluator on its stack (SIGSEGV, found by review).
+TEST(StepErrors, ExpressionNestingIsBounded) {
+  auto deep = [](const std::string& open, const std::string& mid, const std::string& close, int n) {
+    std::string e;
+    for (int i = 0; i < n; ++i) e += open;
+    e += mid;
+    for (int i = 0; i < n; ++i) e += close;
+    return doc(R"([{"id": "g", "kind": "gemm", "m": "${)" + e + R"(}", "n": 4, "k": 4}])");
+  };
+  // The message ends with the reason (it quotes the expression first: not compared here).
+  auto message = [](const std::string& text) {
+    try {
+      (void)parse_step(text, "w.json", {});
+    } catch (const StepError& e) {
+      const std::string m = e.message();
+      const std::string why = "nesting deeper than 200 levels";
+      return m.size() >= why.size() && m.compare(m.size() - why.size(), why.size(), why) == 0
+                 ? why
+                 : m.substr(0, 200);
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message(deep("(", "64", ")", 6000)), "nesting deeper than 200 levels");
+  EXPECT_EQ(message(deep("-", "64", "", 100000)), "nesting deeper than 200 levels");
+  EXPECT_EQ(message(deep("!", "0", "", 100000)), "nesting deeper than 200 levels");
+  EXPECT_EQ(message(deep("min(", "64", ")", 30000)), "nesting deeper than 200 levels");
+  // What a person writes still evaluates: 100 levels.
+  EXPECT_EQ(message(deep("(", "64", ")", 100)), "no error");
+  EXPECT_EQ(message(deep("-", "-64", "", 99)), "no error");
+}
+
 TEST(StepErrors, BadOverrides) {
   const std::string text = doc(std::string("[") + kGemm + "]", R"({"layers": 2, "dtype": "half"})");
   try {
