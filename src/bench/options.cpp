@@ -297,9 +297,33 @@ void refuse_empty_assignments(const std::vector<std::string>& args, std::size_t 
   }
 }
 
+// Whole numbers are decimal: CLI11 reads integers with base 0, so 010 was eight, 0x20 thirty-two
+// and -n 0200001 slipped under the 100000 limit as 65537 (review). Checked on every option CLI11
+// converts to an integer, in every parser (bench, tune, plan, run, report, doctor).
+const CLI::Validator& decimal_integer() {
+  static const CLI::Validator v(
+      [](std::string& text) -> std::string {
+        std::size_t i = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
+        bool digits = i < text.size();
+        for (std::size_t j = i; j < text.size(); ++j) digits = digits && text[j] >= '0' && text[j] <= '9';
+        if (!digits) return "expected a whole number, got '" + text + "'";
+        if (text.size() - i > 1 && text[i] == '0')
+          return "expected a whole number in decimal, got '" + text + "' (a leading 0 is not octal here: write " +
+                 text.substr(0, i) + text.substr(text.find_first_not_of('0', i) == std::string::npos
+                                                      ? text.size() - 1
+                                                      : text.find_first_not_of('0', i)) +
+                 ")";
+        return "";
+      },
+      "", "decimal");
+  return v;
+}
+
 void parse_app(CLI::App& app, const std::vector<std::string>& args) {
   // CLI11 reads "--name=" as "--name" and takes the next argument as the value.
   if (!app.get_prefix_command()) refuse_empty_assignments(args, args.size());
+  for (CLI::Option* o : app.get_options())
+    if (const std::string t = o->get_type_name(); t == "INT" || t == "UINT") o->check(decimal_integer());
   std::vector<std::string> rest(args.begin() + (args.empty() ? 0 : 1), args.end());
   std::reverse(rest.begin(), rest.end());  // CLI11 takes arguments in reverse order
   try {

@@ -19,6 +19,7 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
@@ -101,8 +102,8 @@ Args parse(const std::vector<std::string>& args) {
   // --json alone: standard output; --json=FILE a file (the next argument stays an input).
   auto* json_opt = app.add_flag("--json{-}", json_arg);
   auto* svg_opt = app.add_option("--svg", a.svg);
-  app.add_option("--from", from);
-  app.add_option("--to", to);
+  auto* from_opt = app.add_option("--from", from);
+  auto* to_opt = app.add_option("--to", to);
   auto* range_opt = app.add_option("--range", a.range);
   app.add_option("--x", x_arg);
   app.add_option("--width", width);
@@ -144,8 +145,18 @@ Args parse(const std::vector<std::string>& args) {
   for (const auto& f : a.alone)
     if (f.empty()) throw Usage("--alone needs a file name (got an empty one)");
   (void)alone_opt;
-  if (!from.empty()) a.from_us = number_arg("--from", from);
-  if (!to.empty()) a.to_us = number_arg("--to", to);
+  // The window's ends in microseconds from the first kernel: at most 1e13 (115 days), so that
+  // the trace's start plus the offset in nanoseconds stays far from int64's end (1e16 overflowed
+  // and silently analysed the whole trace: review).
+  constexpr double kMaxOffsetUs = 1e13;
+  for (auto [opt, text, out, name] : {std::tuple{from_opt, &from, &a.from_us, "--from"},
+                                      std::tuple{to_opt, &to, &a.to_us, "--to"}}) {
+    if (opt->count() == 0) continue;
+    if (text->empty()) throw Usage(std::string(name) + " needs a value (got an empty one)");
+    *out = number_arg(name, *text);
+    if (**out < 0 || **out > kMaxOffsetUs)
+      throw Usage(std::string(name) + ": microseconds from the first kernel, 0..1e13, got '" + *text + "'");
+  }
   if (!x_arg.empty()) {
     if (x_arg == "bps" || x_arg == "blocks-per-sm")
       a.axis = report::SweepAxis::BlocksPerSm;
@@ -166,7 +177,6 @@ Args parse(const std::vector<std::string>& args) {
   if (a.svg == "-") throw Usage("--svg needs a file name (not stdout)");
   if (std::count(a.files.begin(), a.files.end(), "-") + std::count(a.alone.begin(), a.alone.end(), "-") > 1)
     throw Usage("standard input (-) can be read once: name the other inputs as files");
-  if (a.from_us && *a.from_us < 0) throw Usage("--from: must be >= 0");
   if (a.from_us && a.to_us && *a.to_us <= *a.from_us) throw Usage("--to must be after --from");
   if (!a.range.empty() && (a.from_us || a.to_us))
     throw Usage("--range and --from/--to both choose the window: give one or the other");

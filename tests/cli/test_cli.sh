@@ -58,6 +58,11 @@ expect 2 "registers per thread must be 0..255" -- plan --arch sm_90 --threads 25
 expect 2 "registers per thread must be 0..255" -- plan --arch sm_90 --threads 256 --regs -1
 expect 2 "blocks-per-sm: must be at least 1" -- plan --arch sm_90 --threads 256 --blocks-per-sm 0
 expect 2 "invalid size" -- plan --arch sm_90 --threads 256 --smem lots
+# Whole numbers are decimal everywhere (CLI11 read 010 as eight and 0x20 as 32: review).
+expect 2 "^cco plan: error: --threads: expected a whole number in decimal, got '010' \\(a leading 0 is not octal here: write 10\\)" -- plan --arch sm_90 --threads 010
+expect 2 "^cco plan: error: --regs: expected a whole number, got '0x20'" -- plan --arch sm_90 --threads 256 --regs 0x20
+expect 2 "^cco bench: error: --iters: expected a whole number in decimal, got '0200001'" -- bench -n 0200001
+expect 2 "^cco bench: error: --ngpus: expected a whole number in decimal, got '010'" -- bench --workload tp_llama7b --validate -g 010
 expect 2 "invalid size" -- plan --arch sm_90 --threads 256 --smem -4
 expect 2 "exceeds the opt-in maximum" -- plan --arch sm_90 --threads 256 --dyn-smem 300K
 expect 2 "static per-block maximum" -- plan --arch sm_90 --threads 256 --smem 64K
@@ -189,7 +194,7 @@ expect 2 "^cco run: error: unknown option '--frob' \\(" -- run --frob -- true
 expect 2 "^cco tune: error: unknown option '--frob' " -- tune --frob=3 -- true
 expect 2 "^cco report: error: --range needs a value \\(" -- report --range= x.json
 expect 2 "^cco bench: error: --iters needs a value \\(" -- bench --iters=
-expect 2 "^cco bench: error: --iters: expected a number, got 'x' \\(" -- bench -n x
+expect 2 "^cco bench: error: --iters: expected a whole number, got 'x' \\(" -- bench -n x
 expect 2 "^cco run: error: --compare needs a value \\(" -- run --compare
 expect 2 "^cco run: error: --compare needs a value \\(" -- run --compare= -- true
 expect 2 "^cco run: error: --steps-out needs a value \\(" -- run --steps-out -- true
@@ -203,7 +208,7 @@ expect 2 "^cco report: error: --json given twice \\(" -- report --json x.json y.
 w="$root/workloads/ddp_llama7b.json"
 for c in "bench" "bench --workload $w" "tune" "tune --workload $w"; do
   n=${c%% *}
-  expect 2 "^cco $n: error: --iters: expected a number, got 'x' \\(see cco $n --help\\)$" -- $c -n x
+  expect 2 "^cco $n: error: --iters: expected a whole number, got 'x' \\(see cco $n --help\\)$" -- $c -n x
   expect 2 "^cco $n: error: --json needs a value \\(see cco $n --help\\)$" -- $c --json=
   expect 2 "^cco $n: error: --json needs a value \\(see cco $n --help\\)$" -- $c -q --json
 done

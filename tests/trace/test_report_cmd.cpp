@@ -261,6 +261,11 @@ TEST(ReportCmd, UsageErrors) {
   expect_throw<Usage>({rank_file(0), "--svg"}, "--svg needs a value");
   expect_throw<Usage>({rank_file(0), "--from", "abc"}, "expected a number");
   expect_throw<Usage>({rank_file(0), "--from", "5", "--to", "5"}, "--to must be after --from");
+  // Bounded offsets (1e16 overflowed into a window of the whole trace) and no empty value.
+  expect_throw<Usage>({rank_file(0), "--from", "1e16"}, "--from: microseconds from the first kernel, 0..1e13");
+  expect_throw<Usage>({rank_file(0), "--to", "1e14"}, "--to: microseconds from the first kernel, 0..1e13");
+  expect_throw<Usage>({rank_file(0), "--from", "-1"}, "--from: microseconds from the first kernel");
+  expect_throw<Usage>({rank_file(0), "--from", ""}, "--from needs a value");
   expect_throw<Usage>({rank_file(0), "--x", "pad"}, "--x applies to a bench result");
   expect_throw<Usage>({rank_file(0), CCO_BENCH_EXAMPLE}, "give one bench result, two to compare, or only trace files");
   expect_throw<Usage>({rank_file(0), "--steps", "bogus"}, "--steps: expected auto, nvtx[:NAME]");
