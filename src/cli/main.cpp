@@ -1,6 +1,8 @@
 // cco: the command-line entry point. Errors are caught here once and printed as one line:
 // "cco <cmd>: error: ..." with exit code 2 for bad input and 1 for everything else.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <string>
 #include <vector>
@@ -32,9 +34,10 @@ bool wants_help(const std::vector<std::string>& args) {
 
 }  // namespace cco::cli
 
-int main(int argc, char** argv) {
+namespace {
+
+int run_command(const std::vector<std::string>& args) {
   using namespace cco;
-  std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
     std::fputs(cli::help::cco, stderr);
     return 2;
@@ -103,4 +106,20 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "cco: error: unknown command '%s' (commands: info, plan, bench, tune, run, report, doctor; see cco --help)\n",
                cmd.c_str());
   return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int rc = run_command(std::vector<std::string>(argv + 1, argv + argc));
+  // What went to standard output must have arrived: a full disk or /dev/full failed in silence
+  // with exit 0 (review). Files named by an option are checked where they are written.
+  errno = 0;
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    const int e = errno;
+    std::fprintf(stderr, "cco: error: cannot write to standard output%s%s\n", e ? ": " : "",
+                 e ? std::strerror(e) : "");
+    return rc == 0 ? 1 : rc;
+  }
+  return rc;
 }

@@ -4,6 +4,7 @@
 set -u
 cco=${CCO_BIN:?set CCO_BIN to the cco binary}
 docs=$(cd "$(dirname "$0")/../../docs/cli" && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 fails=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -58,6 +59,15 @@ expect 2 "registers per thread must be 0..255" -- plan --arch sm_90 --threads 25
 expect 2 "registers per thread must be 0..255" -- plan --arch sm_90 --threads 256 --regs -1
 expect 2 "blocks-per-sm: must be at least 1" -- plan --arch sm_90 --threads 256 --blocks-per-sm 0
 expect 2 "invalid size" -- plan --arch sm_90 --threads 256 --smem lots
+# Standard output that cannot be written is an error, not exit 0 (review: /dev/full).
+if [ -w /dev/full ]; then
+  for c in "plan --arch sm_90 --threads 256" "--help" "report $root/tests/fixtures/recorded/2026-11-22-h200x2/builtin2048x2_ar256M.json"; do
+    # shellcheck disable=SC2086
+    "$cco" $c >/dev/full 2>"$tmp/full"; rc=$?
+    [ $rc = 1 ] && [ "$(cat "$tmp/full")" = "cco: error: cannot write to standard output: No space left on device" ] ||
+      fail "cco $c >/dev/full: exit $rc, '$(cat "$tmp/full")'"
+  done
+fi
 # Whole numbers are decimal everywhere (CLI11 read 010 as eight and 0x20 as 32: review).
 expect 2 "^cco plan: error: --threads: expected a whole number in decimal, got '010' \\(a leading 0 is not octal here: write 10\\)" -- plan --arch sm_90 --threads 010
 expect 2 "^cco plan: error: --regs: expected a whole number, got '0x20'" -- plan --arch sm_90 --threads 256 --regs 0x20
@@ -95,7 +105,6 @@ expect 2 "^cco bench: error: --gemm-sms: must be positive" -- bench --workload w
 expect 2 "^cco tune: error: --gemm-sms does not apply to --workload: cco tune --workload searches no GEMM SM budget" -- tune --workload workloads/ddp_llama7b.json --gemm-sms 66
 
 # bench --workload --validate needs no GPU; errors point at the line
-root=$(cd "$(dirname "$0")/../.." && pwd)
 for w in "$root"/workloads/*.json; do
   "$cco" bench --workload "$w" --validate >"$tmp/v" 2>&1 || fail "validate $(basename "$w"): $(head -3 "$tmp/v")"
 done
