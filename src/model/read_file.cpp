@@ -74,9 +74,15 @@ void write_file(const std::string& path_in, std::string_view text) {
   struct stat st {};
   const bool exists = ::stat(path.c_str(), &st) == 0;
   if (exists && !S_ISREG(st.st_mode)) {
-    // /dev/stdout, a pipe, a terminal: written as it is (there is nothing to rename over).
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    // /dev/stdout, a pipe, a terminal: written as it is (there is nothing to rename over). A named
+    // FIFO no process reads would block the open for ever (review): opened without waiting, and
+    // refused when nobody reads it.
+    const bool fifo = S_ISFIFO(st.st_mode);
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | (fifo ? O_NONBLOCK : 0));
+    if (fd < 0 && fifo && errno == ENXIO)
+      throw WriteError("cannot write '" + path_in + "': a FIFO that no process reads");
     if (fd < 0) throw WriteError("cannot write '" + path_in + "' (" + std::strerror(errno) + ")");
+    if (fifo) (void)::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     const bool ok = write_all(fd, text);
     const int err = errno;
     ::close(fd);

@@ -86,6 +86,20 @@ TEST(Files, WriteToDevicesLinksAndModes) {
   std::remove(target.c_str());
 }
 
+// A named FIFO that no process reads: one error, at once (the open waited for a reader for
+// ever: review of `cco report --svg FIFO`).
+TEST(Files, WriteToAFifoNobodyReadsFailsAtOnce) {
+  const std::string fifo = tmp("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  try {
+    write_file(fifo, "text");
+    ADD_FAILURE() << "a FIFO with no reader was written";
+  } catch (const WriteError& e) {
+    EXPECT_EQ(std::string(e.what()), "cannot write '" + fifo + "': a FIFO that no process reads");
+  }
+  std::remove(fifo.c_str());
+}
+
 TEST(Files, SameFileThroughAnyPath) {
   const std::string p = tmp("same");
   write_file(p, "x");
