@@ -76,6 +76,8 @@ int bench_main(const std::vector<std::string>& args) {
   }
   if (!sa.workload.empty()) return workload_main(args, sa);
   const auto opt = bench::parse_options(args);
+  refuse_input("--json", opt.json_path, {}, "cco bench");  // writable, checked before the run
+  refuse_input("--csv", opt.csv_path, {}, "cco bench");
 #ifndef CCO_HAVE_CUDA
   throw std::runtime_error("this cco was built without CUDA (CCO_ENABLE_CUDA=OFF)");
 #else

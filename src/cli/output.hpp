@@ -4,7 +4,12 @@
 // into place). "-" is standard output.
 #pragma once
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,8 +19,10 @@
 
 namespace cco::cli {
 
-/// Throws Usage ("FLAG PATH names the input IN: COMMAND never overwrites its inputs") when `path`
-/// names one of `inputs`; "" and "-" name none.
+/// Checks an output before anything runs (a long run must not find out at its end that it cannot
+/// write, review of `cco run --compare-json`). Throws Usage when `path` names one of `inputs`
+/// ("FLAG PATH names the input IN: COMMAND never overwrites its inputs"), is a folder, or lies in
+/// a folder that does not exist or cannot be written; "" and "-" name none.
 inline void refuse_input(const std::string& flag, const std::string& path,
                          const std::vector<std::string>& inputs, const std::string& command) {
   if (path.empty() || path == "-") return;
@@ -23,6 +30,17 @@ inline void refuse_input(const std::string& flag, const std::string& path,
     if (!in.empty() && model::same_file(path, in))
       throw Usage(flag + " " + path + " names the input " + in + ": " + command +
                   " never overwrites its inputs");
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) throw Usage(flag + " " + path + ": a folder, not a file");
+    if (!S_ISREG(st.st_mode)) return;  // /dev/stdout, a pipe: written as they are
+  }
+  const auto slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    throw Usage(flag + " " + path + ": the folder " + dir + " does not exist");
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    throw Usage(flag + " " + path + ": cannot write in " + dir + " (" + std::strerror(errno) + ")");
 }
 
 /// Writes `text` to `path` ("-": standard output; "": nothing) whole or not at all. Throws

@@ -568,6 +568,7 @@ bool report_steps(const std::string& dir, bool compare, const std::string& json_
     write_output(json_path, steps::to_json(r));  // whole or not at all
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cco run: error: %s\n", e.what());
+    return false;  // the comparison was asked for as a file: exit 3, not 0
   }
   return r.refused.empty();
 }

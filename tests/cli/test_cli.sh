@@ -59,6 +59,12 @@ expect 2 "registers per thread must be 0..255" -- plan --arch sm_90 --threads 25
 expect 2 "registers per thread must be 0..255" -- plan --arch sm_90 --threads 256 --regs -1
 expect 2 "blocks-per-sm: must be at least 1" -- plan --arch sm_90 --threads 256 --blocks-per-sm 0
 expect 2 "invalid size" -- plan --arch sm_90 --threads 256 --smem lots
+# An output whose folder is missing (or that is a folder) is refused before anything runs: the
+# program did run first, and a comparison it could not write still exited 0 (review).
+expect 2 "^cco run: error: --compare-json $tmp/nodir/c.json: the folder $tmp/nodir does not exist" -- run --compare off,priority --compare-json "$tmp/nodir/c.json" -- sh -c "touch $tmp/ran"
+[ -e "$tmp/ran" ] && fail "cco run ran the program before refusing --compare-json"
+expect 2 "^cco run: error: --compare-json $tmp: a folder, not a file" -- run --compare off,priority --compare-json "$tmp" -- true
+expect 2 "^cco bench: error: --json $tmp/nodir/x.json: the folder $tmp/nodir does not exist" -- bench --json "$tmp/nodir/x.json"
 # Standard output that cannot be written is an error, not exit 0 (review: /dev/full).
 if [ -w /dev/full ]; then
   for c in "plan --arch sm_90 --threads 256" "--help" "report $root/tests/fixtures/recorded/2026-11-22-h200x2/builtin2048x2_ar256M.json"; do
