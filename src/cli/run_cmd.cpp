@@ -155,12 +155,19 @@ std::string loadable_preload_library(const std::string& explicit_lib) {
   const std::string lib = find_preload_library(self_exe(), explicit_lib, ::getenv(cco::env::kPreloadLib));
   if (std::string bad = model::library_file_problem(lib); !bad.empty())
     throw Usage("the preload library " + bad);
-  if (void* h = ::dlopen(lib.c_str(), RTLD_LAZY | RTLD_LOCAL)) {
-    ::dlclose(h);
-    return lib;
+  void* h = ::dlopen(lib.c_str(), RTLD_LAZY | RTLD_LOCAL);
+  if (!h) {
+    const char* why = ::dlerror();
+    throw std::runtime_error("cannot load " + lib + ": " + (why ? why : "unknown error"));
   }
-  const char* why = ::dlerror();
-  throw std::runtime_error("cannot load " + lib + ": " + (why ? why : "unknown error"));
+  // Another library (libm, the tuner plugin) loads too, and the program then ran with no control
+  // at all and exit 0 (review): it must be ccoverlap's.
+  const bool ours = ::dlsym(h, "cco_api_version") != nullptr && ::dlsym(h, "cuLaunchKernel") != nullptr;
+  ::dlclose(h);
+  if (!ours)
+    throw std::runtime_error(lib + " is not ccoverlap's preload library (it exports no "
+                                   "cco_api_version or cuLaunchKernel)");
+  return lib;
 }
 
 // In a forked child: runs the command, or says why not and exits 127 (not found) or 126.

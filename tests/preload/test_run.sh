@@ -55,6 +55,10 @@ expect 2 "^cco run: error: plan $tmp/bad.json: shaping.default: must be >= 1 \(b
 expect 1 "^cco run: error: --lib /nonexistent/libcco_preload.so: no such file$" -- --lib /nonexistent/libcco_preload.so -- true
 echo "not a library" >"$tmp/fake.so"
 expect 1 "^cco run: error: cannot load $tmp/fake.so: " -- --lib "$tmp/fake.so" -- true
+# A library that loads but is not ours: the program ran with no control at all, exit 0 (review).
+if [ -f "$tunerlib" ]; then
+  expect 1 "^cco run: error: $(readlink -f "$tunerlib") is not ccoverlap's preload library \\(it exports no cco_api_version or cuLaunchKernel\\)$" -- --lib "$tunerlib" -- true
+fi
 expect 127 "^cco run: error: cannot run 'no-such-command-cco': No such file or directory$" -- --policy off -- no-such-command-cco
 expect 126 "^cco run: error: cannot run '$tmp/good.json': Permission denied$" -- --policy off -- "$tmp/good.json"
 expect 2 "^cco run: error: --trace needs a value" -- --trace
