@@ -753,7 +753,7 @@ int report_result(const Args& a, const json& j) {
 bool is_run_output(const json& doc, std::string* schema) {
   if (!doc.is_object() || !doc.contains("schema") || !doc["schema"].is_string()) return false;
   *schema = doc["schema"].get<std::string>();
-  return *schema == "cco.compare/1" || *schema == steps::kStepSchema;
+  return schema->rfind("cco.compare/", 0) == 0 || schema->rfind("cco.steps/", 0) == 0;
 }
 
 int report_run_output(const Args& a, const json& doc, const std::string& schema) {
@@ -765,11 +765,26 @@ int report_run_output(const Args& a, const json& doc, const std::string& schema)
     if (given)
       throw Usage(std::string(flag) + " does not apply to " + path + " (" + schema +
                   "): it is printed as text");
+  if (schema != "cco.compare/1" && schema != steps::kStepSchema)
+    throw model::Error(path + ": schema \"" + schema + "\" is not one this cco reads (" +
+                       "cco.compare/1, " + steps::kStepSchema + "): written by another version?");
+  // A malformed file is bad input (exit 2), as for every other file cco report reads.
   if (schema == "cco.compare/1") {
-    std::fputs(steps::format_report(steps::parse_compare(doc.dump(), path)).c_str(), stdout);
+    steps::CompareReport r;
+    try {
+      r = steps::parse_compare(doc.dump(), path);
+    } catch (const std::runtime_error& e) {
+      throw model::Error(e.what());
+    }
+    std::fputs(steps::format_report(r).c_str(), stdout);
     return 0;
   }
-  const steps::StepFile f = steps::parse_step_file(doc.dump(), path);
+  steps::StepFile f;
+  try {
+    f = steps::parse_step_file(doc.dump(), path);
+  } catch (const std::runtime_error& e) {
+    throw model::Error(e.what());
+  }
   bool gpu = !f.steps.empty();
   std::size_t irregular = 0;
   for (const auto& st : f.steps) {

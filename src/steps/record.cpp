@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <limits>
@@ -85,14 +86,17 @@ StepFile parse_step_file(const std::string& text, const std::string& what) {
     f.warmup = static_cast<uint64_t>(whole(j.at("warmup"), "warmup", 0, kCountMax));
     f.ended = j.at("ended").get<std::string>();
     f.note = j.value("note", "");
-    for (const auto& s : j.at("steps")) {
+    const json& all = j.at("steps");
+    if (!all.is_array()) throw std::runtime_error(what + ": steps must be an array");
+    for (const auto& s : all) {
       StepTime t;
       t.step = static_cast<uint64_t>(whole(s.at("step"), "step", 0, kCountMax));
       t.config = static_cast<int>(whole(s.at("config"), "config", 0, kIntMax));
       t.host_ms = s.at("host_ms").get<double>();
       if (!s.at("gpu_ms").is_null()) t.gpu_ms = s.at("gpu_ms").get<double>();
       t.regular = s.at("regular").get<bool>();
-      if (t.config < 0 || (t.config >= static_cast<int>(f.configs.size()) && !f.configs.empty()))
+      // Without configurations (a run that compares nothing) every step is configuration 0.
+      if (t.config >= std::max<int>(1, static_cast<int>(f.configs.size())))
         throw std::runtime_error(what + ": step " + std::to_string(t.step) +
                                  " names configuration " + std::to_string(t.config) +
                                  " of " + std::to_string(f.configs.size()));

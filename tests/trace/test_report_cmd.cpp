@@ -712,8 +712,21 @@ TEST(ReportCmd, ReadsWhatCcoRunWrites) {
   EXPECT_NE(out.find("faster"), std::string::npos) << out;
   expect_throw<Usage>({cp, "--svg", "x.svg"}, "--svg does not apply to");
   expect_throw<Usage>({cp, sp}, "is read alone");
-  expect_throw<std::runtime_error>({write("cco_compare_bad.json", R"({"schema": "cco.compare/1"})")},
-                                   "bad field");
+  // Malformed files of these kinds are bad input (model::Error: exit 2), like every other input.
+  expect_throw<cco::model::Error>({write("cco_compare_bad.json", R"({"schema": "cco.compare/1"})")},
+                                  "bad field");
+  expect_throw<cco::model::Error>({write("cco_steps_v2.json", R"({"schema": "cco.steps/2"})")},
+                                  "schema \"cco.steps/2\" is not one this cco reads");
+  auto steps = nlohmann::json::parse(read(sp));
+  steps["steps"] = nullptr;
+  expect_throw<cco::model::Error>({write("cco_steps_null.json", steps.dump())}, "steps must be an array");
+  steps = nlohmann::json::parse(read(sp));
+  steps["configs"] = nlohmann::json::array();
+  steps["steps"][0]["config"] = 1;
+  expect_throw<cco::model::Error>({write("cco_steps_nocfg.json", steps.dump())}, "names configuration 1 of 0");
+  auto cmpj = nlohmann::json::parse(read(cp));
+  cmpj["configs"] = nlohmann::json::array();
+  expect_throw<cco::model::Error>({write("cco_compare_nocfg.json", cmpj.dump())}, "an array of 1 to 64");
 }
 
 }  // namespace
