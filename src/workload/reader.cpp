@@ -67,7 +67,7 @@ const char* type_name(Node::T t) {
     case Node::T::Int:
       return "an integer";
     case Node::T::Float:
-      return "a fractional number";
+      return "a number with a fraction or an exponent (write whole numbers as digits)";
     case Node::T::String:
       return "a string";
     case Node::T::Array:

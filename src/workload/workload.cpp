@@ -130,7 +130,7 @@ Step load_step(const std::string& path, const StepLoadOptions& opt) {
   try {
     text = read_file(path, kWorkloadFileLimit);
   } catch (const FileError& e) {
-    throw StepError(path, {}, "the workload file " + e.reason());
+    throw StepError(path, {}, e.reason());  // "PATH: a folder, not a file", "...: cannot be read (...)"
   }
   return parse_step(text, path, opt);
 }

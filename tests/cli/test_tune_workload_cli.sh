@@ -57,7 +57,7 @@ expect 2 "-n: iterations must be 1..100000" -- tune --workload "$w" -n 0
 expect 2 "-c: expected 0 or 1" -- tune --workload "$w" -c 2
 expect 2 "unknown parameter|nosuch" -- tune --workload "$w" -g 2 --param nosuch=1
 expect 2 "layers" -- tune --workload "$w" -g 2 --param layers=many
-expect 2 "the workload file cannot be read" -- tune --workload "$tmp/none.json" -g 2
+expect 2 "none.json: cannot be read \\(No such file or directory\\)" -- tune --workload "$tmp/none.json" -g 2
 printf '{"schema": "ccoverlap.workload", "schema_version": "1.0.0",\n "bogus": 1}\n' >"$tmp/bad.json"
 expect 2 "bad.json:2:[0-9]+: .*bogus" -- tune --workload "$tmp/bad.json" -g 2
 if [ ! -f "$(dirname "$cco")/../preload/libcco_preload.so" ]; then

@@ -283,7 +283,7 @@ TEST(StepErrors, WrongTypes) {
   text = doc(R"([{"id": "g", "kind": "gemm", "m": true, "n": 32, "k": 16}])");
   expect_error(text, where(text, "true"), "got a boolean");
   text = doc(R"([{"id": "g", "kind": "gemm", "m": 1.5, "n": 32, "k": 16}])");
-  expect_error(text, where(text, "1.5"), "got a fractional number");
+  expect_error(text, where(text, "1.5"), "got a number with a fraction or an exponent");
   text = doc(R"([{"id": "g", "kind": "gemm", "m": 4, "n": 4, "k": 4, "after": "x"}])");
   expect_error(text, where(text, "\"x\""), "field 'after' of gemm op 'g' must be an array");
   text = doc(R"([{"id": 7, "kind": "gemm", "m": 4, "n": 4, "k": 4}])");
@@ -742,7 +742,7 @@ TEST(StepFiles, UnreadableFile) {
     ADD_FAILURE();
   } catch (const StepError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "/nonexistent/w.json: the workload file cannot be read (No such file or directory)");
+              "/nonexistent/w.json: cannot be read (No such file or directory)");
   }
 }
 
