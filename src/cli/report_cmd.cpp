@@ -208,7 +208,7 @@ json read_json_file(const std::string& path) {
   } catch (const json::exception& e) {
     std::string what = e.what();
     if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
-    if (text.find_first_not_of(" \t\r\n") == std::string::npos) what = "the file is empty";
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos) what = text.empty() ? "the file is empty" : "the file holds only white space";
     throw model::Error(path + ": not valid JSON (" + what + ")");
   }
 }

@@ -500,7 +500,7 @@ void check_made_for(const plan::Plan& plan, const RunOptions& o) {
 }
 
 std::vector<std::string> check_compare_items(const std::vector<std::string>& items,
-                                             bool* channels) {
+                                             bool* channels, const std::string& flag) {
   std::vector<std::string> out;
   *channels = false;
   for (const auto& item : items) {
@@ -508,14 +508,14 @@ std::vector<std::string> check_compare_items(const std::vector<std::string>& ite
     try {
       p = plan::load_item(item);
     } catch (const plan::Error& e) {
-      throw Usage("--compare: " + std::string(e.what()));
+      throw Usage(flag + ": " + std::string(e.what()));
     }
     if (const std::string why = plan::rotation_refusal(p); !why.empty())
-      throw Usage("--compare: '" + item + "' cannot switch between steps: " + why);
+      throw Usage(flag + ": '" + item + "' cannot switch between steps: " + why);
     *channels = *channels || p.nccl.uses_tuner();
     const std::string name = plan::is_plan_file(item) ? absolute(item) : item;
     if (name.find(',') != std::string::npos)
-      throw Usage("--compare: '" + item + "': a plan path with ',' cannot be passed on");
+      throw Usage(flag + ": '" + item + "': a plan path with ',' cannot be passed on");
     out.push_back(name);
   }
   return out;

@@ -55,9 +55,10 @@ struct RunOptions : LaunchOptions {
 
 /// --compare's items checked and made absolute (plan files): each must name a policy or a plan
 /// that can switch at run time (plan::rotation_refusal). Throws Usage naming the item and why.
-/// *channels: some item caps NCCL channels (the tuner plugin is needed).
+/// *channels: some item caps NCCL channels (the tuner plugin is needed). `flag` names the option
+/// in messages (--compare for cco run, --candidates for cco tune).
 std::vector<std::string> check_compare_items(const std::vector<std::string>& items,
-                                             bool* channels);
+                                             bool* channels, const std::string& flag = "--compare");
 
 /// What runs after the program under --compare or --steps-out: reads the step files in `dir`
 /// (steps-*.json, bounded), prints the comparison (when `compare`) to `out`, writes `json_path`

@@ -134,7 +134,7 @@ Prepared prepare(TuneProgramOptions& o) {
                                            "/cco-tune-plan.json)"
                                      : std::string("not a regular file")));
   bool channels = false;
-  p.items = check_compare_items(o.candidates, &channels);
+  p.items = check_compare_items(o.candidates, &channels, "--candidates");
   refuse_input("--out", o.out, o.candidates, "cco tune");  // a candidate's plan file
   const std::vector<std::string>& items = p.items;
   const uint64_t minimum = steps::minimum_budget(static_cast<int>(items.size()), steps::kMinRounds);

@@ -87,7 +87,7 @@ class JsonReader {
   Node document() {
     if (t_.substr(0, 3) == "\xEF\xBB\xBF") i_ = 3;  // UTF-8 byte order mark
     skip_ws();
-    if (i_ >= t_.size()) fail("the file is empty");
+    if (i_ >= t_.size()) fail(t_.empty() ? "the file is empty" : "the file holds only white space");
     Node n = value(0);
     skip_ws();
     if (i_ < t_.size()) fail("unexpected text after the end of the document");

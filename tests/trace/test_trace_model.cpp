@@ -537,7 +537,7 @@ TEST(TraceJson, WriteAndReadFile) {
 TEST(TraceErrors, MalformedTruncatedEmpty) {
   expect_error([] { cco::trace::parse_trace("{", "a.json"); }, {"a.json", "not valid JSON"});
   expect_error([] { cco::trace::parse_trace("", "e.json"); }, {"e.json", "empty"});
-  expect_error([] { cco::trace::parse_trace("  \n", "e.json"); }, {"e.json", "empty"});
+  expect_error([] { cco::trace::parse_trace("  \n", "e.json"); }, {"e.json", "only white space"});
   const std::string full = cco::trace::trace_to_json(rich()).dump();
   for (std::size_t cut : {std::size_t{1}, full.size() / 3, full.size() / 2, full.size() - 2})
     expect_error([&] { cco::trace::parse_trace(full.substr(0, cut), "t.json"); },
