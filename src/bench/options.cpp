@@ -204,7 +204,11 @@ std::string cli_error_text(const std::string& what, const CLI::App* app) {
   static const std::regex missing(R"(^(\S+): \d+ required \S+ missing$)");
   static const std::regex extras(R"(^The following arguments? (?:was|were) not expected: (\S+).*$)");
   static const std::regex convert(R"(^Could not convert: (\S+) = (.*)$)");
+  static const std::regex repeated(R"(^(\S+): At Most (\d+) required but received (\d+)$)");
   std::smatch m;
+  if (std::regex_match(what, m, repeated))
+    return m[1].str() + " given " + m[3].str() + " times (" +
+           (m[2].str() == "1" ? std::string("once at most") : "at most " + m[2].str() + " times") + ")";
   if (std::regex_match(what, m, missing)) return m[1].str() + " needs a value";
   if (std::regex_match(what, m, extras)) {
     const std::string a = m[1].str();

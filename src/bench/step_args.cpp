@@ -51,6 +51,7 @@ StepArgs split_step_args(const std::vector<std::string>& args) {
   keep_extras(app);
   keep_extras(peek);
   auto* workload = add_flag_option(app, F::Workload, a.workload);
+  workload->multi_option_policy(CLI::MultiOptionPolicy::Throw);  // two steps: say so, never the last
   add_flag_switch(app, F::Validate, a.validate);
   add_flag_option(app, F::Param, params)->allow_extra_args(false);  // one NAME=VALUE each
   auto* gpu_memory = add_flag_option(app, F::GpuMemory, memory);

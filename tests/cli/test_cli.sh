@@ -124,6 +124,9 @@ expect 0 "" -- bench --workload tp_llama7b --validate --gpu-memory 80G
 expect 0 "" -- bench --workload tp_llama7b --validate --gpu-memory=80G
 expect 2 "more than the 0 B a 1.00 GiB GPU leaves" -- bench --workload tp_llama7b --validate --gpu-memory 1G
 expect 2 "^cco bench: error: --gpu-memory goes with --validate" -- bench --workload tp_llama7b --gpu-memory 80G
+expect 2 "^cco bench: error: --workload given 2 times \\(once at most\\)" -- bench --workload tp_llama7b --workload ddp_llama7b --validate
+expect 2 "^cco plan: error: --threads given 2 times \\(once at most\\)" -- plan --arch sm_90 --threads 256 --threads 128
+expect 2 "^cco tune: error: --candidates: unknown policy 'bogus'" -- tune --candidates off,bogus -- /bin/true
 # A name that is not a file is a shipped workload; an unknown one lists them.
 expect 2 "^cco bench: error: --workload nosuch: no such file, and no shipped workload of that name \\(shipped: ddp_llama13b, ddp_llama7b, fsdp_llama7b, moe_mixtral, tp_llama7b\\)" -- bench --workload nosuch --validate
 # Expressions nest at most 200 levels (6000 parentheses crashed the evaluator: review).
