@@ -187,12 +187,12 @@ def load(path: str) -> Dict[str, Any]:
 
 def _rows(doc: Dict[str, Any]) -> List[Dict[str, Any]]:
     schema = str(doc.get("schema", ""))
-    if schema.startswith("cco.steps/"):
+    if schema == "ccoverlap.steps" or schema.startswith("cco.steps/"):
         meta = {k: doc.get(k) for k in ("pid", "rank", "device", "source", "period")}
         configs = doc.get("configs") or []
         return [dict(meta, **s, config_name=configs[s["config"]] if s["config"] < len(configs) else None)
                 for s in doc.get("steps", [])]
-    if schema.startswith("cco.compare/"):
+    if schema == "ccoverlap.run_compare" or schema.startswith("cco.compare/"):
         rows = []
         for c in doc.get("configs", []):
             r = {k: v for k, v in c.items() if k != "vs_first"}
@@ -241,17 +241,27 @@ def frame(path: str):
     return pd.DataFrame(rows)
 
 
+def _is_schema(doc: Dict[str, Any], name: str, legacy_prefix: str) -> bool:
+    """Whether doc names itself `name` (the current style, with schema_version 1.x) or by its
+    former name, which starts with `legacy_prefix` ("cco.steps/")."""
+    schema = str(doc.get("schema", ""))
+    if schema == name:
+        return str(doc.get("schema_version", "")).split(".")[0] == "1"
+    return schema.startswith(legacy_prefix)
+
+
 def read_steps(path: str):
-    """A step file (cco.steps/1) as rows: one per step."""
+    """A step file (ccoverlap.steps; cco.steps/1 before) as rows: one per step."""
     doc = load(path)
-    if not str(doc.get("schema", "")).startswith("cco.steps/"):
+    if not _is_schema(doc, "ccoverlap.steps", "cco.steps/"):
         raise ValueError(f"{path}: not a step file")
     return frame(path)
 
 
 def read_compare(path: str):
-    """A comparison (cco.compare/1, cco run --compare-json) as rows: one per configuration."""
+    """A comparison (ccoverlap.run_compare, cco run --compare-json; cco.compare/1 before) as rows:
+    one per configuration."""
     doc = load(path)
-    if not str(doc.get("schema", "")).startswith("cco.compare/"):
+    if not _is_schema(doc, "ccoverlap.run_compare", "cco.compare/"):
         raise ValueError(f"{path}: not a comparison file")
     return frame(path)

@@ -25,6 +25,7 @@
 #include "cli/output.hpp"
 #include "cli/parse.hpp"
 #include "model/limits.hpp"
+#include "model/schema.hpp"
 #include "model/types.hpp"
 #include "model/occupancy.hpp"
 #include "report/compare.hpp"
@@ -748,12 +749,23 @@ int report_result(const Args& a, const json& j) {
 
 }  // namespace
 
-// What cco run writes beside its table: a comparison (--compare-json, cco.compare/1) or a
-// process's step file (--steps-out, cco.steps/1), read back. Only the text applies to them.
-bool is_run_output(const json& doc, std::string* schema) {
-  if (!doc.is_object() || !doc.contains("schema") || !doc["schema"].is_string()) return false;
-  *schema = doc["schema"].get<std::string>();
-  return schema->rfind("cco.compare/", 0) == 0 || schema->rfind("cco.steps/", 0) == 0;
+// What cco run writes beside its table: a comparison (--compare-json, ccoverlap.run_compare) or
+// a process's step file (--steps-out, ccoverlap.steps), read back (with the names of earlier
+// versions, cco.compare/1 and cco.steps/1). Only the text applies to them.
+// *schema: the kind; a file of another version is refused here with one line.
+bool is_run_output(const json& doc, const std::string& path, std::string* schema) {
+  std::string found;
+  for (const auto& [name, legacy] : {std::pair{steps::kCompareSchema, steps::kCompareSchemaLegacy},
+                                     std::pair{steps::kStepSchema, steps::kStepSchemaLegacy}}) {
+    const auto m = model::match_schema(doc, name, legacy, &found);
+    if (m == model::SchemaMatch::kNo) continue;
+    if (m == model::SchemaMatch::kOtherVersion)
+      throw model::Error(path + ": " + found + " is a version this cco does not read (" + name +
+                         " 1.x): written by another version of cco?");
+    *schema = name;
+    return true;
+  }
+  return false;
 }
 
 int report_run_output(const Args& a, const json& doc, const std::string& schema) {
@@ -765,11 +777,8 @@ int report_run_output(const Args& a, const json& doc, const std::string& schema)
     if (given)
       throw Usage(std::string(flag) + " does not apply to " + path + " (" + schema +
                   "): it is printed as text");
-  if (schema != "cco.compare/1" && schema != steps::kStepSchema)
-    throw model::Error(path + ": schema \"" + schema + "\" is not one this cco reads (" +
-                       "cco.compare/1, " + steps::kStepSchema + "): written by another version?");
   // A malformed file is bad input (exit 2), as for every other file cco report reads.
-  if (schema == "cco.compare/1") {
+  if (schema == steps::kCompareSchema) {
     steps::CompareReport r;
     try {
       r = steps::parse_compare(doc.dump(), path);
@@ -825,7 +834,7 @@ int report_main(const std::vector<std::string>& args) {
   std::size_t results = 0, benches = 0;
   for (const auto& f : a.files) {
     docs.push_back(read_json_file(f));
-    if (std::string schema; is_run_output(docs.back(), &schema)) {
+    if (std::string schema; is_run_output(docs.back(), f, &schema)) {
       if (a.files.size() > 1)
         throw Usage(f + " (" + schema + ") is read alone: give it as the only file");
       return report_run_output(a, docs.back(), schema);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/json_number.hpp"
+#include "model/schema.hpp"
 #include "steps/schedule.hpp"
 
 namespace cco::steps {
@@ -168,7 +169,7 @@ std::string format_report(const CompareReport& r) {
 
 std::string to_json(const CompareReport& r) {
   nlohmann::json j;
-  j["schema"] = "cco.compare/1";
+  model::stamp_schema(j, kCompareSchema);
   j["metric"] = r.metric;
   j["files"] = r.files;
   j["steps"] = r.steps;
@@ -208,9 +209,13 @@ CompareReport parse_compare(const std::string& text, const std::string& what) {
   } catch (const nlohmann::json::exception&) {
     throw bad("not valid JSON");
   }
-  if (!j.is_object() || !j.contains("schema") || !j["schema"].is_string() ||
-      j["schema"].get<std::string>() != "cco.compare/1")
-    throw bad("not a comparison (schema must be \"cco.compare/1\")");
+  std::string found;
+  const auto m = model::match_schema(j, kCompareSchema, kCompareSchemaLegacy, &found);
+  if (m == model::SchemaMatch::kOtherVersion)
+    throw bad("a comparison of another version (" + found + "): this cco reads " +
+              std::string(kCompareSchema) + " 1.x");
+  if (m != model::SchemaMatch::kYes)
+    throw bad(std::string("not a comparison (schema must be \"") + kCompareSchema + "\")");
   CompareReport r;
   try {
     auto count = [](const nlohmann::json& v) {

@@ -20,6 +20,9 @@
 
 namespace cco::steps {
 
+inline constexpr const char* kCompareSchema = "ccoverlap.run_compare";  ///< with schema_version 1.x
+inline constexpr const char* kCompareSchemaLegacy = "cco.compare/1";    ///< earlier versions' name, read
+
 struct ConfigResult {
   std::string name;
   Summary summary;     ///< over the rounds used (ms)
@@ -45,7 +48,7 @@ CompareReport compare(const std::vector<StepFile>& files);
 /// The text printed at the end of `cco run --compare`.
 std::string format_report(const CompareReport& r);
 
-/// The report as JSON (schema "cco.compare/1").
+/// The report as JSON (schema "ccoverlap.run_compare" 1.x; "cco.compare/1" before).
 std::string to_json(const CompareReport& r);
 
 /// A report read back from to_json's text (cco report reads what --compare-json wrote). Throws

@@ -2,6 +2,7 @@
 
 #include "model/json_number.hpp"
 #include "model/limits.hpp"
+#include "model/schema.hpp"
 #include "model/read_file.hpp"
 
 #include <fcntl.h>
@@ -21,7 +22,7 @@ using nlohmann::json;
 
 std::string to_json(const StepFile& f) {
   json j;
-  j["schema"] = kStepSchema;
+  model::stamp_schema(j, kStepSchema);
   j["pid"] = f.pid;
   j["rank"] = f.rank ? json(*f.rank) : json(nullptr);
   j["device"] = f.device ? json(*f.device) : json(nullptr);
@@ -57,7 +58,12 @@ StepFile parse_step_file(const std::string& text, const std::string& what) {
     throw std::runtime_error(what + ": not JSON (" + e.what() + ")");
   }
   try {
-    if (!j.is_object() || j.value("schema", "") != kStepSchema)
+    std::string found;
+    const auto m = model::match_schema(j, kStepSchema, kStepSchemaLegacy, &found);
+    if (m == model::SchemaMatch::kOtherVersion)
+      throw std::runtime_error(what + ": a step file of another version (" + found +
+                               "): this cco reads " + kStepSchema + " 1.x");
+    if (m != model::SchemaMatch::kYes)
       throw std::runtime_error(what + ": not a step file (schema \"" + std::string(kStepSchema) +
                                "\" expected)");
     // Whole numbers are checked, never cast (a float such as 2e25 would be undefined behaviour).

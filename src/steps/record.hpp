@@ -1,7 +1,8 @@
 // The step file: what the preload library measured of one process's steps, written at exit when
-// CCO_STEPS_DIR names a folder (docs/STEPS.md). JSON, schema "cco.steps/1":
+// CCO_STEPS_DIR names a folder (docs/STEPS.md). JSON, schema "ccoverlap.steps" 1.x ("cco.steps/1"
+// before, still read):
 //
-//   { "schema": "cco.steps/1", "pid": 1234, "rank": 0 | null, "device": 0 | null,
+//   { "schema": "ccoverlap.steps", "schema_version": "1.0.0", "pid": 1234, "rank": 0 | null, "device": 0 | null,
 //     "source": "collectives" | "marker" | "none",
 //     "period": 64,            // collectives per step (source collectives; 0 otherwise)
 //     "collectives": 5120, "locks": 2, "mismatches": 0,
@@ -24,7 +25,8 @@
 
 namespace cco::steps {
 
-inline constexpr const char* kStepSchema = "cco.steps/1";
+inline constexpr const char* kStepSchema = "ccoverlap.steps";         ///< with schema_version 1.x
+inline constexpr const char* kStepSchemaLegacy = "cco.steps/1";       ///< earlier versions' name, read
 
 struct StepTime {
   uint64_t step = 0;

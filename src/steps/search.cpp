@@ -10,6 +10,7 @@
 
 #include "steps/paired.hpp"
 #include "model/json_number.hpp"
+#include "model/schema.hpp"
 #include "steps/schedule.hpp"
 
 namespace cco::steps {
@@ -205,7 +206,7 @@ const Decision* TuneFile::final_decision() const {
 
 std::string to_json(const TuneFile& f) {
   json j;
-  j["schema"] = kTuneSchema;
+  model::stamp_schema(j, kTuneSchema);
   j["epoch"] = f.epoch;
   j["candidates"] = f.candidates;
   j["warmup"] = f.warmup;
@@ -244,9 +245,9 @@ TuneFile parse_tune_file(const std::string& text, const std::string& what) {
   } catch (const json::exception& e) {
     throw bad(std::string("invalid JSON: ") + e.what());
   }
-  if (!j.is_object() || !j.contains("schema") || !j["schema"].is_string() ||
-      j["schema"].get<std::string>() != kTuneSchema)
-    throw bad(std::string("not a tune file (schema must be \"") + kTuneSchema + "\")");
+  if (model::match_schema(j, kTuneSchema, kTuneSchemaLegacy) != model::SchemaMatch::kYes)
+    throw bad(std::string("not a tune file of this version (schema must be \"") + kTuneSchema +
+              "\" 1.x)");
   // Whole numbers in a range (a float or a huge number is refused, never cast).
   auto whole = [&](const json& v, const char* field, int64_t lo, int64_t hi) -> int64_t {
     try {

@@ -17,8 +17,9 @@
 // difference over every round in which both ran must have a 95% sign-test interval below zero,
 // else the baseline wins ("never slower": a control that cannot show a gain is not chosen).
 //
-// The decision file (schema "cco.tune/1"; written by the decider by write-then-rename):
-//   { "schema": "cco.tune/1", "epoch": 1, "candidates": ["off", ...], "warmup": 5,
+// The decision file (schema "ccoverlap.tune_decision" 1.x, "cco.tune/1" before; written by the
+// decider by write-then-rename):
+//   { "schema": "ccoverlap.tune_decision", "schema_version": "1.0.0", "epoch": 1, "candidates": ["off", ...], "warmup": 5,
 //     "decider": {"rank": 0 | null, "pid": 123, "device": 0, "device_name": "...", "sms": 132,
 //                 "cuda_driver": "13.0"},
 //     "layout": [ {"start": 5, "size": 4, "rounds": 6}, ... ],
@@ -38,7 +39,8 @@
 
 namespace cco::steps {
 
-inline constexpr const char* kTuneSchema = "cco.tune/1";
+inline constexpr const char* kTuneSchema = "ccoverlap.tune_decision";  ///< with schema_version 1.x
+inline constexpr const char* kTuneSchemaLegacy = "cco.tune/1";        ///< earlier versions' name, read
 /// Rounds per stage at least: 6 pairs is the fewest with a 95% sign-test interval (paired.hpp).
 inline constexpr int kMinRounds = 6;
 

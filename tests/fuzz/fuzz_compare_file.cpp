@@ -1,5 +1,6 @@
 // What cco run writes beside its table and cco report reads back: the comparison
-// (cco::steps::parse_compare, cco.compare/1) and the step file (parse_step_file, cco.steps/1).
+// (cco::steps::parse_compare, ccoverlap.run_compare) and the step file (parse_step_file,
+// ccoverlap.steps), under their current and former names.
 // Contract: each returns its report or throws std::runtime_error (one line); to_json() of a
 // parsed comparison parses back to the same text.
 #include <stdexcept>

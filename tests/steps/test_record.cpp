@@ -29,8 +29,15 @@ TEST(Record, RoundTrip) {
   f.configs = {"off", "shape:1"};
   f.warmup = 3;
   f.steps = {{0, 0, 85.5, 85.25, true}, {1, 1, 90.0, std::nullopt, false}};
-  const StepFile g = parse_step_file(to_json(f));
+  const std::string text = to_json(f);
+  EXPECT_NE(text.find("\"schema\": \"ccoverlap.steps\""), std::string::npos);
+  EXPECT_NE(text.find("\"schema_version\": \"1.0.0\""), std::string::npos);
+  const StepFile g = parse_step_file(text);
   EXPECT_EQ(g.pid, 7);
+  // The name of earlier versions is still read.
+  std::string old = text;
+  old.replace(old.find("\"ccoverlap.steps\""), 17, "\"cco.steps/1\"");
+  EXPECT_EQ(parse_step_file(old).pid, 7);
   EXPECT_EQ(g.rank, 1);
   EXPECT_EQ(g.period, 22);
   EXPECT_EQ(g.configs, f.configs);
@@ -50,7 +57,12 @@ TEST(Record, BadInputGivesOneLine) {
     return std::string("no error");
   };
   EXPECT_NE(msg("{").find("x.json: not JSON"), std::string::npos);
-  EXPECT_NE(msg("{\"schema\": \"cco.steps/9\"}").find("not a step file"), std::string::npos);
+  EXPECT_NE(msg("{\"schema\": \"ccoverlap.bench\"}").find("not a step file"), std::string::npos);
+  EXPECT_EQ(msg("{\"schema\": \"cco.steps/9\"}"),
+            "x.json: a step file of another version (cco.steps/9): this cco reads ccoverlap.steps 1.x");
+  EXPECT_EQ(msg("{\"schema\": \"ccoverlap.steps\", \"schema_version\": \"2.0.0\"}"),
+            "x.json: a step file of another version (ccoverlap.steps 2.0.0): this cco reads "
+            "ccoverlap.steps 1.x");
   StepFile f;
   f.configs = {"a"};
   f.steps = {{0, 3, 1.0, std::nullopt, true}};

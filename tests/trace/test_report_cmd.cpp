@@ -671,8 +671,9 @@ TEST(ReportCmd, NeverOverwritesAnInput) {
 
 namespace {
 
-// What cco run writes beside its table, read back by cco report: a step file (cco.steps/1) as
-// per-configuration medians, and a comparison (cco.compare/1) as the table cco run printed.
+// What cco run writes beside its table, read back by cco report: a step file (ccoverlap.steps) as
+// per-configuration medians, and a comparison (ccoverlap.run_compare) as the table cco run printed;
+// the names of earlier versions (cco.steps/1, cco.compare/1) are still read.
 // Rank 0 ran 2 warm-up steps under off, then off and priority by turns: off 10, 11, 12, ... ms,
 // priority 4, 5, 6, ... ms; one irregular step (left out).
 cco::steps::StepFile run_steps() {
@@ -716,7 +717,22 @@ TEST(ReportCmd, ReadsWhatCcoRunWrites) {
   expect_throw<cco::model::Error>({write("cco_compare_bad.json", R"({"schema": "cco.compare/1"})")},
                                   "bad field");
   expect_throw<cco::model::Error>({write("cco_steps_v2.json", R"({"schema": "cco.steps/2"})")},
-                                  "schema \"cco.steps/2\" is not one this cco reads");
+                                  "cco.steps/2 is a version this cco does not read (ccoverlap.steps 1.x)");
+  expect_throw<cco::model::Error>(
+      {write("cco_steps_v9.json", R"({"schema": "ccoverlap.steps", "schema_version": "9.0.0"})")},
+      "ccoverlap.steps 9.0.0 is a version this cco does not read");
+  {  // the names of earlier versions still read
+    auto old_steps = nlohmann::json::parse(read(sp));
+    old_steps["schema"] = "cco.steps/1";
+    old_steps.erase("schema_version");
+    std::string out;
+    ASSERT_EQ(run({write("cco_steps_old.json", old_steps.dump())}, &out), 0);
+    auto old_cmp = nlohmann::json::parse(read(cp));
+    old_cmp["schema"] = "cco.compare/1";
+    old_cmp.erase("schema_version");
+    ASSERT_EQ(run({write("cco_compare_old.json", old_cmp.dump())}, &out), 0);
+    EXPECT_NE(out.find("paired difference to the first"), std::string::npos) << out;
+  }
   auto steps = nlohmann::json::parse(read(sp));
   steps["steps"] = nullptr;
   expect_throw<cco::model::Error>({write("cco_steps_null.json", steps.dump())}, "steps must be an array");
