@@ -231,8 +231,10 @@ CompareReport parse_compare(const std::string& text, const std::string& what) {
     r.problems = j.at("problems").get<std::vector<std::string>>();
     if (!j.at("refused").is_null()) r.refused = j.at("refused").get<std::string>();
     const auto& cs = j.at("configs");
-    if (!cs.is_array() || cs.empty() || cs.size() > 64)
-      throw std::runtime_error("configs: an array of 1 to 64 configurations");
+    // A refused comparison (no steps found, ...) has no configurations; any other has 1 to 64.
+    if (!cs.is_array() || cs.size() > 64 || (cs.empty() && r.refused.empty()))
+      throw std::runtime_error("configs: an array of 1 to 64 configurations (none only when the "
+                               "comparison was refused)");
     for (const auto& e : cs) {
       ConfigResult c;
       c.name = e.at("name").get<std::string>();

@@ -192,6 +192,9 @@ std::string find_workload(const std::string& name, const std::vector<std::string
   if (name.empty() || name.find('/') != std::string::npos) return name;
   struct stat st {};
   if (::stat(name.c_str(), &st) == 0) return name;  // a file here (or something load_step refuses)
+  // NAME.json here comes before the shipped one: a local copy is what the user edits (and an
+  // output named like it is then refused as the input, not written over it).
+  if (is_regular(name + ".json")) return name + ".json";
   for (const auto& d : dirs)
     for (const std::string& f : {d + "/" + name, d + "/" + name + ".json"})
       if (is_regular(f)) return f;

@@ -197,8 +197,8 @@ Step load_step(const std::string& path, const StepLoadOptions& opt);
 /// tree's workloads/ (a cco run from its build tree). Folders that do not exist are left out.
 std::vector<std::string> workload_dirs();
 
-/// What `--workload` names: `name` itself when it is a file or holds a '/'; else NAME or
-/// NAME.json in the first of `dirs` that has it (tp_llama7b finds tp_llama7b.json). Throws Error
+/// What `--workload` names: `name` itself when it is a file or holds a '/'; else NAME.json in the
+/// current folder; else NAME or NAME.json in the first of `dirs` that has it (tp_llama7b finds tp_llama7b.json). Throws Error
 /// "--workload NAME: no such file, and no shipped workload of that name (shipped: ...)" otherwise.
 std::string find_workload(const std::string& name, const std::vector<std::string>& dirs);
 

@@ -55,6 +55,15 @@ expect 2 "^cco run: error: plan $tmp/bad.json: shaping.default: must be >= 1 \(b
 expect 1 "^cco run: error: --lib /nonexistent/libcco_preload.so: no such file$" -- --lib /nonexistent/libcco_preload.so -- true
 echo "not a library" >"$tmp/fake.so"
 expect 1 "^cco run: error: cannot load $tmp/fake.so: " -- --lib "$tmp/fake.so" -- true
+# A comparison that could not be made is still written, and cco report reads what cco run wrote
+# (a refused comparison has no configurations: the reader once refused it).
+"$run" --compare off,priority --compare-json "$tmp/refused.json" -- true >/dev/null 2>&1
+[ $? = 3 ] || fail "cco run --compare with no steps: expected exit 3"
+[ -s "$tmp/refused.json" ] || fail "cco run --compare with no steps wrote no --compare-json"
+if [ -n "$cco" ]; then
+  "$cco" report "$tmp/refused.json" >"$tmp/out" 2>"$tmp/err" ||
+    fail "cco report cannot read the comparison cco run wrote: $(cat "$tmp/err")"
+fi
 # A library that loads but is not ours: the program ran with no control at all, exit 0 (review).
 if [ -f "$tunerlib" ]; then
   expect 1 "^cco run: error: $(readlink -f "$tunerlib") is not ccoverlap's preload library \\(it exports no cco_api_version or cuLaunchKernel\\)$" -- --lib "$tunerlib" -- true

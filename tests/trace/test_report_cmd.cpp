@@ -743,6 +743,12 @@ TEST(ReportCmd, ReadsWhatCcoRunWrites) {
   auto cmpj = nlohmann::json::parse(read(cp));
   cmpj["configs"] = nlohmann::json::array();
   expect_throw<cco::model::Error>({write("cco_compare_nocfg.json", cmpj.dump())}, "an array of 1 to 64");
+  {  // what cco run writes when no comparison could be made: no configurations, the reason
+    cco::steps::CompareReport refused;
+    refused.refused = "no steps were found";
+    std::string out;
+    ASSERT_EQ(run({write("cco_compare_refused.json", cco::steps::to_json(refused))}, &out), 0);
+  }
 }
 
 }  // namespace

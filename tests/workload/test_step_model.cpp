@@ -716,6 +716,14 @@ TEST(StepArgsTest, FindsShippedWorkloadsByName) {
   EXPECT_EQ(find_workload("./tp", dirs), "./tp");          // a path is taken as it is
   EXPECT_EQ(find_workload("dir/x.json", dirs), "dir/x.json");
   EXPECT_EQ(shipped_workloads(dirs), (std::vector<std::string>{"moe", "tp"}));
+  {  // NAME.json in the current folder comes first (the copy the user edits)
+    const fs::path here = fs::current_path();
+    fs::create_directories(root / "cwd");
+    std::ofstream(root / "cwd" / "tp.json") << "{}";
+    fs::current_path(root / "cwd");
+    EXPECT_EQ(find_workload("tp", dirs), "tp.json");
+    fs::current_path(here);
+  }
   try {
     (void)find_workload("llama", dirs);
     ADD_FAILURE() << "an unknown name was accepted";
