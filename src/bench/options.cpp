@@ -323,9 +323,30 @@ const CLI::Validator& decimal_integer() {
   return v;
 }
 
+// "--name ''": an empty value, refused as "--name=" is (--modes '' ran every mode, and -f ''
+// or --json '' reached the GPU check before their own: review). Stops where the program's own
+// arguments begin (a "--", or the first positional of a prefix command such as cco run's).
+void refuse_empty_values(const CLI::App& app, const std::vector<std::string>& args) {
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") return;
+    if (a.size() < 2 || a[0] != '-') {
+      if (app.get_prefix_command()) return;
+      continue;
+    }
+    if (a.find('=') != std::string::npos) continue;
+    const CLI::Option* o = app.get_option_no_throw(a);
+    if (!o || o->get_items_expected_max() == 0) continue;
+    if (i + 1 < args.size() && args[i + 1].empty())
+      throw UsageError(a + " needs a value (got an empty one)");
+    ++i;  // its value
+  }
+}
+
 void parse_app(CLI::App& app, const std::vector<std::string>& args) {
   // CLI11 reads "--name=" as "--name" and takes the next argument as the value.
   if (!app.get_prefix_command()) refuse_empty_assignments(args, args.size());
+  refuse_empty_values(app, args);
   for (CLI::Option* o : app.get_options())
     if (const std::string t = o->get_type_name(); t == "INT" || t == "UINT") o->check(decimal_integer());
   std::vector<std::string> rest(args.begin() + (args.empty() ? 0 : 1), args.end());
@@ -382,8 +403,8 @@ Options parse_options(const std::vector<std::string>& args) {
     throw UsageError("-b: size must be between 1 and 64G bytes");
   if (o.max_bytes > kMaxCollBytes) throw UsageError("-e: size must be at most 64G bytes");
   if (o.max_bytes < o.min_bytes) throw UsageError("-e must not be below -b");
-  if (o.max_bytes > o.min_bytes && !(o.step_factor > 1))
-    throw UsageError("-f: step factor must be greater than 1 when -e is above -b");
+  if (!(o.step_factor > 1))  // checked with or without -e: -f -2 or nan is wrong either way
+    throw UsageError("-f: step factor must be greater than 1, got " + fmt::format("{}", o.step_factor));
   if (o.max_bytes > o.min_bytes) {
     // Bounded: a factor barely above 1 would expand into millions of sizes.
     const double n = std::floor(std::log(static_cast<double>(o.max_bytes) /

@@ -96,8 +96,8 @@ TEST(Options, BadInput) {
   EXPECT_EQ(sizes(parse({"-b", "1", "-e", "1G", "-f", "1.0211"})).size(), 996u);  // under 1000
   EXPECT_THROW(parse({"-b", "1", "-e", "1G", "-f", "1.0210"}), UsageError);       // 1001
   // An empty size is a mistake, never "the default".
-  expect_usage({"-b", ""}, "-b: needs a size");
-  expect_usage({"-b", "1M", "-e", ""}, "-e: needs a size");
+  expect_usage({"-b", ""}, "-b needs a value (got an empty one)");
+  expect_usage({"-b", "1M", "-e", ""}, "-e needs a value (got an empty one)");
   expect_usage({"-n", "0"}, "-n");
   expect_usage({"-w", "-1"}, "-w");
   expect_usage({"-c", "2"}, "-c");
@@ -117,7 +117,7 @@ TEST(Options, BadInput) {
   expect_usage({"--nccl-min-ctas", "40", "--nccl-max-ctas", "8"}, "must not exceed");
   expect_usage({"--nccl-cta-policy", "5"}, "unknown CTA policy '5' (known: default or 0");
   expect_usage({"--nccl-cta-policy", "zero,2"}, "'2' is given twice");
-  expect_usage({"--nccl-cta-policy", ""}, "--nccl-cta-policy: needs a policy (got an empty value)");
+  expect_usage({"--nccl-cta-policy", ""}, "--nccl-cta-policy needs a value (got an empty one)");
   expect_usage({"--mem-bytes", "1"}, "--mem-bytes");
   expect_usage({"--nccl-register", "pinned"}, "--nccl-register: unknown registration 'pinned'");
   expect_usage({"--nccl-register"}, "--nccl-register");

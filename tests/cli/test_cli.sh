@@ -127,6 +127,10 @@ expect 2 "^cco bench: error: --gpu-memory goes with --validate" -- bench --workl
 expect 2 "^cco bench: error: --workload given 2 times \\(once at most\\)" -- bench --workload tp_llama7b --workload ddp_llama7b --validate
 expect 2 "^cco plan: error: --threads given 2 times \\(once at most\\)" -- plan --arch sm_90 --threads 256 --threads 128
 expect 2 "^cco tune: error: --candidates: unknown policy 'bogus'" -- tune --candidates off,bogus -- /bin/true
+# Bad values are named before the GPU check (they reached "needs a CUDA GPU" first: review).
+expect 2 "^cco bench: error: --modes needs a value \\(got an empty one\\)" -- bench --modes ""
+expect 2 "^cco bench: error: -f: step factor must be greater than 1, got -2" -- bench -f -2
+expect 2 "^cco tune: error: --json needs a value \\(got an empty one\\)" -- tune --json ""
 # A name that is not a file is a shipped workload; an unknown one lists them.
 expect 2 "^cco bench: error: --workload nosuch: no such file, and no shipped workload of that name \\(shipped: ddp_llama13b, ddp_llama7b, fsdp_llama7b, moe_mixtral, tp_llama7b\\)" -- bench --workload nosuch --validate
 # Expressions nest at most 200 levels (6000 parentheses crashed the evaluator: review).
@@ -149,7 +153,7 @@ grep -q '"policy": "priority"' "$tmp/p.json" || fail "the plan file was changed"
 grep -q '"memory_per_gpu_bytes"' "$tmp/v.json" 2>/dev/null || fail "--validate --json wrote no step JSON"
 "$cco" bench --workload "$root/workloads/ddp_llama7b.json" --validate --json - 2>/dev/null | grep -q '"ops"' \
   || fail "--validate --json - wrote no JSON on stdout"
-expect 2 "--json: needs a file name" -- bench --workload "$root/workloads/ddp_llama7b.json" --validate --json ''
+expect 2 "--json needs a value \\(got an empty one\\)" -- bench --workload "$root/workloads/ddp_llama7b.json" --validate --json ''
 
 # An unknown option is named (not the value after it) and a close one suggested.
 expect 2 "^cco bench: error: unknown option '-t' \(see cco bench --help\)$" -- bench -t 2
