@@ -4,6 +4,7 @@
 
 #include "model/cta_policy.hpp"
 #include "model/metrics.hpp"
+#include "plan/plan.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -213,31 +214,34 @@ void add_unique(std::vector<RowSpec>& rows, const RowSpec& r) {
 nlohmann::json plan_base(const RowSpec& choice, int blocks_per_sm, const nlohmann::json& devices,
                          int nranks, const nlohmann::json& versions_in,
                          const std::string& description) {
-  nlohmann::json j;
-  j["schema"] = "ccoverlap.plan";
-  j["schema_version"] = "1.0.0";
-  j["policy"] = "tuned";
-  j["description"] = description;
+  // A plan::Plan written by the plan module's own writer (one writer per format, issue 35): the
+  // tuners add only what is theirs (generated_by here, tuning in each tuner).
+  plan::Plan p;
+  p.policy = "tuned";
+  p.description = description;
   // Programs get the measured controls inside the communication window: in a pair the compute
   // part runs wholly beside the collective, so "overlap" is what was measured, and outside the
   // window a program's kernels keep every SM (never slower where no collective runs).
-  if (bench::is_shape(choice.mode) && blocks_per_sm > 0)
-    j["shaping"] = {{"default", blocks_per_sm}, {"when", "overlap"}};
-  j["priority"] = {{"nccl", bench::is_priority(choice.mode) ? "high" : "default"}};
+  if (bench::is_shape(choice.mode) && blocks_per_sm > 0) {
+    p.shaping.target = {plan::TargetKind::Fixed, blocks_per_sm};
+    p.shaping.when = plan::When::Overlap;
+  }
+  p.priority.nccl = bench::is_priority(choice.mode) ? plan::NcclPriority::High : plan::NcclPriority::Default;
   // The cuBLASLt SM target reaches programs' cuBLAS/cuBLASLt GEMMs through the preload library;
   // it follows the launch-order window (reproducible rounding, docs/PRELOAD.md).
-  if (choice.gemm_sms > 0) j["gemm"] = {{"sm_target", choice.gemm_sms}, {"when", "overlap"}};
-  if (choice.nccl_ctas > 0) j["nccl"] = {{"min_ctas", choice.nccl_ctas}, {"max_ctas", choice.nccl_ctas}};
+  if (choice.gemm_sms > 0) p.gemm = {choice.gemm_sms, plan::When::Overlap};
+  if (choice.nccl_ctas > 0) p.nccl.min_ctas = p.nccl.max_ctas = choice.nccl_ctas;
   if (choice.cta_policy >= 0)
-    j["nccl"]["cta_policy"] = model::to_string(static_cast<model::CtaPolicy>(choice.cta_policy));
-  j["environment"] = nlohmann::json::object();
-  nlohmann::json versions = nlohmann::json::object();
+    p.nccl.cta_policy = model::to_string(static_cast<model::CtaPolicy>(choice.cta_policy));
+  p.made_for.set = true;
+  p.made_for.device = devices.empty() ? "" : devices[0].value("name", "");
+  p.made_for.sms = devices.empty() ? 0 : devices[0].value("sms", 0);
+  p.made_for.nranks = nranks;
   for (const char* k : {"cuda_driver", "cuda_runtime", "nccl", "cublaslt"})
-    if (versions_in.contains(k)) versions[k] = versions_in[k];
-  j["made_for"] = {{"device", devices.empty() ? "" : devices[0].value("name", "")},
-                   {"sms", devices.empty() ? 0 : devices[0].value("sms", 0)},
-                   {"nranks", nranks},
-                   {"versions", versions}};
+    if (versions_in.contains(k))
+      p.made_for.versions.emplace_back(k, versions_in[k].is_string() ? versions_in[k].get<std::string>()
+                                                                     : versions_in[k].dump());
+  nlohmann::json j = nlohmann::json::parse(plan::to_json(p));
   j["generated_by"] = "cco tune";
   return j;
 }

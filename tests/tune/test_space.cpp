@@ -222,7 +222,13 @@ TEST(Plan, PickBestAndRecord) {
   EXPECT_EQ(j2.at("nccl").at("max_ctas"), 32);
   EXPECT_EQ(j2.at("nccl").at("min_ctas"), 32);
   EXPECT_TRUE(j2.at("environment").empty());
-  EXPECT_FALSE(j2.contains("shaping"));
+  EXPECT_FALSE(plan::parse(j2.dump()).shaping.active());
+  // The plan module's own reader takes what the tuner wrote with the plan module's own writer.
+  const plan::Plan pj = plan::parse(j.dump());
+  EXPECT_EQ(pj.shaping.target.blocks_per_sm, 3);
+  EXPECT_EQ(pj.shaping.when, plan::When::Overlap);
+  EXPECT_TRUE(pj.priority.active());
+  EXPECT_EQ(plan::parse(j2.dump()).nccl.max_ctas, 32);
   // round trip through text
   EXPECT_EQ(nlohmann::json::parse(j.dump()), j);
 }
