@@ -47,6 +47,22 @@ subcommand_help() {
 # Each runs from the repository root with: $B the build, $cco, $O the temporary log folder,
 # $OUTDIR the result folder, say (print a summary line), has (is a stage asked for).
 
+# Every cco.test.gpu_* binary of the build, each one's log under $1, a line each; fails when one
+# failed (77: every test of a binary skipped, e.g. a 2-GPU binary on one GPU: reported, not a
+# failure). Shared by `tests` (ref tests) and `ref suite`.
+gpu_binaries() {
+  local dir=$1 t n rc fail=0
+  for t in "$B"/tests/cco.test.gpu_*; do
+    n=$(basename "$t")
+    timeout 300 "$t" >"$dir/$n.log" 2>&1
+    rc=$?
+    echo "$n: exit $rc ($(grep -E '^\[  (PASSED|FAILED)|^GPU tests:|^SKIPPED' "$dir/$n.log" | tr '\n' ' '))"
+    grep -E "occupancy: .* footprints|FAILED|Failure" "$dir/$n.log" | head -20
+    [ "$rc" = 0 ] || [ "$rc" = 77 ] || fail=1
+  done
+  return "$fail"
+}
+
 #@ tests
 # usage: scripts/gpu.sh tests
 # Every cco.test.gpu_* binary of the build (a binary whose tests all skipped exits 77: reported,
@@ -91,15 +107,7 @@ cmd_ref() {
   head -30 "$O/machine.txt"
 
   if [ "$stage" = tests ] || [ "$stage" = all ]; then
-    for t in "$B"/tests/cco.test.gpu_*; do
-      n=$(basename "$t")
-      timeout 300 "$t" >"$R/$n.log" 2>&1
-      rc=$?
-      echo "$n: exit $rc ($(grep -E '^\[  (PASSED|FAILED)|^GPU tests:|^SKIPPED' "$R/$n.log" | tr '\n' ' '))"
-      grep -E "occupancy: .* footprints|FAILED|Failure" "$R/$n.log" | head -20
-      # 77: every test skipped (e.g. a 2-GPU binary on one GPU) -- reported, not a failure.
-      [ "$rc" = 0 ] || [ "$rc" = 77 ] || status=1
-    done
+    gpu_binaries "$R" || status=1
     CCO_BIN=$cco timeout 300 bash tests/cli/test_cli.sh >"$R/cli.log" 2>&1 || status=1
     tail -3 "$R/cli.log"
   fi
@@ -154,14 +162,7 @@ cmd_ref() {
   fi
 
   if [ "$stage" = suite ]; then
-    for t in "$B"/tests/cco.test.gpu_*; do
-      n=$(basename "$t")
-      timeout 300 "$t" >"$R/$n.log" 2>&1
-      rc=$?
-      echo "$n: exit $rc ($(grep -E '^\[  (PASSED|FAILED)' "$R/$n.log" | tr '\n' ' '))"
-      grep -E "FAILED|Failure|occupancy: .* footprints" "$R/$n.log" | head -8
-      [ "$rc" = 0 ] || [ "$rc" = 77 ] || status=1
-    done
+    gpu_binaries "$R" || status=1
   fi
 
   if [ "$stage" = tune ] || [ "$stage" = suite ]; then

@@ -12,6 +12,16 @@
 using namespace cco::steps;
 
 namespace {
+// The one-line error parse_step_file gives `text` (named x.json), or "no error".
+std::string error_of(const std::string& text) {
+  try {
+    parse_step_file(text, "x.json");
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
 std::string tmp_path(const char* tag) {
   return (testing::TempDir() + "cco_steps_" + tag + "_" + std::to_string(::getpid()));
 }
@@ -48,14 +58,7 @@ TEST(Record, RoundTrip) {
 }
 
 TEST(Record, BadInputGivesOneLine) {
-  auto msg = [](const std::string& text) {
-    try {
-      parse_step_file(text, "x.json");
-    } catch (const std::runtime_error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  const auto msg = error_of;
   EXPECT_NE(msg("{").find("x.json: not JSON"), std::string::npos);
   EXPECT_NE(msg("{\"schema\": \"ccoverlap.bench\"}").find("not a step file"), std::string::npos);
   EXPECT_EQ(msg("{\"schema\": \"cco.steps/9\"}"),
@@ -75,14 +78,7 @@ TEST(Record, BadInputGivesOneLine) {
 // A whole number written as a float, or out of its range, is refused with one line: before, a
 // step of 2.2e25 was cast to an integer (undefined behaviour, found by the compare_file fuzzer).
 TEST(Record, WholeNumbersAreCheckedNotCast) {
-  auto msg = [](const std::string& text) {
-    try {
-      parse_step_file(text, "x.json");
-    } catch (const std::runtime_error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  const auto msg = error_of;
   StepFile f;
   f.configs = {"a"};
   f.steps = {{0, 0, 1.0, std::nullopt, true}};
