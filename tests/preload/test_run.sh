@@ -409,6 +409,28 @@ if [ -n "$fakecupti" ] && [ -e "$fakecupti" ]; then
   if [ -n "$cco" ]; then
     "$cco" report "$tmp/run_1.json" >"$tmp/rep" 2>&1 || fail "cco report of a cco run trace: $(cat "$tmp/rep")"
   fi
+  # Holistic Trace Analysis maps files to ranks as its trace_file.create_rank_to_trace_dict does:
+  # every .json of a folder must hold "distributedInfo": {"rank": R} with R an int >= 0, one per
+  # rank; some versions find it in the text as '"rank": R' (with the space). Two ranks' traces of
+  # cco run must pass both, or HTA analyses one rank as if it were all (issue 34 item 4).
+  mkdir -p "$tmp/hta"
+  for r in 0 1; do
+    LD_LIBRARY_PATH="$fakedir" "$run" --trace "$tmp/hta/rank_%r.json" -- env RANK=$r "$app" >/dev/null 2>&1 \
+      || fail "--trace with RANK=$r for HTA"
+  done
+  python3 - "$tmp/hta" <<'PY' || fail "HTA's rank mapping of cco run's traces: see above"
+import json, os, re, sys
+d = sys.argv[1]
+ranks = {}
+for f in sorted(os.listdir(d)):
+    text = open(os.path.join(d, f)).read()
+    data = json.loads(text)
+    rank = data["distributedInfo"]["rank"]
+    assert isinstance(rank, int) and rank >= 0, (f, rank)
+    assert re.search(r'"rank": %d\b' % rank, text), (f, "no '\"rank\": N' in the text")
+    ranks[rank] = f
+assert sorted(ranks) == [0, 1], ranks
+PY
   # No placeholder: the command (exec'd, same pid) writes top.json; a child of a shell top.json.<pid>.
   LD_LIBRARY_PATH="$fakedir" "$run" --trace "$tmp/top.json" -- "$app" >/dev/null 2>"$tmp/err"
   [ -s "$tmp/top.json" ] || fail "--trace FILE, the command itself: $(cat "$tmp/err"); $(ls "$tmp")"
