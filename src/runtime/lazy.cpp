@@ -2,6 +2,7 @@
 
 #include <cublasLt.h>
 #include <dlfcn.h>
+#include <sys/stat.h>
 #include <nccl.h>
 
 #include <cstdlib>
@@ -49,6 +50,12 @@ bool load(Lib lib) {
     if (!s.handle) {
       const char* e = ::dlerror();
       s.why = e ? e : file + ": cannot be loaded";
+      // A name without '/' is looked up in the library path, as dlopen does, not in this folder:
+      // a file of that name here reads as "No such file" otherwise (review).
+      struct stat st {};
+      if (file.find('/') == std::string::npos && ::stat(file.c_str(), &st) == 0)
+        s.why += " (a name without '/' is looked up in the library path, not in this folder: "
+                 "write ./" + file + " for the file here)";
     }
   });
   return s.handle != nullptr;

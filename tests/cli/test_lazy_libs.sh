@@ -33,5 +33,11 @@ grep -qE "^FAIL +NCCL \(cco's\) +not loaded: /nonexistent/libnccl.so.2" "$tmp/do
 grep -qE "^FAIL +cuBLASLt +not loaded: /nonexistent/libcublasLt.so.13" "$tmp/doc" ||
   fail "cco doctor without cuBLASLt: $(cat "$tmp/doc")"
 
+# A name without '/' is a library-path name (as dlopen takes it): a file of that name here is not
+# it, and the message says so (review: "No such file" for a file that exists).
+echo "not a library" >"$tmp/local.so"
+out=$(cd "$tmp" && CCO_NCCL_LIB=local.so "$cco" doctor --no-python 2>&1)
+echo "$out" | grep -q "a name without '/' is looked up in the library path, not in this folder: write ./local.so" ||
+  fail "CCO_NCCL_LIB=local.so with ./local.so present: $out"
 [ $fails = 0 ] && echo "lazy libraries: all checks passed"
 exit $((fails > 0))
