@@ -84,7 +84,20 @@ class JsonReader {
  public:
   JsonReader(std::string_view text, const std::string& file) : t_(text), file_(file) {}
 
+  // A character as a message shows it: 'x', or \xNN for a control byte or one of a UTF-8
+  // sequence (a raw 0x1F in a terminal line shows nothing).
+  static std::string shown(char c) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u < 0x7F) return std::string("'") + c + "'";
+    char b[8];
+    std::snprintf(b, sizeof b, "\\x%02X", u);
+    return b;
+  }
+
   Node document() {
+    // Gzip's magic number: workloads are plain JSON (a .json.gz was given by mistake).
+    if (t_.size() >= 2 && t_[0] == '\x1F' && t_[1] == '\x8B')
+      fail("a gzip file: a workload file is plain JSON (gunzip it first)");
     if (t_.substr(0, 3) == "\xEF\xBB\xBF") i_ = 3;  // UTF-8 byte order mark
     skip_ws();
     if (i_ >= t_.size()) fail(t_.empty() ? "the file is empty" : "the file holds only white space");
@@ -150,7 +163,7 @@ class JsonReader {
     } else if (at_end()) {
       fail("unexpected end of the file, expected a value");
     } else {
-      fail(std::string("unexpected character '") + c + "', expected a value");
+      fail("unexpected character " + shown(c) + ", expected a value");
     }
     return n;
   }

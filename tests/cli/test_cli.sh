@@ -133,6 +133,11 @@ expect 2 "^cco bench: error: -f: step factor must be greater than 1, got -2" -- 
 expect 2 "^cco tune: error: --json needs a value \\(got an empty one\\)" -- tune --json ""
 # A name that is not a file is a shipped workload; an unknown one lists them.
 expect 2 "^cco bench: error: --workload nosuch: no such file, and no shipped workload of that name \\(shipped: ddp_llama13b, ddp_llama7b, fsdp_llama7b, moe_mixtral, tp_llama7b\\)" -- bench --workload nosuch --validate
+# A gzip file given as a workload says so; a control byte is shown as \xNN (review).
+printf '{"a": 1}' | gzip >"$tmp/w.json.gz"
+expect 2 "w.json.gz:1:1: JSON syntax: a gzip file: a workload file is plain JSON \\(gunzip it first\\)" -- bench --workload "$tmp/w.json.gz" --validate
+printf '\001' >"$tmp/ctl.json"
+expect 2 "unexpected character \\\\x01, expected a value" -- bench --workload "$tmp/ctl.json" --validate
 # Expressions nest at most 200 levels (6000 parentheses crashed the evaluator: review).
 expect 2 "nesting deeper than 200 levels" -- bench --workload "$root/tests/fuzz/regressions/workload/expr_nesting_6000.json" --validate
 # No output may name an input: the workload file, a compared or candidate plan. Refused before
