@@ -172,6 +172,10 @@ int tune_workload_main(const std::vector<std::string>& args, const TuneArgs& a) 
     lo.overrides = t.step.params;
     lo.check = t.step.common.check;
     (void)workload::load_step(t.step.workload, lo);
+  } else {
+    // The ranks are the GPUs found later: the file itself is checked now (it reached the GPU
+    // check first, exit 1, on a machine without one: review).
+    workload::check_readable_json(t.step.workload);
   }
 #ifndef CCO_HAVE_CUDA
   throw std::runtime_error("this cco was built without CUDA (CCO_ENABLE_CUDA=OFF)");

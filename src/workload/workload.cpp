@@ -206,6 +206,16 @@ std::string find_workload(const std::string& name, const std::vector<std::string
                              : " (shipped: " + list + ")"));
 }
 
+void check_readable_json(const std::string& path) {
+  std::string text;
+  try {
+    text = read_file(path, kWorkloadFileLimit);
+  } catch (const FileError& e) {
+    throw StepError(path, {}, e.reason());
+  }
+  (void)detail::read_json(text, path);
+}
+
 std::pair<std::string, std::string> parse_override(const std::string& text) {
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0) throw Error("--param " + text + ": expected NAME=VALUE");

@@ -191,6 +191,10 @@ Step parse_step(std::string_view text, const std::string& file, const StepLoadOp
 /// Reads the file and calls parse_step. StepError "FILE: cannot read ..." when unreadable.
 Step load_step(const std::string& path, const StepLoadOptions& opt);
 
+/// What can be checked of a workload file before its rank count is known (cco tune --workload
+/// without -g): that it reads and is JSON. StepError as load_step gives them.
+void check_readable_json(const std::string& path);
+
 /// The folders `--workload NAME` searches when NAME is not a file, in order: each folder of
 /// CCO_WORKLOAD_PATH (colon-separated), the installed workloads beside the running binary
 /// (BIN/../share/ccoverlap/workloads: an install prefix, the DEB, the pip wheel), and the source

@@ -60,6 +60,11 @@ expect 2 "layers" -- tune --workload "$w" -g 2 --param layers=many
 expect 2 "none.json: cannot be read \\(No such file or directory\\)" -- tune --workload "$tmp/none.json" -g 2
 printf '{"schema": "ccoverlap.workload", "schema_version": "1.0.0",\n "bogus": 1}\n' >"$tmp/bad.json"
 expect 2 "bad.json:2:[0-9]+: .*bogus" -- tune --workload "$tmp/bad.json" -g 2
+# Without -g the ranks are not known yet, but a file that is not JSON, or not there, is refused
+# before the GPU check (it said "needs a CUDA GPU" first, exit 1: review).
+printf '{\n' >"$tmp/garbage.json"
+expect 2 "garbage.json:2:1: JSON syntax" -- tune --workload "$tmp/garbage.json"
+expect 2 "none.json: cannot be read \\(No such file or directory\\)" -- tune --workload "$tmp/none.json"
 if [ ! -f "$(dirname "$cco")/../preload/libcco_preload.so" ]; then
   expect 1 "built without CUDA" -- tune --workload "$w" -g 2
 fi
