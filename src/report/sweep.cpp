@@ -58,6 +58,8 @@ BenchSweep sweep_from_json(const json& j, const std::string& src) {
     row.target_k = static_cast<int>(int_of(r, "target_blocks_per_sm", src, w, false));
     row.pad = int_of(r, "pad_bytes", src, w, false);
     row.blocks_per_sm = static_cast<int>(int_of(r, "blocks_per_sm", src, w, false));
+    if (row.target_k < 0 || row.pad < 0 || row.blocks_per_sm < 0)
+      fail(src, w + ": target_blocks_per_sm, pad_bytes and blocks_per_sm must not be negative");
     row.t_us = median_of(r, "t", src, w);
     row.t_p25_us = median_of(r, "t", src, w, "p25_us");
     row.t_p75_us = median_of(r, "t", src, w, "p75_us");

@@ -540,7 +540,8 @@ int64_t read_our_data(Reader& rd, const json& meta, Trace& t) {
       ri.device = rd.opt_int(x, "device", w).value_or(ri.rank);
       ri.device_name = rd.opt_string(x, "device_name", w);
       ri.arch = rd.opt_string(x, "arch", w);
-      ri.sm_count = rd.opt_int(x, "sm_count", w).value_or(0);
+      ri.sm_count = rd.opt_int(x, "sm_count", w).value_or(0);  // 0: not known
+      if (ri.sm_count < 0) rd.fail(w + ": sm_count must not be negative, got " + std::to_string(ri.sm_count));
       ri.host = rd.opt_string(x, "host", w);
       ri.pid = rd.opt_integer(x, "pid", w).value_or(0);
       for (const auto& o : t.ranks)

@@ -296,6 +296,18 @@ TEST(ReportCmd, InputErrors) {
   auto bad = nlohmann::json::parse(read(CCO_BENCH_EXAMPLE));
   bad["results"] = "none";
   expect_throw<Error>({write("cco_badbench.json", bad.dump())}, "\"results\" is not an array");
+  // Values that cannot be, refused rather than shown as unknown (review).
+  bad = nlohmann::json::parse(read(CCO_BENCH_EXAMPLE));
+  bad["results"][0]["blocks_per_sm"] = -7;
+  expect_throw<Error>({write("cco_negbench.json", bad.dump())}, "must not be negative");
+  auto tr = nlohmann::json::parse(read(rank_file(0)));
+  auto& ranks = tr["otherData"]["ccoverlap"]["ranks"];
+  if (ranks.is_array() && !ranks.empty()) {
+    ranks[0]["sm_count"] = -3;
+    expect_throw<Error>({write("cco_negsm.json", tr.dump())}, "sm_count must not be negative");
+  } else {
+    ADD_FAILURE() << "the trace names no ranks: " << tr["otherData"].dump();
+  }
 }
 
 TEST(ReportCmd, UnwritableOutput) {
