@@ -136,17 +136,20 @@ cmd_ref() {
     bench builtin2048x2_ar256M_again -g 2 --compute builtin --gemm 2048 --count 2 -b 256M -d bfloat16
   fi
 
-  tune() {  # tune NAME ARGS...: one tuning run, its table and plan
-    local name=$1 t0 rc
-    shift
+  # tune_run LIMIT_S LINES NAME ARGS...: one cco tune run (pairs or a workload), the first LINES
+  # lines of its table (0: all) and its plan; `tune` and `wtune` below.
+  tune_run() {
+    local limit=$1 lines=$2 name=$3 t0 rc
+    shift 3
     echo "== $name: cco tune $*"
     t0=$(date +%s)
-    timeout 120 "$cco" tune "$@" --no-cache --plan "$R/$name.plan.json" >"$R/$name.txt" 2>"$R/$name.err"
+    timeout "$limit" "$cco" tune "$@" --no-cache --plan "$R/$name.plan.json" >"$R/$name.txt" 2>"$R/$name.err"
     rc=$?
-    cat "$R/$name.txt"
+    if [ "$lines" = 0 ]; then cat "$R/$name.txt"; else head -"$lines" "$R/$name.txt"; fi
     echo "# wall time $(($(date +%s) - t0)) s"
     [ "$rc" = 0 ] || { echo "exit $rc: $(tail -2 "$R/$name.err")"; status=1; }
   }
+  tune() { tune_run 120 0 "$@"; }  # tune NAME ARGS...: a pair's tuning, the whole table
 
   if [ "$stage" = steps ] || [ "$stage" = suite ]; then
     local w
@@ -228,17 +231,7 @@ print(f"geometric-mean efficiency of the tuned plans over {len(effs)} pairs: {g:
 PY
   fi
 
-  wtune() {  # wtune NAME ARGS...: one workload tuning run
-    local name=$1 t0 rc
-    shift
-    echo "== $name: cco tune $*"
-    t0=$(date +%s)
-    timeout 150 "$cco" tune "$@" --no-cache --plan "$R/$name.plan.json" >"$R/$name.txt" 2>"$R/$name.err"
-    rc=$?
-    head -30 "$R/$name.txt"
-    echo "# wall time $(($(date +%s) - t0)) s"
-    [ "$rc" = 0 ] || { echo "exit $rc: $(tail -2 "$R/$name.err")"; status=1; }
-  }
+  wtune() { tune_run 150 30 "$@"; }  # wtune NAME ARGS...: a workload tuning run
 
   if [ "$stage" = wtune ]; then
     # cco tune --workload on every shipped workload (2 layers, to fit a call), then a workload
