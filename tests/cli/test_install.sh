@@ -30,7 +30,18 @@ for c in $(cd "$src/docs/cli" && ls *.md | sed 's/\.md$//'); do
       || fail "man -l $page.1 does not show docs/cli/$c.md"
     grep -q "^SYNOPSIS" <<<"$out" || fail "man -l $page.1 has no SYNOPSIS"
   fi
+  # Every page that lists options has an OPTIONS section, each option a tagged paragraph, and
+  # renders without a roff warning (a line starting with '.' would be a request).
+  if grep -q "^  -" "$src/docs/cli/$c.md"; then
+    grep -q "^\.SH OPTIONS$" "$f" || fail "$page.1 has no OPTIONS section"
+    grep -q '^\\fB-' "$f" || fail "$page.1 has no option as a tagged paragraph"
+  fi
+  if command -v groff >/dev/null 2>&1; then
+    warn=$(groff -man -Tutf8 -ww "$f" 2>&1 >/dev/null)
+    [ -z "$warn" ] || fail "groff warns on $page.1: $warn"
+  fi
 done
+grep -q '^\\fB--threads N\\fR$' "$p/share/man/man1/cco-plan.1" || fail "cco-plan.1: --threads N is not a tagged option"
 comp=$p/share/bash-completion/completions/cco
 [ -f "$comp" ] || fail "no bash completion"
 if [ -f "$comp" ]; then
