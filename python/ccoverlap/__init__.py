@@ -200,6 +200,16 @@ def _rows(doc: Dict[str, Any]) -> List[Dict[str, Any]]:
                 r[f"vs_first_{k}"] = v
             rows.append(r)
         return rows
+    # A trace analysis (cco report TRACE --json): one row per rank and step of the diagnosis,
+    # its parts and bounds as flat columns (bounds_ns {scheduling} -> bounds_scheduling_ns).
+    if schema == "ccoverlap.trace_analysis":
+        diag = doc.get("diagnosis") or {}
+        rows = []
+        for r in diag.get("ranks") or []:
+            for i, st in enumerate(r.get("steps") or []):
+                if isinstance(st, dict):
+                    rows.append(dict(_flat(st), rank=r.get("rank"), step=i))
+        return rows
     # A plan written by cco tune: the rows it tried (a pair or a workload), or the decisions of
     # an online search (cco tune -- CMD).
     tuning = doc.get("tuning") if schema.startswith("ccoverlap.plan") else None
@@ -232,7 +242,8 @@ def frame(path: str):
     """The rows of a ccoverlap JSON file: a pandas DataFrame if pandas is installed, else a list
     of dicts, nested numbers as flat columns (t_median_us). Step files give one row per step,
     comparisons one per configuration, bench and step results their result rows, a tuned plan the
-    rows its search tried (or the decisions of cco tune -- CMD)."""
+    rows its search tried (or the decisions of cco tune -- CMD), a trace analysis (cco report
+    TRACE --json) one row per rank and step of its diagnosis."""
     rows = _rows(load(path))
     try:
         import pandas as pd  # noqa: WPS433 (optional)

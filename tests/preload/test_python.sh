@@ -123,6 +123,18 @@ rows = rows.to_dict('records') if hasattr(rows, 'to_dict') else rows
 assert rows[0]['t_median_us'] == 5.0 and rows[0]['t_p25_us'] == 4.0 and rows[0]['n'] == 3, rows
 " "$tmp/tplan.json" "$tmp/nested.json" 2>"$tmp/err" || fail "ccoverlap.frame: $(cat "$tmp/err")"
 
+# ccoverlap.frame() of a trace analysis (cco report TRACE --json): a row per rank and step of the
+# diagnosis, its bounds as flat columns (issue 34 item 6).
+"$cco" report "$src/tests/fixtures/report/trace_rank0.json" "$src/tests/fixtures/report/trace_rank1.json" \
+  --json="$tmp/analysis.json" >/dev/null 2>"$tmp/err" || fail "cco report --json of two ranks: $(cat "$tmp/err")"
+python3 -c "
+import ccoverlap, sys
+rows = ccoverlap.frame(sys.argv[1])
+rows = rows.to_dict('records') if hasattr(rows, 'to_dict') else rows
+assert sorted({r['rank'] for r in rows}) == [0, 1], rows
+assert all('bounds_scheduling_ns' in r and 'time_ns' in r for r in rows), rows[0].keys()
+" "$tmp/analysis.json" 2>"$tmp/err" || fail "ccoverlap.frame of a trace analysis: $(cat "$tmp/err")"
+
 # A program with neither collectives nor marks: refused, one line, exit 3.
 out=$(env LD_LIBRARY_PATH="$fakedir" CCO_PRELOAD_LIB="$lib" "$cco" run --compare off,shape:1 \
   -- python3 -c "import ccoverlap; ccoverlap.available()" 2>&1)
