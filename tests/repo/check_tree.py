@@ -7,6 +7,8 @@
 - scripts/ holds at most 11 files (what users and CI run, and one GPU runner);
 - no test reads data from docs/results/ (tests read fixtures from tests/);
 - no two folders of src/ (or of tests/) whose names differ by one letter (workload/workloads);
+- the areas of src/ include only what their layer may (INCLUDE_RULES below, drawn in
+  docs/ARCHITECTURE.md), and the GPU-free ones no CUDA, NCCL, CUPTI or cuBLAS header;
 - every CCO_* environment variable is spelled as a bare literal ("CCO_X") once, in
   src/model/env_names.hpp; everywhere else in src/ code names it cco::env::kX.
 Usage: check_tree.py [ROOT]   (default: the repository holding this file). Exit 1 with one line per
@@ -19,6 +21,35 @@ import sys
 DOCS_LIMIT = 2 * 1024 * 1024
 SCRIPTS_LIMIT = 11
 RAW_LOGS = (".log", ".err", ".result")
+
+# What each area of src/ may include from the others ("area/..." includes), by layer:
+#   core (GPU-free, in all three binaries): model; workload, plan, steps, bootstrap; trace, report
+#   GPU: runtime, kernels
+#   lab (cco bench / cco tune): bench, tune
+#   injected into the user's program: preload (LD_PRELOAD), nccl_tuner (NCCL's plugin)
+#   application: cli
+CORE = {"model", "workload", "plan", "steps", "bootstrap", "trace", "report"}
+INCLUDE_RULES = {
+    "model": set(),
+    "workload": {"model"},
+    "plan": {"model"},
+    "steps": {"model"},
+    "bootstrap": {"model"},
+    "trace": {"model", "steps"},
+    "report": {"model", "trace"},
+    "runtime": {"model"},
+    "kernels": {"model", "runtime", "workload"},
+    "bench": {"model", "workload", "bootstrap", "trace", "runtime", "kernels"},
+    "tune": {"model", "workload", "bootstrap", "plan", "runtime", "bench"},
+    "preload": {"model", "plan", "steps", "trace"},
+    "nccl_tuner": {"plan", "preload"},
+    "cli": CORE | {"runtime", "bench", "tune", "preload"},
+}
+# GPU-free areas include no GPU library header, except the trace core's CUPTI session files
+# (built only with CUDA: "session only" in docs/ARCHITECTURE.md).
+GPU_HEADER = re.compile(r'^\s*#\s*include\s*<(cuda|cupti|nccl|cublas)[A-Za-z_]*\.h>', re.M)
+GPU_FILES_IN_CORE = {"trace/session.cpp", "trace/session.hpp", "trace/cupti_loader.cpp",
+                     "trace/cupti_loader.hpp"}
 
 
 def files_under(root, top):
@@ -98,6 +129,25 @@ def main(root):
                 if one_letter_apart(a, b):
                     problems.append(f"{top}/{a} and {top}/{b}: folder names one letter apart")
 
+    src = os.path.join(root, "src")
+    include = re.compile(r'^\s*#\s*include\s*"([a-z_]+)/', re.M)
+    for area in sorted(d for d in os.listdir(src) if os.path.isdir(os.path.join(src, d))):
+        if area not in INCLUDE_RULES:
+            problems.append(f"src/{area}: an area with no include rule (add it to INCLUDE_RULES in "
+                            "tests/repo/check_tree.py and to docs/ARCHITECTURE.md)")
+            continue
+        for f in files_under(root, os.path.join("src", area)):
+            if not f.endswith((".cpp", ".hpp", ".cu", ".cuh", ".h")):
+                continue
+            text = read(f)
+            rel = os.path.relpath(f, src)
+            for other in sorted(set(include.findall(text))):
+                if other != area and other in INCLUDE_RULES and other not in INCLUDE_RULES[area]:
+                    problems.append(f"src/{rel}: includes {other}/, which src/{area} may not "
+                                    f"(may: {', '.join(sorted(INCLUDE_RULES[area])) or 'nothing'})")
+            if area in CORE and rel not in GPU_FILES_IN_CORE and GPU_HEADER.search(text):
+                problems.append(f"src/{rel}: a GPU library header in the GPU-free core")
+
     names_home = os.path.join(root, "src", "model", "env_names.hpp")
     bare = re.compile(r'"(CCO_[A-Z0-9_]+)"')
     env_names = set(bare.findall(read(names_home))) if os.path.isfile(names_home) else set()
@@ -116,7 +166,7 @@ def main(root):
         return 1
     print(f"tree: {len(texts)} pages, links resolve; docs/ {docs_size / 1e6:.2f} MB; "
           f"scripts/ {len(scripts)} files; tests read no docs/results; "
-          f"{len(env_names)} CCO_* names spelled once")
+          f"{len(env_names)} CCO_* names spelled once; include rules hold")
     return 0
 
 
