@@ -11,3 +11,13 @@ if(CCO_ENABLE_CUDA)
                    bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_lazy_libs.sh)
   set_tests_properties(cco.test.cli_lazy_libs PROPERTIES LABELS cli TIMEOUT 120)
 endif()
+
+# report_main, compiled into its own test (the cco binary wires it in src/cli).
+cco_add_test(trace_report_cmd SOURCES cli/test_report_cmd.cpp ${PROJECT_SOURCE_DIR}/src/cli/report_cmd.cpp
+             LIBS cco.report cco.bench_core LABELS "trace;cli")
+target_compile_definitions(cco.test.trace_report_cmd PRIVATE
+  CCO_BENCH_EXAMPLE="${PROJECT_SOURCE_DIR}/tests/fixtures/recorded/2026-11-22-h200x2/builtin2048x2_ar256M.json")
+find_package(ZLIB QUIET)  # the gzip test writes its .gz with zlib
+if(ZLIB_FOUND)
+  target_link_libraries(cco.test.trace_report_cmd PRIVATE ZLIB::ZLIB)
+endif()

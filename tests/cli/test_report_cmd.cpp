@@ -24,7 +24,7 @@
 #include "steps/record.hpp"
 #include "trace/analysis.hpp"
 #include "trace/format.hpp"
-#include "xml_check.hpp"
+#include "../report/xml_check.hpp"
 
 namespace {
 
