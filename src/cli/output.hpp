@@ -37,7 +37,7 @@ inline void refuse_input(const std::string& flag, const std::string& path,
   }
   const auto slash = path.find_last_of('/');
   const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+  if (!model::is_directory(dir))
     throw Usage(flag + " " + path + ": the folder " + dir + " does not exist");
   if (::access(dir.c_str(), W_OK | X_OK) != 0)
     throw Usage(flag + " " + path + ": cannot write in " + dir + " (" + std::strerror(errno) + ")");

@@ -209,7 +209,7 @@ json read_json_file(const std::string& path) {
   } catch (const json::exception& e) {
     std::string what = e.what();
     if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
-    if (text.find_first_not_of(" \t\r\n") == std::string::npos) what = text.empty() ? "the file is empty" : "the file holds only white space";
+    if (const std::string blank = model::blank_text_reason(text); !blank.empty()) what = blank;
     throw model::Error(path + ": not valid JSON (" + what + ")");
   }
 }

@@ -73,11 +73,6 @@ bool truthy(const char* v) {
 
 }  // namespace
 
-bool is_file(const std::string& p) {
-  struct stat st {};
-  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
 std::string absolute(const std::string& p) {
   char buf[PATH_MAX];
   if (::realpath(p.c_str(), buf)) return buf;
@@ -391,12 +386,12 @@ std::string named_library(const char* flag, const std::string& explicit_lib, con
     return bad.empty() ? std::string(": no such file") : ": " + bad.substr(bad.find(": ") + 2);
   };
   if (!explicit_lib.empty()) {
-    if (!is_file(explicit_lib))
+    if (!model::is_regular_file(explicit_lib))
       throw std::runtime_error(std::string(flag) + " " + explicit_lib + why(explicit_lib));
     return absolute(explicit_lib);
   }
   if (env_lib && *env_lib) {
-    if (!is_file(env_lib))
+    if (!model::is_regular_file(env_lib))
       throw std::runtime_error(std::string(var) + "=" + env_lib + why(env_lib));
     return absolute(env_lib);
   }
@@ -412,7 +407,7 @@ std::string find_preload_library(const std::string& exe, const std::string& expl
   std::string looked;
   for (const char* rel : {"", "../preload/", "../lib/ccoverlap/", "../lib/", "../lib64/"}) {
     const std::string p = dir + "/" + rel + kLibName;
-    if (is_file(p)) return absolute(p);
+    if (model::is_regular_file(p)) return absolute(p);
     looked += (looked.empty() ? "" : ", ") + (dir + "/" + rel);
   }
   throw std::runtime_error(std::string(kLibName) + " not found (looked in " + looked +
@@ -428,7 +423,7 @@ std::string find_tuner_library(const std::string& preload_lib, const std::string
   auto look = [&](const std::string& dir, std::initializer_list<const char*> rels) -> std::string {
     for (const char* rel : rels) {
       const std::string p = dir + "/" + rel + kTunerName;
-      if (is_file(p)) return absolute(p);
+      if (model::is_regular_file(p)) return absolute(p);
       looked += (looked.empty() ? "" : ", ") + (dir + "/" + rel);
     }
     return {};

@@ -23,7 +23,6 @@ struct LaunchOptions;
 /// --warmup and --step-nvtx after the parse (Usage, worded the same for run and tune).
 std::function<void()> add_launch_options(CLI::App& app, LaunchOptions& o);
 
-bool is_file(const std::string& p);
 /// realpath, or `p` unchanged when it cannot be resolved.
 std::string absolute(const std::string& p);
 /// `path` names the file `ours` (an absolute path): as given, or once resolved.

@@ -26,6 +26,7 @@
 #include "cli/run_cmd.hpp"
 #include "cli/run_support.hpp"
 #include "model/env_names.hpp"
+#include "model/read_file.hpp"
 #include "plan/plan.hpp"
 #include "steps/paired.hpp"
 #include "steps/record.hpp"
@@ -148,13 +149,13 @@ Prepared prepare(TuneProgramOptions& o) {
       steps::SearchOptions{static_cast<int>(items.size()), static_cast<uint64_t>(o.warmup), budget});
 
   // The folder of the step files and the decision file: new, or one without an earlier run.
-  if (is_file(o.steps_out + "/tune.json"))
+  if (model::is_regular_file(o.steps_out + "/tune.json"))
     throw Usage("--steps-out " + o.steps_out +
                 " already holds a tuning run (tune.json): remove it or name another folder");
   o.steps_out = steps_folder(o.steps_out);  // refuses earlier step files too
   p.tune_path = o.steps_out + "/tune.json";
   // Fail early, before the program runs, without leaving a file behind.
-  if (is_file(o.out) ? ::access(o.out.c_str(), W_OK) != 0
+  if (model::is_regular_file(o.out) ? ::access(o.out.c_str(), W_OK) != 0
                      : ::access(dir_of(absolute(o.out)).c_str(), W_OK) != 0)
     throw Usage("--out " + o.out + ": cannot be written");
 
@@ -274,7 +275,7 @@ Watched watch(const TuneProgramOptions& o, pid_t pid, const timespec& t0,
     }
     if (w < 0 && errno != EINTR) break;
     try {
-      if (is_file(tune_path)) r.tune = steps::read_tune_file(tune_path);
+      if (model::is_regular_file(tune_path)) r.tune = steps::read_tune_file(tune_path);
     } catch (const std::exception&) {
       // being replaced: read again next time
     }
@@ -418,7 +419,7 @@ int tune_program_main(const std::vector<std::string>& args) {
     return rc;
   }
   try {
-    if (is_file(prep.tune_path)) tune = steps::read_tune_file(prep.tune_path);
+    if (model::is_regular_file(prep.tune_path)) tune = steps::read_tune_file(prep.tune_path);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cco tune: %s\n", e.what());
   }

@@ -132,6 +132,22 @@ std::string library_file_problem(const std::string& path) {
          "), not a library";
 }
 
+bool is_regular_file(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+bool is_directory(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::string blank_text_reason(std::string_view text) {
+  if (text.empty()) return "the file is empty";
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) return "the file holds only white space";
+  return "";
+}
+
 bool same_file(const std::string& a, const std::string& b) {
   struct stat sa {}, sb {};
   if (::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0) return false;

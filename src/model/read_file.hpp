@@ -54,6 +54,14 @@ void write_file(const std::string& path, std::string_view text);
 /// library. A bare name (the loader searches for it) or a missing path is left to dlopen.
 std::string library_file_problem(const std::string& path);
 
+/// True when `path` exists and is a regular file (following links); `is_directory` likewise.
+bool is_regular_file(const std::string& path);
+bool is_directory(const std::string& path);
+
+/// Why `text` (a file's contents) holds no value at all: "the file is empty" or "the file holds
+/// only white space"; "" when it holds anything else. The JSON readers' one wording for it.
+std::string blank_text_reason(std::string_view text);
+
 /// True when `a` and `b` name one existing file (the same device and inode): an output that
 /// names an input.
 bool same_file(const std::string& a, const std::string& b);

@@ -722,7 +722,7 @@ Trace parse_trace(std::string_view text, const std::string& source) {
     std::string what = e.what();
     // "[json.exception.parse_error.101] parse error at line 1, column 5: ..." -> after "] "
     if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
-    if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) what = text.empty() ? "the file is empty" : "the file holds only white space";
+    if (const std::string blank = model::blank_text_reason(text); !blank.empty()) what = blank;
     throw Error(source + ": not valid JSON (" + what + ")");
   }
   return trace_from_json(j, source);

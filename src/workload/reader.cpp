@@ -1,5 +1,6 @@
 // The workload language's JSON reader: JSON as RFC 8259 has it, with the line and column (in
 // characters) of every value and key kept for messages; UTF-8 checked; depth and size bounded.
+#include "model/read_file.hpp"
 #include "workload/detail.hpp"
 
 #include <algorithm>
@@ -100,7 +101,7 @@ class JsonReader {
       fail("a gzip file: a workload file is plain JSON (gunzip it first)");
     if (t_.substr(0, 3) == "\xEF\xBB\xBF") i_ = 3;  // UTF-8 byte order mark
     skip_ws();
-    if (i_ >= t_.size()) fail(t_.empty() ? "the file is empty" : "the file holds only white space");
+    if (i_ >= t_.size()) fail(model::blank_text_reason(t_));
     Node n = value(0);
     skip_ws();
     if (i_ < t_.size()) fail("unexpected text after the end of the document");

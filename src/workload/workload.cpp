@@ -135,24 +135,10 @@ Step load_step(const std::string& path, const StepLoadOptions& opt) {
   return parse_step(text, path, opt);
 }
 
-namespace {
-
-bool is_dir(const std::string& p) {
-  struct stat st {};
-  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-bool is_regular(const std::string& p) {
-  struct stat st {};
-  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-}  // namespace
-
 std::vector<std::string> workload_dirs() {
   std::vector<std::string> dirs;
   auto add = [&](const std::string& d) {
-    if (!d.empty() && is_dir(d) && std::find(dirs.begin(), dirs.end(), d) == dirs.end())
+    if (!d.empty() && model::is_directory(d) && std::find(dirs.begin(), dirs.end(), d) == dirs.end())
       dirs.push_back(d);
   };
   if (const char* env = std::getenv(cco::env::kWorkloadPath)) {
@@ -181,7 +167,7 @@ std::vector<std::string> shipped_workloads(const std::vector<std::string>& dirs)
     std::error_code ec;
     for (std::filesystem::directory_iterator it(d, ec), end; !ec && it != end; it.increment(ec)) {
       const auto& p = it->path();
-      if (p.extension() == ".json" && is_regular(p.string())) names.insert(p.stem().string());
+      if (p.extension() == ".json" && model::is_regular_file(p.string())) names.insert(p.stem().string());
       if (names.size() >= 1000) break;  // bounded: a folder of workloads, not a file system
     }
   }
@@ -194,10 +180,10 @@ std::string find_workload(const std::string& name, const std::vector<std::string
   if (::stat(name.c_str(), &st) == 0) return name;  // a file here (or something load_step refuses)
   // NAME.json here comes before the shipped one: a local copy is what the user edits (and an
   // output named like it is then refused as the input, not written over it).
-  if (is_regular(name + ".json")) return name + ".json";
+  if (model::is_regular_file(name + ".json")) return name + ".json";
   for (const auto& d : dirs)
     for (const std::string& f : {d + "/" + name, d + "/" + name + ".json"})
-      if (is_regular(f)) return f;
+      if (model::is_regular_file(f)) return f;
   const auto names = shipped_workloads(dirs);
   std::string list;
   for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;

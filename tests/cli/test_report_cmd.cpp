@@ -737,7 +737,6 @@ TEST(ReportCmd, ReadsWhatCcoRunWrites) {
     auto old_steps = nlohmann::json::parse(read(sp));
     old_steps["schema"] = "cco.steps/1";
     old_steps.erase("schema_version");
-    std::string out;
     ASSERT_EQ(run({write("cco_steps_old.json", old_steps.dump())}, &out), 0);
     auto old_cmp = nlohmann::json::parse(read(cp));
     old_cmp["schema"] = "cco.compare/1";
@@ -758,7 +757,6 @@ TEST(ReportCmd, ReadsWhatCcoRunWrites) {
   {  // what cco run writes when no comparison could be made: no configurations, the reason
     cco::steps::CompareReport refused;
     refused.refused = "no steps were found";
-    std::string out;
     ASSERT_EQ(run({write("cco_compare_refused.json", cco::steps::to_json(refused))}, &out), 0);
   }
 }
