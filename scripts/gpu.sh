@@ -866,6 +866,9 @@ cmd_tune() {
 #      measured differences (DDP)
 #   w  the same check on bench traces: the TP step (copy engines), the memory-bound pair
 #      (shaping) and the built-in GEMM pair (priority), rows measured in the traced run
+#   e  cco run --compare's check after its first rounds (stop early when nothing to win): DDP
+#      and FSDP2 with the check (-v: the diagnosis' time in the log), DDP again with --no-diagnose
+#      (the whole comparison, to set beside the check's verdict); ESTEPS=60 steps each
 # (Stage x measures whatever the default is: shape+priority:model@overlap before 2026-11-26,
 # priority since.) Exits non-zero when a run failed or the answers differ.
 cmd_multi() {
@@ -873,7 +876,7 @@ cmd_multi() {
   [[ $G =~ ^[1-9][0-9]*$ ]] || { echo "usage: scripts/gpu.sh multi G [stages]: G is the number of GPUs, not '$G'" >&2; return 2; }
   shift || true
   stages=${*:-m k x p q t f}
-  check_stages multi "m k x p q t f d c s b w" || return 2
+  check_stages multi "m k x p q t f d c s b w e" || return 2
   export OMP_NUM_THREADS=4
   local status=0 STEPS=${STEPS:-30} mode rep order c a b pol t0 x f
   local model=(--layers "${LAYERS:-24}" --d-model "${DMODEL:-2048}" --heads 16)
@@ -931,6 +934,7 @@ cmd_multi() {
     fi
   fi
   pol="off,priority,shape+priority:model@overlap,sm-target:-16@overlap"
+  local pol3="off,priority,sm-target:-16@overlap"
   if has p; then
     cmp_run p_ddp "$pol" --warmup 5 -- "${prog[@]}" --steps 100 --warmup 3
   fi
@@ -953,6 +957,14 @@ cmd_multi() {
   fi
   if has d; then
     cmp_run d_ddp_default "off,priority" --warmup 5 -- "${prog[@]}" --steps 120 --warmup 3
+  fi
+  if has e; then
+    ESTEPS=${ESTEPS:-60}
+    cmp_run e_ddp_check "$pol3" --warmup 5 -v -- "${prog[@]}" --steps "$ESTEPS" --warmup 3
+    grep -hE '^# compare (stopped|checked)|^#   the diagnosis|diagnosis of the first steps|compare: ' "$O/e_ddp_check.log" | cut -c1-400 | head -6
+    cmp_run e_ddp_full "$pol3" --warmup 5 --no-diagnose -- "${prog[@]}" --steps "$ESTEPS" --warmup 3
+    cmp_run e_fsdp_check "off,priority" --warmup 5 -v -- "${prog[@]}" --mode fsdp --steps "$ESTEPS" --warmup 3
+    grep -hE '^# compare (stopped|checked)|^#   the diagnosis|diagnosis of the first steps|compare: ' "$O/e_fsdp_check.log" | cut -c1-400 | head -6
   fi
   if has c; then
     cmp_run c_ddp_channels "off,channels:16,channels:8,channels:4" --warmup 5 --stats -- "${prog[@]}" \

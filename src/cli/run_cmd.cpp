@@ -132,9 +132,11 @@ std::string steps_folder(const std::string& dir) {
     std::string found;
     while (const dirent* e = ::readdir(d)) {
       const std::string n = e->d_name;
-      if (found.empty() && n.rfind("steps-", 0) == 0 && n.size() > 11 &&
-          n.compare(n.size() - 5, 5, ".json") == 0)
+      if (n.rfind("steps-", 0) == 0 && n.size() > 11 && n.compare(n.size() - 5, 5, ".json") == 0)
+        found = n;  // a step file names the earlier run best
+      else if (found.empty() && n == "check.json")  // the rotation check's decision file
         found = n;
+      if (found.rfind("steps-", 0) == 0) break;
     }
     ::closedir(d);
     if (!found.empty())
@@ -237,6 +239,8 @@ RunOptions parse_run_args(const std::vector<std::string>& args) {
   app.add_option("--compare", compare);
   app.add_option("--compare-json", o.compare_json);
   app.add_option("--trace", o.trace);
+  bool no_diagnose = false;
+  app.add_flag("--no-diagnose", no_diagnose);
   const auto check_launch = add_launch_options(app, o);
   o.command = parse_until_command(app, args, false, "");
   if (app.count("--compare")) o.compare = configuration_list("--compare", compare);
@@ -253,6 +257,8 @@ RunOptions parse_run_args(const std::vector<std::string>& args) {
                 " needs --compare (or --steps-out)");
   if (!o.compare_json.empty() && o.compare.empty())
     throw Usage("--compare-json needs --compare");
+  if (no_diagnose && o.compare.empty()) throw Usage("--no-diagnose needs --compare");
+  o.diagnose = !no_diagnose;
   refuse_input("--compare-json", o.compare_json, o.compare, "cco run");  // a compared plan file
   if (!o.step_nvtx.empty() && o.compare.empty() && o.steps_out.empty())
     throw Usage("--step-nvtx needs --compare (or --steps-out): steps are only found for them");
@@ -285,6 +291,9 @@ std::vector<EnvChange> run_environment(const RunOptions& opts, const plan::Plan&
     std::string items;
     for (const auto& c : opts.compare) items += (items.empty() ? "" : ",") + c;
     out.push_back({cco::env::kCompare, items});
+    // The check after the first rounds traces rank 0 in-process; a whole-run trace (--trace)
+    // cannot be read while it runs, so there the bounds come after the run instead.
+    out.push_back({cco::env::kCompareDiagnose, opts.diagnose && opts.trace.empty() ? "1" : "0"});
     out.push_back({cco::env::kPolicy, std::nullopt});
     out.push_back({cco::env::kPlan, std::nullopt});
   } else if (!plan_path.empty()) {

@@ -50,6 +50,9 @@ struct RunOptions : LaunchOptions {
   /// --compare A,B[,...]: policies or plan files rotated between steps (2 to 8 items).
   std::vector<std::string> compare;
   std::string compare_json;  ///< --compare-json FILE: the comparison as JSON
+  /// --compare: rank 0 checks the first rounds and stops the rotation when the controls have
+  /// nothing to win (CCO_COMPARE_DIAGNOSE; not with --trace); --no-diagnose: compare to the end.
+  bool diagnose = true;
   std::vector<std::string> command;  ///< CMD ARGS...
 };
 

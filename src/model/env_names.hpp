@@ -27,6 +27,7 @@ inline constexpr const char* kTuneSteps = "CCO_TUNE_STEPS";             ///< the
 inline constexpr const char* kTuneTime = "CCO_TUNE_TIME";               ///< its time budget (s)
 inline constexpr const char* kTuneWait = "CCO_TUNE_WAIT";               ///< how long a rank waits for rank 0 (s)
 inline constexpr const char* kTuneDiagnose = "CCO_TUNE_DIAGNOSE";       ///< rank 0 diagnoses the first stage
+inline constexpr const char* kCompareDiagnose = "CCO_COMPARE_DIAGNOSE"; ///< rank 0 checks the first rounds
 
 // ---- libraries cco and the preload library load -----------------------------------------------
 inline constexpr const char* kPreloadLib = "CCO_PRELOAD_LIB";           ///< libcco_preload.so for cco run

@@ -98,6 +98,7 @@ EnvConfig read_env(const std::function<const char*(const char*)>& get) {
   // The online search (cco tune -- CMD): CCO_TUNE=1 with CCO_COMPARE's candidates and
   // CCO_STEPS_DIR (its decision file lives there).
   flag(cco::env::kTune, &c.tune, "no search");
+  flag(cco::env::kCompareDiagnose, &c.compare_diagnose, "no check of the first rounds");
   // A count from 0 to `max`; anything else keeps the default, with "NAME='v' " + `bad` said once.
   auto count = [&](const char* name, uint64_t max, uint64_t* out, const std::string& bad) {
     const char* v = get(name);

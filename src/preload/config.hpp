@@ -21,6 +21,9 @@
 //   CCO_TUNE_WAIT=S           how long a rank waits for rank 0's decision (default 300)
 //   CCO_TUNE_DIAGNOSE=1       rank 0 traces the first stage and diagnoses it; nothing to win
 //                             ends the search (trace_hook.hpp; read there, not here)
+//   CCO_COMPARE_DIAGNOSE=1    (cco run --compare) rank 0 traces the rotation's first rounds and
+//                             diagnoses them; nothing to win stops the rotation, every rank
+//                             waiting for that decision (needs CCO_STEPS_DIR; DIR/check.json)
 //   RANK | OMPI_COMM_WORLD_RANK | PMI_RANK | SLURM_PROCID   the rank, named in the step file
 //
 // Bad values never stop the program: each gives one warning and the library runs unshaped (the
@@ -52,7 +55,8 @@ struct EnvConfig {
   bool tune = false;                 ///< CCO_TUNE
   uint64_t tune_steps = 0;           ///< CCO_TUNE_STEPS
   uint64_t tune_time_s = 0;          ///< CCO_TUNE_TIME
-  uint64_t tune_wait_s = 300;        ///< CCO_TUNE_WAIT
+  uint64_t tune_wait_s = 300;        ///< CCO_TUNE_WAIT (also the rotation check's wait)
+  bool compare_diagnose = false;     ///< CCO_COMPARE_DIAGNOSE
   std::optional<int> rank;           ///< from the launcher's variables
   bool bad = false;  ///< a value was invalid or CCO_PLAN and CCO_POLICY conflict: run unshaped
   std::vector<std::string> warnings;  ///< one line each, for warn_once

@@ -110,18 +110,28 @@ void init_step_clock(const EnvConfig& env, const std::vector<std::string>& names
     o.tune.path = env.steps_dir + "/tune.json";
     o.tune.must_agree = must_agree;
   }
+  // cco run --compare's check after the rotation's first rounds (CCO_COMPARE_DIAGNOSE): the
+  // search's decision plumbing, with the decision file DIR/check.json.
+  if (!env.tune && env.compare_diagnose && names.size() > 1 && !env.steps_dir.empty()) {
+    o.check_rounds = kCheckRounds;
+    o.tune.wait_ns = env.tune_wait_s * 1000000000ULL;
+    o.tune.decider = !env.rank || *env.rank == 0;
+    o.tune.path = env.steps_dir + "/check.json";
+    o.tune.must_agree = must_agree;
+  }
   if (!env.steps_dir.empty())
     o.path = env.steps_dir + "/steps-" +
              (env.rank ? "rank" + std::to_string(*env.rank) : "pid" + std::to_string(getpid())) +
              ".json";
   // Under CCO_TRACE every step boundary is a mark in the trace (cco report finds steps by it);
   // so too for cco tune's diagnosis of its first stage, which finds candidate 0's steps by them.
-  const bool diagnose = o.tune.on && o.tune.decider && tune_diagnose_requested();
+  const bool diagnose =
+      (o.tune.on || o.check_rounds > 0) && o.tune.decider && diagnose_requested();
   if (trace_requested() || diagnose)
     o.on_boundary = [](const char* name, int dev) { trace_mark(name, dev); };
   if (diagnose) {
-    o.tune.diagnose = [](bool settled) { return tune_trace_verdict(settled); };
-    o.tune.search_done = [] { tune_trace_done(); };
+    o.tune.diagnose = [](bool settled) { return diagnosis_verdict(settled); };
+    o.tune.search_done = [] { diagnosis_trace_done(); };
   }
   auto* c = new StepClock(api, std::move(o),  // never freed
                           [](int i) { set_hook(i); },

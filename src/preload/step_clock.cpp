@@ -147,8 +147,7 @@ void StepClock::boundary(bool ends_step, bool regular, CUstream stream, bool cap
   }
   resolve();
   // The configuration of the step that starts now.
-  const int n = static_cast<int>(o_.configs.size());
-  set_active(o_.tune.on ? tune_config() : steps::config_of_step(step_, n, o_.warmup));
+  set_active(o_.tune.on ? tune_config() : rotation_config());
   if (o_.on_boundary) {
     char name[80];
     // Warm-up: the rotation's, or the search's steps before its first stage.
@@ -204,6 +203,7 @@ steps::StepFile StepClock::build_locked(const char* ended) {
   f.ended = ended;
   f.steps = steps_;
   if (dropped_) f.note = std::to_string(dropped_) + " later steps were counted but not kept";
+  f.check = check_;
   return f;
 }
 
@@ -234,12 +234,42 @@ bool StepClock::write_tune_locked(std::string* error) {
   return write_atomic(o_.tune.path, steps::to_json(tune_), error);
 }
 
-steps::Decision StepClock::decide_locked(int next) {
-  // Drain: the event just recorded ends the stage's last step; once it completed, every GPU time
-  // of the stage resolves. Waits once per stage, only in the decider.
+void StepClock::drain_locked() {
+  // The event just recorded ends the last step; once it completed, every GPU time (and every
+  // kernel record of the steps so far) resolves. Waits once per stage or check, only in the
+  // decider.
   if (api_.eventSynchronize && !pending_.empty() && pending_.back().step == step_)
     api_.eventSynchronize(pending_.back().ev);
   resolve();
+}
+
+bool StepClock::period_settled() const {
+  // A period found from collectives may not be the step yet: DDP's equally sized buckets repeat
+  // with a period of one or two until the whole step has been seen three times (docs/STEPS.md),
+  // and the collectives that end each real step make such steps irregular.
+  if (source_ != "collectives") return true;
+  if (det_.period() < 2) return false;
+  for (uint64_t k = 0; k < step_ && k < steps_.size(); ++k)
+    if (!steps_[k].regular) return false;
+  return true;
+}
+
+std::optional<steps::StageVerdict> StepClock::ask_diagnosis(bool settled) {
+  // Asked once per process (tracing stops there: longer in-process tracing hung a 4-GPU DDP run;
+  // docs/STEPS.md); an unsettled period is not diagnosed, but the call still stops the tracing.
+  if (!o_.tune.diagnose || diagnosed_) return std::nullopt;
+  diagnosed_ = true;
+  std::optional<steps::StageVerdict> v;
+  try {
+    v = o_.tune.diagnose(settled);
+  } catch (...) {
+    return std::nullopt;  // fail-open: the search or the rotation goes on without it
+  }
+  return settled ? v : std::nullopt;
+}
+
+steps::Decision StepClock::decide_locked(int next) {
+  drain_locked();
   const steps::Stage& st = tune_.stages[static_cast<std::size_t>(stage_)];
   // GPU times when the stage has them all, else host times (a stream event could not be recorded).
   bool gpu = true;
@@ -248,26 +278,9 @@ steps::Decision StepClock::decide_locked(int next) {
   const steps::History history = steps::history_of(steps_, gpu);
   const steps::StageTimes times = steps::stage_times(st, history);
   const std::string metric = gpu ? "gpu" : "host";
-  // A period found from collectives may not be the step yet: DDP's equally sized buckets repeat
-  // with a period of one or two until the whole step has been seen three times (docs/STEPS.md),
-  // and the collectives that end each real step make such steps irregular. Such a period is not
-  // diagnosed. Either way the diagnosis is asked once per process, at the first stage's end:
-  // tracing stops there (longer in-process tracing hung a 4-GPU DDP run; docs/STEPS.md).
-  if (stage_ == 0 && o_.tune.diagnose && !diagnosed_) {
-    diagnosed_ = true;
-    bool settled = true;
-    if (source_ == "collectives") {
-      settled = det_.period() >= 2;
-      for (uint64_t k = 0; k < st.end() && k < steps_.size() && settled; ++k)
-        settled = steps_[k].regular;
-    }
-    std::optional<steps::StageVerdict> v;
-    try {
-      v = o_.tune.diagnose(settled);
-    } catch (...) {
-      // fail-open: the search goes on without it
-    }
-    if (v && settled) {
+  // The diagnosis is asked at the first stage's end.
+  if (stage_ == 0) {
+    if (const auto v = ask_diagnosis(period_settled())) {
       tune_.diagnosis = v->sentence;
       if (v->nothing_to_win)
         return steps::decide_nothing_to_win(
@@ -283,7 +296,9 @@ steps::Decision StepClock::decide_locked(int next) {
                              out_of_time ? "time budget" : "one left");
 }
 
-bool StepClock::wait_decision(steps::Decision* out) {
+bool StepClock::wait_decision(steps::Decision* out,
+                              const std::function<bool(const steps::Decision&)>& fits,
+                              const std::string& what, const std::string& keeps) {
   // The real clock (now_ may be a test's, which does not move while we wait).
   const auto t0 = std::chrono::steady_clock::now();
   uint64_t next_warning = o_.tune.wait_ns;
@@ -294,13 +309,10 @@ bool StepClock::wait_decision(steps::Decision* out) {
       if (f.epoch == epoch_) {
         for (const steps::Decision& d : f.decisions) {
           if (d.at_step != step_) continue;
-          const bool fits =
-              d.final || (d.stage >= 0 && d.stage < static_cast<int>(tune_.stages.size()) &&
-                          d.set.size() == static_cast<std::size_t>(tune_.stages[static_cast<std::size_t>(d.stage)].size));
-          if (!fits) {
-            warn_once("tune-bad", "tune: the decision for step " + std::to_string(step_) +
-                                      " does not fit this rank's layout; this rank keeps "
-                                      "candidate 0 (" + o_.configs[0] + ")");
+          if (!fits(d)) {
+            warn_once(what + "-bad", what + ": the decision for step " + std::to_string(step_) +
+                                         " does not fit this rank's layout; this rank keeps " +
+                                         keeps);
             return false;
           }
           *out = d;
@@ -318,8 +330,8 @@ bool StepClock::wait_decision(steps::Decision* out) {
       // collective (a hang or wrong data): wait on, and say so now and then.
       char waited[32];
       std::snprintf(waited, sizeof waited, "%.3g s", static_cast<double>(waited_ns) / 1e9);
-      warn_once("tune-wait-" + std::to_string(next_warning),
-                "tune: still no decision for step " + std::to_string(step_) +
+      warn_once(what + "-wait-" + std::to_string(next_warning),
+                what + ": still no decision for step " + std::to_string(step_) +
                     " from the deciding rank after " + waited +
                     "; the candidates cap NCCL channels, which must agree on every rank, so this "
                     "rank waits on" + (last_error.empty() ? "" : " (" + last_error + ")"));
@@ -327,10 +339,10 @@ bool StepClock::wait_decision(steps::Decision* out) {
     } else if (!o_.tune.must_agree && waited_ns >= o_.tune.wait_ns) {
       char waited[32];
       std::snprintf(waited, sizeof waited, "%.3g s", static_cast<double>(o_.tune.wait_ns) / 1e9);
-      warn_once("tune-wait", "tune: no decision for step " + std::to_string(step_) +
-                                 " from the deciding rank after " + waited +
-                                 "; this rank keeps candidate 0 (" + o_.configs[0] + ")" +
-                                 (last_error.empty() ? "" : " (" + last_error + ")"));
+      warn_once(what + "-wait", what + ": no decision for step " + std::to_string(step_) +
+                                    " from the deciding rank after " + waited +
+                                    "; this rank keeps " + keeps +
+                                    (last_error.empty() ? "" : " (" + last_error + ")"));
       return false;
     }
     timespec ts{static_cast<time_t>(o_.tune.poll_ns / 1000000000ULL),
@@ -367,7 +379,15 @@ int StepClock::tune_config() {
     steps::Decision d;
     if (o_.tune.decider) {
       d = decide_locked(stage_ + 1);
-    } else if (!wait_decision(&d)) {
+    } else if (!wait_decision(
+                   &d,
+                   [this](const steps::Decision& x) {
+                     return x.final ||
+                            (x.stage >= 0 && x.stage < static_cast<int>(tune_.stages.size()) &&
+                             x.set.size() == static_cast<std::size_t>(
+                                                 tune_.stages[static_cast<std::size_t>(x.stage)].size));
+                   },
+                   "tune", "candidate 0 (" + o_.configs[0] + ")")) {
       stopped_ = true;
       return 0;
     }
@@ -389,6 +409,81 @@ int StepClock::tune_config() {
   }
   const steps::Stage& st = tune_.stages[static_cast<std::size_t>(stage_)];
   return set_.at(static_cast<std::size_t>(steps::slot_of(st, step_)));
+}
+
+// ---- the rotation and its check (cco run --compare) -------------------------------------------
+
+int StepClock::rotation_config() {
+  const int n = static_cast<int>(o_.configs.size());
+  if (check_ && check_->stopped) return 0;
+  if (o_.check_rounds > 0 && n > 1 && !checked_ && !o_.tune.path.empty() &&
+      step_ >= o_.warmup + o_.check_rounds * static_cast<uint64_t>(n)) {
+    checked_ = true;
+    check_ = check_locked();
+    // Every rank's steps on disk with the check (a program that dies later keeps them).
+    if (!o_.path.empty()) write_locked("running", nullptr);
+    if (check_->stopped) return 0;
+  }
+  return steps::config_of_step(step_, n, o_.warmup);
+}
+
+steps::RotationCheck StepClock::check_locked() {
+  const int n = static_cast<int>(o_.configs.size());
+  steps::RotationCheck c;
+  c.at_step = step_;
+  const std::string base = "'" + o_.configs[0] + "'";
+  steps::Decision d;
+  if (o_.tune.decider) {
+    drain_locked();
+    const auto v = ask_diagnosis(period_settled());
+    d.stage = 1;
+    d.at_step = step_;
+    d.metric = "gpu";
+    if (v && v->nothing_to_win) {
+      d.final = true;
+      d.set = {0};
+      d.why = "nothing to win here: the diagnosis of " + base +
+              "'s steps in the first rounds bounds what the controls can win below the "
+              "step-to-step noise; " + base + " from here on";
+    } else {
+      for (int i = 0; i < n; ++i) d.set.push_back(i);
+      d.why = v ? "the controls may win more than the step-to-step noise: the comparison goes on"
+                : "no diagnosis (not traced, the steps not settled, or it failed): the comparison "
+                  "goes on";
+    }
+    // The decision file, as the search writes it: one stage (the rounds checked), one decision.
+    tune_.candidates = o_.configs;
+    tune_.warmup = o_.warmup;
+    tune_.decider.rank = o_.rank;
+    tune_.decider.pid = static_cast<int>(::getpid());
+    tune_.decider.device = device_;
+    tune_.epoch = epoch_;
+    tune_.stages = {steps::Stage{o_.warmup, n, static_cast<int>(o_.check_rounds)}};
+    tune_.decisions = {d};
+    tune_.diagnosis = v ? v->sentence : "";
+    std::string err;
+    if (!write_tune_locked(&err)) warn_once("compare-write", "compare: " + err);
+    c.diagnosis = tune_.diagnosis;
+  } else {
+    const bool got = wait_decision(
+        &d,
+        [n](const steps::Decision& x) {
+          return x.final ? x.set == std::vector<int>{0} : x.set.size() == static_cast<std::size_t>(n);
+        },
+        "compare", "configuration 0 (" + o_.configs[0] + ") from here on");
+    if (!got) {
+      c.stopped = true;
+      c.why = "no decision from the deciding rank: this rank keeps " + base + " from here on";
+      return c;
+    }
+    try {
+      c.diagnosis = steps::read_tune_file(o_.tune.path).diagnosis;
+    } catch (...) {
+    }
+  }
+  c.stopped = d.final;
+  c.why = d.why;
+  return c;
 }
 
 }  // namespace cco::preload

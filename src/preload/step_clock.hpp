@@ -26,6 +26,14 @@
 // final decision every rank writes its step file at once (cco tune reads them before it stops
 // the program).
 //
+// The rotation's check (cco run --compare, CCO_COMPARE_DIAGNOSE; check_rounds > 0): at the step
+// that ends the rotation's first check_rounds rounds, the decider (rank 0) drains the GPU, asks
+// tune.diagnose for the diagnosis of configuration 0's steps (traced in-process until then) and
+// writes its decision to tune.path: "nothing to win" stops the rotation there (configuration 0,
+// the baseline, from then on), anything else lets it go on. Every other rank waits there for that
+// decision, as in the search (the same decision file, wait and must_agree), so all ranks rotate or
+// stop at the same step. Checked once per process; the step file records it (`check`).
+//
 // The step file (record.hpp) is written to `path` at exit (ended "exit") and, while the program
 // runs, at a boundary at most every `flush_ns` (ended "running"), by write-then-rename: a program
 // that dies keeps what was measured until its last flush, marked as such.
@@ -50,6 +58,8 @@
 
 namespace cco::preload {
 
+// The decision plumbing (decider, path, wait, poll, must_agree, diagnose) also serves the
+// rotation's check (StepClockOptions::check_rounds), with `on` false.
 struct TuneOptions {
   bool on = false;
   uint64_t budget = 0;     ///< search steps (0: the minimum)
@@ -74,6 +84,11 @@ struct TuneOptions {
   std::function<void()> search_done;
 };
 
+/// Rounds of the rotation before its check (cco run --compare): 6 pairs is the fewest with a 95%
+/// sign-test interval, and configuration 0 then has more steps than the diagnosis needs
+/// (trace::kVerdictMinSteps).
+inline constexpr uint64_t kCheckRounds = steps::kMinRounds;
+
 struct StepClockOptions {
   std::vector<std::string> configs = {"(one)"};  ///< names, for the step file; >= 1
   uint64_t warmup = 5;                           ///< steps under config 0 before rotating
@@ -83,6 +98,9 @@ struct StepClockOptions {
   uint64_t max_steps = steps::kMaxKeptSteps;  ///< steps kept (later ones are counted, not kept)
   std::optional<int> rank;          ///< for the step file
   TuneOptions tune;
+  /// The rotation's check (not with tune.on): after this many rounds of the rotation, the
+  /// decider's diagnosis (tune.diagnose) may stop it; 0: no check. Needs tune.path.
+  uint64_t check_rounds = 0;
   /// Called at every step boundary (under the clock's mutex) with the mark's name ("cco step,
   /// epoch E, config C[, warm-up]": E counts the clock's (re)starts, so steps of an earlier period
   /// are told apart; C is the configuration the step starting here runs under; warm-up marks the
@@ -134,7 +152,15 @@ class StepClock {
   // Online search: the candidate of step_ (deciding or waiting at a stage's first step).
   int tune_config();
   steps::Decision decide_locked(int next);      // the decider's decision starting stage `next`
-  bool wait_decision(steps::Decision* out);     // a follower's wait for the decision at step_
+  // A follower's wait for the decision at step_ that `fits` (false: gave up, or none fits).
+  bool wait_decision(steps::Decision* out, const std::function<bool(const steps::Decision&)>& fits,
+                     const std::string& what, const std::string& keeps);
+  void drain_locked();                          // the decider waits for the GPU up to step_
+  bool period_settled() const;                  // the steps so far may be the program's steps
+  std::optional<steps::StageVerdict> ask_diagnosis(bool settled);  // fail-open
+  // The rotation: the configuration of step_, with the check after its first rounds.
+  int rotation_config();
+  steps::RotationCheck check_locked();          // the decider's check, or a follower's wait
   bool write_tune_locked(std::string* error);
 
   DriverApi api_;
@@ -164,6 +190,8 @@ class StepClock {
   bool stopped_ = false;             // a follower gave up waiting: candidate 0 from then on
   uint64_t search_t0_ = 0;
   bool diagnosed_ = false;           // the decider called tune.diagnose (once per process)
+  bool checked_ = false;             // the rotation's check was made (once per process)
+  std::optional<steps::RotationCheck> check_;  // its outcome, for the step file
   steps::TuneFile tune_;            // the layout, the decisions so far (the decision file)
 };
 

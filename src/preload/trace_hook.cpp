@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <exception>
 #include <set>
@@ -39,8 +40,8 @@ const char* env(const char* name) {
 std::atomic<bool> g_running{false};          // a session was started in this process
 std::atomic<bool> g_written{false};          // the exit writer ran (it runs once)
 std::atomic<bool> g_late_registered{false};  // trace_register_late_exit() registered it
-// Tracing only for cco tune's diagnosis (no CCO_TRACE): no file, stopped at the verdict.
-std::atomic<bool> g_tune_only{false};
+// Tracing only for the in-process diagnosis (no CCO_TRACE): no file, stopped at the verdict.
+std::atomic<bool> g_diagnosis_only{false};
 // Heap objects, never freed: the exit writer needs them after static destructors may have run.
 trace::Session* g_session = nullptr;
 const std::string* g_pattern = nullptr;
@@ -122,29 +123,29 @@ void at_exit() {
 void start() noexcept {
   try {
     const char* pattern = env(cco::env::kTrace);
-    const bool for_tune = (!pattern || !*pattern) && tune_diagnose_requested();
-    if ((!pattern || !*pattern) && !for_tune) return;
+    const bool for_diagnosis = (!pattern || !*pattern) && diagnose_requested();
+    if ((!pattern || !*pattern) && !for_diagnosis) return;
     if (const auto d = parse_flag(env(cco::env::kDisable)); !d || *d) return;
-    if (for_tune) pattern = "";
-    if (const std::string bad = for_tune ? "" : check_trace_pattern(pattern); !bad.empty()) {
+    if (for_diagnosis) pattern = "";
+    if (const std::string bad = for_diagnosis ? "" : check_trace_pattern(pattern); !bad.empty()) {
       warn_once("trace", std::string("CCO_TRACE='") + pattern + "' " + bad + "; not tracing");
       return;
     }
-    const char* what = for_tune ? "cco tune's diagnosis" : cco::env::kTrace;
+    const char* what = for_diagnosis ? "the diagnosis of the first steps" : cco::env::kTrace;
     const auto v = parse_flag(env(cco::env::kVerbose));
     g_verbose = v && *v;
     trace::Options o;
     o.print_warnings = false;  // ours go through warn_once, prefixed cco-preload
     if (const char* nv = env(cco::env::kNvtx); nv && *nv)  // parse_flag(unset) is false: ask only if set
       if (const auto n = parse_flag(nv); n && !*n) o.nvtx_ranges = false;
-    if (for_tune) o.nvtx_ranges = false;  // kernels and the clock's marks suffice (and --step-nvtx
+    if (for_diagnosis) o.nvtx_ranges = false;  // kernels and the clock's marks suffice (and --step-nvtx
                                           // makes the library NVTX's injection)
     auto* s = new trace::Session(o);
     if (!s->start()) {
       const std::string why = s->warning();
       std::string msg = std::string(what) + ": " + (why.empty() ? std::string("tracing disabled") : why);
-      if (for_tune)
-        msg += "; the search runs without it";
+      if (for_diagnosis)
+        msg += "; the search or comparison runs without it";
       else if (msg.find("untraced") == std::string::npos)
         msg += "; the program runs untraced";
       warn_once("trace", msg);
@@ -158,11 +159,11 @@ void start() noexcept {
     g_trace_pid = new std::string(tp ? tp : "");
     g_pid = static_cast<int64_t>(::getpid());
     g_session = s;
-    g_tune_only.store(for_tune, std::memory_order_release);
+    g_diagnosis_only.store(for_diagnosis, std::memory_order_release);
     g_running.store(true, std::memory_order_release);
-    if (for_tune) {
+    if (for_diagnosis) {
       if (g_verbose)
-        log_line("trace pid=" + std::to_string(g_pid) + ": tracing for cco tune's diagnosis");
+        log_line("trace pid=" + std::to_string(g_pid) + ": tracing for the diagnosis of the first steps");
       return;  // no file: stopped at the verdict
     }
     if (std::atexit(at_exit) != 0)
@@ -195,7 +196,7 @@ void trace_start_once() noexcept {
 
 void trace_register_late_exit() noexcept {
 #ifdef CCO_PRELOAD_TRACE
-  if (!g_running.load(std::memory_order_acquire) || g_tune_only.load()) return;
+  if (!g_running.load(std::memory_order_acquire) || g_diagnosis_only.load()) return;
   if (g_late_registered.exchange(true)) return;
   std::atexit(at_exit);
 #endif
@@ -221,13 +222,17 @@ void trace_mark(const char* name, int device) noexcept {
 #endif
 }
 
-bool tune_diagnose_requested() noexcept {
+bool diagnose_requested() noexcept {
   const auto on = [](const char* name) {
     const auto v = parse_flag(env(name));
     return v && *v;
   };
   const auto d = parse_flag(env(cco::env::kDisable));
-  if (!on(cco::env::kTune) || !on(cco::env::kTuneDiagnose) || !d || *d) return false;
+  if (!d || *d) return false;
+  const char* compare = env(cco::env::kCompare);
+  const bool tune = on(cco::env::kTune) && on(cco::env::kTuneDiagnose);
+  const bool rotation = !on(cco::env::kTune) && compare && *compare && on(cco::env::kCompareDiagnose);
+  if (!tune && !rotation) return false;
   const std::optional<int> rank = rank_from_env(env);
   return !rank || *rank == 0;
 }
@@ -235,11 +240,11 @@ bool tune_diagnose_requested() noexcept {
 #ifdef CCO_PRELOAD_TRACE
 namespace {
 
-// Stops the session traced only for cco tune's diagnosis (activity off, then every buffer
+// Stops the session traced only for the diagnosis (activity off, then every buffer
 // flushed; from here tracing costs nothing): true when it ran until now, false for a CCO_TRACE
 // session (it goes on to its file), one already stopped, or a forked child.
-bool stop_tune_session(const char* why) noexcept {
-  if (!g_tune_only.load() || !g_running.load(std::memory_order_acquire)) return false;
+bool stop_diagnosis_session(const char* why) noexcept {
+  if (!g_diagnosis_only.load() || !g_running.load(std::memory_order_acquire)) return false;
   if (static_cast<int64_t>(::getpid()) != g_pid) return false;  // a forked child
   g_running.store(false, std::memory_order_release);  // no more marks
   g_session->stop();
@@ -250,23 +255,27 @@ bool stop_tune_session(const char* why) noexcept {
 }  // namespace
 #endif
 
-std::optional<steps::StageVerdict> tune_trace_verdict(bool diagnose) noexcept {
+std::optional<steps::StageVerdict> diagnosis_verdict(bool diagnose) noexcept {
 #ifdef CCO_PRELOAD_TRACE
   // Stopped before the records are read: CUPTI's forced flush while activity records are still
   // enabled and other threads launch kernels hung a 4-GPU DDP run (the driver and CUPTI's worker
   // thread waited on each other), so the records are never flushed while tracing runs.
-  if (!stop_tune_session("diagnosis traced") || !diagnose) return std::nullopt;
+  if (!stop_diagnosis_session("diagnosis traced") || !diagnose) return std::nullopt;
   try {
+    const auto t0 = std::chrono::steady_clock::now();
     const trace::Trace t = g_session->trace();
     const trace::ControlVerdict v = trace::control_verdict(t, 0);
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::steady_clock::now() - t0).count();
     if (g_verbose)
-      log_line("tune diagnosis: " + std::to_string(v.steps) + " steps, bound " +
+      log_line("diagnosis of the first steps (" + std::to_string(t.kernels.size()) +
+               " kernels, " + std::to_string(ms) + " ms): " + std::to_string(v.steps) + " steps, bound " +
                std::to_string(v.bound_ms) + " ms, noise " + std::to_string(v.noise_ms) + " ms" +
                (v.nothing_to_win ? ": nothing to win" : ""));
     return steps::StageVerdict{v.nothing_to_win, v.sentence};
   } catch (const std::exception& e) {
-    warn_once("tune-diagnosis", std::string("cco tune's diagnosis failed: ") + e.what() +
-                                    "; the search goes on without it");
+    warn_once("diagnosis", std::string("the diagnosis of the first steps failed: ") + e.what() +
+                               "; the search or comparison goes on without it");
   } catch (...) {
   }
   return std::nullopt;
@@ -276,9 +285,9 @@ std::optional<steps::StageVerdict> tune_trace_verdict(bool diagnose) noexcept {
 #endif
 }
 
-void tune_trace_done() noexcept {
+void diagnosis_trace_done() noexcept {
 #ifdef CCO_PRELOAD_TRACE
-  stop_tune_session("search done");
+  stop_diagnosis_session("search done");
 #endif
 }
 

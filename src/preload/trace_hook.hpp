@@ -30,19 +30,21 @@ bool trace_requested() noexcept;
 /// nothing. The step clock marks each step boundary with it.
 void trace_mark(const char* name, int device) noexcept;
 
-/// cco tune -- CMD's diagnosis of its first stage (docs/STEPS.md): true when CCO_TUNE and
-/// CCO_TUNE_DIAGNOSE are on (cco tune sets both unless --no-diagnose), CCO_DISABLE is not, and
-/// this process decides (no rank, or rank 0). trace_start_once() then traces this process even
-/// without CCO_TRACE, until the diagnosis (or the final decision); the step clock marks its steps.
-bool tune_diagnose_requested() noexcept;
+/// The in-process diagnosis of the first steps (docs/STEPS.md): true when this process decides
+/// (no rank, or rank 0), CCO_DISABLE is not on, and either cco tune -- CMD asks for it (CCO_TUNE
+/// and CCO_TUNE_DIAGNOSE on: the search's first stage) or cco run --compare does (CCO_COMPARE set,
+/// CCO_TUNE off, CCO_COMPARE_DIAGNOSE on: the rotation's first rounds). trace_start_once() then
+/// traces this process even without CCO_TRACE, until the diagnosis (or the search's end); the step
+/// clock marks its steps.
+bool diagnose_requested() noexcept;
 
-/// Stops the session traced for cco tune's diagnosis (not a CCO_TRACE one: nullopt then; activity
-/// off first, then flushed) and, when `diagnose`, returns the diagnosis of candidate 0's steps
+/// Stops the session traced only for the diagnosis (not a CCO_TRACE one: nullopt then; activity
+/// off first, then flushed) and, when `diagnose`, returns the diagnosis of configuration 0's steps
 /// (trace::control_verdict: the latest epoch's marks). nullopt when not asked, nothing was traced
-/// or the analysis failed (one warning): the search goes on without it.
-std::optional<steps::StageVerdict> tune_trace_verdict(bool diagnose) noexcept;
+/// or the analysis failed (one warning): the search or the comparison goes on without it.
+std::optional<steps::StageVerdict> diagnosis_verdict(bool diagnose) noexcept;
 
 /// The search's final decision: tracing started only for the diagnosis stops if it still runs.
-void tune_trace_done() noexcept;
+void diagnosis_trace_done() noexcept;
 
 }  // namespace cco::preload

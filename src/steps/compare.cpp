@@ -51,6 +51,7 @@ CompareReport compare(const std::vector<StepFile>& files) {
   r.source = f.source;
   r.period = f.period;
   r.steps = f.steps.size();
+  r.check = f.check;
   for (std::size_t i = 0; i < files.size(); ++i) {
     if (i == ref) continue;
     const StepFile& o = files[i];
@@ -127,10 +128,30 @@ CompareReport compare(const std::vector<StepFile>& files) {
   return r;
 }
 
+namespace {
+
+// The rotation's check, under the table: where it stopped the comparison, or that it went on.
+std::string format_check(const CompareReport& r) {
+  if (!r.check) return "";
+  const RotationCheck& c = *r.check;
+  const std::string base = r.configs.empty() ? "the first configuration" : "'" + r.configs[0].name + "'";
+  std::string out;
+  if (c.stopped)
+    out = "# compare stopped at step " + std::to_string(c.at_step) + ": " + c.why +
+          ". Every later step ran under " + base +
+          ". cco run --no-diagnose compares to the end.\n";
+  else
+    out = "# compare checked at step " + std::to_string(c.at_step) + ": " + c.why + ".\n";
+  if (!c.diagnosis.empty()) out += "#   the diagnosis of " + base + "'s steps: " + c.diagnosis + "\n";
+  return out;
+}
+
+}  // namespace
+
 std::string format_report(const CompareReport& r) {
   std::string out;
   for (const auto& p : r.problems) out += "cco: compare: " + p + "\n";
-  if (!r.refused.empty()) return out + "cco: compare: refused: " + r.refused + "\n";
+  if (!r.refused.empty()) return out + "cco: compare: refused: " + r.refused + "\n" + format_check(r);
   out += "# compare: " + std::to_string(r.rounds) + " rounds of " +
          std::to_string(r.configs.size()) + " steps (steps found from " + r.source +
          (r.period > 0 ? ", " + std::to_string(r.period) + " collectives each" : "") + "), " +
@@ -164,7 +185,7 @@ std::string format_report(const CompareReport& r) {
                   ms(cr.summary.q3).c_str());
     out += line + diff + "\n";
   }
-  return out;
+  return out + format_check(r);
 }
 
 std::string to_json(const CompareReport& r) {
@@ -179,6 +200,11 @@ std::string to_json(const CompareReport& r) {
   j["source"] = r.source;
   j["problems"] = r.problems;
   j["refused"] = r.refused.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.refused);
+  j["check"] = r.check ? nlohmann::json{{"at_step", r.check->at_step},
+                                         {"stopped", r.check->stopped},
+                                         {"why", r.check->why},
+                                         {"diagnosis", r.check->diagnosis}}
+                       : nlohmann::json(nullptr);
   auto& cs = j["configs"] = nlohmann::json::array();
   for (std::size_t c = 0; c < r.configs.size(); ++c) {
     const auto& cr = r.configs[c];
@@ -230,6 +256,14 @@ CompareReport parse_compare(const std::string& text, const std::string& what) {
     r.source = j.at("source").get<std::string>();
     r.problems = j.at("problems").get<std::vector<std::string>>();
     if (!j.at("refused").is_null()) r.refused = j.at("refused").get<std::string>();
+    if (const auto c = j.find("check"); c != j.end() && !c->is_null()) {  // optional
+      RotationCheck k;
+      k.at_step = static_cast<uint64_t>(model::whole_number(c->at("at_step"), "check.at_step"));
+      k.stopped = c->at("stopped").get<bool>();
+      k.why = c->at("why").get<std::string>();
+      k.diagnosis = c->value("diagnosis", "");
+      r.check = k;
+    }
     const auto& cs = j.at("configs");
     // A refused comparison (no steps found, ...) has no configurations; any other has 1 to 64.
     if (!cs.is_array() || cs.size() > 64 || (cs.empty() && r.refused.empty()))

@@ -9,9 +9,12 @@
 // Steps are grouped into the schedule's rounds (schedule.hpp); a round where every configuration
 // has a regular step gives one sample per configuration. Configuration c is compared with
 // configuration 0 by the paired differences over those rounds (paired.hpp). The metric is the
-// GPU time between step boundaries when every compared step has one, else the host time.
+// GPU time between step boundaries when every compared step has one, else the host time. When the
+// rotation's check stopped it (nothing to win), the rounds before it are the comparison and the
+// report says so.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +43,8 @@ struct CompareReport {
   std::vector<ConfigResult> configs;
   std::vector<std::string> problems;  ///< ranks that disagree, files that could not be used
   std::string refused;                ///< why no comparison was made (empty: one was)
+  /// The check after the rotation's first rounds (the lowest rank's; docs/STEPS.md), if made.
+  std::optional<RotationCheck> check;
 };
 
 /// Builds the report. `files` may be empty (refused, with the reason).

@@ -43,6 +43,11 @@ std::string to_json(const StepFile& f) {
                      {"regular", s.regular}});
   j["steps"] = std::move(steps);
   j["note"] = f.note;
+  if (f.check)
+    j["check"] = {{"at_step", f.check->at_step},
+                  {"stopped", f.check->stopped},
+                  {"why", f.check->why},
+                  {"diagnosis", f.check->diagnosis}};
   return j.dump(1) + "\n";
 }
 
@@ -92,6 +97,14 @@ StepFile parse_step_file(const std::string& text, const std::string& what) {
     f.warmup = static_cast<uint64_t>(whole(j.at("warmup"), "warmup", 0, kCountMax));
     f.ended = j.at("ended").get<std::string>();
     f.note = j.value("note", "");
+    if (const auto c = j.find("check"); c != j.end() && !c->is_null()) {
+      RotationCheck k;
+      k.at_step = static_cast<uint64_t>(whole(c->at("at_step"), "check.at_step", 0, kCountMax));
+      k.stopped = c->at("stopped").get<bool>();
+      k.why = c->at("why").get<std::string>();
+      k.diagnosis = c->value("diagnosis", "");
+      f.check = k;
+    }
     const json& all = j.at("steps");
     if (!all.is_array()) throw std::runtime_error(what + ": steps must be an array");
     for (const auto& s : all) {

@@ -10,11 +10,15 @@
 //     "ended": "exit" | "signal",
 //     "steps": [ { "step": 0, "config": 0, "host_ms": 85.1, "gpu_ms": 84.9 | null,
 //                  "regular": true } ... ],
-//     "note": "..." }
+//     "note": "...",
+//     "check": { "at_step": 17, "stopped": true, "why": "...", "diagnosis": "..." } }  // optional
 //
 // `steps` holds the steps since the last lock (a relock starts them again); `step` counts from
 // that lock. `regular` is false when the step's collectives differed from the period (an extra
-// collective, a changed size): such steps are not compared.
+// collective, a changed size): such steps are not compared. `check` (absent: none made) is cco run
+// --compare's check after the rotation's first rounds (docs/STEPS.md): the step it took effect at,
+// whether the rotation stopped there (configuration 0 from then on), why, and the deciding rank's
+// diagnosis of configuration 0's steps.
 #pragma once
 
 #include <cstddef>
@@ -36,6 +40,14 @@ struct StepTime {
   bool regular = true;
 };
 
+/// cco run --compare's check after its first rounds (CCO_COMPARE_DIAGNOSE).
+struct RotationCheck {
+  uint64_t at_step = 0;  ///< the step the decision took effect at
+  bool stopped = false;  ///< configuration 0 from at_step on: no more rotation
+  std::string why;       ///< "nothing to win here: ...", "the comparison goes on: ...", ...
+  std::string diagnosis; ///< the deciding rank's plain sentence ("" : none made)
+};
+
 struct StepFile {
   int pid = 0;
   std::optional<int> rank;
@@ -48,6 +60,7 @@ struct StepFile {
   std::string ended = "exit";
   std::vector<StepTime> steps;
   std::string note;
+  std::optional<RotationCheck> check;
 };
 
 std::string to_json(const StepFile& f);

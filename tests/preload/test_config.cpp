@@ -59,6 +59,16 @@ TEST(Config, Flags) {
 
   EXPECT_TRUE(env({{"CCO_VERBOSE", "1"}}).verbose);
   EXPECT_EQ(env({{"CCO_VERBOSE", "x"}}).warnings.size(), 1u);
+
+  // cco run --compare's check of its first rounds: off unless asked; a bad value keeps it off.
+  EXPECT_FALSE(env({}).compare_diagnose);
+  EXPECT_TRUE(env({{"CCO_COMPARE_DIAGNOSE", "1"}}).compare_diagnose);
+  EXPECT_FALSE(env({{"CCO_COMPARE_DIAGNOSE", "0"}}).compare_diagnose);
+  const EnvConfig d = env({{"CCO_COMPARE_DIAGNOSE", "soon"}});
+  EXPECT_FALSE(d.compare_diagnose);
+  ASSERT_EQ(d.warnings.size(), 1u);
+  EXPECT_EQ(d.warnings[0], "CCO_COMPARE_DIAGNOSE='soon' is not 0 or 1; no check of the first rounds");
+  EXPECT_FALSE(d.bad);
 }
 
 TEST(Config, PolicyPlanAndMethod) {

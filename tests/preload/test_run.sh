@@ -167,7 +167,24 @@ if [ -n "$cco" ] && [ -n "${CCO_FAKE_NVTX_APP:-}" ]; then
   rc=$?
   [ $rc = 0 ] || fail "--step-nvtx --compare exited $rc: $out"
   grep -q '^# compare: 13 rounds of 2 steps (steps found from marker)' <<<"$out" || fail "--step-nvtx --compare: $out"
+  # The check after 6 rounds ran (step 2 + 12); without a GPU nothing was traced, so it went on.
+  grep -q '^# compare checked at step 14: no diagnosis' <<<"$out" || fail "--compare: no check line: $out"
+  out=$(env LD_LIBRARY_PATH="$fakedir" CCO_PRELOAD_LIB="$lib" FAKE_NVTX_STEPS=30 "$cco" run --no-diagnose \
+    --compare off,shape:1 --warmup 2 --step-nvtx 'train_*' -- "$CCO_FAKE_NVTX_APP" 2>&1)
+  grep -q '^# compare checked' <<<"$out" && fail "--no-diagnose: a check was made: $out"
 fi
+
+# --compare: rank 0 checks the first rounds (CCO_COMPARE_DIAGNOSE), not with --trace (the whole-run
+# trace cannot be read while it runs) nor under --no-diagnose, which needs --compare.
+out=$("$run" --compare off,priority --dry-run -- true 2>&1)
+grep -qx "CCO_COMPARE_DIAGNOSE=1" <<<"$out" || fail "--compare: no check asked: $out"
+out=$("$run" --compare off,priority --no-diagnose --dry-run -- true 2>&1)
+grep -qx "CCO_COMPARE_DIAGNOSE=0" <<<"$out" || fail "--compare --no-diagnose: $out"
+out=$("$run" --compare off,priority --trace "$tmp/t.json" --dry-run -- true 2>&1)
+grep -qx "CCO_COMPARE_DIAGNOSE=0" <<<"$out" || fail "--compare --trace: $out"
+expect 2 "^cco run: error: --no-diagnose needs --compare \(see cco run --help\)$" -- --no-diagnose -- true
+mkdir -p "$tmp/sc" && : >"$tmp/sc/check.json"
+expect 2 "^cco run: error: --steps-out $tmp/sc already holds step files of an earlier run \(check.json\): remove them or name another folder \(see cco run --help\)$" -- --compare off,priority --steps-out "$tmp/sc" -- true
 
 # --compare and --steps-out run the program as a child and report after it: the exit status is
 # still the program's (7 stays 7; a SIGTERM reads 143, as a shell reports it), never the report's

@@ -473,3 +473,145 @@ TEST_F(TuneClockTest, AFollowerWaitsOnWhenTheCandidatesMustAgree) {
     said = said || l.find("still no decision for step 20") != std::string::npos;
   EXPECT_TRUE(said) << "no line said that the follower waits on";
 }
+
+// ---- the rotation's check (cco run --compare, CCO_COMPARE_DIAGNOSE) -----------------------------
+
+namespace {
+
+class CheckClockTest : public TuneClockTest {
+ protected:
+  void TearDown() override {
+    std::remove((dir + "/check.json").c_str());
+    TuneClockTest::TearDown();
+  }
+  StepClockOptions rotation(bool decider) {
+    StepClockOptions o;
+    o.configs = {"off", "fast"};
+    o.warmup = 2;
+    o.flush_ns = 0;
+    o.rank = decider ? 0 : 1;
+    o.check_rounds = 6;
+    o.tune.decider = decider;
+    o.tune.path = dir + "/check.json";
+    o.tune.wait_ns = 2'000'000'000;
+    return o;
+  }
+};
+
+}  // namespace
+
+// After the warm-up (2 steps) and 6 rounds of 2 (12 steps), the decider's diagnosis decides at
+// step 14: "nothing to win" stops the rotation there on every rank (the baseline from then on,
+// though "fast" is faster: the verdict rules); a verdict with something to win lets it go on.
+// Either way every rank records the same check in its step file, with the diagnosis.
+TEST_F(CheckClockTest, NothingToWinStopsTheRotationOnEveryRank) {
+  for (const bool nothing : {true, false}) {
+    SCOPED_TRACE(nothing ? "nothing to win" : "something to win");
+    std::remove((dir + "/check.json").c_str());
+    auto o = rotation(true);
+    int asked = 0;
+    o.tune.diagnose = [&](bool settled) -> std::optional<cco::steps::StageVerdict> {
+      ++asked;
+      EXPECT_TRUE(settled);  // marked steps
+      return cco::steps::StageVerdict{nothing, nothing ? "below the noise" : "10 ms to win"};
+    };
+    auto d = make(o);
+    auto f = std::make_unique<StepClock>(fake.api(), rotation(false), [](int) {},
+                                         [this] { return now; });
+    std::vector<int> dec_active, fol_active;
+    for (int k = 0; k < 40; ++k) {
+      marked(*d, {100.0, 90.0}, 2.0, k);
+      f->mark(0, S(0x88), false);  // the follower reads the decision the decider just wrote
+      dec_active.push_back(d->active());
+      fol_active.push_back(f->active());
+    }
+    EXPECT_EQ(dec_active, fol_active);
+    EXPECT_EQ(asked, 1);
+    EXPECT_GE(fake.event_syncs, 1);  // the decider drained the GPU before the diagnosis
+    // Before the check: the rotation's schedule; from step 14 on: 'off' alone, or the schedule.
+    for (std::size_t k = 0; k < dec_active.size(); ++k) {
+      const int planned = cco::steps::config_of_step(k, 2, 2);
+      EXPECT_EQ(dec_active[k], nothing && k >= 14 ? 0 : planned) << k;
+    }
+    for (StepClock* c : {d.get(), f.get()}) {
+      const auto file = c->snapshot("exit");
+      ASSERT_TRUE(file.check.has_value());
+      EXPECT_EQ(file.check->at_step, 14u);
+      EXPECT_EQ(file.check->stopped, nothing);
+      EXPECT_EQ(file.check->diagnosis, nothing ? "below the noise" : "10 ms to win");
+      EXPECT_EQ(file.check->why.rfind(nothing ? "nothing to win here" : "the controls may win", 0), 0u)
+          << file.check->why;
+      // The step file says the same when read back (cco run reads it).
+      const auto back = cco::steps::parse_step_file(cco::steps::to_json(file));
+      ASSERT_TRUE(back.check.has_value());
+      EXPECT_EQ(back.check->at_step, 14u);
+      EXPECT_EQ(back.check->stopped, nothing);
+      EXPECT_EQ(back.check->why, file.check->why);
+    }
+  }
+}
+
+// No diagnosis (the decider traced nothing: --trace, CUPTI missing) or a period from collectives
+// that may not be the step yet: the rotation goes on, and says why. Without the check the rotation
+// never waits for anyone (the files of a check are not written).
+TEST_F(CheckClockTest, WithoutAVerdictTheRotationGoesOn) {
+  {
+    auto d = make(rotation(true));  // no diagnose function
+    for (int k = 0; k < 30; ++k) marked(*d, {100.0, 90.0}, 2.0, k);
+    const auto file = d->snapshot("exit");
+    ASSERT_TRUE(file.check.has_value());
+    EXPECT_FALSE(file.check->stopped);
+    EXPECT_NE(file.check->why.find("no diagnosis"), std::string::npos) << file.check->why;
+    EXPECT_EQ(d->active(), cco::steps::config_of_step(29, 2, 2));
+  }
+  {
+    std::remove((dir + "/check.json").c_str());
+    auto o = rotation(true);
+    std::vector<bool> asked;
+    o.tune.diagnose = [&](bool settled) {
+      asked.push_back(settled);
+      return std::optional<cco::steps::StageVerdict>(cco::steps::StageVerdict{true, "nothing"});
+    };
+    auto d = make(o);
+    for (int k = 0; k < 120; ++k) {  // one collective per step: DDP's equal buckets, unsettled
+      d->collective(11u, 0, S(0x77), false);
+      now += 1'000'000;
+      fake.gpu_ms += 1.0;
+    }
+    ASSERT_EQ(asked.size(), 1u);  // asked, so that its tracing stops, but not believed
+    EXPECT_FALSE(asked[0]);
+    const auto file = d->snapshot("exit");
+    ASSERT_TRUE(file.check.has_value());
+    EXPECT_FALSE(file.check->stopped);
+  }
+  {
+    auto o = rotation(true);
+    o.check_rounds = 0;
+    o.tune.path = dir + "/never.json";
+    const int syncs = fake.event_syncs;
+    auto d = make(o);
+    for (int k = 0; k < 30; ++k) marked(*d, {100.0, 90.0}, 2.0, k);
+    EXPECT_FALSE(d->snapshot("exit").check.has_value());
+    EXPECT_EQ(::access((dir + "/never.json").c_str(), F_OK), -1);
+    EXPECT_EQ(fake.event_syncs, syncs);  // never drained
+  }
+}
+
+// A follower whose decider never decides gives up after its wait and keeps the baseline (the
+// comparison then finds the ranks disagree, if the decider went on, and refuses it).
+TEST_F(CheckClockTest, AFollowerWithoutADeciderKeepsTheBaseline) {
+  auto o = rotation(false);
+  o.tune.wait_ns = 30'000'000;  // 30 ms
+  auto f = make(o);
+  std::vector<int> active;
+  for (int k = 0; k < 24; ++k) {
+    f->mark(0, S(0x88), false);
+    active.push_back(f->active());
+  }
+  for (std::size_t k = 0; k < 14; ++k) EXPECT_EQ(active[k], cco::steps::config_of_step(k, 2, 2)) << k;
+  for (std::size_t k = 14; k < active.size(); ++k) EXPECT_EQ(active[k], 0) << k;
+  const auto file = f->snapshot("exit");
+  ASSERT_TRUE(file.check.has_value());
+  EXPECT_TRUE(file.check->stopped);
+  EXPECT_NE(file.check->why.find("no decision from the deciding rank"), std::string::npos);
+}

@@ -151,6 +151,41 @@ TEST(Compare, RefusedWithoutStepsOrWhenRanksDisagree) {
   EXPECT_NE(r2.refused.find("no complete round"), std::string::npos);
 }
 
+// The rotation's check stopped it at step 14 (nothing to win): every later step ran under 'off'.
+// The comparison is the 6 rounds before it, and the report says where and why it stopped; the
+// JSON carries the check through cco report. A check that let the rotation go on is said too.
+TEST(Compare, AStoppedRotationIsComparedOverItsRoundsAndSaysSo) {
+  StepFile a = make_file(0, 40, 50, 52, 0), b = make_file(1, 40, 50, 52, 0);
+  for (StepFile* f : {&a, &b}) {
+    for (auto& s : f->steps)
+      if (s.step >= 14) s.config = 0;
+    f->check = RotationCheck{14, true, "nothing to win here: below the noise; 'off' from here on",
+                             "Communication is 98% hidden in this 50 ms step"};
+  }
+  const CompareReport r = compare({a, b});
+  ASSERT_TRUE(r.refused.empty()) << r.refused;
+  EXPECT_EQ(r.rounds, 6u);
+  ASSERT_TRUE(r.check.has_value());
+  const std::string text = format_report(r);
+  EXPECT_NE(text.find("# compare stopped at step 14: nothing to win here"), std::string::npos) << text;
+  EXPECT_NE(text.find("Every later step ran under 'off'"), std::string::npos) << text;
+  EXPECT_NE(text.find("98% hidden"), std::string::npos) << text;
+  const CompareReport back = parse_compare(to_json(r));
+  ASSERT_TRUE(back.check.has_value());
+  EXPECT_EQ(back.check->at_step, 14u);
+  EXPECT_TRUE(back.check->stopped);
+  EXPECT_EQ(format_report(back), text);
+
+  a.check = b.check = RotationCheck{14, false, "the controls may win more than the step-to-step "
+                                               "noise: the comparison goes on", "10 ms to win"};
+  const CompareReport on = compare({make_file(0, 40, 50, 52, 0)});
+  EXPECT_FALSE(on.check.has_value());
+  EXPECT_EQ(format_report(on).find("# compare"), 0u);
+  const std::string went = format_report(compare({a, b}));
+  EXPECT_NE(went.find("# compare checked at step 14: the controls may win"), std::string::npos) << went;
+  EXPECT_EQ(parse_compare(to_json(compare({make_file(0, 40, 50, 52, 0)}))).check, std::nullopt);
+}
+
 namespace {
 
 // The sign-test interval as it was computed before it became one pass: a CDF per candidate k and
