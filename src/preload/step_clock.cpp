@@ -416,8 +416,11 @@ int StepClock::tune_config() {
 int StepClock::rotation_config() {
   const int n = static_cast<int>(o_.configs.size());
   if (check_ && check_->stopped) return 0;
+  // A period from collectives that may not be the step yet (DDP's buckets before the whole step
+  // was seen) is not checked: the check waits for the relock to the whole step, whose epoch
+  // counts its rounds again. Every rank sees the same collectives, so all agree on this.
   if (o_.check_rounds > 0 && n > 1 && !checked_ && !o_.tune.path.empty() &&
-      step_ >= o_.warmup + o_.check_rounds * static_cast<uint64_t>(n)) {
+      step_ >= o_.warmup + o_.check_rounds * static_cast<uint64_t>(n) && period_settled()) {
     checked_ = true;
     check_ = check_locked();
     // Every rank's steps on disk with the check (a program that dies later keeps them).
@@ -435,7 +438,7 @@ steps::RotationCheck StepClock::check_locked() {
   steps::Decision d;
   if (o_.tune.decider) {
     drain_locked();
-    const auto v = ask_diagnosis(period_settled());
+    const auto v = ask_diagnosis(true);  // settled: rotation_config checks only then
     d.stage = 1;
     d.at_step = step_;
     d.metric = "gpu";

@@ -32,7 +32,9 @@
 // writes its decision to tune.path: "nothing to win" stops the rotation there (configuration 0,
 // the baseline, from then on), anything else lets it go on. Every other rank waits there for that
 // decision, as in the search (the same decision file, wait and must_agree), so all ranks rotate or
-// stop at the same step. Checked once per process; the step file records it (`check`).
+// stop at the same step. Checked once per process, and only on a settled period (a period from
+// collectives that may not be the step yet waits for the relock to the whole step: every rank
+// sees the same collectives, so all agree); the step file records it (`check`).
 //
 // The step file (record.hpp) is written to `path` at exit (ended "exit") and, while the program
 // runs, at a boundary at most every `flush_ns` (ended "running"), by write-then-rename: a program

@@ -551,9 +551,10 @@ TEST_F(CheckClockTest, NothingToWinStopsTheRotationOnEveryRank) {
   }
 }
 
-// No diagnosis (the decider traced nothing: --trace, CUPTI missing) or a period from collectives
-// that may not be the step yet: the rotation goes on, and says why. Without the check the rotation
-// never waits for anyone (the files of a check are not written).
+// No diagnosis (the decider traced nothing: --trace, CUPTI missing): the rotation goes on, and
+// says why. A period from collectives that may not be the step yet is not checked until it
+// settles (DDP: the relock to the whole step). Without the check the rotation never waits for
+// anyone (the files of a check are not written).
 TEST_F(CheckClockTest, WithoutAVerdictTheRotationGoesOn) {
   {
     auto d = make(rotation(true));  // no diagnose function
@@ -578,11 +579,40 @@ TEST_F(CheckClockTest, WithoutAVerdictTheRotationGoesOn) {
       now += 1'000'000;
       fake.gpu_ms += 1.0;
     }
-    ASSERT_EQ(asked.size(), 1u);  // asked, so that its tracing stops, but not believed
-    EXPECT_FALSE(asked[0]);
-    const auto file = d->snapshot("exit");
-    ASSERT_TRUE(file.check.has_value());
-    EXPECT_FALSE(file.check->stopped);
+    EXPECT_TRUE(asked.empty());  // not yet: its tracing goes on until the period settles
+    EXPECT_FALSE(d->snapshot("exit").check.has_value());
+    EXPECT_EQ(d->active(), cco::steps::config_of_step(d->snapshot("exit").steps.size(), 2, 2));
+  }
+  {
+    // DDP-like: one bucket per "step" at first, then the whole step of three collectives, seen
+    // three times, relocks: the check comes 2 + 12 steps into the new epoch, on every rank.
+    std::remove((dir + "/check.json").c_str());
+    auto o = rotation(true);
+    std::vector<bool> asked;
+    o.tune.diagnose = [&](bool settled) {
+      asked.push_back(settled);
+      return std::optional<cco::steps::StageVerdict>(cco::steps::StageVerdict{true, "nothing"});
+    };
+    auto d = make(o);
+    auto f = std::make_unique<StepClock>(fake.api(), rotation(false), [](int) {},
+                                         [this] { return now; });
+    for (int k = 0; k < 40; ++k)  // 40 steps of buckets 11, 11, 11, then 44 closing the step
+      for (uint64_t sig : {11u, 11u, 11u, 44u})
+        for (StepClock* c : {d.get(), f.get()}) {
+          c->collective(sig, 0, S(0x77), false);
+          now += 1'000'000;
+          fake.gpu_ms += 1.0;
+        }
+    ASSERT_EQ(asked.size(), 1u);
+    EXPECT_TRUE(asked[0]);
+    for (StepClock* c : {d.get(), f.get()}) {
+      const auto file = c->snapshot("exit");
+      EXPECT_EQ(file.period, 4);
+      ASSERT_TRUE(file.check.has_value());
+      EXPECT_EQ(file.check->at_step, 14u);
+      EXPECT_TRUE(file.check->stopped);
+      EXPECT_EQ(c->active(), 0);
+    }
   }
   {
     auto o = rotation(true);
