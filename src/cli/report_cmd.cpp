@@ -36,6 +36,7 @@
 #include "steps/compare.hpp"
 #include "steps/search.hpp"
 #include "report/results.hpp"
+#include "report/run_output.hpp"
 #include "report/svg.hpp"
 #include "report/sweep.hpp"
 #include "report/timeline.hpp"
@@ -770,50 +771,36 @@ bool is_run_output(const json& doc, const std::string& path, std::string* schema
 
 int report_run_output(const Args& a, const json& doc, const std::string& schema) {
   const std::string& path = a.files.front();
-  for (const auto& [flag, given] :
-       {std::pair<const char*, bool>{"--svg", !a.svg.empty()}, {"--merge", !a.merge.empty()},
-        {"--json", a.json_stdout || !a.json_file.empty()},
-        {"--format", !a.format.empty() && a.format != "text"}})
-    if (given)
-      throw Usage(std::string(flag) + " does not apply to " + path + " (" + schema +
-                  "): it is printed as text");
+  const bool compare = schema == steps::kCompareSchema;
+  if (!a.merge.empty())
+    throw Usage("--merge does not apply to " + path + " (" + schema + "): it merges traces");
+  if (!a.svg.empty() && !compare)
+    throw Usage("--svg does not apply to " + path + " (" + schema +
+                "): the chart is of a comparison (--compare-json)");
   // A malformed file is bad input (exit 2), as for every other file cco report reads.
-  if (schema == steps::kCompareSchema) {
-    steps::CompareReport r;
+  const auto parsed = [&](auto parse) {
     try {
-      r = steps::parse_compare(doc.dump(), path);
+      return parse(doc.dump(), path);
     } catch (const std::runtime_error& e) {
       throw model::Error(e.what());
     }
-    std::fputs(steps::format_report(r).c_str(), stdout);
-    return 0;
+  };
+  std::string text, json_text;
+  if (compare) {
+    const steps::CompareReport r =
+        parsed([](const std::string& t, const std::string& w) { return steps::parse_compare(t, w); });
+    text = report::format_compare(r, table_format(a));
+    json_text = steps::to_json(r);
+    if (!a.svg.empty()) write_text(a.svg, report::compare_svg(r, "cco run --compare: " + path));
+  } else {
+    const steps::StepFile f = parsed(
+        [](const std::string& t, const std::string& w) { return steps::parse_step_file(t, w); });
+    text = report::format_step_file(f, table_format(a));
+    json_text = steps::to_json(f);
   }
-  steps::StepFile f;
-  try {
-    f = steps::parse_step_file(doc.dump(), path);
-  } catch (const std::runtime_error& e) {
-    throw model::Error(e.what());
-  }
-  bool gpu = !f.steps.empty();
-  std::size_t irregular = 0;
-  for (const auto& st : f.steps) {
-    gpu = gpu && (!st.regular || st.gpu_ms.has_value());
-    irregular += !st.regular;
-  }
-  const steps::History history = steps::history_of(f.steps, gpu);
-  std::printf("# steps of %s: %zu steps (found from %s%s), %s time per step in ms, ended %s%s\n",
-              steps::process_name(f).c_str(), f.steps.size(), f.source.c_str(),
-              f.period > 0 ? (", " + std::to_string(f.period) + " collectives each").c_str() : "",
-              gpu ? "GPU" : "host", f.ended.c_str(),
-              irregular ? (", " + std::to_string(irregular) + " irregular left out").c_str() : "");
-  std::printf("%-32s %6s %10s %10s %10s\n", "#config", "steps", "median", "q1", "q3");
-  for (std::size_t c = 0; c < f.configs.size(); ++c) {
-    const steps::Summary sm =
-        steps::summarize(steps::times_of(history, static_cast<int>(c), f.warmup, history.size()));
-    std::printf("%-32s %6zu %10.3f %10.3f %10.3f\n", f.configs[c].c_str(), sm.n, sm.median, sm.q1,
-                sm.q3);
-  }
-  if (!f.note.empty()) std::printf("# note: %s\n", f.note.c_str());
+  if (!a.json_file.empty()) write_text(a.json_file, json_text);
+  std::fputs((a.json_stdout ? json_text : text).c_str(), stdout);
+  if (!a.svg.empty() && !a.json_stdout) std::printf("# chart written to %s\n", a.svg.c_str());
   return 0;
 }
 

@@ -723,7 +723,34 @@ TEST(ReportCmd, ReadsWhatCcoRunWrites) {
   ASSERT_EQ(run({cp}, &out), 0);
   EXPECT_EQ(out, cco::steps::format_report(cmp));
   EXPECT_NE(out.find("faster"), std::string::npos) << out;
-  expect_throw<Usage>({cp, "--svg", "x.svg"}, "--svg does not apply to");
+  // The comparison as a chart of the paired differences with their intervals, as CSV and
+  // Markdown (one row per configuration) and as JSON (the same comparison again).
+  const std::string svg = dir() + "cco_compare_chart.svg";
+  ASSERT_EQ(run({cp, "--svg", svg}, &out), 0);
+  EXPECT_NE(out.find("# chart written to " + svg), std::string::npos) << out;
+  const std::string chart = read(svg);
+  EXPECT_EQ(cco::test::check_xml(chart).error, "");
+  EXPECT_NE(chart.find("paired difference to off"), std::string::npos) << chart;
+  EXPECT_NE(chart.find(">priority</text>"), std::string::npos) << chart;
+  EXPECT_NE(chart.find("faster"), std::string::npos) << chart;
+  ASSERT_EQ(run({cp, "--format", "csv"}, &out), 0);
+  EXPECT_EQ(out.rfind("config,rounds,median_ms,q1_ms,q3_ms,diff_ms,lo_ms,hi_ms,diff_pct,verdict\n", 0), 0u) << out;
+  EXPECT_NE(out.find("\noff,9,"), std::string::npos) << out;
+  EXPECT_NE(out.find(",baseline\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("\npriority,9,"), std::string::npos) << out;
+  EXPECT_NE(out.find(",faster\n"), std::string::npos) << out;
+  ASSERT_EQ(run({cp, "--format=md"}, &out), 0);
+  EXPECT_NE(out.find("| priority | 9 |"), std::string::npos) << out;
+  ASSERT_EQ(run({cp, "--json"}, &out), 0);
+  EXPECT_EQ(cco::steps::format_report(cco::steps::parse_compare(out)), cco::steps::format_report(cmp));
+  // A step file, one row per step; the JSON is the file again.
+  ASSERT_EQ(run({sp, "--format", "csv"}, &out), 0);
+  EXPECT_EQ(out.rfind("step,config,name,host_ms,gpu_ms,regular,warmup\n", 0), 0u) << out;
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 23) << "a header and 22 steps: " << out;
+  ASSERT_EQ(run({sp, "--json"}, &out), 0);
+  EXPECT_EQ(cco::steps::parse_step_file(out).steps.size(), 22u);
+  expect_throw<Usage>({sp, "--svg", "x.svg"}, "--svg does not apply to");
+  expect_throw<Usage>({cp, "--merge", "m.json"}, "--merge does not apply to");
   expect_throw<Usage>({cp, sp}, "is read alone");
   // Malformed files of these kinds are bad input (model::Error: exit 2), like every other input.
   expect_throw<cco::model::Error>({write("cco_compare_bad.json", R"({"schema": "cco.compare/1"})")},

@@ -36,7 +36,7 @@ INCLUDE_RULES = {
     "steps": {"model"},
     "bootstrap": {"model"},
     "trace": {"model", "steps"},
-    "report": {"model", "trace"},
+    "report": {"model", "steps", "trace"},
     "runtime": {"model"},
     "kernels": {"model", "runtime", "workload"},
     "bench": {"model", "workload", "bootstrap", "trace", "runtime", "kernels"},
