@@ -50,7 +50,7 @@ int workload_main(const std::vector<std::string>& args, const bench::StepArgs& s
   }
 #ifndef CCO_HAVE_CUDA
   (void)so;
-  throw std::runtime_error("this cco was built without CUDA (CCO_ENABLE_CUDA=OFF)");
+  throw std::runtime_error(kNoCudaBuild);
 #else
   const auto rep = bench::run_step(so, std::cerr);
   if (!rep.writer) return 0;  // another process (rank 0) prints and writes the report
@@ -79,7 +79,7 @@ int bench_main(const std::vector<std::string>& args) {
   refuse_input("--json", opt.json_path, {}, "cco bench");  // writable, checked before the run
   refuse_input("--csv", opt.csv_path, {}, "cco bench");
 #ifndef CCO_HAVE_CUDA
-  throw std::runtime_error("this cco was built without CUDA (CCO_ENABLE_CUDA=OFF)");
+  throw std::runtime_error(kNoCudaBuild);
 #else
   // With a machine-readable format on stdout, the table goes to stderr so stdout stays parseable.
   FILE* table = (opt.json_path == "-" || opt.csv_path == "-") ? stderr : stdout;

@@ -9,6 +9,12 @@
 
 namespace cco::cli {
 
+/// What bench and tune say in a build without CUDA: what measuring needs, and what works anyway.
+inline constexpr const char* kNoCudaBuild =
+    "this cco was built without CUDA (CCO_ENABLE_CUDA=OFF): measuring needs a build with the CUDA "
+    "Toolkit (cmake -DCCO_ENABLE_CUDA=ON) and a GPU; report, plan, doctor and --validate work "
+    "without";
+
 class Usage : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;

@@ -178,7 +178,7 @@ int tune_workload_main(const std::vector<std::string>& args, const TuneArgs& a) 
     workload::check_readable_json(t.step.workload);
   }
 #ifndef CCO_HAVE_CUDA
-  throw std::runtime_error("this cco was built without CUDA (CCO_ENABLE_CUDA=OFF)");
+  throw std::runtime_error(kNoCudaBuild);
 #else
   const auto res = tune::run_tune_workload(t, std::cerr);
   std::printf("# cco tune: workload %s%s%s\n",
@@ -219,7 +219,7 @@ int tune_main(const std::vector<std::string>& args) {
   t.bench.iters = std::max(t.bench.iters, 30);  // the final round decides: at least 30 samples
 
 #ifndef CCO_HAVE_CUDA
-  throw std::runtime_error("this cco was built without CUDA (CCO_ENABLE_CUDA=OFF)");
+  throw std::runtime_error(kNoCudaBuild);
 #else
   const auto res = tune::run_tune(t, std::cerr);
   if (!res.writer) return 0;  // rank 0 prints and writes

@@ -208,8 +208,8 @@ else
   grep -q "sm_90" "$tmp/info" || fail "cco info without GPU lists the built-in architectures"
   "$cco" info --json | python3 -c 'import json,sys; j=json.load(sys.stdin); assert j["devices"]==[] and len(j["builtin"])==4' \
     || fail "cco info --json without a GPU"
-  expect 1 "needs a CUDA GPU|built without CUDA" -- bench -n 1
-  expect 1 "needs a CUDA GPU|built without CUDA" -- tune -b 1M
+  expect 1 "needs a CUDA GPU|built without CUDA \(CCO_ENABLE_CUDA=OFF\): measuring needs a build with the CUDA Toolkit" -- bench -n 1
+  expect 1 "needs a CUDA GPU|built without CUDA \(CCO_ENABLE_CUDA=OFF\): measuring needs a build with the CUDA Toolkit" -- tune -b 1M
   expect 2 "live needs a (CUDA GPU|cco built with CUDA)" -- plan --arch live --threads 256
 fi
 
