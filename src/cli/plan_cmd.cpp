@@ -8,6 +8,8 @@
 
 #include "cli/parse.hpp"
 #include "cli/commands.hpp"
+#include "model/schema.hpp"
+#include "report/written_files.hpp"
 #include "model/occupancy.hpp"
 
 #ifdef CCO_HAVE_CUDA
@@ -90,8 +92,7 @@ int plan_main(const std::vector<std::string>& args) {
 
   if (json) {
     nlohmann::json j;
-    j["schema"] = "ccoverlap.plan";
-    j["schema_version"] = "1.0.0";
+    model::stamp_schema(j, report::kFootprintSchema);  // "ccoverlap.plan" before: a run plan's name
     j["arch"] = dev.arch;
     j["device"] = dev.name;
     j["sm_count"] = dev.sm_count;

@@ -37,6 +37,7 @@
 #include "steps/search.hpp"
 #include "report/results.hpp"
 #include "report/run_output.hpp"
+#include "report/written_files.hpp"
 #include "report/svg.hpp"
 #include "report/sweep.hpp"
 #include "report/timeline.hpp"
@@ -825,6 +826,22 @@ int report_main(const std::vector<std::string>& args) {
       if (a.files.size() > 1)
         throw Usage(f + " (" + schema + ") is read alone: give it as the only file");
       return report_run_output(a, docs.back(), schema);
+    }
+    // The other files cco writes (a decision file, the JSON of report, doctor, info, plan):
+    // printed as text, alone.
+    if (auto text = report::describe_written(docs.back(), f)) {
+      if (a.files.size() > 1)
+        throw Usage(f + " (" + docs.back()["schema"].get<std::string>() +
+                    ") is read alone: give it as the only file");
+      for (const auto& [flag, given] :
+           {std::pair<const char*, bool>{"--svg", !a.svg.empty()}, {"--merge", !a.merge.empty()},
+            {"--json", a.json_stdout || !a.json_file.empty()},
+            {"--format", !a.format.empty() && a.format != "text"}})
+        if (given)
+          throw Usage(std::string(flag) + " does not apply to " + f + " (" +
+                      docs.back()["schema"].get<std::string>() + "): it is printed as text");
+      std::fputs(text->c_str(), stdout);
+      return 0;
     }
     kinds.push_back(report::result_kind(docs.back()));
     results += kinds.back().has_value();

@@ -318,8 +318,11 @@ void check_schema(const json& doc) {
     fail("", "not a ccoverlap plan: no \"schema\": \"ccoverlap.plan\" field");
   }
   const std::string schema = need_string(doc["schema"], "schema");
+  if (schema == "ccoverlap.footprint")
+    fail("",
+         "this is a footprint report from `cco plan --json`, not a run plan (see docs/PRELOAD.md)");
   if (schema != kSchema) fail("schema", "must be \"ccoverlap.plan\", got \"" + schema + "\"");
-  if (doc.contains("footprint") || doc.contains("plans") || doc.contains("occupancy"))
+  if (doc.contains("footprint") || doc.contains("plans") || doc.contains("occupancy"))  // before
     fail("",
          "this is a footprint report from `cco plan --json`, not a run plan (see docs/PRELOAD.md)");
   if (!doc.contains("schema_version")) fail("schema_version", "missing (expected \"1.0.0\")");

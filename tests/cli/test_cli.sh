@@ -46,7 +46,7 @@ out=$("$cco" plan --arch sm_90 --threads 256 --regs 32 --smem 0) || fail "cco pl
 echo "$out" | grep -q "blocks per SM: 8 (limited by registers; bounds: warps 8, blocks 32, registers 8" || fail "plan sm_90 256x32: $out"
 echo "$out" | grep -qE '^ +1 +115713 +115713 +1 +yes' || fail "plan k=1 padding row: $out"
 out=$("$cco" plan --arch H200 --threads 128 --regs 64 --blocks-per-sm 2 --json) || fail "plan --json"
-echo "$out" | python3 -c 'import json,sys; j=json.load(sys.stdin); assert j["schema"]=="ccoverlap.plan"; assert j["occupancy"]["blocks_per_sm"]==8, j; p=j["plans"][0]; assert p["target_blocks_per_sm"]==2 and p["blocks_per_sm"]==2, p' \
+echo "$out" | python3 -c 'import json,sys; j=json.load(sys.stdin); assert j["schema"]=="ccoverlap.footprint"; assert j["occupancy"]["blocks_per_sm"]==8, j; p=j["plans"][0]; assert p["target_blocks_per_sm"]==2 and p["blocks_per_sm"]==2, p' \
   || fail "plan --json content"
 out=$("$cco" plan --arch a100 --threads 1024 --regs 64) || fail "plan a100 1024"
 echo "$out" | grep -q "nothing to shape" || fail "plan at 1 block per SM should say nothing to shape: $out"
@@ -336,7 +336,16 @@ grep -q '^concurrent,800,0.025,600,0.0333333,0.75,faster,' "$tmp/out" || fail "c
   || fail "compare two tunes --json"
 expect 2 "^cco report: error: cannot compare a step result \(.*step_a.json\) with a bench result \(.*\): give two results of one kind" -- report "$fx/step_a.json" "$rec"
 "$cco" plan --arch sm_90 --threads 256 --regs 32 --json >"$tmp/plan.json" || fail "plan --json for report"
-expect 2 "^cco report: error: .*plan.json: not a tune result: the plan has no \"tuning\" section" -- report "$tmp/plan.json"
+"$cco" report "$tmp/plan.json" >"$tmp/out" 2>&1 || fail "report of plan --json: $(cat "$tmp/out")"
+grep -q "^# cco plan --json (.*plan.json): a kernel's footprint on" "$tmp/out" || fail "report of plan --json: $(cat "$tmp/out")"
+grep -q "^# blocks per SM: 8 (limited by registers)" "$tmp/out" || fail "report of plan --json: $(cat "$tmp/out")"
+"$cco" doctor --json >"$tmp/doctor.json" 2>/dev/null
+"$cco" report "$tmp/doctor.json" >"$tmp/out" 2>&1 || fail "report of doctor --json: $(cat "$tmp/out")"
+grep -qE "^(ok|FAIL|warn|skip) +GPUs: " "$tmp/out" || fail "report of doctor --json: $(cat "$tmp/out")"
+"$cco" info --json >"$tmp/info.json"
+"$cco" report "$tmp/info.json" >"$tmp/out" 2>&1 || fail "report of info --json: $(cat "$tmp/out")"
+grep -q "^devices: " "$tmp/out" || fail "report of info --json: $(cat "$tmp/out")"
+expect 2 "^cco report: error: --svg does not apply to .*info.json \(ccoverlap.info\): it is printed as text" -- report "$tmp/info.json" --svg "$tmp/x.svg"
 
 if [ $fails -gt 0 ]; then
   echo "$fails CLI check(s) failed"

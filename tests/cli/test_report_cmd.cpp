@@ -21,6 +21,7 @@
 #include "model/limits.hpp"
 #include "report/gzip.hpp"
 #include "steps/compare.hpp"
+#include "steps/search.hpp"
 #include "steps/record.hpp"
 #include "trace/analysis.hpp"
 #include "trace/format.hpp"
@@ -791,6 +792,67 @@ TEST(ReportCmd, ReadsWhatCcoRunWrites) {
 }  // namespace
 
 namespace {
+
+// The other files cco writes read back as text (issue 34: one viewer for everything cco writes):
+// a decision file (cco tune -- CMD's, or cco run --compare's check), the JSON of cco report
+// itself, and a footprint report of `cco plan --json` under its former schema name.
+TEST(ReportCmd, ReadsTheOtherFilesCcoWrites) {
+  using cco::cli::Usage;
+  cco::steps::TuneFile t;
+  t.epoch = 1;
+  t.candidates = {"off", "priority"};
+  t.warmup = 5;
+  t.decider.rank = 0;
+  t.decider.device_name = "NVIDIA H200";
+  t.decider.sms = 132;
+  t.stages = {cco::steps::Stage{5, 2, 6}};
+  cco::steps::Decision d;
+  d.stage = 1;
+  d.at_step = 17;
+  d.set = {0};
+  d.final = true;
+  d.why = "nothing to win here: below the noise";
+  t.decisions = {d};
+  t.diagnosis = "Communication is 98% hidden in this 182 ms step";
+  std::string out;
+  ASSERT_EQ(run({write("cco_check.json", cco::steps::to_json(t))}, &out), 0);
+  EXPECT_NE(out.find("2 candidates, warm-up 5 steps, epoch 1; decided by rank 0 on NVIDIA H200 (132 SMs)"),
+            std::string::npos) << out;
+  EXPECT_NE(out.find("at step 17: final, runs: off (nothing to win here: below the noise)"),
+            std::string::npos) << out;
+  EXPECT_NE(out.find("# diagnosis of candidate 0's first steps: Communication is 98% hidden"),
+            std::string::npos) << out;
+  auto bad = nlohmann::json::parse(cco::steps::to_json(t));
+  bad["schema_version"] = "2.0.0";
+  expect_throw<cco::model::Error>({write("cco_check_v2.json", bad.dump())},
+                                  "ccoverlap.tune_decision 2.0.0 is a version this cco does not read");
+  bad = nlohmann::json::parse(cco::steps::to_json(t));
+  bad.erase("decisions");
+  expect_throw<cco::model::Error>({write("cco_check_bad.json", bad.dump())}, "cco_check_bad.json");
+
+  // cco report --json of two traces, read back: the sentence and the per-rank table.
+  const std::string analysis = dir() + "cco_analysis.json";
+  ASSERT_EQ(run({rank_file(0), rank_file(1), "--json=" + analysis}, &out), 0);
+  ASSERT_EQ(run({analysis}, &out), 0);
+  EXPECT_NE(out.find("(ccoverlap.trace_analysis, " + analysis + "): the analysis of 2 input(s)"),
+            std::string::npos) << out;
+  EXPECT_NE(out.find("\nCommunication is "), std::string::npos) << out;
+  EXPECT_NE(out.find("#rank  span  compute_busy  comm_busy  overlapped  exposed_comm"),
+            std::string::npos) << out;
+  EXPECT_NE(out.find("\n 1     0.15  0.1           0.05       0           0.05\n"), std::string::npos) << out;
+  expect_throw<Usage>({analysis, "--format", "csv"}, "--format does not apply to");
+  expect_throw<Usage>({analysis, rank_file(0)}, "is read alone");
+
+  // A footprint report under the former name (it shared "ccoverlap.plan" with run plans).
+  const std::string fp = write("cco_footprint_old.json", R"({"schema": "ccoverlap.plan",
+    "schema_version": "1.0.0", "arch": "sm_90", "device": "H100", "sm_count": 132,
+    "footprint": {"threads": 256, "regs": 32, "static_smem": 0, "dynamic_smem": 0},
+    "occupancy": {"blocks_per_sm": 8, "limiter": "registers"},
+    "plans": [{"target_blocks_per_sm": 4, "pad_bytes": 28928}]})");
+  ASSERT_EQ(run({fp}, &out), 0);
+  EXPECT_NE(out.find("# blocks per SM: 8 (limited by registers)"), std::string::npos) << out;
+  EXPECT_NE(out.find(" 28928  "), std::string::npos) << out;
+}
 
 // The kernels by total time: rank 0 and 1 each ran the GEMM 100 us, the all-reduce 40 us (rank
 // 0) and 50 us (rank 1): two kinds, the GEMM first (200 us over 2), then the all-reduce (90 us,
