@@ -66,6 +66,7 @@ struct Args {
   std::vector<std::string> alone;     ///< --alone: traces of the program without overlap
   std::optional<trace::StepOptions> alone_steps;  ///< --alone-steps
   bool whole = false;  ///< --whole: the timeline of the whole window, not the typical step
+  bool kernels = false;  ///< --kernels: traces: only the kernels by total time, all of them
 };
 
 double number_arg(const std::string& flag, const std::string& v) {
@@ -119,6 +120,7 @@ Args parse(const std::vector<std::string>& args) {
   auto* alone_opt = app.add_option("--alone", a.alone);
   auto* alone_steps_opt = app.add_option("--alone-steps", alone_steps_arg);
   app.add_flag("--whole", a.whole);
+  app.add_flag("--kernels", a.kernels);
   app.add_option("files", a.files);
   // CLI11 reads "--json=" as the bare flag; an empty file name is a mistake (an unset variable).
   for (const auto& arg : args)
@@ -374,27 +376,64 @@ report::TableFormat table_format(const Args& a);
 
 void refuse_step_options(const Args& a, const std::string& what) {
   if (a.steps.source != "auto" || !a.steps.name.empty() || a.steps.warmup || !a.alone.empty() ||
-      a.alone_steps || a.whole)
-    throw Usage("--steps, --warmup-steps, --alone and --whole apply to traces, not to " + what);
+      a.alone_steps || a.whole || a.kernels)
+    throw Usage("--steps, --warmup-steps, --alone, --whole and --kernels apply to traces, not to " +
+                what);
 }
 
 
-// The kernels by total time (trace::kernel_breakdown), the first 10; --json lists them all.
-std::string format_breakdown(const std::vector<trace::KernelGroup>& groups) {
+// --kernels: every group of the breakdown as CSV or Markdown (one row per kernel name; copies
+// per direction and size), largest total first.
+std::string breakdown_table(const std::vector<trace::KernelGroup>& groups, report::TableFormat f) {
+  const bool csv = f == report::TableFormat::Csv;
+  auto cell = [&](std::string v) {
+    if (csv) {
+      if (v.find_first_of(",\"\n") == std::string::npos) return v;
+      std::string q = "\"";
+      for (char c : v) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+      return q + "\"";
+    }
+    std::string q;
+    for (char c : v) q += c == '|' ? std::string("\\|") : std::string(1, c);
+    return q;
+  };
+  auto row = [&](const std::vector<std::string>& v) {
+    std::string line = csv ? "" : "|";
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (csv && i) line += ',';
+      line += csv ? cell(v[i]) : " " + cell(v[i]) + " |";
+    }
+    return line + "\n";
+  };
+  const std::vector<std::string> head = {"name", "kind", "on", "count", "total_ms", "median_us", "bytes"};
+  std::string out = row(head);
+  if (!csv) out += row(std::vector<std::string>(head.size(), "---"));
+  for (const auto& g : groups)
+    out += row({g.name, trace::to_string(g.category), g.copy_engine ? "copy engines" : "SMs",
+                std::to_string(g.count), fmt::format("{:.3f}", static_cast<double>(g.total_ns) / 1e6),
+                fmt::format("{:.1f}", static_cast<double>(g.median_ns) / 1e3),
+                g.bytes ? std::to_string(g.bytes) : ""});
+  return out;
+}
+
+// The kernels by total time (trace::kernel_breakdown), the first 10 (`all`: every one); --json
+// lists them all.
+std::string format_breakdown(const std::vector<trace::KernelGroup>& groups, bool all = false) {
   if (groups.empty()) return "";
+  const std::size_t shown = all ? groups.size() : std::min<std::size_t>(groups.size(), 10);
   std::string out = fmt::format("\n# kernels by total time (all ranks, the window; {} kinds{})\n",
-                                groups.size(), groups.size() > 10 ? ", the first 10: --json lists all" : "");
-  out += fmt::format("{:>10} {:>7} {:>11}  {:<12} {:<13} {}\n", "total ms", "count", "median us",
-                     "on", "kind", "name");
-  for (std::size_t i = 0; i < groups.size() && i < 10; ++i) {
+                                groups.size(), shown < groups.size() ? ", the first 10: --kernels lists all" : "");
+  out += fmt::format("{:>10} {:>7} {:>11}  {:<12} {:<13} {:>12}  {}\n", "total ms", "count", "median us",
+                     "on", "kind", "bytes", "name");
+  for (std::size_t i = 0; i < shown; ++i) {
     const auto& g = groups[i];
     std::string name = g.name.size() > 70 ? g.name.substr(0, 67) + "..." : g.name;
-    out += fmt::format("{:>10.3f} {:>7} {:>11.1f}  {:<12} {:<13} {}\n",
+    out += fmt::format("{:>10.3f} {:>7} {:>11.1f}  {:<12} {:<13} {:>12}  {}\n",
                        static_cast<double>(g.total_ns) / 1e6, g.count,
                        static_cast<double>(g.median_ns) / 1e3,
                        g.copy_engine ? "copy engines" : "SMs",
                        trace::to_string(g.category),
-                       name);
+                       g.bytes ? std::to_string(g.bytes) : "-", name);
   }
   return out;
 }
@@ -482,8 +521,14 @@ int report_trace(const Args& a, const std::vector<json>& docs) {
   // The traces as one file Perfetto and chrome://tracing open: one process track per rank.
   if (!a.merge.empty()) write_text(a.merge, trace::trace_text(t));
   const auto f = table_format(a);
-  if (a.json_stdout)
+  if (a.kernels && a.json_stdout)
+    std::fputs((j["kernels"].dump(2) + "\n").c_str(), stdout);
+  else if (a.json_stdout)
     std::fputs((j.dump(2) + "\n").c_str(), stdout);
+  else if (a.kernels)
+    std::fputs(f == report::TableFormat::Text ? format_breakdown(groups, true).substr(1).c_str()
+                                              : breakdown_table(groups, f).c_str(),
+               stdout);
   else if (f != report::TableFormat::Text)
     std::fputs(report::format_diagnosis(diag, f).c_str(), stdout);
   else
@@ -773,6 +818,7 @@ bool is_run_output(const json& doc, const std::string& path, std::string* schema
 int report_run_output(const Args& a, const json& doc, const std::string& schema) {
   const std::string& path = a.files.front();
   const bool compare = schema == steps::kCompareSchema;
+  refuse_step_options(a, path + " (" + schema + ")");
   if (!a.merge.empty())
     throw Usage("--merge does not apply to " + path + " (" + schema + "): it merges traces");
   if (!a.svg.empty() && !compare)
@@ -830,6 +876,7 @@ int report_main(const std::vector<std::string>& args) {
     // The other files cco writes (a decision file, the JSON of report, doctor, info, plan):
     // printed as text, alone.
     if (auto text = report::describe_written(docs.back(), f)) {
+      refuse_step_options(a, f + " (" + docs.back()["schema"].get<std::string>() + ")");
       if (a.files.size() > 1)
         throw Usage(f + " (" + docs.back()["schema"].get<std::string>() +
                     ") is read alone: give it as the only file");

@@ -878,6 +878,21 @@ TEST(ReportCmd, KernelsByTotalTime) {
   ASSERT_EQ(run({rank_file(0), rank_file(1), "--to", "30"}, &out), 0);
   EXPECT_NE(out.find("     0.060       2        30.0  SMs          compute"), std::string::npos) << out;
   EXPECT_NE(out.find("     0.010       1        10.0  SMs          communication"), std::string::npos) << out;
+  // --kernels: the breakdown alone, every group, as text, CSV, Markdown or JSON.
+  ASSERT_EQ(run({rank_file(0), rank_file(1), "--kernels", "--format", "csv"}, &out), 0);
+  EXPECT_EQ(out,
+            "name,kind,on,count,total_ms,median_us,bytes\n"
+            "gemm,compute,SMs,2,0.200,100.0,\n"
+            "ncclDevKernel_AllReduce_Sum_f32_RING_LL,communication,SMs,2,0.090,50.0,\n");
+  ASSERT_EQ(run({rank_file(0), rank_file(1), "--kernels", "--format=md"}, &out), 0);
+  EXPECT_NE(out.find("| ncclDevKernel_AllReduce_Sum_f32_RING_LL | communication | SMs | 2 | 0.090 | 50.0 |  |"),
+            std::string::npos) << out;
+  ASSERT_EQ(run({rank_file(0), rank_file(1), "--kernels"}, &out), 0);
+  EXPECT_EQ(out.rfind("# kernels by total time (all ranks, the window; 2 kinds)\n", 0), 0u) << out;
+  EXPECT_EQ(out.find("Communication is"), std::string::npos) << "--kernels prints the breakdown alone";
+  ASSERT_EQ(run({rank_file(0), rank_file(1), "--kernels", "--json"}, &out), 0);
+  EXPECT_EQ(nlohmann::json::parse(out).size(), 2u);
+  expect_throw<cco::cli::Usage>({CCO_BENCH_EXAMPLE, "--kernels"}, "--kernels apply to traces");
 }
 
 }  // namespace
