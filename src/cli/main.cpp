@@ -11,6 +11,7 @@
 #include "bench/options.hpp"
 #include "bootstrap/bootstrap.hpp"
 #include "cli/commands.hpp"
+#include "cli/parse.hpp"
 #include "cli/help_text.hpp"  // generated from docs/cli/*.md
 #include "cli/report_cmd.hpp"
 #include "cli/run_cmd.hpp"
@@ -81,6 +82,8 @@ int run_command(const std::vector<std::string>& args) {
     }
     try {
       return c.fn(args);
+    } catch (const cli::OptionsListed&) {
+      return 0;  // CCO_LIST_OPTIONS=1: the options were listed
     } catch (const cli::Usage& e) {
       std::fprintf(stderr, "cco %s: error: %s (see cco %s --help)\n", c.name, e.what(), c.name);
       return 2;

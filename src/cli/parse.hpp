@@ -5,15 +5,37 @@
 #include <CLI/CLI.hpp>
 
 #include <cctype>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "bench/options.hpp"
 #include "cli/commands.hpp"
+#include "model/env_names.hpp"
 
 namespace cco::cli {
 
+/// Thrown by parse_cli under CCO_LIST_OPTIONS=1 once the options are listed: the command exits 0
+/// without doing anything (main catches it).
+struct OptionsListed {};
+
+/// CCO_LIST_OPTIONS=1 (the completion test, tests/cli/test_completion.sh): every spelling of every
+/// option the parser `app` accepts, one per line on standard output ("--name", "-x"), then
+/// OptionsListed. The parser's own table, so completion and help pages can be checked against it.
+inline void list_options_if_asked(const CLI::App& app) {
+  const char* v = std::getenv(cco::env::kListOptions);
+  if (!v || std::string(v) != "1") return;
+  for (const CLI::Option* o : app.get_options()) {
+    for (const auto& n : o->get_lnames()) std::printf("--%s\n", n.c_str());
+    for (const auto& n : o->get_snames()) std::printf("-%s\n", n.c_str());
+  }
+  std::fflush(stdout);
+  throw OptionsListed{};
+}
+
 inline void parse_cli(CLI::App& app, const std::vector<std::string>& args) {
+  list_options_if_asked(app);
   try {
     bench::parse_app(app, args);
   } catch (const bench::UsageError& e) {

@@ -29,6 +29,9 @@ inline constexpr const char* kTuneWait = "CCO_TUNE_WAIT";               ///< how
 inline constexpr const char* kTuneDiagnose = "CCO_TUNE_DIAGNOSE";       ///< rank 0 diagnoses the first stage
 inline constexpr const char* kCompareDiagnose = "CCO_COMPARE_DIAGNOSE"; ///< rank 0 checks the first rounds
 
+// ---- cco itself ----------------------------------------------------------------------------------
+inline constexpr const char* kListOptions = "CCO_LIST_OPTIONS";         ///< 1: a command lists its options, runs nothing
+
 // ---- libraries cco and the preload library load -----------------------------------------------
 inline constexpr const char* kPreloadLib = "CCO_PRELOAD_LIB";           ///< libcco_preload.so for cco run
 inline constexpr const char* kTunerLib = "CCO_TUNER_LIB";               ///< libcco_tuner.so for cco run
