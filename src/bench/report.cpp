@@ -16,7 +16,7 @@
 namespace cco::bench {
 
 model::OverlapTimes Row::times() const {
-  return {t_comp.median(), t_comm.median(), t_seq.median(), t.median()};
+  return {t_comp.median(), t_comm.median(), t_seq.median(), t.median(), t_mem_us};
 }
 
 const std::string& row_dtype(const Row& row, const Report& r) {
@@ -229,6 +229,12 @@ std::string format_footer(const Report& r) {
       << num(model::overlap_efficiency(t), 2) << ", E_best " << num(efficiency_best(*row, r), 2)
       << "\n";
     if (const auto v = slowdown_verdict(*row); !v.empty()) o << "#   " << v << "\n";
+    if (row->t_mem_us > 0)
+      o << "#   memory-traffic floor " << num(row->t_mem_us, 1) << " us (the least bytes both parts "
+        << "move, at the device's peak bandwidth)"
+        << (row->t_mem_us > std::max(t.t_comp, t.t_comm) ? ": it, not max(C, M), is T_ideal here"
+                                                          : ": below max(C, M), not binding")
+        << "\n";
   }
   return o.str() + format_in_place(r);
 }
@@ -384,6 +390,7 @@ nlohmann::json to_json(const Report& r) {
     x["comm_path"] = row.comm_path;
     x["label"] = row.spec.label();
     x["t_ideal_us"] = val(model::ideal(t));
+    x["t_mem_us"] = row.t_mem_us > 0 ? nlohmann::json(row.t_mem_us) : nlohmann::json();
     x["reduction"] = val(model::reduction(t));
     x["ideal_reduction"] = val(model::ideal_reduction(t));
     x["efficiency"] = val(model::overlap_efficiency(t));

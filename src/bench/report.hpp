@@ -36,6 +36,9 @@ struct Row {
   Timing t_comp_alone;     ///< compute alone with this row's shaping and budget (= t_comp when default)
   Timing t_comm_alone;     ///< collective alone on this row's communicator (= t_comm when default)
   double flops = 0;        ///< of the compute part
+  /// The memory-traffic floor (us): the compute part's and the collective's least device-memory
+  /// bytes at the device's peak bandwidth (0: unknown); T_ideal is at least this.
+  double t_mem_us = 0;
   double comm_busbw_factor = 1;
   unsigned long long wrong = 0;  ///< elements wrong under this row's mode (-c), summed over ranks
   bool checked = false;

@@ -591,6 +591,10 @@ Report run_pairs(const Options& o, const RowProvider& provide_rows, const SizeDo
       base.bytes = ms.bytes;
       base.count = static_cast<int64_t>(mop0.count());
       base.flops = comp0.flops();
+      // The memory-traffic floor: what both parts move at least, at the device's peak bandwidth.
+      if (lim.mem_bandwidth > 0)
+        base.t_mem_us = (comp0.bytes() + model::collective_min_traffic(o.coll, static_cast<double>(ms.bytes))) /
+                        lim.mem_bandwidth * 1e6;
       base.comm_busbw_factor = model::busbw_factor(o.coll, g.size());
       base.checked = check;
       base.dtype = model::to_string(ms.dtype);

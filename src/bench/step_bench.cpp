@@ -164,7 +164,7 @@ void fill_step_report(StepReport& rep, const wl::StepExec& ex,
     for (std::size_t i = 0; i < nops; ++i) tj[i] = alone[i][j];
     rep.t_comp.samples.push_back(workload::compute_time(step, tj));
     rep.t_comm.samples.push_back(workload::comm_time(step, tj));
-    rep.t_ideal.samples.push_back(workload::ideal_time(step, tj));
+    rep.t_ideal.samples.push_back(std::max(workload::ideal_time(step, tj), rep.t_mem_us));
   }
   for (std::size_t r = 0; r < planned.size(); ++r) {
     StepRow row;
@@ -669,6 +669,13 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
 
     rep.notes = notes;
     rep.comm_paths = paths;
+    if (lim.mem_bandwidth > 0) {  // the memory-traffic floor, before T_ideal is taken
+      double bytes = 0;
+      for (const auto& op : step.ops)
+        bytes += op.kind == workload::OpKind::Collective ? model::collective_min_traffic(op.coll, op.traffic())
+                                                         : op.traffic();
+      rep.t_mem_us = bytes / lim.mem_bandwidth * 1e6;
+    }
     fill_step_report(rep, ex, planned, subject.seq_row(), alone, row_t, seq_t, w);
   });
   if (tr) finish_trace(*tr, o.trace_path, ranks, rep.notes);

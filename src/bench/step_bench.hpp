@@ -105,7 +105,11 @@ struct StepReport {
   bool checked = false;
   Timing t_seq;                     ///< the seq row's samples
   Timing t_comp, t_comm;            ///< per iteration: sums of the ops' times alone
-  Timing t_ideal;                   ///< per iteration: workload::ideal_time of the ops' times alone
+  Timing t_ideal;                   ///< per iteration: workload::ideal_time of the ops' times alone,
+                                    ///< at least t_mem_us
+  /// The memory-traffic floor (us): the step's ops' least device-memory bytes at the device's peak
+  /// bandwidth (0: unknown). No overlap runs the step faster.
+  double t_mem_us = 0;
   std::vector<StepOpResult> ops;    ///< indexed like step.ops
   std::vector<StepKernel> kernels;  ///< the step's shapeable kernels on rank 0's device
   std::vector<StepRow> rows;

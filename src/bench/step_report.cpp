@@ -140,6 +140,10 @@ std::string format_step_report(const StepReport& r) {
   out << "# T_ideal " << fmt("%12.1f", ti)
       << " us  (critical path of the graph, ops alone; ideal reduction "
       << fmt("%.2f", ts > 0 ? 100.0 * (1 - ti / ts) : 0.0) << "%)\n";
+  if (r.t_mem_us > 0)
+    out << "# T_mem   " << fmt("%12.1f", r.t_mem_us)
+        << " us  (memory-traffic floor: the ops' least bytes at peak bandwidth; "
+        << (r.t_mem_us >= ti ? "it is T_ideal here" : "below T_ideal, not binding") << ")\n";
   out << "#\n";
   out << "#                    mode       time   spread   reduct    ideal      eff  of_ideal   "
          "#wrong\n";
@@ -210,6 +214,7 @@ nlohmann::json step_report_json(const StepReport& r) {
                    {"t_comm", timing_json(r.t_comm)},
                    {"t_seq", timing_json(r.t_seq)},
                    {"t_ideal", timing_json(r.t_ideal)}};
+  j["t_mem_us"] = r.t_mem_us > 0 ? nlohmann::json(r.t_mem_us) : nlohmann::json();
   j["ops"] = nlohmann::json::array();
   for (const auto& op : r.ops)
     j["ops"].push_back({{"id", op.id},

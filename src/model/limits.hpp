@@ -23,6 +23,9 @@ struct DeviceLimits {
   int cc_major = 0;  ///< compute capability (0 for AMD)
   int cc_minor = 0;
   int sm_count = 0;  ///< SMs (CUs) on the device
+  /// Peak device-memory bandwidth in bytes per second (2 x memory clock x bus width; 0: unknown):
+  /// the memory-traffic floor of an overlapped run (docs/METRICS.md).
+  double mem_bandwidth = 0;
 
   int warp_size = 32;              ///< threads per warp (64 per wavefront on AMD)
   int max_threads_per_block = 0;   ///< largest block a launch may ask for

@@ -53,8 +53,19 @@ Summary summarize(const std::vector<double>& s) {
   return r;
 }
 
-double ideal(const OverlapTimes& t) { return std::max(t.t_comp, t.t_comm); }
+double ideal(const OverlapTimes& t) { return std::max({t.t_comp, t.t_comm, t.t_mem}); }
 double reduction(const OverlapTimes& t) { return t.t_seq > 0 ? 1.0 - t.t / t.t_seq : kNaN; }
+double collective_min_traffic(Collective c, double bytes) {
+  switch (c) {
+    case Collective::AllReduce:
+    case Collective::AllToAll:
+    case Collective::SendRecv:
+      return 2 * bytes;
+    default:
+      return bytes;
+  }
+}
+
 double ideal_reduction(const OverlapTimes& t) {
   return t.t_seq > 0 ? 1.0 - ideal(t) / t.t_seq : kNaN;
 }

@@ -39,9 +39,13 @@ struct OverlapTimes {
   double t_comm = 0;  ///< M alone
   double t_seq = 0;   ///< C then M on one stream
   double t = 0;       ///< the mode being judged
+  /// The memory-traffic floor: the device-memory bytes both parts move at least, over the
+  /// device's peak bandwidth (0: unknown). No overlap runs faster than this.
+  double t_mem = 0;
 };
 
-/// max(T_comp, T_comm): the time with perfect overlap.
+/// max(T_comp, T_comm, T_mem): the time with perfect overlap (T_mem, the memory-traffic floor,
+/// binds only where both parts together move more bytes than the device can in max(C, M)).
 double ideal(const OverlapTimes& t);
 /// 1 - T / T_seq: the paper's headline figure (0.25 = 25% lower total time).
 double reduction(const OverlapTimes& t);
@@ -76,6 +80,11 @@ std::vector<std::string> collective_names();
 /// busbw = algbw * factor(n): 2(n-1)/n for all-reduce, (n-1)/n for all-gather, reduce-scatter and
 /// all-to-all, 1 for send/recv, broadcast and reduce. n >= 1 (Error otherwise).
 double busbw_factor(Collective c, int nranks);
+/// Device-memory bytes one rank's collective of nccl-tests size `bytes` must move at least: its
+/// input read and its output written where both are the full size (all-reduce, all-to-all,
+/// send/recv: 2 x bytes), else the larger of the two (all-gather's output, reduce-scatter's
+/// input, ...: bytes). A floor, not an estimate: NCCL's staging and copies move more.
+double collective_min_traffic(Collective c, double bytes);
 /// algbw in GB/s (1e9 bytes per second) of `bytes` moved in `seconds` (the nccl-tests "size").
 double algbw_gbps(double bytes, double seconds);
 double busbw_gbps(Collective c, int nranks, double bytes, double seconds);

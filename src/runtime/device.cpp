@@ -57,6 +57,12 @@ model::DeviceLimits query_limits(int dev) {
   d.smem_reserved_per_block = static_cast<int64_t>(p.reservedSharedMemPerBlock);
   if (d.smem_carveouts.empty() || d.smem_carveouts.back() != d.smem_per_sm)
     d.smem_carveouts.push_back(d.smem_per_sm);
+  // Peak DRAM bandwidth: the memory clock (kHz) is the data rate's half (double data rate).
+  int mem_khz = 0, bus_bits = 0;
+  if (cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, dev) == cudaSuccess &&
+      cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev) == cudaSuccess &&
+      mem_khz > 0 && bus_bits > 0)
+    d.mem_bandwidth = 2.0 * mem_khz * 1e3 * bus_bits / 8.0;
   d.from_device = true;
   return d;
 }

@@ -127,6 +127,25 @@ TEST(Report, FooterNamesTheBestRowsSettings) {
       << footer;
 }
 
+// The memory-traffic floor: printed under the best row, and T_ideal where it binds (above
+// max(C, M) = 1000 us), in the table's figures and the JSON.
+TEST(Report, MemoryTrafficFloorIsPrintedAndBindsAboveMaxCM) {
+  for (const double floor : {800.0, 1200.0}) {
+    auto r = sample_report();
+    for (auto& row : r.rows) row.t_mem_us = floor;
+    const auto footer = format_footer(r);
+    const std::string said = floor > 1000 ? ": it, not max(C, M), is T_ideal here"
+                                          : ": below max(C, M), not binding";
+    EXPECT_NE(footer.find("#   memory-traffic floor " + std::string(floor > 1000 ? "1200.0" : "800.0") +
+                          " us (the least bytes both parts move, at the device's peak bandwidth)" + said),
+              std::string::npos) << footer;
+    const auto j = to_json(r);
+    EXPECT_DOUBLE_EQ(j["results"][1]["t_mem_us"].get<double>(), floor);
+    EXPECT_DOUBLE_EQ(j["results"][1]["t_ideal_us"].get<double>(), std::max(1000.0, floor));
+  }
+  EXPECT_TRUE(to_json(sample_report())["results"][1]["t_mem_us"].is_null());  // unknown: null
+}
+
 // E_best (issue 18) derived by hand from the sample: the fastest compute alone is the baseline's
 // 1000 us (the shaped row's own is 1050), the fastest collective alone the shaped row's own
 // communicator, 500 us (the baseline's is 600). S = 1500, S - L = min(1000, 500) = 500.

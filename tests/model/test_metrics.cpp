@@ -40,6 +40,22 @@ TEST(Overlap, FullOverlap) {
   EXPECT_DOUBLE_EQ(cco::model::overlap_efficiency(o), 1.0);           // (14 - 10) / 4
 }
 
+// The memory-traffic floor binds only above max(C, M): then it is the ideal, and a row cannot be
+// below it. Below max(C, M) it changes nothing.
+TEST(Overlap, MemoryTrafficFloor) {
+  auto o = times(10, 4, 14, 12);
+  o.t_mem = 9;
+  EXPECT_DOUBLE_EQ(cco::model::ideal(o), 10.0);
+  o.t_mem = 12;
+  EXPECT_DOUBLE_EQ(cco::model::ideal(o), 12.0);
+  EXPECT_DOUBLE_EQ(cco::model::ideal_reduction(o), 1.0 / 7.0);  // 1 - 12/14
+  using cco::model::Collective;
+  EXPECT_DOUBLE_EQ(cco::model::collective_min_traffic(Collective::AllReduce, 100), 200);
+  EXPECT_DOUBLE_EQ(cco::model::collective_min_traffic(Collective::AllToAll, 100), 200);
+  EXPECT_DOUBLE_EQ(cco::model::collective_min_traffic(Collective::AllGather, 100), 100);
+  EXPECT_DOUBLE_EQ(cco::model::collective_min_traffic(Collective::ReduceScatter, 100), 100);
+}
+
 TEST(Overlap, NoOverlap) {
   const auto o = times(10, 4, 14, 14);
   EXPECT_DOUBLE_EQ(cco::model::reduction(o), 0.0);                    // 1 - 14/14

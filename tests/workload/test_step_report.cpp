@@ -80,6 +80,22 @@ TEST(StepReport, TableHasTheFiguresAndTheVerdict) {
   EXPECT_NE(t.find("# best: shape k=2 104.0 us"), std::string::npos) << t;
 }
 
+// The memory-traffic floor: said beside T_ideal, binding or not, and in the JSON.
+TEST(StepReport, MemoryTrafficFloor) {
+  auto r = made_up();
+  EXPECT_EQ(bench::format_step_report(r).find("# T_mem"), std::string::npos);  // unknown: not said
+  EXPECT_TRUE(bench::step_report_json(r)["t_mem_us"].is_null());
+  r.t_mem_us = 70;
+  std::string t = bench::format_step_report(r);
+  EXPECT_NE(t.find("# T_mem           70.0 us  (memory-traffic floor: the ops' least bytes at peak "
+                   "bandwidth; below T_ideal, not binding)"),
+            std::string::npos) << t;
+  r.t_mem_us = 100;  // T_ideal's samples are at least the floor (step_bench.cpp)
+  t = bench::format_step_report(r);
+  EXPECT_NE(t.find("it is T_ideal here"), std::string::npos) << t;
+  EXPECT_DOUBLE_EQ(bench::step_report_json(r)["t_mem_us"].get<double>(), 100.0);
+}
+
 TEST(StepReport, JsonAndCsv) {
   const auto r = made_up();
   const auto j = bench::step_report_json(r);
