@@ -56,5 +56,5 @@ cco_add_fuzz(preload_env LIBS cco.plan SOURCES ${PROJECT_SOURCE_DIR}/src/preload
 cco_add_fuzz(parse_bytes LIBS cco.model)
 cco_add_fuzz(bench_options LIBS cco.bench_core)
 cco_add_fuzz(tune_file LIBS cco.steps)
-cco_add_fuzz(compare_file LIBS cco.steps)
+cco_add_fuzz(compare_file LIBS cco.steps cco.report)
 cco_add_fuzz(int_list LIBS cco.bench_core)
