@@ -21,6 +21,8 @@ import sys
 DOCS_LIMIT = 2 * 1024 * 1024
 SCRIPTS_LIMIT = 11
 RAW_LOGS = (".log", ".err", ".result")
+# The folders of tests/ that are not areas of src/ (docs/ARCHITECTURE.md, "Layers").
+TESTS_SHARED = {"fixtures", "fuzz", "gpu", "repo", "tools"}
 
 # What each area of src/ may include from the others ("area/..." includes), by layer:
 #   core (GPU-free, in all three binaries): model; workload, plan, steps, bootstrap; trace, report
@@ -129,6 +131,13 @@ def main(root):
                 if one_letter_apart(a, b):
                     problems.append(f"{top}/{a} and {top}/{b}: folder names one letter apart")
 
+    # tests/ mirrors src/: a folder of tests/ is an area of src/ or one of the shared folders.
+    areas = {d for d in os.listdir(os.path.join(root, "src")) if os.path.isdir(os.path.join(root, "src", d))}
+    for d in sorted(os.listdir(os.path.join(root, "tests"))):
+        if os.path.isdir(os.path.join(root, "tests", d)) and d not in areas and d not in TESTS_SHARED:
+            problems.append(f"tests/{d}: not an area of src/ (tests mirror src/; shared folders: "
+                            f"{', '.join(sorted(TESTS_SHARED))})")
+
     src = os.path.join(root, "src")
     include = re.compile(r'^\s*#\s*include\s*"([a-z_]+)/', re.M)
     for area in sorted(d for d in os.listdir(src) if os.path.isdir(os.path.join(src, d))):
@@ -166,7 +175,7 @@ def main(root):
         return 1
     print(f"tree: {len(texts)} pages, links resolve; docs/ {docs_size / 1e6:.2f} MB; "
           f"scripts/ {len(scripts)} files; tests read no docs/results; "
-          f"{len(env_names)} CCO_* names spelled once; include rules hold")
+          f"{len(env_names)} CCO_* names spelled once; include rules hold; tests mirror src")
     return 0
 
 
