@@ -28,6 +28,7 @@
 #include "preload/nvtx_steps.hpp"
 #include "preload/resolve.hpp"
 #include "preload/trace_hook.hpp"
+#include "preload/trace_path.hpp"
 #include "preload/window.hpp"
 
 #define CCO_EXPORT extern "C" __attribute__((visibility("default")))
@@ -112,7 +113,15 @@ void init_step_clock(const EnvConfig& env, const std::vector<std::string>& names
   }
   // cco run --compare's check after the rotation's first rounds (CCO_COMPARE_DIAGNOSE): the
   // search's decision plumbing, with the decision file DIR/check.json.
-  if (!env.tune && env.compare_diagnose && names.size() > 1 && !env.steps_dir.empty()) {
+  // One host only: cco run's temporary folder, where the decision file is, is not seen from
+  // another (every rank answers alike, from the launcher's variables).
+  const bool one_host = ranks_on_one_host([](const char* n) { return std::getenv(n); });
+  if (!env.tune && env.compare_diagnose && names.size() > 1 && !env.steps_dir.empty() && !one_host &&
+      (!env.rank || *env.rank == 0))
+    warn_once("compare-hosts", "compare: the ranks run on several hosts: no check after the first "
+                               "rounds (its decision file is not shared); the comparison runs to "
+                               "the end");
+  if (!env.tune && env.compare_diagnose && names.size() > 1 && !env.steps_dir.empty() && one_host) {
     o.check_rounds = kCheckRounds;
     o.tune.wait_ns = env.tune_wait_s * 1000000000ULL;
     o.tune.decider = !env.rank || *env.rank == 0;

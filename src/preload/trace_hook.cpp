@@ -231,7 +231,9 @@ bool diagnose_requested() noexcept {
   if (!d || *d) return false;
   const char* compare = env(cco::env::kCompare);
   const bool tune = on(cco::env::kTune) && on(cco::env::kTuneDiagnose);
-  const bool rotation = !on(cco::env::kTune) && compare && *compare && on(cco::env::kCompareDiagnose);
+  // The rotation's check is made on one host only (configs.cpp): no tracing for it elsewhere.
+  const bool rotation = !on(cco::env::kTune) && compare && *compare &&
+                        on(cco::env::kCompareDiagnose) && ranks_on_one_host(env);
   if (!tune && !rotation) return false;
   const std::optional<int> rank = rank_from_env(env);
   return !rank || *rank == 0;

@@ -33,7 +33,7 @@ void trace_mark(const char* name, int device) noexcept;
 /// The in-process diagnosis of the first steps (docs/STEPS.md): true when this process decides
 /// (no rank, or rank 0), CCO_DISABLE is not on, and either cco tune -- CMD asks for it (CCO_TUNE
 /// and CCO_TUNE_DIAGNOSE on: the search's first stage) or cco run --compare does (CCO_COMPARE set,
-/// CCO_TUNE off, CCO_COMPARE_DIAGNOSE on: the rotation's first rounds). trace_start_once() then
+/// CCO_TUNE off, CCO_COMPARE_DIAGNOSE on, every rank on this host: ranks_on_one_host: the rotation's first rounds). trace_start_once() then
 /// traces this process even without CCO_TRACE, until the diagnosis (or the search's end); the step
 /// clock marks its steps.
 bool diagnose_requested() noexcept;

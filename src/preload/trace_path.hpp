@@ -39,6 +39,28 @@ inline std::optional<int> rank_from_env(const std::function<const char*(const ch
   return std::nullopt;
 }
 
+/// Whether every rank of the job runs on this host, from the launcher's variables alone (so every
+/// rank answers alike): no rank variable (one process), torchrun's LOCAL_WORLD_SIZE equal to its
+/// WORLD_SIZE, Open MPI's OMPI_COMM_WORLD_LOCAL_SIZE equal to OMPI_COMM_WORLD_SIZE, or Slurm's
+/// SLURM_NNODES (SLURM_JOB_NUM_NODES) of 1. Anything else, unknown included, is false. Decisions
+/// shared through a folder (cco run --compare's check) need one host: its temporary folder is not
+/// seen from another.
+inline bool ranks_on_one_host(const std::function<const char*(const char*)>& get) {
+  if (!rank_from_env(get)) return true;
+  const auto same = [&](const char* a, const char* b) {
+    const char* x = get(a);
+    const char* y = get(b);
+    return x && y && *x && std::string_view(x) == std::string_view(y);
+  };
+  const auto one = [&](const char* a) {
+    const char* x = get(a);
+    return x && std::string_view(x) == "1";
+  };
+  return same("LOCAL_WORLD_SIZE", "WORLD_SIZE") ||
+         same("OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_COMM_WORLD_SIZE") || one("SLURM_NNODES") ||
+         one("SLURM_JOB_NUM_NODES");
+}
+
 /// "" when `pattern` is a valid CCO_TRACE value, else what is wrong with it (one phrase).
 inline std::string check_trace_pattern(std::string_view pattern) {
   if (pattern.empty()) return "is empty";

@@ -30,6 +30,28 @@ TEST(TracePath, RankVariablesInOrder) {
   EXPECT_EQ(rank_of({{"RANK", "0"}}), 0);
 }
 
+// cco run --compare's check shares its decision through a folder of one host: it is made only
+// where the launcher's variables say every rank is on this host, alike on every rank.
+TEST(TracePath, RanksOnOneHost) {
+  auto one_host = [](std::map<std::string, std::string> vars) {
+    return ranks_on_one_host([vars](const char* n) -> const char* {
+      auto it = vars.find(n);
+      return it == vars.end() ? nullptr : it->second.c_str();
+    });
+  };
+  EXPECT_TRUE(one_host({}));  // one process, no launcher
+  EXPECT_TRUE(one_host({{"RANK", "1"}, {"WORLD_SIZE", "4"}, {"LOCAL_WORLD_SIZE", "4"}}));
+  EXPECT_FALSE(one_host({{"RANK", "1"}, {"WORLD_SIZE", "8"}, {"LOCAL_WORLD_SIZE", "4"}}));
+  EXPECT_FALSE(one_host({{"RANK", "0"}, {"WORLD_SIZE", "4"}}));  // unknown: no
+  EXPECT_TRUE(one_host({{"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "2"},
+                        {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}}));
+  EXPECT_FALSE(one_host({{"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "4"},
+                         {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}}));
+  EXPECT_TRUE(one_host({{"SLURM_PROCID", "3"}, {"SLURM_NNODES", "1"}}));
+  EXPECT_FALSE(one_host({{"SLURM_PROCID", "3"}, {"SLURM_NNODES", "2"}}));
+  EXPECT_FALSE(one_host({{"RANK", "0"}, {"WORLD_SIZE", ""}, {"LOCAL_WORLD_SIZE", ""}}));
+}
+
 TEST(TracePath, BadRankValuesAreSkipped) {
   EXPECT_EQ(rank_of({{"RANK", ""}}), std::nullopt);
   EXPECT_EQ(rank_of({{"RANK", "-1"}}), std::nullopt);
