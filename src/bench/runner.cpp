@@ -592,9 +592,15 @@ Report run_pairs(const Options& o, const RowProvider& provide_rows, const SizeDo
       base.count = static_cast<int64_t>(mop0.count());
       base.flops = comp0.flops();
       // The memory-traffic floor: what both parts move at least, at the device's peak bandwidth.
-      if (lim.mem_bandwidth > 0)
-        base.t_mem_us = (comp0.bytes() + model::collective_min_traffic(o.coll, static_cast<double>(ms.bytes))) /
+      // Parts whose one pass fits in L2 may run from it: they count nothing (a floor, not an
+      // estimate).
+      if (lim.mem_bandwidth > 0) {
+        const double l2 = static_cast<double>(lim.l2_bytes);
+        const double comm = model::collective_min_traffic(o.coll, static_cast<double>(ms.bytes));
+        base.t_mem_us = (model::dram_floor_bytes(comp0.bytes(), comp0.bytes() / std::max(1, o.count), l2) +
+                         model::dram_floor_bytes(comm, comm, l2)) /
                         lim.mem_bandwidth * 1e6;
+      }
       base.comm_busbw_factor = model::busbw_factor(o.coll, g.size());
       base.checked = check;
       base.dtype = model::to_string(ms.dtype);

@@ -670,10 +670,13 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
     rep.notes = notes;
     rep.comm_paths = paths;
     if (lim.mem_bandwidth > 0) {  // the memory-traffic floor, before T_ideal is taken
-      double bytes = 0;
-      for (const auto& op : step.ops)
-        bytes += op.kind == workload::OpKind::Collective ? model::collective_min_traffic(op.coll, op.traffic())
-                                                         : op.traffic();
+      double bytes = 0;  // an op that fits in L2 may run from it: it counts nothing
+      for (const auto& op : step.ops) {
+        const double b = op.kind == workload::OpKind::Collective
+                             ? model::collective_min_traffic(op.coll, op.traffic())
+                             : op.traffic();
+        bytes += model::dram_floor_bytes(b, b, static_cast<double>(lim.l2_bytes));
+      }
       rep.t_mem_us = bytes / lim.mem_bandwidth * 1e6;
     }
     fill_step_report(rep, ex, planned, subject.seq_row(), alone, row_t, seq_t, w);

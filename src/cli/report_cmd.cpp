@@ -525,6 +525,8 @@ int report_trace(const Args& a, const std::vector<json>& docs) {
     std::fputs((j["kernels"].dump(2) + "\n").c_str(), stdout);
   else if (a.json_stdout)
     std::fputs((j.dump(2) + "\n").c_str(), stdout);
+  else if (a.kernels && groups.empty() && f == report::TableFormat::Text)
+    std::fputs("# no kernels in the window\n", stdout);
   else if (a.kernels)
     std::fputs(f == report::TableFormat::Text ? format_breakdown(groups, true).substr(1).c_str()
                                               : breakdown_table(groups, f).c_str(),

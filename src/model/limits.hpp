@@ -26,6 +26,9 @@ struct DeviceLimits {
   /// Peak device-memory bandwidth in bytes per second (2 x memory clock x bus width; 0: unknown):
   /// the memory-traffic floor of an overlapped run (docs/METRICS.md).
   double mem_bandwidth = 0;
+  /// L2 cache size in bytes (0: unknown). Data that fits may be reused from it, so the
+  /// memory-traffic floor counts only the bytes of parts larger than it.
+  int64_t l2_bytes = 0;
 
   int warp_size = 32;              ///< threads per warp (64 per wavefront on AMD)
   int max_threads_per_block = 0;   ///< largest block a launch may ask for

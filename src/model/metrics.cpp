@@ -66,6 +66,10 @@ double collective_min_traffic(Collective c, double bytes) {
   }
 }
 
+double dram_floor_bytes(double bytes, double pass_bytes, double l2_bytes) {
+  return pass_bytes > l2_bytes ? bytes : 0.0;
+}
+
 double ideal_reduction(const OverlapTimes& t) {
   return t.t_seq > 0 ? 1.0 - ideal(t) / t.t_seq : kNaN;
 }

@@ -85,6 +85,10 @@ double busbw_factor(Collective c, int nranks);
 /// send/recv: 2 x bytes), else the larger of the two (all-gather's output, reduce-scatter's
 /// input, ...: bytes). A floor, not an estimate: NCCL's staging and copies move more.
 double collective_min_traffic(Collective c, double bytes);
+/// The bytes a part must move through device memory at least, for the memory-traffic floor:
+/// `bytes` (all its passes) when one pass's working set, `pass_bytes`, exceeds the L2 cache
+/// (`l2_bytes`; 0: unknown, taken as none), else 0: a part that fits in L2 may run from it.
+double dram_floor_bytes(double bytes, double pass_bytes, double l2_bytes);
 /// algbw in GB/s (1e9 bytes per second) of `bytes` moved in `seconds` (the nccl-tests "size").
 double algbw_gbps(double bytes, double seconds);
 double busbw_gbps(Collective c, int nranks, double bytes, double seconds);

@@ -17,10 +17,12 @@ namespace cco::preload {
 namespace {
 
 // Write-then-rename (model::write_file): a reader sees the old file or the new one, never a part.
-// Never throws: the library must not fail the program.
-bool write_atomic(const std::string& path, const std::string& text, std::string* error) {
+// Never throws: the library must not fail the program. `text` makes the file's text inside the
+// try (a JSON dump throws on a name that is not UTF-8).
+template <class Text>
+bool write_atomic(const std::string& path, const Text& text, std::string* error) {
   try {
-    model::write_file(path, text);
+    model::write_file(path, text());
     return true;
   } catch (const std::exception& e) {
     if (error) *error = e.what();
@@ -110,6 +112,9 @@ void StepClock::resolve() {
 
 void StepClock::boundary(bool ends_step, bool regular, CUstream stream, bool capturing) {
   const uint64_t t = now_();
+  // The diagnosis' tracing, bounded where no decision comes to use it (ask_diagnosis stops it).
+  if (++boundaries_ > kDiagnosisBoundaryBudget || epoch_ > static_cast<uint64_t>(kMaxCheckTries) + 2)
+    if (o_.tune.decider && o_.tune.diagnose && !diagnosed_) (void)ask_diagnosis(false);
   if (ends_step && started_) {
     if (steps_.size() < o_.max_steps) {
       steps::StepTime s;
@@ -213,7 +218,7 @@ steps::StepFile StepClock::snapshot(const char* ended) {
 }
 
 bool StepClock::write_locked(const char* ended, std::string* error) {
-  return write_atomic(o_.path, steps::to_json(build_locked(ended)), error);
+  return write_atomic(o_.path, [&] { return steps::to_json(build_locked(ended)); }, error);
 }
 
 bool StepClock::write(const char* ended, std::string* error) {
@@ -231,7 +236,7 @@ steps::TuneFile StepClock::tune_state() const {
 
 bool StepClock::write_tune_locked(std::string* error) {
   if (!o_.tune.decider || o_.tune.path.empty()) return true;
-  return write_atomic(o_.tune.path, steps::to_json(tune_), error);
+  return write_atomic(o_.tune.path, [this] { return steps::to_json(tune_); }, error);
 }
 
 void StepClock::drain_locked() {
@@ -335,7 +340,7 @@ bool StepClock::wait_decision(steps::Decision* out,
                     " from the deciding rank after " + waited +
                     "; the candidates cap NCCL channels, which must agree on every rank, so this "
                     "rank waits on" + (last_error.empty() ? "" : " (" + last_error + ")"));
-      next_warning += std::max<uint64_t>(o_.tune.wait_ns, 1);
+      next_warning += std::max<uint64_t>(o_.tune.wait_ns, 1'000'000'000);  // at most once a second
     } else if (!o_.tune.must_agree && waited_ns >= o_.tune.wait_ns) {
       char waited[32];
       std::snprintf(waited, sizeof waited, "%.3g s", static_cast<double>(o_.tune.wait_ns) / 1e9);
@@ -416,16 +421,20 @@ int StepClock::tune_config() {
 int StepClock::rotation_config() {
   const int n = static_cast<int>(o_.configs.size());
   if (check_ && check_->stopped) return 0;
-  // A period from collectives that may not be the step yet (DDP's buckets before the whole step
-  // was seen) is not checked: the check waits for the relock to the whole step, whose epoch
-  // counts its rounds again. Every rank sees the same collectives, so all agree on this.
+  // The check point is a step count of the epoch alone (warm-up plus check_rounds rounds), so every
+  // rank that counts the same steps meets there; what happens there is the decider's alone.
   if (o_.check_rounds > 0 && n > 1 && !checked_ && !o_.tune.path.empty() &&
-      step_ >= o_.warmup + o_.check_rounds * static_cast<uint64_t>(n) && period_settled()) {
-    checked_ = true;
-    check_ = check_locked();
-    // Every rank's steps on disk with the check (a program that dies later keeps them).
-    if (!o_.path.empty()) write_locked("running", nullptr);
-    if (check_->stopped) return 0;
+      step_ == o_.warmup + o_.check_rounds * static_cast<uint64_t>(n)) {
+    const steps::RotationCheck c = check_locked();
+    if (c.why.rfind(kNotYet, 0) == 0) {
+      ++check_tries_;  // not settled yet: again at the next epoch's check point
+    } else {
+      checked_ = true;
+      check_ = c;
+      // Every rank's steps on disk with the check (a program that dies later keeps them).
+      if (!o_.path.empty()) write_locked("running", nullptr);
+      if (check_->stopped) return 0;
+    }
   }
   return steps::config_of_step(step_, n, o_.warmup);
 }
@@ -436,23 +445,41 @@ steps::RotationCheck StepClock::check_locked() {
   c.at_step = step_;
   const std::string base = "'" + o_.configs[0] + "'";
   steps::Decision d;
+  d.stage = 0;  // the one stage of the decision file: the rounds checked
+  d.at_step = step_;
   if (o_.tune.decider) {
     drain_locked();
-    const auto v = ask_diagnosis(true);  // settled: rotation_config checks only then
-    d.stage = 1;
-    d.at_step = step_;
-    d.metric = "gpu";
-    if (v && v->nothing_to_win) {
-      d.final = true;
-      d.set = {0};
-      d.why = "nothing to win here: the diagnosis of " + base +
-              "'s steps in the first rounds bounds what the controls can win below the "
-              "step-to-step noise; " + base + " from here on";
-    } else {
+    // Settled: a period from collectives of 2 or more with every step of the rotation's rounds
+    // regular (DDP's buckets repeat with a period of one or two before the whole step is seen).
+    bool settled = source_ != "collectives" || det_.period() >= 2;
+    bool gpu = true;
+    for (uint64_t k = o_.warmup; k < step_ && k < steps_.size(); ++k) {
+      settled = settled && steps_[k].regular;
+      gpu = gpu && (!steps_[k].regular || steps_[k].gpu_ms.has_value());
+    }
+    d.metric = gpu ? "gpu" : "host";
+    const bool last_try = check_tries_ + 1 >= kMaxCheckTries;
+    if (!settled && !last_try) {
+      d.final = false;  // tracing goes on to the next epoch's check point
       for (int i = 0; i < n; ++i) d.set.push_back(i);
-      d.why = v ? "the controls may win more than the step-to-step noise: the comparison goes on"
-                : "no diagnosis (not traced, the steps not settled, or it failed): the comparison "
-                  "goes on";
+      d.why = std::string(kNotYet) + ": the steps found may not be the program's steps yet (a "
+              "period of one or two collectives, or an irregular step); checked again after the "
+              "next relock";
+    } else {
+      const auto v = ask_diagnosis(settled);  // also stops the tracing; nullopt when unsettled
+      d.final = true;
+      if (v && v->nothing_to_win) {
+        d.set = {0};
+        d.why = "nothing to win here: the diagnosis of " + base +
+                "'s steps in the first rounds bounds what the controls can win below the "
+                "step-to-step noise; " + base + " from here on";
+      } else {
+        for (int i = 0; i < n; ++i) d.set.push_back(i);
+        d.why = v ? "the controls may win more than the step-to-step noise: the comparison goes on"
+                  : !settled ? "the steps never settled (no diagnosis): the comparison goes on"
+                             : "no diagnosis (not traced, or it failed): the comparison goes on";
+      }
+      tune_.diagnosis = v ? v->sentence : "";
     }
     // The decision file, as the search writes it: one stage (the rounds checked), one decision.
     tune_.candidates = o_.configs;
@@ -463,15 +490,22 @@ steps::RotationCheck StepClock::check_locked() {
     tune_.epoch = epoch_;
     tune_.stages = {steps::Stage{o_.warmup, n, static_cast<int>(o_.check_rounds)}};
     tune_.decisions = {d};
-    tune_.diagnosis = v ? v->sentence : "";
     std::string err;
-    if (!write_tune_locked(&err)) warn_once("compare-write", "compare: " + err);
+    if (!write_tune_locked(&err) && !write_tune_locked(&err)) {
+      // The others cannot see the decision: they give up waiting and keep the first
+      // configuration, so this rank does too (whatever it decided).
+      warn_once("compare-write", "compare: " + err + "; every rank keeps " + base);
+      c.stopped = true;
+      c.why = "the decision file could not be written: every rank keeps " + base + " from here on";
+      c.diagnosis = tune_.diagnosis;
+      return c;
+    }
     c.diagnosis = tune_.diagnosis;
   } else {
     const bool got = wait_decision(
         &d,
         [n](const steps::Decision& x) {
-          return x.final ? x.set == std::vector<int>{0} : x.set.size() == static_cast<std::size_t>(n);
+          return x.set == std::vector<int>{0} || x.set.size() == static_cast<std::size_t>(n);
         },
         "compare", "configuration 0 (" + o_.configs[0] + ") from here on");
     if (!got) {
@@ -484,7 +518,7 @@ steps::RotationCheck StepClock::check_locked() {
     } catch (...) {
     }
   }
-  c.stopped = d.final;
+  c.stopped = d.final && d.set == std::vector<int>{0};
   c.why = d.why;
   return c;
 }

@@ -32,9 +32,13 @@
 // writes its decision to tune.path: "nothing to win" stops the rotation there (configuration 0,
 // the baseline, from then on), anything else lets it go on. Every other rank waits there for that
 // decision, as in the search (the same decision file, wait and must_agree), so all ranks rotate or
-// stop at the same step. Checked once per process, and only on a settled period (a period from
-// collectives that may not be the step yet waits for the relock to the whole step: every rank
-// sees the same collectives, so all agree); the step file records it (`check`).
+// stop at the same step. The check point is a step count of the epoch alone (warm-up plus
+// check_rounds rounds), the same on every rank; there the decider may find the steps not settled
+// yet (a period from collectives that may not be the program's step, as DDP's buckets before the
+// whole step was seen) and say so: the rotation goes on and the next epoch (the relock to the
+// whole step) has its check point. After kMaxCheckTries such points, or once decided, no more.
+// The decider's tracing for it stops at the decision, or after kDiagnosisBoundaryBudget step
+// boundaries without one. The step file records the check (`check`).
 //
 // The step file (record.hpp) is written to `path` at exit (ended "exit") and, while the program
 // runs, at a boundary at most every `flush_ns` (ended "running"), by write-then-rename: a program
@@ -90,6 +94,17 @@ struct TuneOptions {
 /// sign-test interval, and configuration 0 then has more steps than the diagnosis needs
 /// (trace::kVerdictMinSteps).
 inline constexpr uint64_t kCheckRounds = steps::kMinRounds;
+/// Check points the decider may find unsettled (a period that may not be the step yet) before
+/// it lets the comparison go on without a diagnosis; each epoch (relock) has one check point.
+inline constexpr int kMaxCheckTries = 3;
+/// The reason a check point's decision starts with when the steps are not settled yet: the
+/// rotation goes on and the next epoch's check point decides again.
+inline constexpr const char* kNotYet = "not settled yet";
+/// The decider stops tracing for the diagnosis when no decision has used it after this many step
+/// boundaries (a period of one collective makes a boundary of each), or after more relocks than
+/// the check points allow: in-process tracing stays bounded (longer tracing hung a 4-GPU DDP run;
+/// docs/STEPS.md), also where the check point never comes.
+inline constexpr uint64_t kDiagnosisBoundaryBudget = 4000;
 
 struct StepClockOptions {
   std::vector<std::string> configs = {"(one)"};  ///< names, for the step file; >= 1
@@ -193,6 +208,8 @@ class StepClock {
   uint64_t search_t0_ = 0;
   bool diagnosed_ = false;           // the decider called tune.diagnose (once per process)
   bool checked_ = false;             // the rotation's check was made (once per process)
+  int check_tries_ = 0;              // its check points that found the steps not settled yet
+  uint64_t boundaries_ = 0;          // step boundaries seen by this process (all epochs)
   std::optional<steps::RotationCheck> check_;  // its outcome, for the step file
   steps::TuneFile tune_;            // the layout, the decisions so far (the decision file)
 };

@@ -154,15 +154,24 @@ std::string format_step_file(const steps::StepFile& f, TableFormat t) {
                        gpu ? "GPU" : "host", f.ended,
                        irregular ? ", " + std::to_string(irregular) + " irregular left out" : "");
     out += fmt::format("{:<32} {:>6} {:>10} {:>10} {:>10}\n", "#config", "steps", "median", "q1", "q3");
+    // A rotation stopped by its check: the steps before the stop are the comparison's; every
+    // later step ran under the first configuration and would swamp its count.
+    const uint64_t end = f.check && f.check->stopped
+                             ? std::min<uint64_t>(history.size(), f.check->at_step)
+                             : history.size();
     for (std::size_t c = 0; c < f.configs.size(); ++c) {
       const steps::Summary sm =
-          steps::summarize(steps::times_of(history, static_cast<int>(c), f.warmup, history.size()));
+          steps::summarize(steps::times_of(history, static_cast<int>(c), f.warmup, end));
       out += fmt::format("{:<32} {:>6} {:>10.3f} {:>10.3f} {:>10.3f}\n", f.configs[c], sm.n,
                          sm.median, sm.q1, sm.q3);
     }
     if (f.check)
       out += fmt::format("# check at step {}: {}{}\n", f.check->at_step,
                          f.check->stopped ? "stopped: " : "", f.check->why);
+    if (end < history.size())
+      out += fmt::format("# the summary holds the {} steps before the stop; the {} later ones ran "
+                         "under {} alone\n",
+                         end, history.size() - end, f.configs.empty() ? "the first" : f.configs[0]);
     if (!f.note.empty()) out += "# note: " + f.note + "\n";
     return out;
   }

@@ -96,9 +96,11 @@ std::string tune_decision(const json& doc, const std::string& path) {
 }
 
 std::string trace_analysis(const json& doc, const std::string& path) {
-  std::string out = fmt::format("# the JSON of cco report ({}, {}): the analysis of {} input(s)\n",
-                                doc.value("schema", ""), path,
-                                doc.contains("inputs") && doc["inputs"].is_array() ? doc["inputs"].size() : 0);
+  const std::string schema = str_of(doc["schema"]);
+  std::string out = doc.contains("inputs") && doc["inputs"].is_array()
+                        ? fmt::format("# the JSON of cco report ({}, {}): the analysis of {} input(s)\n",
+                                      schema, path, doc["inputs"].size())
+                        : fmt::format("# the JSON of cco report ({}, {}): a step diagnosis\n", schema, path);
   const json* d = doc.contains("diagnosis") ? &doc["diagnosis"] : &doc;  // or a step_diagnosis
   if (d->is_object() && d->contains("sentence") && (*d)["sentence"].is_string())
     out += (*d)["sentence"].get<std::string>() + "\n";
@@ -113,7 +115,9 @@ std::string trace_analysis(const json& doc, const std::string& path) {
         return r.contains(k) && r[k].is_number() ? json(r[k].get<double>() / 1e6) : json(nullptr);
       };
       nlohmann::ordered_json row;
-      row["rank"] = &r == &all.back() && doc.contains("all") ? json("all") : json(r.value("rank", -1));
+      row["rank"] = &r == &all.back() && doc.contains("all") ? json("all")
+                    : r.contains("rank")                     ? json(str_of(r["rank"]))
+                                                             : json("-");
       for (const char* k : {"span", "compute_busy", "comm_busy", "overlapped", "exposed_comm"})
         row[k] = ms((std::string(k) + "_ns").c_str());
       rows.push_back(std::move(row));
@@ -127,8 +131,9 @@ std::string trace_analysis(const json& doc, const std::string& path) {
 }
 
 std::string checks(const json& doc, const std::string& path) {
+  const bool ok = doc.contains("ok") && doc["ok"].is_boolean() && doc["ok"].get<bool>();
   std::string out = fmt::format("# cco doctor ({}): {}\n", path,
-                                doc.value("ok", false) ? "every check passed" : "some check failed");
+                                ok ? "every check passed" : "some check failed");
   if (doc.contains("checks") && doc["checks"].is_array())
     for (const auto& c : doc["checks"]) {
       if (!c.is_object()) continue;

@@ -63,6 +63,8 @@ model::DeviceLimits query_limits(int dev) {
       cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev) == cudaSuccess &&
       mem_khz > 0 && bus_bits > 0)
     d.mem_bandwidth = 2.0 * mem_khz * 1e3 * bus_bits / 8.0;
+  int l2 = 0;
+  if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev) == cudaSuccess && l2 > 0) d.l2_bytes = l2;
   d.from_device = true;
   return d;
 }

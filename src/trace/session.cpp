@@ -210,6 +210,10 @@ void read_record(Session::State& s, const CUpti_Activity* rec) {
       r.static_smem = k->staticSharedMemory;
       r.dynamic_smem = k->dynamicSharedMemory;
       s.context_device[r.context] = r.device;
+      if (s.opt.max_kernels && s.kernels.size() >= s.opt.max_kernels) {
+        ++s.dropped;  // over the cap: counted, the trace says it is incomplete
+        break;
+      }
       s.kernels.push_back(r);
       break;
     }

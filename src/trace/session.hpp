@@ -44,6 +44,10 @@ struct Options {
   /// Buffers CUPTI may hold at once before records are dropped (0: no limit). A test hook for the
   /// dropped-record path, and a memory cap for very long runs.
   std::size_t max_buffers = 0;
+  /// Kernel records kept at most (0: no limit); later ones are counted as dropped, so the trace
+  /// says it is incomplete. A memory cap for a session that may outlive its purpose (the
+  /// preload library's diagnosis of the first steps).
+  std::size_t max_kernels = 0;
   /// CUPTI's launch timestamps (queued / submitted) on every kernel: they let the analysis time
   /// how long a communication kernel waited for SMs exactly (else it falls back to stream gaps).
   bool launch_timestamps = true;

@@ -782,6 +782,16 @@ TEST(ReportCmd, ReadsWhatCcoRunWrites) {
   auto cmpj = nlohmann::json::parse(read(cp));
   cmpj["configs"] = nlohmann::json::array();
   expect_throw<cco::model::Error>({write("cco_compare_nocfg.json", cmpj.dump())}, "an array of 1 to 64");
+  {  // a rotation stopped by its check: the summary holds the steps before the stop, and says so
+    auto stopped = run_steps();
+    stopped.check = cco::steps::RotationCheck{12, true, "nothing to win here", ""};
+    for (auto& st : stopped.steps)
+      if (st.step >= 12) st.config = 0;
+    ASSERT_EQ(run({write("cco_steps_stopped.json", cco::steps::to_json(stopped))}, &out), 0);
+    EXPECT_NE(out.find("# check at step 12: stopped: nothing to win here"), std::string::npos) << out;
+    EXPECT_NE(out.find("# the summary holds the 12 steps before the stop; the 10 later ones ran under off alone"),
+              std::string::npos) << out;
+  }
   {  // what cco run writes when no comparison could be made: no configurations, the reason
     cco::steps::CompareReport refused;
     refused.refused = "no steps were found";
@@ -893,6 +903,11 @@ TEST(ReportCmd, KernelsByTotalTime) {
   ASSERT_EQ(run({rank_file(0), rank_file(1), "--kernels", "--json"}, &out), 0);
   EXPECT_EQ(nlohmann::json::parse(out).size(), 2u);
   expect_throw<cco::cli::Usage>({CCO_BENCH_EXAMPLE, "--kernels"}, "--kernels apply to traces");
+  // A window with no kernel: said, not a crash (review); the tables keep their header.
+  ASSERT_EQ(run({rank_file(0), "--kernels", "--from", "100000"}, &out), 0);
+  EXPECT_EQ(out, "# no kernels in the window\n");
+  ASSERT_EQ(run({rank_file(0), "--kernels", "--from", "100000", "--format", "csv"}, &out), 0);
+  EXPECT_EQ(out, "name,kind,on,count,total_ms,median_us,bytes\n");
 }
 
 }  // namespace

@@ -54,6 +54,10 @@ TEST(Overlap, MemoryTrafficFloor) {
   EXPECT_DOUBLE_EQ(cco::model::collective_min_traffic(Collective::AllToAll, 100), 200);
   EXPECT_DOUBLE_EQ(cco::model::collective_min_traffic(Collective::AllGather, 100), 100);
   EXPECT_DOUBLE_EQ(cco::model::collective_min_traffic(Collective::ReduceScatter, 100), 100);
+  // A part whose one pass fits in L2 counts nothing; a larger one all its passes.
+  EXPECT_DOUBLE_EQ(cco::model::dram_floor_bytes(1200, 12, 50), 0);
+  EXPECT_DOUBLE_EQ(cco::model::dram_floor_bytes(1200, 600, 50), 1200);
+  EXPECT_DOUBLE_EQ(cco::model::dram_floor_bytes(1200, 600, 0), 1200);  // L2 unknown
 }
 
 TEST(Overlap, NoOverlap) {

@@ -171,6 +171,9 @@ if [ -n "$cco" ] && [ -n "${CCO_FAKE_NVTX_APP:-}" ]; then
   grep -q '^# compare checked at step 14: no diagnosis' <<<"$out" || fail "--compare: no check line: $out"
   out=$(env LD_LIBRARY_PATH="$fakedir" CCO_PRELOAD_LIB="$lib" FAKE_NVTX_STEPS=30 "$cco" run --no-diagnose \
     --compare off,shape:1 --warmup 2 --step-nvtx 'train_*' -- "$CCO_FAKE_NVTX_APP" 2>&1)
+  rc=$?
+  [ $rc = 0 ] || fail "--no-diagnose --compare exited $rc: $out"
+  grep -q '^# compare: 13 rounds of 2 steps' <<<"$out" || fail "--no-diagnose: no comparison: $out"
   grep -q '^# compare checked' <<<"$out" && fail "--no-diagnose: a check was made: $out"
 fi
 

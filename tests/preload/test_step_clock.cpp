@@ -574,14 +574,41 @@ TEST_F(CheckClockTest, WithoutAVerdictTheRotationGoesOn) {
       return std::optional<cco::steps::StageVerdict>(cco::steps::StageVerdict{true, "nothing"});
     };
     auto d = make(o);
+    auto f = std::make_unique<StepClock>(fake.api(), rotation(false), [](int) {},
+                                         [this] { return now; });
+    std::vector<int> dec_active, fol_active;
     for (int k = 0; k < 120; ++k) {  // one collective per step: DDP's equal buckets, unsettled
-      d->collective(11u, 0, S(0x77), false);
+      for (StepClock* c : {d.get(), f.get()}) c->collective(11u, 0, S(0x77), false);
+      dec_active.push_back(d->active());
+      fol_active.push_back(f->active());
       now += 1'000'000;
       fake.gpu_ms += 1.0;
     }
     EXPECT_TRUE(asked.empty());  // not yet: its tracing goes on until the period settles
     EXPECT_FALSE(d->snapshot("exit").check.has_value());
+    EXPECT_FALSE(f->snapshot("exit").check.has_value());
+    EXPECT_EQ(dec_active, fol_active);  // the follower met the decider at the check point
+    EXPECT_EQ(cco::steps::read_tune_file(dir + "/check.json").decisions.at(0).why.rfind("not settled yet", 0), 0u);
     EXPECT_EQ(d->active(), cco::steps::config_of_step(d->snapshot("exit").steps.size(), 2, 2));
+  }
+  {
+    // No check point ever (one collective per step, never settled): the decider's tracing for
+    // the diagnosis still stops, after kDiagnosisBoundaryBudget boundaries.
+    std::remove((dir + "/check.json").c_str());
+    auto o = rotation(true);
+    o.check_rounds = 1000;  // a check point beyond the run
+    std::vector<bool> asked;
+    o.tune.diagnose = [&](bool settled) {
+      asked.push_back(settled);
+      return std::optional<cco::steps::StageVerdict>();
+    };
+    auto d = make(o);
+    for (uint64_t k = 0; k < cco::preload::kDiagnosisBoundaryBudget + 50; ++k) {
+      d->collective(11u, 0, S(0x77), false);
+      now += 1000;
+    }
+    ASSERT_EQ(asked.size(), 1u);
+    EXPECT_FALSE(asked[0]);
   }
   {
     // DDP-like: one bucket per "step" at first, then the whole step of three collectives, seen

@@ -222,6 +222,22 @@ TEST(GpuTrace, DroppedRecordsAreCountedNeverSilentlyLost) {
   }
 }
 
+// The kernel cap (Options::max_kernels, the preload library's diagnosis session): records over it
+// are counted as dropped, and the trace says it is incomplete.
+TEST(GpuTrace, KernelCapDropsAndSaysSo) {
+  cco::trace::Options o;
+  o.max_kernels = 5;
+  cco::trace::Session s(o);
+  ASSERT_TRUE(s.start()) << s.warning();
+  for (int i = 0; i < 40; ++i) CHECK_CUDA(cco::test::launch_compute(nullptr, 1, 32, 0, 10, nullptr));
+  CHECK_CUDA(cudaDeviceSynchronize());
+  s.stop();
+  EXPECT_EQ(s.kernel_count(), 5u);
+  EXPECT_GE(s.dropped_records(), 35u);
+  EXPECT_NE(s.warning().find("dropped"), std::string::npos) << s.warning();
+  EXPECT_EQ(s.trace().dropped_records, s.dropped_records());
+}
+
 // Runs last: this process's first NVTX call happens here, after start() named libcupti as NVTX's
 // injection library (earlier tests started sessions too; none made an NVTX call).
 TEST(GpuTrace, NvtxRangesAroundAKernel) {
