@@ -496,6 +496,19 @@ class CheckClockTest : public TuneClockTest {
     o.tune.wait_ns = 2'000'000'000;
     return o;
   }
+  // A decider whose diagnosis records whether the steps were settled and finds nothing to win.
+  std::unique_ptr<StepClock> asking_decider(std::vector<bool>* asked) {
+    std::remove((dir + "/check.json").c_str());
+    auto o = rotation(true);
+    o.tune.diagnose = [asked](bool settled) {
+      asked->push_back(settled);
+      return std::optional<cco::steps::StageVerdict>(cco::steps::StageVerdict{true, "nothing"});
+    };
+    return make(o);
+  }
+  std::unique_ptr<StepClock> follower() {
+    return std::make_unique<StepClock>(fake.api(), rotation(false), [](int) {}, [this] { return now; });
+  }
 };
 
 }  // namespace
@@ -566,16 +579,9 @@ TEST_F(CheckClockTest, WithoutAVerdictTheRotationGoesOn) {
     EXPECT_EQ(d->active(), cco::steps::config_of_step(29, 2, 2));
   }
   {
-    std::remove((dir + "/check.json").c_str());
-    auto o = rotation(true);
     std::vector<bool> asked;
-    o.tune.diagnose = [&](bool settled) {
-      asked.push_back(settled);
-      return std::optional<cco::steps::StageVerdict>(cco::steps::StageVerdict{true, "nothing"});
-    };
-    auto d = make(o);
-    auto f = std::make_unique<StepClock>(fake.api(), rotation(false), [](int) {},
-                                         [this] { return now; });
+    auto d = asking_decider(&asked);
+    auto f = follower();
     std::vector<int> dec_active, fol_active;
     for (int k = 0; k < 120; ++k) {  // one collective per step: DDP's equal buckets, unsettled
       for (StepClock* c : {d.get(), f.get()}) c->collective(11u, 0, S(0x77), false);
@@ -613,16 +619,9 @@ TEST_F(CheckClockTest, WithoutAVerdictTheRotationGoesOn) {
   {
     // DDP-like: one bucket per "step" at first, then the whole step of three collectives, seen
     // three times, relocks: the check comes 2 + 12 steps into the new epoch, on every rank.
-    std::remove((dir + "/check.json").c_str());
-    auto o = rotation(true);
     std::vector<bool> asked;
-    o.tune.diagnose = [&](bool settled) {
-      asked.push_back(settled);
-      return std::optional<cco::steps::StageVerdict>(cco::steps::StageVerdict{true, "nothing"});
-    };
-    auto d = make(o);
-    auto f = std::make_unique<StepClock>(fake.api(), rotation(false), [](int) {},
-                                         [this] { return now; });
+    auto d = asking_decider(&asked);
+    auto f = follower();
     for (int k = 0; k < 40; ++k)  // 40 steps of buckets 11, 11, 11, then 44 closing the step
       for (uint64_t sig : {11u, 11u, 11u, 44u})
         for (StepClock* c : {d.get(), f.get()}) {
