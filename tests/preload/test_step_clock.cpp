@@ -34,6 +34,15 @@ class StepClockTest : public ::testing::Test {
                                        [this](int c) { switches.push_back(c); },
                                        [this] { return now; });
   }
+  // The configuration in force after each of `n` step marks (what a follower runs).
+  std::vector<int> actives_over_marks(StepClock& c, int n) {
+    std::vector<int> active;
+    for (int k = 0; k < n; ++k) {
+      c.mark(0, S(0x88), false);
+      active.push_back(c.active());
+    }
+    return active;
+  }
   // One training step: 3 collectives and `ms` of host and GPU time; `ms_b` instead when the
   // configuration in force after the step's first collective (a boundary) is 1.
   void step(StepClock& c, double ms, int dev = 0, double ms_b = -1) {
@@ -411,11 +420,7 @@ TEST_F(TuneClockTest, AFollowerWithoutADeciderGivesUpAndKeepsTheBaseline) {
   auto o = options(false);
   o.tune.wait_ns = 30'000'000;  // 30 ms
   auto f = make(o);
-  std::vector<int> active;
-  for (int k = 0; k < 30; ++k) {
-    f->mark(0, S(0x88), false);
-    active.push_back(f->active());
-  }
+  const std::vector<int> active = actives_over_marks(*f, 30);
   // Stage 0 needs no decision; at its end (step 20) the wait times out: candidate 0 from then on.
   EXPECT_EQ(active[2], 0);
   EXPECT_EQ(active[3], 1);
@@ -659,11 +664,7 @@ TEST_F(CheckClockTest, AFollowerWithoutADeciderKeepsTheBaseline) {
   auto o = rotation(false);
   o.tune.wait_ns = 30'000'000;  // 30 ms
   auto f = make(o);
-  std::vector<int> active;
-  for (int k = 0; k < 24; ++k) {
-    f->mark(0, S(0x88), false);
-    active.push_back(f->active());
-  }
+  const std::vector<int> active = actives_over_marks(*f, 24);
   for (std::size_t k = 0; k < 14; ++k) EXPECT_EQ(active[k], cco::steps::config_of_step(k, 2, 2)) << k;
   for (std::size_t k = 14; k < active.size(); ++k) EXPECT_EQ(active[k], 0) << k;
   const auto file = f->snapshot("exit");
