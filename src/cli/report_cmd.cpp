@@ -386,25 +386,7 @@ void refuse_step_options(const Args& a, const std::string& what) {
 // per direction and size), largest total first.
 std::string breakdown_table(const std::vector<trace::KernelGroup>& groups, report::TableFormat f) {
   const bool csv = f == report::TableFormat::Csv;
-  auto cell = [&](std::string v) {
-    if (csv) {
-      if (v.find_first_of(",\"\n") == std::string::npos) return v;
-      std::string q = "\"";
-      for (char c : v) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-      return q + "\"";
-    }
-    std::string q;
-    for (char c : v) q += c == '|' ? std::string("\\|") : std::string(1, c);
-    return q;
-  };
-  auto row = [&](const std::vector<std::string>& v) {
-    std::string line = csv ? "" : "|";
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      if (csv && i) line += ',';
-      line += csv ? cell(v[i]) : " " + cell(v[i]) + " |";
-    }
-    return line + "\n";
-  };
+  auto row = [&](const std::vector<std::string>& v) { return report::table_row(v, f); };
   const std::vector<std::string> head = {"name", "kind", "on", "count", "total_ms", "median_us", "bytes"};
   std::string out = row(head);
   if (!csv) out += row(std::vector<std::string>(head.size(), "---"));

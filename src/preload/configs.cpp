@@ -115,13 +115,13 @@ void init_step_clock(const EnvConfig& env, const std::vector<std::string>& names
   // search's decision plumbing, with the decision file DIR/check.json.
   // One host only: cco run's temporary folder, where the decision file is, is not seen from
   // another (every rank answers alike, from the launcher's variables).
+  const bool check = !env.tune && env.compare_diagnose && names.size() > 1 && !env.steps_dir.empty();
   const bool one_host = ranks_on_one_host([](const char* n) { return std::getenv(n); });
-  if (!env.tune && env.compare_diagnose && names.size() > 1 && !env.steps_dir.empty() && !one_host &&
-      (!env.rank || *env.rank == 0))
+  if (check && !one_host && (!env.rank || *env.rank == 0))
     warn_once("compare-hosts", "compare: the ranks run on several hosts: no check after the first "
                                "rounds (its decision file is not shared); the comparison runs to "
                                "the end");
-  if (!env.tune && env.compare_diagnose && names.size() > 1 && !env.steps_dir.empty() && one_host) {
+  if (check && one_host) {
     o.check_rounds = kCheckRounds;
     o.tune.wait_ns = env.tune_wait_s * 1000000000ULL;
     o.tune.decider = !env.rank || *env.rank == 0;

@@ -248,14 +248,20 @@ void StepClock::drain_locked() {
   resolve();
 }
 
-bool StepClock::period_settled() const {
+bool StepClock::period_settled(uint64_t from) const {
   // A period found from collectives may not be the step yet: DDP's equally sized buckets repeat
   // with a period of one or two until the whole step has been seen three times (docs/STEPS.md),
   // and the collectives that end each real step make such steps irregular.
   if (source_ != "collectives") return true;
   if (det_.period() < 2) return false;
-  for (uint64_t k = 0; k < step_ && k < steps_.size(); ++k)
+  for (uint64_t k = from; k < step_ && k < steps_.size(); ++k)
     if (!steps_[k].regular) return false;
+  return true;
+}
+
+bool StepClock::gpu_timed(uint64_t from, uint64_t to) const {
+  for (uint64_t k = from; k < to; ++k)
+    if (k >= steps_.size() || (steps_[k].regular && !steps_[k].gpu_ms)) return false;
   return true;
 }
 
@@ -277,15 +283,13 @@ steps::Decision StepClock::decide_locked(int next) {
   drain_locked();
   const steps::Stage& st = tune_.stages[static_cast<std::size_t>(stage_)];
   // GPU times when the stage has them all, else host times (a stream event could not be recorded).
-  bool gpu = true;
-  for (uint64_t k = st.start; k < st.end(); ++k)
-    if (k >= steps_.size() || (steps_[k].regular && !steps_[k].gpu_ms)) gpu = false;
+  const bool gpu = gpu_timed(st.start, st.end());
   const steps::History history = steps::history_of(steps_, gpu);
   const steps::StageTimes times = steps::stage_times(st, history);
   const std::string metric = gpu ? "gpu" : "host";
   // The diagnosis is asked at the first stage's end.
   if (stage_ == 0) {
-    if (const auto v = ask_diagnosis(period_settled())) {
+    if (const auto v = ask_diagnosis(period_settled(0))) {
       tune_.diagnosis = v->sentence;
       if (v->nothing_to_win)
         return steps::decide_nothing_to_win(
@@ -449,15 +453,9 @@ steps::RotationCheck StepClock::check_locked() {
   d.at_step = step_;
   if (o_.tune.decider) {
     drain_locked();
-    // Settled: a period from collectives of 2 or more with every step of the rotation's rounds
-    // regular (DDP's buckets repeat with a period of one or two before the whole step is seen).
-    bool settled = source_ != "collectives" || det_.period() >= 2;
-    bool gpu = true;
-    for (uint64_t k = o_.warmup; k < step_ && k < steps_.size(); ++k) {
-      settled = settled && steps_[k].regular;
-      gpu = gpu && (!steps_[k].regular || steps_[k].gpu_ms.has_value());
-    }
-    d.metric = gpu ? "gpu" : "host";
+    // Settled over the rotation's rounds (the warm-up may hold the relock's irregular steps).
+    const bool settled = period_settled(o_.warmup);
+    d.metric = gpu_timed(o_.warmup, step_) ? "gpu" : "host";
     const bool last_try = check_tries_ + 1 >= kMaxCheckTries;
     if (!settled && !last_try) {
       d.final = false;  // tracing goes on to the next epoch's check point

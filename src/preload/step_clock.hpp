@@ -173,7 +173,8 @@ class StepClock {
   bool wait_decision(steps::Decision* out, const std::function<bool(const steps::Decision&)>& fits,
                      const std::string& what, const std::string& keeps);
   void drain_locked();                          // the decider waits for the GPU up to step_
-  bool period_settled() const;                  // the steps so far may be the program's steps
+  bool period_settled(uint64_t from) const;     // steps [from, step_) may be the program's steps
+  bool gpu_timed(uint64_t from, uint64_t to) const;  // every regular step there has a GPU time
   std::optional<steps::StageVerdict> ask_diagnosis(bool settled);  // fail-open
   // The rotation: the configuration of step_, with the check after its first rounds.
   int rotation_config();

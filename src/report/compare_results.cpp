@@ -50,12 +50,7 @@ std::string compare_csv(const std::vector<ComparedRow>& rows) {
     return r && r->wrong >= 0 ? std::to_string(r->wrong) : std::string();
   };
   for (const auto& r : rows) {
-    std::string label = r.label;
-    if (label.find_first_of(",\"\n") != std::string::npos) {
-      label.clear();
-      for (char ch : r.label) label += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-      label = "\"" + label + "\"";
-    }
+    const std::string label = csv_field(r.label);
     o += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", label,
                      csv_num(field(r.a, &SweepRow::t_us)), csv_num(spread_of(r.a)),
                      csv_num(field(r.b, &SweepRow::t_us)), csv_num(spread_of(r.b)),

@@ -261,13 +261,6 @@ std::string wrong_text(int64_t w, const char* none) {
   return w < 0 ? std::string(none) : std::to_string(w);
 }
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string o = "\"";
-  for (char c : s) o += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return o + "\"";
-}
-
 std::string result_csv(const BenchSweep& s) {
   auto v = [](double x) { return std::isfinite(x) ? fmt::format("{:.6g}", x) : std::string(); };
   std::string o =

@@ -13,36 +13,6 @@
 namespace cco::report {
 namespace {
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
-
-std::string md_field(const std::string& s) {
-  std::string q;
-  for (char c : s) q += c == '|' ? std::string("\\|") : std::string(1, c);
-  return q;
-}
-
-// One row of CSV (quoted where needed) or Markdown ('|' escaped), with its newline.
-std::string table_row(const std::vector<std::string>& v, bool csv) {
-  std::string line = csv ? "" : "|";
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (csv) {
-      if (i) line += ',';
-      line += csv_field(v[i]);
-    } else {
-      line += ' ';
-      line += md_field(v[i]);
-      line += " |";
-    }
-  }
-  line += '\n';
-  return line;
-}
-
 std::string verdict(const steps::CompareReport& r, std::size_t c) {
   if (c == 0) return "baseline";
   const auto& d = r.configs[c].vs_first;
@@ -60,7 +30,7 @@ std::string format_compare(const steps::CompareReport& r, TableFormat f) {
   const bool csv = f == TableFormat::Csv;
   const char* head[] = {"config", "rounds", "median_ms", "q1_ms", "q3_ms", "diff_ms",
                         "lo_ms", "hi_ms", "diff_pct", "verdict"};
-  auto row = [&](const std::vector<std::string>& v) { out += table_row(v, csv); };
+  auto row = [&](const std::vector<std::string>& v) { out += table_row(v, f); };
   row(std::vector<std::string>(std::begin(head), std::end(head)));
   if (!csv) row(std::vector<std::string>(std::size(head), "---"));
   const double base = r.configs.empty() ? 0 : r.configs[0].summary.median;
@@ -176,7 +146,7 @@ std::string format_step_file(const steps::StepFile& f, TableFormat t) {
     return out;
   }
   const char* head[] = {"step", "config", "name", "host_ms", "gpu_ms", "regular", "warmup"};
-  auto row = [&](const std::vector<std::string>& v) { out += table_row(v, csv); };
+  auto row = [&](const std::vector<std::string>& v) { out += table_row(v, t); };
   row(std::vector<std::string>(std::begin(head), std::end(head)));
   if (!csv) row(std::vector<std::string>(std::size(head), "---"));
   for (const auto& s : f.steps) {

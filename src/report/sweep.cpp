@@ -81,6 +81,30 @@ BenchSweep sweep_from_json(const json& j, const std::string& src) {
   return s;
 }
 
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string o = "\"";
+  for (char c : s) o += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return o + "\"";
+}
+
+std::string table_row(const std::vector<std::string>& cells, TableFormat f) {
+  const bool csv = f == TableFormat::Csv;
+  std::string line = csv ? "" : "|";
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    if (csv) {
+      if (i) line += ',';
+      line += csv_field(cells[i]);
+    } else {
+      line += ' ';
+      for (char c : cells[i]) line += c == '|' ? std::string("\\|") : std::string(1, c);
+      line += " |";
+    }
+  }
+  line += '\n';
+  return line;
+}
+
 std::string format_sweep(const BenchSweep& s, TableFormat f) {
   auto bps = [](const SweepRow& r) { return r.blocks_per_sm > 0 ? std::to_string(r.blocks_per_sm) : "-"; };
   std::string o;

@@ -82,6 +82,11 @@ struct SweepOptions {
 /// The chart (one pair of panels, time and efficiency, per collective size).
 Svg sweep_svg(const BenchSweep& s, const SweepOptions& opt = {});
 enum class TableFormat { Text, Csv, Markdown };
+/// A CSV field: as it is, or quoted (quotes doubled) when it holds a comma, a quote or a newline.
+std::string csv_field(const std::string& s);
+/// One row of a CSV (each cell a csv_field) or Markdown table (each '|' escaped), with its
+/// newline; any format but Csv is Markdown.
+std::string table_row(const std::vector<std::string>& cells, TableFormat f);
 /// The sweep's rows: size, row label, blocks per SM, pad, time, T_seq, reduction, efficiency,
 /// E_best; text (with "#" lines), CSV (one header line) or a Markdown table.
 std::string format_sweep(const BenchSweep& s, TableFormat f = TableFormat::Text);

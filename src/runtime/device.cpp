@@ -57,14 +57,13 @@ model::DeviceLimits query_limits(int dev) {
   d.smem_reserved_per_block = static_cast<int64_t>(p.reservedSharedMemPerBlock);
   if (d.smem_carveouts.empty() || d.smem_carveouts.back() != d.smem_per_sm)
     d.smem_carveouts.push_back(d.smem_per_sm);
-  // Peak DRAM bandwidth: the memory clock (kHz) is the data rate's half (double data rate).
-  int mem_khz = 0, bus_bits = 0;
+  // Peak DRAM bandwidth: the memory clock (kHz; not among CUDA 13's properties) is the data
+  // rate's half (double data rate).
+  int mem_khz = 0;
   if (cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, dev) == cudaSuccess &&
-      cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev) == cudaSuccess &&
-      mem_khz > 0 && bus_bits > 0)
-    d.mem_bandwidth = 2.0 * mem_khz * 1e3 * bus_bits / 8.0;
-  int l2 = 0;
-  if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev) == cudaSuccess && l2 > 0) d.l2_bytes = l2;
+      mem_khz > 0 && p.memoryBusWidth > 0)
+    d.mem_bandwidth = 2.0 * mem_khz * 1e3 * p.memoryBusWidth / 8.0;
+  if (p.l2CacheSize > 0) d.l2_bytes = p.l2CacheSize;
   d.from_device = true;
   return d;
 }

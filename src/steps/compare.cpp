@@ -200,11 +200,7 @@ std::string to_json(const CompareReport& r) {
   j["source"] = r.source;
   j["problems"] = r.problems;
   j["refused"] = r.refused.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.refused);
-  j["check"] = r.check ? nlohmann::json{{"at_step", r.check->at_step},
-                                         {"stopped", r.check->stopped},
-                                         {"why", r.check->why},
-                                         {"diagnosis", r.check->diagnosis}}
-                       : nlohmann::json(nullptr);
+  j["check"] = r.check ? check_to_json(*r.check) : nlohmann::json(nullptr);
   auto& cs = j["configs"] = nlohmann::json::array();
   for (std::size_t c = 0; c < r.configs.size(); ++c) {
     const auto& cr = r.configs[c];
@@ -256,14 +252,8 @@ CompareReport parse_compare(const std::string& text, const std::string& what) {
     r.source = j.at("source").get<std::string>();
     r.problems = j.at("problems").get<std::vector<std::string>>();
     if (!j.at("refused").is_null()) r.refused = j.at("refused").get<std::string>();
-    if (const auto c = j.find("check"); c != j.end() && !c->is_null()) {  // optional
-      RotationCheck k;
-      k.at_step = static_cast<uint64_t>(model::whole_number(c->at("at_step"), "check.at_step"));
-      k.stopped = c->at("stopped").get<bool>();
-      k.why = c->at("why").get<std::string>();
-      k.diagnosis = c->value("diagnosis", "");
-      r.check = k;
-    }
+    if (const auto c = j.find("check"); c != j.end() && !c->is_null())  // optional
+      r.check = check_from_json(*c);
     const auto& cs = j.at("configs");
     // A refused comparison (no steps found, ...) has no configurations; any other has 1 to 64.
     if (!cs.is_array() || cs.size() > 64 || (cs.empty() && r.refused.empty()))

@@ -43,12 +43,21 @@ std::string to_json(const StepFile& f) {
                      {"regular", s.regular}});
   j["steps"] = std::move(steps);
   j["note"] = f.note;
-  if (f.check)
-    j["check"] = {{"at_step", f.check->at_step},
-                  {"stopped", f.check->stopped},
-                  {"why", f.check->why},
-                  {"diagnosis", f.check->diagnosis}};
+  if (f.check) j["check"] = check_to_json(*f.check);
   return j.dump(1) + "\n";
+}
+
+json check_to_json(const RotationCheck& c) {
+  return {{"at_step", c.at_step}, {"stopped", c.stopped}, {"why", c.why}, {"diagnosis", c.diagnosis}};
+}
+
+RotationCheck check_from_json(const json& j) {
+  RotationCheck c;
+  c.at_step = static_cast<uint64_t>(model::whole_number(j.at("at_step"), "check.at_step"));
+  c.stopped = j.at("stopped").get<bool>();
+  c.why = j.at("why").get<std::string>();
+  c.diagnosis = j.value("diagnosis", "");
+  return c;
 }
 
 std::string process_name(const StepFile& f) {
@@ -98,12 +107,11 @@ StepFile parse_step_file(const std::string& text, const std::string& what) {
     f.ended = j.at("ended").get<std::string>();
     f.note = j.value("note", "");
     if (const auto c = j.find("check"); c != j.end() && !c->is_null()) {
-      RotationCheck k;
-      k.at_step = static_cast<uint64_t>(whole(c->at("at_step"), "check.at_step", 0, kCountMax));
-      k.stopped = c->at("stopped").get<bool>();
-      k.why = c->at("why").get<std::string>();
-      k.diagnosis = c->value("diagnosis", "");
-      f.check = k;
+      try {
+        f.check = check_from_json(*c);
+      } catch (const std::runtime_error& e) {
+        throw std::runtime_error(what + ": " + e.what());
+      }
     }
     const json& all = j.at("steps");
     if (!all.is_array()) throw std::runtime_error(what + ": steps must be an array");

@@ -27,6 +27,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 namespace cco::steps {
 
 inline constexpr const char* kStepSchema = "ccoverlap.steps";         ///< with schema_version 1.x
@@ -47,6 +49,13 @@ struct RotationCheck {
   std::string why;       ///< "nothing to win here: ...", "the comparison goes on: ...", ...
   std::string diagnosis; ///< the deciding rank's plain sentence ("" : none made)
 };
+
+/// The check as JSON ({"at_step", "stopped", "why", "diagnosis"}), the one spelling the step
+/// file and the comparison (compare.hpp) share.
+nlohmann::json check_to_json(const RotationCheck& c);
+/// Its reader: throws nlohmann::json::exception (a missing or mistyped field) or
+/// std::runtime_error (an at_step that is not a whole number).
+RotationCheck check_from_json(const nlohmann::json& j);
 
 struct StepFile {
   int pid = 0;
