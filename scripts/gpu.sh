@@ -566,7 +566,8 @@ PY
 #      library disabled / off / shape+priority:model@overlap, alternating
 #   d  results: checksums of a small model (eager, torch.compile, CUDA graphs) plainly and under
 #      shape+priority:model@overlap, a static shape:1, and sm-target (twice: reproducible)
-#   e  the SM target reaches cuBLAS: GEMM grids in a trace plainly and under sm-target:66
+#   e  the SM target reaches cuBLAS: GEMM grids in a trace plainly and under sm-target:66; the
+#      trace names each GEMM kernel's cuBLAS call (how many carry one, distinct shapes per grid)
 #   f  the library's own time per shaped launch in steady state (a launch loop of a kernel large
 #      enough to shape, static shape:1 and off, CCO_STATS's hook_ns_steady)
 #   g  real NCCL through the library: PyTorch DDP with one rank (torchrun --nproc-per-node 1):
@@ -668,13 +669,28 @@ import json, sys, collections
 d = json.load(open(sys.argv[1]))
 ev = d["traceEvents"] if isinstance(d, dict) else d
 grids = collections.Counter()
+calls = collections.Counter()
+shapes_per_launch = collections.defaultdict(set)  # (name, grid) -> the calls that launched it
+gemms = 0
 for e in ev:
     a = e.get("args") or {}
     n = e.get("name", "")
     if e.get("ph") == "X" and "grid" in a and any(s in n.lower() for s in ("gemm", "xmma", "cutlass", "sm90", "nvjet")):
         g = a["grid"]
         grids[g[0] * g[1] * g[2]] += 1
+        gemms += 1
+        if a.get("call"):
+            calls[a["call"]] += 1
+            shapes_per_launch[(n, tuple(g))].add(a["call"])
 print("    GEMM kernels by grid size (blocks: count):", dict(sorted(grids.items())))
+mixed = sum(1 for v in shapes_per_launch.values() if len(v) > 1)
+print(f"    library calls: {sum(calls.values())} of {gemms} GEMM kernels carry their call, "
+      f"{len(calls)} distinct calls; {mixed} of {len(shapes_per_launch)} (name, grid) pairs "
+      f"ran for more than one shape")
+for c, k in calls.most_common(4):
+    print(f"      {k:5d}  {c}")
+if gemms and not calls:
+    print("    FAIL: no GEMM kernel carries its cuBLAS call")
 EOF
     done
   fi

@@ -387,14 +387,22 @@ void refuse_step_options(const Args& a, const std::string& what) {
 std::string breakdown_table(const std::vector<trace::KernelGroup>& groups, report::TableFormat f) {
   const bool csv = f == report::TableFormat::Csv;
   auto row = [&](const std::vector<std::string>& v) { return report::table_row(v, f); };
-  const std::vector<std::string> head = {"name", "kind", "on", "count", "total_ms", "median_us", "bytes"};
+  // The call column only where the trace knows library calls (cco run --trace of cuBLAS GEMMs).
+  const bool calls = std::any_of(groups.begin(), groups.end(),
+                                 [](const trace::KernelGroup& g) { return !g.call.empty(); });
+  std::vector<std::string> head = {"name", "kind", "on", "count", "total_ms", "median_us", "bytes"};
+  if (calls) head.push_back("call");
   std::string out = row(head);
   if (!csv) out += row(std::vector<std::string>(head.size(), "---"));
-  for (const auto& g : groups)
-    out += row({g.name, trace::to_string(g.category), g.copy_engine ? "copy engines" : "SMs",
-                std::to_string(g.count), fmt::format("{:.3f}", static_cast<double>(g.total_ns) / 1e6),
-                fmt::format("{:.1f}", static_cast<double>(g.median_ns) / 1e3),
-                g.bytes ? std::to_string(g.bytes) : ""});
+  for (const auto& g : groups) {
+    std::vector<std::string> v = {
+        g.name, trace::to_string(g.category), g.copy_engine ? "copy engines" : "SMs",
+        std::to_string(g.count), fmt::format("{:.3f}", static_cast<double>(g.total_ns) / 1e6),
+        fmt::format("{:.1f}", static_cast<double>(g.median_ns) / 1e3),
+        g.bytes ? std::to_string(g.bytes) : ""};
+    if (calls) v.push_back(g.call);
+    out += row(v);
+  }
   return out;
 }
 
@@ -410,6 +418,7 @@ std::string format_breakdown(const std::vector<trace::KernelGroup>& groups, bool
   for (std::size_t i = 0; i < shown; ++i) {
     const auto& g = groups[i];
     std::string name = g.name.size() > 70 ? g.name.substr(0, 67) + "..." : g.name;
+    if (!g.call.empty()) name.append(" [").append(g.call).append("]");
     out += fmt::format("{:>10.3f} {:>7} {:>11.1f}  {:<12} {:<13} {:>12}  {}\n",
                        static_cast<double>(g.total_ns) / 1e6, g.count,
                        static_cast<double>(g.median_ns) / 1e3,

@@ -29,6 +29,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -38,6 +39,7 @@
 #include "model/env_names.hpp"
 #include "model/types.hpp"
 #include "preload/blas.hpp"
+#include "preload/blas_call.hpp"
 #include "preload/blas_list.hpp"
 #include "preload/cco_api.h"
 #include "preload/config.hpp"
@@ -177,7 +179,7 @@ struct WindowSlot<S, CUresult (*)(A...), Entry> {
 };
 
 enum class BK { Gemm, Set, Get, Lt };
-template <BK K, class R, class First, class... A>
+template <Sym S, BK K, class R, class First, class... A>
 R blas_apply(R (*real)(First, A...), bool ours, First first, A... a);
 
 // One slot wrapper per cuBLAS entry point found by dlsym (only the first copy's are bound).
@@ -187,7 +189,8 @@ template <Sym S, BK K, class R, class First, class... A>
 struct BlasSlot<S, K, R (*)(First, A...)> {
   template <int I>
   static R call(First f, A... a) {
-    return blas_apply<K>(reinterpret_cast<R (*)(First, A...)>(table().real(S, I)), true, f, a...);
+    return blas_apply<S, K>(reinterpret_cast<R (*)(First, A...)>(table().real(S, I)), true, f,
+                            a...);
   }
   template <int I>
   struct At {
@@ -527,10 +530,91 @@ Blas* blas_for(int which) {
   return b;
 }
 
-template <BK K, class R, class First, class... A>
+// The cuBLAS name of a wrapped entry point.
+constexpr const char* blas_name(Sym s) {
+#define CCO_BLAS_NAME(id, name) \
+  if (s == Sym::Blas##id) return name;
+  CCO_BLAS_SYMS(CCO_BLAS_NAME)
+#undef CCO_BLAS_NAME
+  return "";
+}
+
+// cuBLASLt's attribute readers for the trace's call labels, from the accepted copy (null: none).
+LtShapeApi lt_shape_api() {
+  static std::atomic<bool> done{false};
+  static LtShapeApi api;
+  static std::mutex mu;
+  if (done.load(std::memory_order_acquire)) return api;
+  std::lock_guard<std::mutex> lock(mu);
+  if (done.load(std::memory_order_relaxed)) return api;
+  const char* path = g_cublaslt_copy.path();
+  if (!path) return {};  // not accepted yet: asked again next time
+  api.descGet = reinterpret_cast<LtDescAttrFn>(sym_in_object(path, "cublasLtMatmulDescGetAttribute"));
+  api.layoutGet =
+      reinterpret_cast<LtLayoutAttrFn>(sym_in_object(path, "cublasLtMatrixLayoutGetAttribute"));
+  done.store(true, std::memory_order_release);
+  return api;
+}
+
+std::string gemm_call_label(const void* c) {
+  return call_label(*static_cast<const GemmCall*>(c));
+}
+
+// The call a GEMM wrapper was given, for the trace: the classic calls' (transa, transb, m, n, k,
+// ..., and A's type for the *Ex ones) after the handle; cublasLtMatmul's from its descriptors.
+template <Sym S, BK K, class... A>
+std::optional<GemmCall> gemm_call_of(A... a) {
+  const auto args = std::forward_as_tuple(a...);
+  if constexpr (K == BK::Gemm) {
+    GemmCall c;
+    c.function = blas_name(S);
+    c.op_a = op_letter(static_cast<int>(std::get<0>(args)));
+    c.op_b = op_letter(static_cast<int>(std::get<1>(args)));
+    c.m = static_cast<int64_t>(std::get<2>(args));
+    c.n = static_cast<int64_t>(std::get<3>(args));
+    c.k = static_cast<int64_t>(std::get<4>(args));
+    if constexpr (sizeof...(A) > 7 &&
+                  std::is_same_v<std::decay_t<std::tuple_element_t<7, std::tuple<A...>>>, cudaDataType>)
+      c.type = static_cast<int>(std::get<7>(args));
+    return c;
+  } else if constexpr (K == BK::Lt && S == Sym::BlasLtMatmul) {
+    // (computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, ...)
+    return lt_gemm_call(lt_shape_api(), std::get<0>(args), std::get<3>(args), std::get<10>(args));
+  } else {
+    return std::nullopt;
+  }
+}
+
+thread_local int t_in_traced_call = 0;  // > 0 inside a GEMM whose call the trace records
+
+template <Sym S, BK K, class R, class First, class... A>
+R blas_control(R (*real)(First, A...), First first, A... a);
+
+template <Sym S, BK K, class R, class First, class... A>
 R blas_apply(R (*real)(First, A...), bool ours, First first, A... a) {
   if (!real) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (!ours) return real(first, a...);
+  // While a trace records library calls, the kernels of a GEMM carry its call (cuBLAS's own
+  // cuBLASLt calls inside one are the same GEMM: not pushed again).
+  if constexpr (K == BK::Gemm || (K == BK::Lt && S == Sym::BlasLtMatmul)) {
+    if (t_in_traced_call == 0 && trace_calls_on()) {
+      if (const std::optional<GemmCall> c = gemm_call_of<S, K>(a...)) {
+        if (trace_push_call(call_id(*c), gemm_call_label, &*c)) {
+          ++t_in_traced_call;
+          const R r = blas_control<S, K>(real, first, a...);
+          --t_in_traced_call;
+          trace_pop_call();
+          return r;
+        }
+      }
+    }
+  }
+  return blas_control<S, K>(real, first, a...);
+}
+
+// The SM budget of a call of the copy the library acts on.
+template <Sym S, BK K, class R, class First, class... A>
+R blas_control(R (*real)(First, A...), First first, A... a) {
   if constexpr (K == BK::Lt) {
     if (t_in_blas > 0) return real(first, a...);  // cuBLAS's own: its handle has the target
     Blas* b = blas_for(1);
@@ -788,7 +872,7 @@ CUresult cco_cuLibraryUnload(CUlibrary l) {
     bool ours = false;                                                                  \
     auto real = reinterpret_cast<decltype(&cco_##name)>(                                \
         site_real<Sym::Blas##id>(#name, __builtin_return_address(0), &ours));            \
-    return blas_apply<BK::kind>(real, ours, CCO_ID args);                                \
+    return blas_apply<Sym::Blas##id, BK::kind>(real, ours, CCO_ID args);                 \
   }
 CCO_BLAS_LIST(CCO_BLAS_DEFINE)
 #undef CCO_BLAS_DEFINE

@@ -227,6 +227,33 @@ void trace_mark(const char* name, int device) noexcept {
 #endif
 }
 
+bool trace_calls_on() noexcept {
+#ifdef CCO_PRELOAD_TRACE
+  if (!g_running.load(std::memory_order_acquire) || g_written.load(std::memory_order_acquire))
+    return false;
+  return g_session->calls_on() && static_cast<int64_t>(::getpid()) == g_pid;
+#else
+  return false;
+#endif
+}
+
+bool trace_push_call(uint64_t id, std::string (*label)(const void* arg), const void* arg) noexcept {
+#ifdef CCO_PRELOAD_TRACE
+  return trace_calls_on() && g_session->push_call(id, label, arg);
+#else
+  (void)id;
+  (void)label;
+  (void)arg;
+  return false;
+#endif
+}
+
+void trace_pop_call() noexcept {
+#ifdef CCO_PRELOAD_TRACE
+  if (g_session) g_session->pop_call();
+#endif
+}
+
 bool diagnose_requested() noexcept {
   const auto on = [](const char* name) {
     const auto v = parse_flag(env(name));

@@ -7,7 +7,9 @@
 // the program runs and exits as it would have.
 #pragma once
 
+#include <cstdint>
 #include <optional>
+#include <string>
 
 #include "steps/search.hpp"
 
@@ -29,6 +31,14 @@ bool trace_requested() noexcept;
 /// A named instant in the trace for `device`'s rank (Session::mark), when tracing runs; else
 /// nothing. The step clock marks each step boundary with it.
 void trace_mark(const char* name, int device) noexcept;
+
+/// Library calls in the trace (trace::Session::push_call): whether a session records them now,
+/// in this process (not a forked child): one atomic load when no trace runs.
+bool trace_calls_on() noexcept;
+/// Kernels this thread launches until trace_pop_call() carry the call `id`, spelled by
+/// label(arg) the first time it is seen. False (and nothing to pop) when not recorded.
+bool trace_push_call(uint64_t id, std::string (*label)(const void* arg), const void* arg) noexcept;
+void trace_pop_call() noexcept;
 
 /// The in-process diagnosis of the first steps (docs/STEPS.md): true when this process decides
 /// (no rank, or rank 0), CCO_DISABLE is not on, and either cco tune -- CMD asks for it (CCO_TUNE

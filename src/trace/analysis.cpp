@@ -267,8 +267,12 @@ std::vector<KernelGroup> kernel_breakdown(const Trace& t, const AnalysisOptions&
   for (const auto& k : t.kernels) {
     if (k.start_ns >= hi || k.end_ns < lo) continue;  // outside the window
     const int64_t d = std::max<int64_t>(0, std::min(k.end_ns, hi) - std::max(k.start_ns, lo));
-    auto& [g, times] = by[k.name];
+    // One group per name and library call (a GEMM kernel per shape); '\x1f' never occurs in either.
+    std::string key = k.name;
+    if (!k.call.empty()) key.append(1, '\x1f').append(k.call);
+    auto& [g, times] = by[key];
     g.name = k.name;
+    g.call = k.call;
     g.category = k.category;
     g.copy_engine = k.is_copy();
     ++g.count;
@@ -291,7 +295,7 @@ std::vector<KernelGroup> kernel_breakdown(const Trace& t, const AnalysisOptions&
 
 nlohmann::json breakdown_to_json(const std::vector<KernelGroup>& groups) {
   nlohmann::json a = nlohmann::json::array();
-  for (const auto& g : groups)
+  for (const auto& g : groups) {
     a.push_back({{"name", g.name},
                  {"kind", to_string(g.category)},
                  {"on", g.copy_engine ? "copy engines" : "SMs"},
@@ -299,6 +303,8 @@ nlohmann::json breakdown_to_json(const std::vector<KernelGroup>& groups) {
                  {"total_ns", g.total_ns},
                  {"median_ns", g.median_ns},
                  {"bytes", g.bytes}});
+    if (!g.call.empty()) a.back()["call"] = g.call;
+  }
   return a;
 }
 

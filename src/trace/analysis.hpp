@@ -92,6 +92,7 @@ nlohmann::json analysis_to_json(const TraceAnalysis& a);
 /// (clipped), over all ranks; largest total first.
 struct KernelGroup {
   std::string name;
+  std::string call;  ///< the library call that launched its kernels ("" unknown): a group per shape
   KernelCategory category = KernelCategory::Compute;
   bool copy_engine = false;
   std::size_t count = 0;

@@ -137,6 +137,10 @@ void load_cupti(const std::string& explicit_path) {
   sym(h, "cuptiActivityEnableLatencyTimestamps", c.EnableLatency);
   sym(h, "cuptiGetTimestamp", c.GetTimestamp);
   sym(h, "cuptiSetThreadIdType", c.SetThreadIdType);
+  sym(h, "cuptiActivityPushExternalCorrelationId", c.PushExternalId);
+  sym(h, "cuptiActivityPopExternalCorrelationId", c.PopExternalId);
+  sym(h, "cuptiActivityEnableRuntimeApi", c.EnableRuntimeApi);
+  sym(h, "cuptiActivityEnableDriverApi", c.EnableDriverApi);
   if (!all) {
     c.error = "CUPTI at '" + c.path + "' lacks a function ccoverlap needs (too old?)";
     return;

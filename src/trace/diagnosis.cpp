@@ -483,9 +483,12 @@ std::vector<Interval> interval_difference(const std::vector<Interval>& a,
   return out;
 }
 
+// A kernel's identity for "the same kernel alone": name and launch, and the library call that
+// launched it where the trace knows it (a persistent GEMM runs one grid for many shapes).
 std::string kernel_key(const KernelEvent& k) {
-  return fmt::format("{}|{}x{}x{}|{}x{}x{}|{}|{}", k.name, k.grid.x, k.grid.y, k.grid.z, k.block.x,
-                     k.block.y, k.block.z, k.registers, k.static_smem + k.dynamic_smem);
+  return fmt::format("{}|{}x{}x{}|{}x{}x{}|{}|{}|{}", k.name, k.grid.x, k.grid.y, k.grid.z,
+                     k.block.x, k.block.y, k.block.z, k.registers, k.static_smem + k.dynamic_smem,
+                     k.call);
 }
 
 // Median and quartiles, as the step comparisons compute them (steps::summarize).

@@ -230,6 +230,7 @@ json kernel_event(const KernelEvent& k, int64_t origin) {
   if (k.queued_ns > 0) args["queued_ns"] = k.queued_ns;
   if (k.submitted_ns > 0) args["submitted_ns"] = k.submitted_ns;
   if (k.correlation_id > 0) args["correlation"] = k.correlation_id;
+  if (!k.call.empty()) args["call"] = k.call;
   if (k.is_copy()) {
     args["copy"] = k.copy;
     args["bytes"] = k.bytes;
@@ -611,6 +612,7 @@ KernelEvent read_kernel(Reader& rd, const json& e, const json& args, int64_t ori
   k.submitted_ns = rd.opt_time_ns(args, "submitted_ns", where).value_or(0);
   k.correlation_id = static_cast<uint64_t>(
       std::max<int64_t>(0, rd.opt_integer(args, "correlation", where).value_or(0)));
+  k.call = rd.opt_string(args, "call", where);
   k.copy = rd.opt_string(args, "copy", where);
   if (k.is_copy()) {
     if (k.copy != "PtoP" && k.copy != "DtoD")

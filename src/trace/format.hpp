@@ -68,6 +68,11 @@ struct KernelEvent {
   int64_t dynamic_smem = 0;     ///< bytes per block, as launched (padding included)
   int blocks_per_sm = 0;        ///< resident blocks per SM by the occupancy model (0: unknown)
   uint64_t correlation_id = 0;  ///< CUPTI's id tying the kernel to its launch call (0: none)
+  /// The library call that launched it, when the tracer knows ("" otherwise): a cuBLAS or
+  /// cuBLASLt GEMM's function, types, operations and shape ("cublasLtMatmul bf16 TN
+  /// m=4096 n=8192 k=2048"), so kernels of one name and grid (persistent GEMMs) are told apart
+  /// by shape (docs/TRACE.md, "Library calls").
+  std::string call;
   /// A copy on the copy engines, not a kernel: "PtoP" (between devices) or "DtoD" (NCCL's
   /// copy-engine collectives: CTA policy zero), "" for a kernel. Such copies are communication
   /// (category Communication), take no SMs (never wait for them) and have no launch geometry.

@@ -44,6 +44,26 @@ using detail::result_string;
 
 void CUPTIAPI no_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
 
+// Library calls: the external correlation kind the tracer pushes, the launch calls whose records
+// carry it (CUPTI writes an external correlation record only before an API record: these records
+// are asked for and dropped), and at most how many distinct calls get a label.
+constexpr CUpti_ExternalCorrelationKind kCallKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
+constexpr CUpti_CallbackId kRuntimeLaunches[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
+    CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
+    CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000};
+constexpr CUpti_CallbackId kDriverLaunches[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz};
+constexpr std::size_t kMaxCallLabels = 100000;
+
 std::string demangle(const std::string& n) {
   if (n.rfind("_Z", 0) != 0) return n;
   int status = 0;
@@ -125,6 +145,14 @@ struct Session::State {
   std::vector<Label> labels;
   std::map<int, int> rank_of_device;
   std::map<int, DeviceInfo> devices;
+  // Library calls (push_call): CUPTI's external correlation records, (launch correlation id,
+  // call id), and each call id's label. The labels have their own mutex: push_call() runs on the
+  // program's threads, and g_mu may be held for a whole buffer.
+  std::atomic<bool> calls_on{false};
+  std::vector<std::pair<uint32_t, uint64_t>> call_of_launch;
+  std::mutex labels_mu;
+  std::unordered_map<uint64_t, std::string> call_labels;
+  uint64_t labels_refused = 0;  // ids beyond kMaxCallLabels: their kernels carry no call
 
   uint32_t intern(const char* n) {
     if (!n) n = "?";
@@ -231,6 +259,11 @@ void read_record(Session::State& s, const CUpti_Activity* rec) {
       c.src_device = static_cast<int32_t>(m->srcDeviceId);
       c.dst_device = static_cast<int32_t>(m->dstDeviceId);
       s.copies.push_back(c);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+      const auto* x = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(rec);
+      if (x->externalKind == kCallKind) s.call_of_launch.emplace_back(x->correlationId, x->externalId);
       break;
     }
     case CUPTI_ACTIVITY_KIND_STREAM: {
@@ -367,6 +400,43 @@ void enable_nvtx_ranges(Session::State& s) {
   }
 }
 
+// Library calls (Session::push_call; docs/TRACE.md, "Library calls"): external correlation
+// records, and the launch API records they precede. Called by start() under the start mutex,
+// after the kernel kinds are on: a CUPTI that cannot only leaves kernels without their call.
+void enable_library_calls(Session::State& s) {
+  auto& c = cupti_api();
+  auto fact = [&](const std::string& f) {
+    std::lock_guard lk(g_mu);
+    s.facts.push_back(f);
+  };
+  if (!c.PushExternalId || !c.PopExternalId || !c.EnableRuntimeApi || !c.EnableDriverApi) {
+    fact("library calls not recorded: this CUPTI lacks external correlation ids; GEMM kernels "
+         "are told apart by name and grid only");
+    return;
+  }
+  if (const CUptiResult r = c.Enable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION); r != CUPTI_SUCCESS) {
+    fact("library calls not recorded: cuptiActivityEnable(EXTERNAL_CORRELATION) failed: " +
+         result_string(r));
+    return;
+  }
+  s.enabled.push_back(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+  int on = 0;
+  for (auto cb : kRuntimeLaunches) on += c.EnableRuntimeApi(cb, 1) == CUPTI_SUCCESS;
+  for (auto cb : kDriverLaunches) on += c.EnableDriverApi(cb, 1) == CUPTI_SUCCESS;
+  if (on == 0) {
+    fact("library calls not recorded: CUPTI refused the launch calls' records");
+    return;
+  }
+  s.calls_on.store(true, std::memory_order_release);
+}
+
+void disable_library_calls(Session::State& s) {
+  if (!s.calls_on.exchange(false, std::memory_order_acq_rel)) return;
+  auto& c = cupti_api();
+  for (auto cb : kRuntimeLaunches) c.EnableRuntimeApi(cb, 0);
+  for (auto cb : kDriverLaunches) c.EnableDriverApi(cb, 0);
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -439,6 +509,7 @@ bool Session::start() noexcept {
     auto fail = [&](const std::string& what, CUptiResult rr) {
       for (auto k : s_->enabled) cupti_api().Disable(k);
       s_->enabled.clear();
+      disable_library_calls(*s_);
       cupti_api().FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
       cupti_api().Unsubscribe(s_->subscriber);
       s_->subscriber = nullptr;
@@ -495,6 +566,7 @@ bool Session::start() noexcept {
                           "be missing from the trace");
     }
     if (s_->opt.nvtx_ranges && kNvtxRangesInThisBuild) enable_nvtx_ranges(*s_);
+    if (s_->opt.library_calls) enable_library_calls(*s_);
     std::lock_guard lk(g_mu);
     s_->traced = true;
     return true;
@@ -511,6 +583,7 @@ void Session::stop() noexcept {
       std::lock_guard lk(g_mu);
       if (!s_->active) return;
     }
+    disable_library_calls(*s_);
     for (auto k : s_->enabled) cupti_api().Disable(k);
     s_->enabled.clear();
     // Delivers every buffer through buffer_completed (on this thread); g_mu must not be held.
@@ -645,6 +718,33 @@ void Session::mark(const std::string& name, int rank) noexcept {
   }
 }
 
+bool Session::push_call(uint64_t id, CallLabel label, const void* arg) noexcept {
+  State& s = *s_;
+  if (!s.calls_on.load(std::memory_order_acquire)) return false;
+  try {
+    {
+      std::lock_guard lk(s.labels_mu);
+      if (!s.call_labels.count(id)) {
+        if (s.call_labels.size() < kMaxCallLabels)
+          s.call_labels.emplace(id, label ? label(arg) : std::string());
+        else
+          ++s.labels_refused;
+      }
+    }
+  } catch (...) {
+    // Out of memory: the call is pushed all the same, its kernels carry no label.
+  }
+  return cupti_api().PushExternalId(kCallKind, id) == CUPTI_SUCCESS;
+}
+
+void Session::pop_call() noexcept {
+  if (cupti_api().PopExternalId) cupti_api().PopExternalId(kCallKind, nullptr);
+}
+
+bool Session::calls_on() const noexcept {
+  return s_->calls_on.load(std::memory_order_acquire);
+}
+
 trace::Trace Session::trace(int rank) const {
   std::lock_guard lk(g_mu);
   const State& s = *s_;
@@ -677,6 +777,15 @@ trace::Trace Session::trace(int rank) const {
     devs.insert(static_cast<int>(device));
     return k;
   };
+  // Each launch's library call, by its correlation id (the last record wins: CUPTI writes one).
+  std::unordered_map<uint32_t, const std::string*> call_of;
+  {
+    std::lock_guard ll(s_->labels_mu);
+    call_of.reserve(s.call_of_launch.size());
+    for (const auto& [corr, id] : s.call_of_launch)
+      if (auto it = s.call_labels.find(id); it != s.call_labels.end() && !it->second.empty())
+        call_of[corr] = &it->second;
+  }
   // The streams that ran NCCL kernels: a device-to-device copy on one is NCCL's (below).
   std::set<std::tuple<uint32_t, uint32_t, uint32_t>> nccl_streams;
   for (const auto& r : s.kernels) {
@@ -695,6 +804,7 @@ trace::Trace Session::trace(int rank) const {
     k.registers = r.registers;
     k.static_smem = r.static_smem;
     k.dynamic_smem = r.dynamic_smem;
+    if (auto it = call_of.find(r.correlation); it != call_of.end()) k.call = *it->second;
     t.kernels.push_back(std::move(k));
   }
   // Copies that are communication: between devices (peer to peer), or device to device on a
@@ -767,6 +877,9 @@ trace::Trace Session::trace(int rank) const {
   }
   t.dropped_records = s.dropped;
   t.notes = s.warnings;
+  if (s.labels_refused > 0)
+    t.notes.push_back("more than " + std::to_string(kMaxCallLabels) +
+                      " distinct library calls: the kernels of later ones carry no call");
   t.notes.insert(t.notes.end(), s.facts.begin(), s.facts.end());
   for (auto& n : s.nvtx.notes()) t.notes.push_back(std::move(n));
   if (s.traced)

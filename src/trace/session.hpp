@@ -57,7 +57,13 @@ struct Options {
   bool print_warnings = true;
   /// Record NVTX ranges (CUPTI_ACTIVITY_KIND_MARKER; sets NVTX_INJECTION64_PATH, see above).
   bool nvtx_ranges = true;
+  /// Record library calls (push_call: CUPTI's external correlation ids, with the records of the
+  /// launch calls they ride on), so each kernel carries the call that launched it.
+  bool library_calls = true;
 };
+
+/// Spells a library call's label from the caller's data (push_call); may throw (caught).
+using CallLabel = std::string (*)(const void* arg);
 
 class Session {
  public:
@@ -96,6 +102,17 @@ class Session {
   /// of the calling thread. For ranks as threads of one process (cco bench), call once per rank
   /// from the rank's own thread. Ranges of other threads belong to the process's lowest rank.
   void set_rank(int device, int rank) noexcept;
+
+  /// Kernels this thread launches until pop_call() were launched by one library call (a cuBLAS
+  /// GEMM): the trace gives them its label (KernelEvent::call). `id` stands for the label (the
+  /// same shape, the same id); label(arg) spells it, asked only the first time `id` is seen.
+  /// False when not active or CUPTI cannot (then do not pop). Cheap: an atomic load when off, a
+  /// lookup under a mutex of its own and CUPTI's push when on. Never throws.
+  bool push_call(uint64_t id, CallLabel label, const void* arg) noexcept;
+  /// Ends the call pushed last on this thread.
+  void pop_call() noexcept;
+  /// Whether push_call() records anything now (started, and CUPTI has external correlation).
+  bool calls_on() const noexcept;
 
   /// Records CUPTI reported dropped (buffers full), so far. Non-zero: the trace is partial, and
   /// the files, cco report and the bench say so.

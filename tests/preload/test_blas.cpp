@@ -3,12 +3,14 @@
 // attribute restored after each call, carveout, out-of-range targets, the window, a second copy.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "plan/plan.hpp"
 #include "preload/blas.hpp"
+#include "preload/blas_call.hpp"
 #include "preload/log.hpp"
 #include "preload/order_window.hpp"
 
@@ -449,3 +451,114 @@ TEST_F(BlasTest, SecondCopyLeftAloneWarnOnce) {
 }
 
 }  // namespace
+
+// ---- the call a GEMM is, for the trace (blas_call.hpp) --------------------------------------
+
+namespace calls {
+
+// A fake cuBLASLt: descriptors and layouts are addresses of these, their attributes the fields.
+struct FakeDesc {
+  int32_t transa = CUBLAS_OP_N, transb = CUBLAS_OP_N;
+  bool fail = false;
+};
+struct FakeLayout {
+  uint32_t type = CUDA_R_16BF;
+  uint64_t rows = 0, cols = 0;
+  int32_t batch = 1;
+};
+
+cublasStatus_t desc_get(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t attr, void* buf,
+                        size_t size, size_t* written) {
+  const auto* f = reinterpret_cast<const FakeDesc*>(d);
+  if (f->fail || size != sizeof(int32_t)) return CUBLAS_STATUS_INVALID_VALUE;
+  const int32_t v = attr == CUBLASLT_MATMUL_DESC_TRANSA ? f->transa
+                    : attr == CUBLASLT_MATMUL_DESC_TRANSB ? f->transb
+                                                          : -1;
+  if (v < 0) return CUBLAS_STATUS_INVALID_VALUE;
+  std::memcpy(buf, &v, sizeof v);
+  *written = sizeof v;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t layout_get(cublasLtMatrixLayout_t l, cublasLtMatrixLayoutAttribute_t attr,
+                          void* buf, size_t size, size_t* written) {
+  const auto* f = reinterpret_cast<const FakeLayout*>(l);
+  auto put = [&](const auto& v) {
+    if (size != sizeof v) return CUBLAS_STATUS_INVALID_VALUE;
+    std::memcpy(buf, &v, sizeof v);
+    *written = sizeof v;
+    return CUBLAS_STATUS_SUCCESS;
+  };
+  switch (attr) {
+    case CUBLASLT_MATRIX_LAYOUT_TYPE:
+      return put(f->type);
+    case CUBLASLT_MATRIX_LAYOUT_ROWS:
+      return put(f->rows);
+    case CUBLASLT_MATRIX_LAYOUT_COLS:
+      return put(f->cols);
+    case CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT:
+      return put(f->batch);
+    default:
+      return CUBLAS_STATUS_INVALID_VALUE;
+  }
+}
+
+}  // namespace calls
+
+TEST(BlasCall, LabelSpellsFunctionTypeOperationsAndShape) {
+  GemmCall c;
+  c.function = "cublasGemmEx";
+  c.op_a = 'T';
+  c.op_b = 'N';
+  c.m = 4096, c.n = 8192, c.k = 2048;
+  c.type = CUDA_R_16BF;
+  EXPECT_EQ(call_label(c), "cublasGemmEx bf16 TN m=4096 n=8192 k=2048");
+  c.type = -1;
+  c.batch = 8;
+  c.function = "cublasSgemm_v2";
+  EXPECT_EQ(call_label(c), "cublasSgemm_v2 TN m=4096 n=8192 k=2048 batch=8");
+  EXPECT_EQ(data_type_name(CUDA_R_8F_E4M3), "e4m3");
+  EXPECT_EQ(data_type_name(12345), "type 12345");
+  EXPECT_EQ(op_letter(CUBLAS_OP_C), 'C');
+  EXPECT_EQ(op_letter(77), '?');
+}
+
+TEST(BlasCall, IdsFollowTheLabel) {
+  GemmCall a;
+  a.function = "cublasLtMatmul";
+  a.m = 1024, a.n = 1024, a.k = 1024;
+  GemmCall b = a;
+  EXPECT_EQ(call_id(a), call_id(b));
+  for (auto change : {+[](GemmCall& c) { c.m = 2048; }, +[](GemmCall& c) { c.n = 2048; },
+                      +[](GemmCall& c) { c.k = 2048; }, +[](GemmCall& c) { c.op_a = 'T'; },
+                      +[](GemmCall& c) { c.op_b = 'T'; }, +[](GemmCall& c) { c.batch = 2; },
+                      +[](GemmCall& c) { c.type = CUDA_R_16F; },
+                      +[](GemmCall& c) { c.function = "cublasGemmEx"; }}) {
+    b = a;
+    change(b);
+    EXPECT_NE(call_id(a), call_id(b)) << call_label(b);
+  }
+}
+
+TEST(BlasCall, LtShapeFromTheDescriptors) {
+  const LtShapeApi api{calls::desc_get, calls::layout_get};
+  calls::FakeDesc desc;
+  desc.transa = CUBLAS_OP_T;
+  // D = op(A) op(B): m x n = 4096 x 512; A stored k x m (transposed) = 2048 x 4096.
+  calls::FakeLayout a{CUDA_R_16BF, 2048, 4096, 1}, d{CUDA_R_16BF, 4096, 512, 4};
+  auto D = [](calls::FakeDesc& x) { return reinterpret_cast<cublasLtMatmulDesc_t>(&x); };
+  auto L = [](calls::FakeLayout& x) { return reinterpret_cast<cublasLtMatrixLayout_t>(&x); };
+  auto c = lt_gemm_call(api, D(desc), L(a), L(d));
+  ASSERT_TRUE(c);
+  EXPECT_EQ(call_label(*c), "cublasLtMatmul bf16 TN m=4096 n=512 k=2048 batch=4");
+  desc.transa = CUBLAS_OP_N;  // A stored m x k: k is its columns
+  calls::FakeLayout a2{CUDA_R_16BF, 4096, 2048, 1};
+  c = lt_gemm_call(api, D(desc), L(a2), L(d));
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->k, 2048);
+  // A read that fails, or no reader: no call (the GEMM runs unlabelled).
+  desc.fail = true;
+  EXPECT_FALSE(lt_gemm_call(api, D(desc), L(a), L(d)));
+  EXPECT_FALSE(lt_gemm_call(LtShapeApi{}, D(desc), L(a), L(d)));
+  EXPECT_FALSE(lt_gemm_call(api, nullptr, L(a), L(d)));
+}

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "trace/analysis.hpp"
 #include "trace/diagnosis.hpp"
 #include "model/limits.hpp"
 #include "trace/format.hpp"
@@ -144,6 +145,68 @@ TEST(Diagnosis, ComputeSlowedBesideACollective) {
   EXPECT_NE(d.sentence.find("mostly because compute runs slower beside communication (0.0 ms)"),
             std::string::npos)
       << d.sentence;  // 10 us prints as 0.0 ms; the cause is named
+}
+
+// A persistent GEMM runs one kernel and grid for every shape: per step three small GEMMs (10 us,
+// call S) and one large one (30 us, call L) run alone, then a second large one beside a hidden
+// all-reduce, at its time alone (30 us). Told apart by their call, nothing is slowed: 90 us of
+// compute alone. Mixed (no calls), "alone" is the median of 10, 10, 10, 30 and the large GEMM
+// looks 20 us slowed -- the fault the call labels remove.
+Trace gemm_shapes(bool with_calls) {
+  Builder b;
+  const std::string small = "cublasLtMatmul bf16 NN m=1024 n=1024 k=1024";
+  const std::string large = "cublasLtMatmul bf16 NN m=4096 n=1024 k=3072";
+  for (int s = 0; s < 8; ++s) {
+    b.range(0, s);
+    for (int i = 0; i < 3; ++i) {
+      b.kernel(0, s, kGemm, 10 * i, 10 * i + 10);
+      if (with_calls) b.t.kernels.back().call = small;
+    }
+    b.kernel(0, s, kGemm, 30, 60);
+    if (with_calls) b.t.kernels.back().call = large;
+    b.kernel(0, s, kGemm, 60, 90);
+    if (with_calls) b.t.kernels.back().call = large;
+    b.kernel(0, s, kAr, 60, 90);
+  }
+  return b.done();
+}
+
+TEST(Diagnosis, GemmShapesAreToldApartByTheirCall) {
+  const Diagnosis d = cco::trace::diagnose(gemm_shapes(true));
+  expect_adds_up(d);
+  const auto& p = typical(d);
+  EXPECT_EQ(p.time_ns, 90 * us);
+  EXPECT_EQ(p.compute_slowed_ns, 0);
+  EXPECT_EQ(p.compute_alone_ns, 90 * us);
+  EXPECT_EQ(p.exposed_ns, 0);
+  // Without the calls the shapes mix: the check above can fail.
+  const Diagnosis mixed = cco::trace::diagnose(gemm_shapes(false));
+  EXPECT_EQ(typical(mixed).compute_slowed_ns, 20 * us);
+}
+
+TEST(TraceBreakdown, OneGroupPerKernelAndCall) {
+  const auto with = cco::trace::kernel_breakdown(gemm_shapes(true));
+  ASSERT_EQ(with.size(), 3u);  // the large GEMM, the all-reduce, the small GEMM
+  EXPECT_EQ(with[0].name, kGemm);
+  EXPECT_EQ(with[0].call, "cublasLtMatmul bf16 NN m=4096 n=1024 k=3072");
+  EXPECT_EQ(with[0].count, 16u);
+  EXPECT_EQ(cco::trace::breakdown_to_json(with)[0]["call"], with[0].call);
+  const auto without = cco::trace::kernel_breakdown(gemm_shapes(false));
+  ASSERT_EQ(without.size(), 2u);
+  EXPECT_EQ(without[0].call, "");
+  EXPECT_FALSE(cco::trace::breakdown_to_json(without)[0].contains("call"));
+}
+
+TEST(TraceFormat, CallLabelRoundTrips) {
+  Trace t = gemm_shapes(true);
+  const Trace back = cco::trace::trace_from_json(cco::trace::trace_to_json(t), "t.json");
+  ASSERT_EQ(back.kernels.size(), t.kernels.size());
+  std::size_t labelled = 0;
+  for (std::size_t i = 0; i < t.kernels.size(); ++i) {
+    EXPECT_EQ(back.kernels[i].call, t.kernels[i].call) << i;
+    labelled += !back.kernels[i].call.empty();
+  }
+  EXPECT_EQ(labelled, 8u * 5u);
 }
 
 // Tail, dependency and an SM wait in one step (rank 0), every part by hand:

@@ -238,6 +238,54 @@ TEST(GpuTrace, KernelCapDropsAndSaysSo) {
   EXPECT_EQ(s.trace().dropped_records, s.dropped_records());
 }
 
+std::string label_of(const void* arg) {
+  return *static_cast<const std::string*>(arg);
+}
+
+// Library calls: the kernels launched between push_call and pop_call carry the call's label, one
+// launched outside carries none; a nested push is the innermost call; an id seen again keeps its
+// first label (label() is asked once).
+TEST(GpuTrace, KernelsCarryTheLibraryCallThatLaunchedThem) {
+  CHECK_CUDA(cudaSetDevice(0));
+  cco::trace::Session s;
+  ASSERT_TRUE(s.start()) << s.warning();
+  ASSERT_TRUE(s.calls_on()) << "this CUPTI records no library calls: "
+                            << ::testing::PrintToString(s.trace().notes);
+  const std::string big = "cublasGemmEx bf16 NN m=4096 n=4096 k=4096";
+  const std::string small = "cublasGemmEx bf16 NN m=64 n=64 k=64";
+  const std::string other = "never asked";
+  CHECK_CUDA(cco::test::launch_compute(nullptr, 1, 32, 0, 10, nullptr));  // outside
+  ASSERT_TRUE(s.push_call(1, label_of, &big));
+  CHECK_CUDA(cco::test::launch_compute(nullptr, 2, 32, 0, 10, nullptr));
+  ASSERT_TRUE(s.push_call(2, label_of, &small));
+  CHECK_CUDA(cco::test::launch_compute(nullptr, 3, 32, 0, 10, nullptr));
+  s.pop_call();
+  CHECK_CUDA(cco::test::launch_compute(nullptr, 4, 32, 0, 10, nullptr));
+  s.pop_call();
+  ASSERT_TRUE(s.push_call(1, label_of, &other));  // seen before: the first label stays
+  CHECK_CUDA(cco::test::launch_compute(nullptr, 5, 32, 0, 10, nullptr));
+  s.pop_call();
+  CHECK_CUDA(cco::test::launch_compute(nullptr, 6, 32, 0, 10, nullptr));  // outside again
+  CHECK_CUDA(cudaDeviceSynchronize());
+  s.stop();
+  EXPECT_FALSE(s.calls_on());
+  const auto t = s.trace();
+  std::map<int, std::string> call_by_blocks;
+  for (const auto& k : t.kernels) call_by_blocks[k.grid.x] = k.call;
+  ASSERT_EQ(call_by_blocks.size(), 6u);
+  EXPECT_EQ(call_by_blocks[1], "");
+  EXPECT_EQ(call_by_blocks[2], big);
+  EXPECT_EQ(call_by_blocks[3], small);
+  EXPECT_EQ(call_by_blocks[4], big);
+  EXPECT_EQ(call_by_blocks[5], big);
+  EXPECT_EQ(call_by_blocks[6], "");
+  // The label travels through the file.
+  const auto back = cco::trace::trace_from_json(cco::trace::trace_to_json(t), "t.json");
+  std::size_t labelled = 0;
+  for (const auto& k : back.kernels) labelled += !k.call.empty();
+  EXPECT_EQ(labelled, 4u);
+}
+
 // Runs last: this process's first NVTX call happens here, after start() named libcupti as NVTX's
 // injection library (earlier tests started sessions too; none made an NVTX call).
 TEST(GpuTrace, NvtxRangesAroundAKernel) {
