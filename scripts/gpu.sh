@@ -574,11 +574,14 @@ PY
 #      the windows open at DDP's all-reduces; checksums plainly, under
 #      shape+priority:model@overlap and under sm-target:66@overlap (twice: reproducible)
 #   h  launch rate of a C++ program (cudaLaunchKernel of an empty kernel), plain / disabled / off
+#   i  what library calls cost a traced program: the launch rate (20000 launches x 3) and a small
+#      eager GPT step (2 layers x 1024, about 47 cuBLAS calls a step), each under cco run --trace
+#      with and without CCO_TRACE_CALLS=0, alternating A B B A twice (ISEQ: another order)
 # shape+priority:model@overlap was cco run's default policy until 2026-11-26 (now priority); the
 # stages name it explicitly, so they still measure the shaping window.
 cmd_window() {
   stages=${*:-a b c d e f}
-  check_stages window "a b c d e f g h" || return 2
+  check_stages window "a b c d e f g h i" || return 2
   local py=python3 i k c f r t pol gt mode small ddp
   res() { grep -h '^result:' "$1" | tail -1; }
   field() { sed -n "s/.* $2=\([^ ]*\).*/\1/p" <<<"$1"; }
@@ -701,6 +704,24 @@ EOF
       f="$O/f_${c//[^a-z0-9]/_}_$RANDOM.log"
       run_cfg "$f" "$c" "$py" examples/pytorch/gpt_step.py --mode launch-rate --numel 4194304 --launches 20000 --repeats 3
       say "  $c: $(grep -ho 'shaped=[0-9]*\|hook_ns_per_launch=[0-9]*\|hook_ns_steady=[0-9]*\|cold_launches=[0-9]*' "$f" | tr '\n' ' ')"
+    done
+  fi
+
+  if has i; then
+    say "== i: library calls in a trace: their cost (alternating; launch rate in us, step in ms)"
+    small=(--layers 2 --d-model 1024 --heads 8 --vocab 8192 --seq 512 --batch 8 --steps 30 --warmup 3)
+    for k in ${ISEQ:-calls nocalls nocalls calls calls nocalls nocalls calls}; do
+      local lc=1
+      [ "$k" = nocalls ] && lc=0
+      f="$O/i_lr_${k}_$RANDOM.log"
+      CCO_TRACE_CALLS=$lc timeout 200 "$cco" run --policy off --trace "$O/i_lr.json" -- "$py" examples/pytorch/gpt_step.py \
+        --mode launch-rate --launches 20000 --repeats 3 >"$f" 2>&1
+      r=$(res "$f")
+      f="$O/i_step_${k}_$RANDOM.log"
+      CCO_TRACE_CALLS=$lc timeout 200 "$cco" run --policy off --trace "$O/i_step.json" -- "$py" examples/pytorch/gpt_step.py \
+        --mode eager "${small[@]}" >"$f" 2>&1
+      say "  $k: launch $(field "$r" median_us_per_launch) us; step $(field "$(res "$f")" median_step_ms) ms; calls in the step trace: $(cat "$O"/i_step*.json 2>/dev/null | grep -o '"call"' | wc -l)"
+      rm -f "$O"/i_lr*.json "$O"/i_step*.json
     done
   fi
 
@@ -878,6 +899,9 @@ cmd_tune() {
 #      without gradient sync traced as the alone trace; cco report's parts and bounds beside the
 #      program's own step times and the paired gains of the controls (cco run --compare). The
 #      traces come back gzipped beside logs.tgz (KEEP_TRACES=0: not); DSTEPS=20 traced steps
+#   l  what tracing costs the program, library calls included: DDP untraced, traced, and traced
+#      with CCO_TRACE_CALLS=0, alternating A B C C B A (LSTEPS=20 steps each); the program's own
+#      step medians
 #   b  cco run --compare with --trace: the bounds of the baseline's traced steps printed beside the
 #      measured differences (DDP)
 #   w  the same check on bench traces: the TP step (copy engines), the memory-bound pair
@@ -892,7 +916,7 @@ cmd_multi() {
   [[ $G =~ ^[1-9][0-9]*$ ]] || { echo "usage: scripts/gpu.sh multi G [stages]: G is the number of GPUs, not '$G'" >&2; return 2; }
   shift || true
   stages=${*:-m k x p q t f}
-  check_stages multi "m k x p q t f d c s b w e" || return 2
+  check_stages multi "m k x p q t f d c s l b w e" || return 2
   export OMP_NUM_THREADS=4
   local status=0 STEPS=${STEPS:-30} mode rep order c a b pol t0 x f
   local model=(--layers "${LAYERS:-24}" --d-model "${DMODEL:-2048}" --heads 16)
@@ -1094,6 +1118,17 @@ EOF
       done
     fi
     rm -f "$O"/s_*_[0-9]*.json
+  fi
+  if has l; then
+    local L=${LSTEPS:-20} lc
+    for lc in untraced calls nocalls nocalls calls untraced; do
+      case $lc in
+        untraced) plain "l_$lc" "$cco" run --policy off -- "${prog[@]}" --steps "$L" --warmup 3 ;;
+        calls) plain "l_$lc" "$cco" run --policy off --trace "$O/l_%r.json" -- "${prog[@]}" --steps "$L" --warmup 3 ;;
+        nocalls) CCO_TRACE_CALLS=0 plain "l_$lc" "$cco" run --policy off --trace "$O/l_%r.json" -- "${prog[@]}" --steps "$L" --warmup 3 ;;
+      esac
+      rm -f "$O"/l_[0-9]*.json
+    done
   fi
   if has b; then
     cmp_run b_ddp_trace "off,priority,sm-target:-16@overlap" --warmup 5 --trace "$O/b_%r.json" -- \

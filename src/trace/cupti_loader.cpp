@@ -137,10 +137,7 @@ void load_cupti(const std::string& explicit_path) {
   sym(h, "cuptiActivityEnableLatencyTimestamps", c.EnableLatency);
   sym(h, "cuptiGetTimestamp", c.GetTimestamp);
   sym(h, "cuptiSetThreadIdType", c.SetThreadIdType);
-  sym(h, "cuptiActivityPushExternalCorrelationId", c.PushExternalId);
-  sym(h, "cuptiActivityPopExternalCorrelationId", c.PopExternalId);
-  sym(h, "cuptiActivityEnableRuntimeApi", c.EnableRuntimeApi);
-  sym(h, "cuptiActivityEnableDriverApi", c.EnableDriverApi);
+  sym(h, "cuptiEnableCallback", c.EnableCallback);
   if (!all) {
     c.error = "CUPTI at '" + c.path + "' lacks a function ccoverlap needs (too old?)";
     return;

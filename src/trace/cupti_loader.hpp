@@ -36,10 +36,7 @@ struct CuptiApi {
   decltype(&cuptiGetTimestamp) GetTimestamp = nullptr;        // optional (marks)
   decltype(&cuptiSetThreadIdType) SetThreadIdType = nullptr;  // optional (NVTX thread ids)
   // Optional (library calls: the kernels a cuBLAS GEMM launched carry its shape).
-  decltype(&cuptiActivityPushExternalCorrelationId) PushExternalId = nullptr;
-  decltype(&cuptiActivityPopExternalCorrelationId) PopExternalId = nullptr;
-  decltype(&cuptiActivityEnableRuntimeApi) EnableRuntimeApi = nullptr;
-  decltype(&cuptiActivityEnableDriverApi) EnableDriverApi = nullptr;
+  decltype(&cuptiEnableCallback) EnableCallback = nullptr;
   // Thread ids of CUPTI's records are gettid() (set once per process), else pthread_self().
   bool system_thread_ids = false;
   bool thread_id_type_tried = false;

@@ -42,12 +42,18 @@ using detail::load_cupti;
 using detail::load_driver;
 using detail::result_string;
 
-void CUPTIAPI no_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+// The library call in force on this thread (push_call/pop_call; 0: none), innermost last.
+constexpr int kMaxCallDepth = 8;
+thread_local uint64_t t_calls[kMaxCallDepth];
+thread_local int t_call_depth = 0;
 
-// Library calls: the external correlation kind the tracer pushes, the launch calls whose records
-// carry it (CUPTI writes an external correlation record only before an API record: these records
-// are asked for and dropped), and at most how many distinct calls get a label.
-constexpr CUpti_ExternalCorrelationKind kCallKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
+void CUPTIAPI api_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*);
+
+// Library calls (Session::push_call): the launch calls whose callback notes the call in force on
+// the launching thread, and at most how many distinct calls get a label. A callback on the
+// launches only, not CUPTI's external correlation ids: those ride on API records, which CUPTI
+// makes only with the RUNTIME and DRIVER kinds on, and those kinds slowed a host-bound PyTorch
+// DDP step by about 30 ms (2x H100, 2026-11-27: every runtime call paid for them).
 constexpr CUpti_CallbackId kRuntimeLaunches[] = {
     CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
     CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
@@ -145,12 +151,11 @@ struct Session::State {
   std::vector<Label> labels;
   std::map<int, int> rank_of_device;
   std::map<int, DeviceInfo> devices;
-  // Library calls (push_call): CUPTI's external correlation records, (launch correlation id,
-  // call id), and each call id's label. The labels have their own mutex: push_call() runs on the
-  // program's threads, and g_mu may be held for a whole buffer.
+  // Library calls (push_call): (launch correlation id, call id) from the launch callback, and
+  // each call id's label, guarded by g_calls_mu (not g_mu: the callback and push_call() run on
+  // the program's threads, and g_mu may be held for a whole buffer).
   std::atomic<bool> calls_on{false};
   std::vector<std::pair<uint32_t, uint64_t>> call_of_launch;
-  std::mutex labels_mu;
   std::unordered_map<uint64_t, std::string> call_labels;
   uint64_t labels_refused = 0;  // ids beyond kMaxCallLabels: their kernels carry no call
 
@@ -176,6 +181,8 @@ namespace {
 constinit std::mutex g_mu;        // guards g_active and every State reachable from it
 constinit std::mutex g_start_mu;  // serializes start/stop (never taken by the callbacks)
 constinit Session::State* g_active = nullptr;
+constinit std::mutex g_calls_mu;  // guards g_calls and every State's calls and labels
+constinit Session::State* g_calls = nullptr;  // the session noting library calls
 
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
   *buffer = nullptr;
@@ -259,11 +266,6 @@ void read_record(Session::State& s, const CUpti_Activity* rec) {
       c.src_device = static_cast<int32_t>(m->srcDeviceId);
       c.dst_device = static_cast<int32_t>(m->dstDeviceId);
       s.copies.push_back(c);
-      break;
-    }
-    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
-      const auto* x = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(rec);
-      if (x->externalKind == kCallKind) s.call_of_launch.emplace_back(x->correlationId, x->externalId);
       break;
     }
     case CUPTI_ACTIVITY_KIND_STREAM: {
@@ -400,41 +402,54 @@ void enable_nvtx_ranges(Session::State& s) {
   }
 }
 
-// Library calls (Session::push_call; docs/TRACE.md, "Library calls"): external correlation
-// records, and the launch API records they precede. Called by start() under the start mutex,
-// after the kernel kinds are on: a CUPTI that cannot only leaves kernels without their call.
+// Library calls (Session::push_call; docs/TRACE.md, "Library calls"): a callback at each launch
+// call. Called by start() under the start mutex, after the kernel kinds are on: a CUPTI that
+// cannot only leaves kernels without their call.
 void enable_library_calls(Session::State& s) {
   auto& c = cupti_api();
-  auto fact = [&](const std::string& f) {
-    std::lock_guard lk(g_mu);
-    s.facts.push_back(f);
-  };
-  if (!c.PushExternalId || !c.PopExternalId || !c.EnableRuntimeApi || !c.EnableDriverApi) {
-    fact("library calls not recorded: this CUPTI lacks external correlation ids; GEMM kernels "
-         "are told apart by name and grid only");
-    return;
-  }
-  if (const CUptiResult r = c.Enable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION); r != CUPTI_SUCCESS) {
-    fact("library calls not recorded: cuptiActivityEnable(EXTERNAL_CORRELATION) failed: " +
-         result_string(r));
-    return;
-  }
-  s.enabled.push_back(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
   int on = 0;
-  for (auto cb : kRuntimeLaunches) on += c.EnableRuntimeApi(cb, 1) == CUPTI_SUCCESS;
-  for (auto cb : kDriverLaunches) on += c.EnableDriverApi(cb, 1) == CUPTI_SUCCESS;
+  if (c.EnableCallback) {
+    for (auto cb : kRuntimeLaunches)
+      on += c.EnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cb) == CUPTI_SUCCESS;
+    for (auto cb : kDriverLaunches)
+      on += c.EnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cb) == CUPTI_SUCCESS;
+  }
   if (on == 0) {
-    fact("library calls not recorded: CUPTI refused the launch calls' records");
+    std::lock_guard lk(g_mu);
+    s.facts.push_back("library calls not recorded: CUPTI gives no callback at kernel launches; "
+                      "GEMM kernels are told apart by name and grid only");
     return;
+  }
+  {
+    std::lock_guard lk(g_calls_mu);
+    g_calls = &s;
   }
   s.calls_on.store(true, std::memory_order_release);
 }
 
+// Stops noting calls (the callbacks go with the subscriber, at stop()).
 void disable_library_calls(Session::State& s) {
-  if (!s.calls_on.exchange(false, std::memory_order_acq_rel)) return;
-  auto& c = cupti_api();
-  for (auto cb : kRuntimeLaunches) c.EnableRuntimeApi(cb, 0);
-  for (auto cb : kDriverLaunches) c.EnableDriverApi(cb, 0);
+  s.calls_on.store(false, std::memory_order_release);
+  std::lock_guard lk(g_calls_mu);
+  if (g_calls == &s) g_calls = nullptr;
+}
+
+void CUPTIAPI api_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId,
+                           const void* data) {
+  if (t_call_depth <= 0 || !data) return;
+  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
+  const auto* d = static_cast<const CUpti_CallbackData*>(data);
+  if (d->callbackSite != CUPTI_API_ENTER) return;
+  const uint64_t id = t_calls[std::min(t_call_depth, kMaxCallDepth) - 1];
+  try {
+    std::lock_guard lk(g_calls_mu);
+    // At most as many as the kernels kept (a memory cap for long sessions).
+    if (g_calls && (!g_calls->opt.max_kernels ||
+                    g_calls->call_of_launch.size() < g_calls->opt.max_kernels))
+      g_calls->call_of_launch.emplace_back(d->correlationId, id);
+  } catch (...) {
+    // Out of memory: this launch's kernel carries no call.
+  }
 }
 
 }  // namespace
@@ -485,9 +500,9 @@ bool Session::start() noexcept {
       p.subscriberName = "ccoverlap trace";
       p.oldSubscriberName = other;
       p.oldSubscriberSize = sizeof other;
-      r = cupti_api().Subscribe_v2(&s_->subscriber, no_callback, nullptr, &p);
+      r = cupti_api().Subscribe_v2(&s_->subscriber, api_callback, nullptr, &p);
     } else {
-      r = cupti_api().Subscribe(&s_->subscriber, no_callback, nullptr);
+      r = cupti_api().Subscribe(&s_->subscriber, api_callback, nullptr);
     }
     if (r != CUPTI_SUCCESS) {
       std::lock_guard lk(g_mu);
@@ -720,25 +735,24 @@ void Session::mark(const std::string& name, int rank) noexcept {
 
 bool Session::push_call(uint64_t id, CallLabel label, const void* arg) noexcept {
   State& s = *s_;
-  if (!s.calls_on.load(std::memory_order_acquire)) return false;
+  if (!s.calls_on.load(std::memory_order_acquire) || t_call_depth >= kMaxCallDepth) return false;
   try {
-    {
-      std::lock_guard lk(s.labels_mu);
-      if (!s.call_labels.count(id)) {
-        if (s.call_labels.size() < kMaxCallLabels)
-          s.call_labels.emplace(id, label ? label(arg) : std::string());
-        else
-          ++s.labels_refused;
-      }
+    std::lock_guard lk(g_calls_mu);
+    if (!s.call_labels.count(id)) {
+      if (s.call_labels.size() < kMaxCallLabels)
+        s.call_labels.emplace(id, label ? label(arg) : std::string());
+      else
+        ++s.labels_refused;
     }
   } catch (...) {
-    // Out of memory: the call is pushed all the same, its kernels carry no label.
+    // Out of memory, or the label threw: the call is pushed all the same, unlabelled.
   }
-  return cupti_api().PushExternalId(kCallKind, id) == CUPTI_SUCCESS;
+  t_calls[t_call_depth++] = id;
+  return true;
 }
 
 void Session::pop_call() noexcept {
-  if (cupti_api().PopExternalId) cupti_api().PopExternalId(kCallKind, nullptr);
+  if (t_call_depth > 0) --t_call_depth;
 }
 
 bool Session::calls_on() const noexcept {
@@ -780,7 +794,7 @@ trace::Trace Session::trace(int rank) const {
   // Each launch's library call, by its correlation id (the last record wins: CUPTI writes one).
   std::unordered_map<uint32_t, const std::string*> call_of;
   {
-    std::lock_guard ll(s_->labels_mu);
+    std::lock_guard ll(g_calls_mu);
     call_of.reserve(s.call_of_launch.size());
     for (const auto& [corr, id] : s.call_of_launch)
       if (auto it = s.call_labels.find(id); it != s.call_labels.end() && !it->second.empty())

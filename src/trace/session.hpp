@@ -57,8 +57,8 @@ struct Options {
   bool print_warnings = true;
   /// Record NVTX ranges (CUPTI_ACTIVITY_KIND_MARKER; sets NVTX_INJECTION64_PATH, see above).
   bool nvtx_ranges = true;
-  /// Record library calls (push_call: CUPTI's external correlation ids, with the records of the
-  /// launch calls they ride on), so each kernel carries the call that launched it.
+  /// Record library calls (push_call; a CUPTI callback at each kernel launch call notes the call
+  /// in force on the launching thread), so each kernel carries the call that launched it.
   bool library_calls = true;
 };
 
@@ -106,8 +106,9 @@ class Session {
   /// Kernels this thread launches until pop_call() were launched by one library call (a cuBLAS
   /// GEMM): the trace gives them its label (KernelEvent::call). `id` stands for the label (the
   /// same shape, the same id); label(arg) spells it, asked only the first time `id` is seen.
-  /// False when not active or CUPTI cannot (then do not pop). Cheap: an atomic load when off, a
-  /// lookup under a mutex of its own and CUPTI's push when on. Never throws.
+  /// False when not active, CUPTI gives no launch callbacks, or 8 calls are open on this thread
+  /// (then do not pop). Cheap: an atomic load when off, a lookup under a mutex when on. Launches
+  /// inside a CUDA graph's replay carry no call (the graph's launch is theirs). Never throws.
   bool push_call(uint64_t id, CallLabel label, const void* arg) noexcept;
   /// Ends the call pushed last on this thread.
   void pop_call() noexcept;
