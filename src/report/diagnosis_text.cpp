@@ -69,10 +69,10 @@ std::string csv(const trace::Diagnosis& d) {
       const auto lb = trace::lever_bounds(p);
       o += fmt::format("{},{},{},{},{}", p.rank, p.step, i == r.typical ? 1 : 0, p.begin_ns,
                        ms(p.time_ns));
-      for (const auto& c : kParts) o += "," + ms(p.*(c.field));
-      for (const auto& c : kBeside) o += "," + ms(p.*(c.field));
+      for (const auto& c : kParts) o.append(",").append(ms(p.*(c.field)));
+      for (const auto& c : kBeside) o.append(",").append(ms(p.*(c.field)));
       o += fmt::format(",{},{:.3f}", ms(p.compute_slowed_spread_ns), p.compute_estimated);
-      for (const auto& b : kBounds) o += "," + ms(lb.*(b.field));
+      for (const auto& b : kBounds) o.append(",").append(ms(lb.*(b.field)));
       o += fmt::format(",{},{}\n", p.slowest_peer >= 0 ? std::to_string(p.slowest_peer) : "",
                        ms(p.slowest_peer_lag_ns));
     }
@@ -108,6 +108,16 @@ std::string markdown(const trace::Diagnosis& d) {
   for (const auto& n : d.notes) o += "\n- " + n;
   if (!d.notes.empty()) o += "\n";
   return o;
+}
+
+// One rank against its steps in the alone trace: the difference, split (means; adds up).
+std::string versus_alone_line(const trace::VersusAlone& v) {
+  return fmt::format(
+      "# rank {} against the alone trace (means of {} and {} steps): {:.2f} ms against {:.2f}, "
+      "{:+.2f} ms = compute slowed {:.2f} + compute only here {:+.2f} + exposed communication "
+      "{:+.2f} + host idle {:+.2f}\n",
+      v.rank, v.steps, v.alone_steps, v.time_ms, v.alone_time_ms, v.difference_ms(),
+      v.compute_slowed_ms, v.compute_only_here_ms, v.exposed_ms, v.idle_ms);
 }
 
 std::string text(const trace::Diagnosis& d) {
@@ -150,6 +160,8 @@ std::string text(const trace::Diagnosis& d) {
                      r.steps.size(), sp("time"), sp("compute_slowed"), sp("exposed"),
                      sp("sm_wait"));
   }
+  for (const auto& v : d.versus_alone)
+    o += versus_alone_line(v);
   for (const auto& r : d.ranks) {
     const auto& p = r.steps[r.typical];
     if (p.slowest_peer >= 0 && p.exposed_rank_wait_ns > 0)

@@ -884,6 +884,44 @@ std::string sentence_of(const StepParts& p, const Spread& time_spread, std::size
 
 }  // namespace
 
+namespace {
+
+// Means over a rank's kept steps of a part, ms.
+double mean_ms(const std::vector<StepParts>& steps, int64_t StepParts::*f) {
+  double sum = 0;
+  for (const auto& p : steps) sum += static_cast<double>(p.*f);
+  return steps.empty() ? 0 : sum / static_cast<double>(steps.size()) / 1e6;
+}
+
+// Each rank against the first alone diagnosis that has that rank (means: they add up exactly,
+// medians would not).
+std::vector<VersusAlone> versus_alone(const std::vector<RankSteps>& ranks,
+                                      const std::vector<Diagnosis>& alone) {
+  std::vector<VersusAlone> out;
+  for (const RankSteps& r : ranks) {
+    const RankSteps* a = nullptr;
+    for (const Diagnosis& ad : alone)
+      for (const RankSteps& ar : ad.ranks)
+        if (!a && ar.rank == r.rank && !ar.steps.empty()) a = &ar;
+    if (!a || r.steps.empty()) continue;
+    VersusAlone v;
+    v.rank = r.rank;
+    v.steps = r.steps.size();
+    v.alone_steps = a->steps.size();
+    v.time_ms = mean_ms(r.steps, &StepParts::time_ns);
+    v.alone_time_ms = mean_ms(a->steps, &StepParts::time_ns);
+    v.compute_slowed_ms = mean_ms(r.steps, &StepParts::compute_slowed_ns);
+    v.compute_only_here_ms =
+        mean_ms(r.steps, &StepParts::compute_alone_ns) - mean_ms(a->steps, &StepParts::compute_busy_ns);
+    v.exposed_ms = mean_ms(r.steps, &StepParts::exposed_ns) - mean_ms(a->steps, &StepParts::exposed_ns);
+    v.idle_ms = mean_ms(r.steps, &StepParts::idle_ns) - mean_ms(a->steps, &StepParts::idle_ns);
+    out.push_back(v);
+  }
+  return out;
+}
+
+}  // namespace
+
 Diagnosis diagnose(const Trace& t, const DiagnosisOptions& o) {
   Diagnosis d;
   const KernelsByRank by_rank = kernels_by_rank(t);  // sorted once, for the steps and the views
@@ -912,6 +950,14 @@ Diagnosis diagnose(const Trace& t, const DiagnosisOptions& o) {
     }
   }
   if (base) base->finish();
+  // The alone traces' own steps, diagnosed alike, for the difference per rank (below).
+  std::vector<Diagnosis> alone_diagnoses;
+  for (const Trace* at : o.alone) {
+    DiagnosisOptions ao;
+    ao.steps = o.alone_steps.value_or(o.steps);
+    ao.steps.window = {};
+    alone_diagnoses.push_back(diagnose(*at, ao));
+  }
   for (const auto& [rank, steps] : d.steps.ranks) {
     RankSteps rs;
     rs.rank = rank;
@@ -931,6 +977,7 @@ Diagnosis diagnose(const Trace& t, const DiagnosisOptions& o) {
     }
     d.ranks.push_back(std::move(rs));
   }
+  d.versus_alone = versus_alone(d.ranks, alone_diagnoses);
   if (d.ranks.empty()) {
     d.sentence = d.steps.ranks.empty() && !d.steps.notes.empty()
                      ? "Nothing to diagnose: " + d.steps.notes.back() + "."
@@ -1046,6 +1093,19 @@ json diagnosis_to_json(const Diagnosis& d) {
     ranks.push_back(std::move(x));
   }
   j["ranks"] = ranks;
+  json va = json::array();
+  for (const auto& v : d.versus_alone)
+    va.push_back({{"rank", v.rank},
+                  {"steps", v.steps},
+                  {"alone_steps", v.alone_steps},
+                  {"time_ms", v.time_ms},
+                  {"alone_time_ms", v.alone_time_ms},
+                  {"difference_ms", v.difference_ms()},
+                  {"compute_slowed_ms", v.compute_slowed_ms},
+                  {"compute_only_here_ms", v.compute_only_here_ms},
+                  {"exposed_ms", v.exposed_ms},
+                  {"idle_ms", v.idle_ms}});
+  j["versus_alone"] = va;
   j["notes"] = d.notes;
   return j;
 }

@@ -161,9 +161,27 @@ struct DiagnosisOptions {
   std::optional<StepOptions> alone_steps;
 };
 
+/// One rank's steps against the same rank's steps in the alone trace (the program without
+/// gradient sync, say): the mean step time difference split into parts that add up to it exactly,
+/// means over the kept steps of each (ms). It answers "the step with communication costs X ms
+/// more than without: why".
+struct VersusAlone {
+  int rank = 0;
+  std::size_t steps = 0, alone_steps = 0;
+  double time_ms = 0, alone_time_ms = 0;
+  double difference_ms() const { return time_ms - alone_time_ms; }
+  double compute_slowed_ms = 0;  ///< this trace's compute slowed (the alone trace has none)
+  double compute_only_here_ms = 0;  ///< compute alone here - compute busy there (kernels only here)
+  double exposed_ms = 0;         ///< exposed communication here - there
+  double idle_ms = 0;            ///< host idle here - there
+  double parts_ms() const { return compute_slowed_ms + compute_only_here_ms + exposed_ms + idle_ms; }
+};
+
 struct Diagnosis {
   StepSet steps;
   std::vector<RankSteps> ranks;
+  /// Per rank found in an alone trace with steps (DiagnosisOptions::alone): empty otherwise.
+  std::vector<VersusAlone> versus_alone;
   int critical_rank = -1;  ///< the rank with the longest typical step
   std::string sentence;    ///< the plain sentence: what holds the step back, what can win
   std::vector<std::string> notes;

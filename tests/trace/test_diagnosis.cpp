@@ -184,6 +184,45 @@ TEST(Diagnosis, GemmShapesAreToldApartByTheirCall) {
   EXPECT_EQ(typical(mixed).compute_slowed_ns, 20 * us);
 }
 
+// The step against the program without communication: per step here G G (10 each) alone, G G
+// beside an all-reduce (15 each: 10 slowed in all), a kernel only this program runs (5), and the
+// all-reduce's tail (5 exposed after the last compute): 60 us. Alone: G G G G, 40 us. The 20 us
+// difference = compute slowed 10 + compute only here 5 + exposed 5 + idle 0, exactly.
+TEST(Diagnosis, DifferenceToTheAloneTraceAddsUp) {
+  Builder b, a;
+  for (int s = 0; s < 8; ++s) {
+    b.range(0, s);
+    b.kernel(0, s, kGemm, 0, 10);
+    b.kernel(0, s, kGemm, 10, 20);
+    b.kernel(0, s, kGemm, 20, 35);
+    b.kernel(0, s, kGemm, 35, 50);
+    b.kernel(0, s, "void bucket_copy_kernel(float*)", 50, 55);
+    b.kernel(0, s, kAr, 20, 60);
+    a.range(0, s);
+    for (int i = 0; i < 4; ++i) a.kernel(0, s, kGemm, 10 * i, 10 * i + 10);
+  }
+  const Trace t = b.done(), alone = a.done();
+  DiagnosisOptions o;
+  o.alone = {&alone};
+  const Diagnosis d = cco::trace::diagnose(t, o);
+  expect_adds_up(d);
+  ASSERT_EQ(d.versus_alone.size(), 1u);
+  const auto& v = d.versus_alone[0];
+  EXPECT_EQ(v.steps, 5u);
+  EXPECT_EQ(v.alone_steps, 5u);
+  EXPECT_NEAR(v.time_ms, 0.060, 1e-9);
+  EXPECT_NEAR(v.alone_time_ms, 0.040, 1e-9);
+  EXPECT_NEAR(v.compute_slowed_ms, 0.010, 1e-9);
+  EXPECT_NEAR(v.compute_only_here_ms, 0.005, 1e-9);
+  EXPECT_NEAR(v.exposed_ms, 0.005, 1e-9);
+  EXPECT_NEAR(v.idle_ms, 0.0, 1e-9);
+  EXPECT_NEAR(v.parts_ms(), v.difference_ms(), 1e-9);
+  const auto j = cco::trace::diagnosis_to_json(d);
+  EXPECT_NEAR(j["versus_alone"][0]["difference_ms"].get<double>(), 0.020, 1e-9);
+  // No alone trace: nothing to set against.
+  EXPECT_TRUE(cco::trace::diagnose(t).versus_alone.empty());
+}
+
 TEST(TraceBreakdown, OneGroupPerKernelAndCall) {
   const auto with = cco::trace::kernel_breakdown(gemm_shapes(true));
   ASSERT_EQ(with.size(), 3u);  // the large GEMM, the all-reduce, the small GEMM
