@@ -62,10 +62,11 @@ struct Options {
   int gemm_sms = 0;                        ///< cuBLASLt SM-count target (0: all)
   int green_sms = 0;                       ///< compute in a green-context SM partition (0: none)
   int nccl_min_ctas = -1, nccl_max_ctas = -1, nccl_cga_cluster = -1;
-  /// --nccl-cta-policy's first value (-1: not given): the run's own communicator's CTAPolicy.
-  int nccl_cta_policy = -1;
+  /// --nccl-cta-policy's first value (nullopt: not given, NCCL's default): the run's own
+  /// communicator's CTAPolicy.
+  std::optional<model::CtaPolicy> nccl_cta_policy = std::nullopt;
   /// --nccl-cta-policy's further values: every overlapped row again under each (pairs only).
-  std::vector<int> row_cta_policies;
+  std::vector<model::CtaPolicy> row_cta_policies;
   model::CommRegister nccl_register = model::CommRegister::None;  ///< --nccl-register
   bool nccl_register_given = false;
   std::string json_path, csv_path;         ///< "-" = stdout
@@ -153,10 +154,11 @@ struct RowSpec {
   int nccl_ctas = -1;     ///< NCCL minCTAs = maxCTAs for this row's communicator
   int green_sms = -1;     ///< run the compute part in a green-context partition of this many SMs
   int nccl_reg = -1;      ///< the collective's buffer registration (a model::CommRegister value)
-  int cta_policy = -1;    ///< NCCL CTAPolicy of this row's communicator (a model::CtaPolicy value)
+  /// NCCL CTAPolicy of this row's communicator (nullopt: the run's own)
+  std::optional<model::CtaPolicy> cta_policy = std::nullopt;
   /// True when the row uses the run's own compute and communicator (no budget override).
   bool default_variant() const {
-    return gemm_sms < 0 && nccl_ctas < 0 && green_sms < 0 && nccl_reg < 0 && cta_policy < 0;
+    return gemm_sms < 0 && nccl_ctas < 0 && green_sms < 0 && nccl_reg < 0 && !cta_policy;
   }
   /// Same mode, target, padding and budgets.
   bool operator==(const RowSpec&) const = default;

@@ -76,15 +76,19 @@ std::vector<RowSpec> rows_from_lead(boot::Group& g, const std::function<std::vec
 }
 
 std::vector<rt::Comm> open_variants(boot::Group& g, const rt::CommConfig& cc,
-                                    const std::vector<CommVariant>& variants) {
-  std::vector<rt::Comm> comms(variants.empty() ? 0 : 1);
-  for (std::size_t i = 1; i < variants.size(); ++i) {
+                                    const std::vector<CommKey>& keys) {
+  std::vector<rt::Comm> comms(keys.empty() ? 0 : 1);
+  for (std::size_t i = 1; i < keys.size(); ++i) {
     rt::CommConfig c = cc;
-    if (variants[i].ctas > 0) c.min_ctas = c.max_ctas = variants[i].ctas;
-    if (variants[i].policy >= 0) c.cta_policy = variants[i].policy;
+    if (keys[i].ctas > 0) c.min_ctas = c.max_ctas = keys[i].ctas;
+    c.cta_policy = policy_of(keys[i], cc);
     comms.push_back(open_comm(g, c));
   }
   return comms;
+}
+
+std::optional<model::CtaPolicy> policy_of(const CommKey& key, const rt::CommConfig& cc) {
+  return key.policy ? key.policy : cc.cta_policy;
 }
 
 RoundsOptions rounds_options(const Options& o, bool lead, std::ostream& progress,

@@ -265,7 +265,7 @@ nlohmann::json rows_to_json(const std::vector<RowSpec>& rows) {
   nlohmann::json j = nlohmann::json::array();
   for (const auto& r : rows)
     j.push_back({static_cast<int>(r.mode), r.blocks_per_sm, r.pad, r.gemm_sms, r.nccl_ctas, r.green_sms,
-                 r.nccl_reg, r.cta_policy});
+                 r.nccl_reg, model::cta_policy_number(r.cta_policy)});
   return j;
 }
 
@@ -280,10 +280,16 @@ std::vector<RowSpec> rows_from_json(const nlohmann::json& j) {
     r.nccl_ctas = x[4];
     r.green_sms = x[5];
     if (x.size() > 6) r.nccl_reg = x[6];
-    if (x.size() > 7) r.cta_policy = x[7];
+    if (x.size() > 7) r.cta_policy = model::cta_policy_from_number(x[7].get<int>());
     out.push_back(r);
   }
   return out;
+}
+
+nlohmann::json policy_numbers(const std::vector<model::CtaPolicy>& policies) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto p : policies) j.push_back(model::cta_policy_number(p));
+  return j;
 }
 
 std::string json_text(const nlohmann::json& j, int indent) {
@@ -332,8 +338,8 @@ nlohmann::json options_json(const Options& o) {
   j["green_sms"] = o.green_sms;
   j["nccl"] = {{"min_ctas", o.nccl_min_ctas},
                {"max_ctas", o.nccl_max_ctas},
-               {"cta_policy", o.nccl_cta_policy},
-               {"row_cta_policies", o.row_cta_policies},
+               {"cta_policy", model::cta_policy_number(o.nccl_cta_policy)},
+               {"row_cta_policies", policy_numbers(o.row_cta_policies)},
                {"cga_cluster_size", o.nccl_cga_cluster},
                {"register", model::to_string(o.nccl_register)}};
   return j;
@@ -384,9 +390,7 @@ nlohmann::json to_json(const Report& r) {
     x["nccl_ctas"] = row.spec.nccl_ctas;
     x["green_sms"] = row.spec.green_sms;
     x["nccl_register"] = row.spec.nccl_reg;
-    x["cta_policy"] = row.cta_policy >= 0
-                          ? nlohmann::json(model::to_string(static_cast<model::CtaPolicy>(row.cta_policy)))
-                          : nlohmann::json();
+    x["cta_policy"] = row.cta_policy ? nlohmann::json(model::to_string(*row.cta_policy)) : nlohmann::json();
     x["comm_path"] = row.comm_path;
     x["label"] = row.spec.label();
     x["t_ideal_us"] = val(model::ideal(t));

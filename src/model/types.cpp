@@ -118,4 +118,16 @@ CtaPolicy parse_cta_policy(std::string_view name) {
               "' (known: default or 0, efficiency or 1, zero or 2)");
 }
 
+int cta_policy_number(std::optional<CtaPolicy> p) { return p ? static_cast<int>(*p) : -1; }
+
+std::optional<CtaPolicy> cta_policy_from_number(int n) {
+  switch (n) {
+    case -1: return std::nullopt;
+    case 0: return CtaPolicy::Default;
+    case 1: return CtaPolicy::Efficiency;
+    case 2: return CtaPolicy::Zero;
+  }
+  throw Error("unknown CTA policy number " + std::to_string(n) + " (known: -1 for none, 0, 1, 2)");
+}
+
 }  // namespace cco::model

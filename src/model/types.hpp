@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,5 +54,10 @@ enum class CtaPolicy { Default = 0, Efficiency = 1, Zero = 2 };
 const char* to_string(CtaPolicy p);
 /// Accepts the names above and NCCL's numbers 0, 1, 2. Throws Error listing them.
 CtaPolicy parse_cta_policy(std::string_view name);
+/// A policy as a number, the one encoding of files, JSON and the rows rank 0 sends to the other
+/// ranks: NCCL's (0, 1, 2), or -1 for none (std::nullopt: NCCL's default, unset).
+/// cta_policy_from_number reads it back; any other number throws Error.
+int cta_policy_number(std::optional<CtaPolicy> p);
+std::optional<CtaPolicy> cta_policy_from_number(int n);
 
 }  // namespace cco::model

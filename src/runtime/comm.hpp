@@ -4,18 +4,19 @@
 #include <nccl.h>
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include "model/types.hpp"
 
 namespace cco::rt {
 
-/// Communicator settings; -1 (or empty) leaves NCCL's default.
+/// Communicator settings; -1 (or nullopt) leaves NCCL's default.
 struct CommConfig {
   int min_ctas = -1;           ///< ncclConfig_t.minCTAs
   int max_ctas = -1;           ///< ncclConfig_t.maxCTAs
   int cga_cluster_size = -1;   ///< ncclConfig_t.cgaClusterSize (0 disables clusters on sm_90)
-  int cta_policy = -1;         ///< ncclConfig_t.CTAPolicy (NCCL_CTA_POLICY_*), NCCL 2.27+
+  std::optional<model::CtaPolicy> cta_policy = std::nullopt;  ///< ncclConfig_t.CTAPolicy, NCCL 2.27+
   bool blocking = true;        ///< ncclConfig_t.blocking
 };
 

@@ -164,14 +164,17 @@ std::vector<RowSpec> build_space(const SpaceInput& in, const SpaceOptions& opt,
   return out;
 }
 
-std::vector<int> cta_policies_to_try(const std::vector<int>& listed, bool copy_engine, int run_policy) {
-  const int zero = static_cast<int>(model::CtaPolicy::Zero);
+std::vector<model::CtaPolicy> cta_policies_to_try(const std::vector<model::CtaPolicy>& listed,
+                                                  bool copy_engine,
+                                                  std::optional<model::CtaPolicy> run_policy) {
+  const auto zero = model::CtaPolicy::Zero;
   if (!listed.empty()) return listed;
   if (copy_engine && run_policy != zero) return {zero};
   return {};
 }
 
-std::vector<RowSpec> policy_rows(const std::vector<int>& policies, int run_policy, bool copy_engine,
+std::vector<RowSpec> policy_rows(const std::vector<model::CtaPolicy>& policies,
+                                 std::optional<model::CtaPolicy> run_policy, bool copy_engine,
                                  int zero_reg, const std::vector<RowSpec>& compute_side,
                                  const std::vector<int>& sms, bool priority, const ZeroRowText& text,
                                  std::vector<std::string>* notes) {
@@ -179,9 +182,9 @@ std::vector<RowSpec> policy_rows(const std::vector<int>& policies, int run_polic
     if (notes) notes->push_back(s);
   };
   std::vector<RowSpec> out;
-  for (int p : policies) {
+  for (const model::CtaPolicy p : policies) {
     if (p == run_policy) continue;
-    if (p == static_cast<int>(model::CtaPolicy::Zero)) {
+    if (p == model::CtaPolicy::Zero) {
       if (!copy_engine) {
         note(text.pruned);
         continue;
@@ -231,8 +234,7 @@ nlohmann::json plan_base(const RowSpec& choice, int blocks_per_sm, const nlohman
   // it follows the launch-order window (reproducible rounding, docs/PRELOAD.md).
   if (choice.gemm_sms > 0) p.gemm = {choice.gemm_sms, plan::When::Overlap};
   if (choice.nccl_ctas > 0) p.nccl.min_ctas = p.nccl.max_ctas = choice.nccl_ctas;
-  if (choice.cta_policy >= 0)
-    p.nccl.cta_policy = model::to_string(static_cast<model::CtaPolicy>(choice.cta_policy));
+  if (choice.cta_policy) p.nccl.cta_policy = model::to_string(*choice.cta_policy);
   p.made_for.set = true;
   p.made_for.device = devices.empty() ? "" : devices[0].value("name", "");
   p.made_for.sms = devices.empty() ? 0 : devices[0].value("sms", 0);
@@ -248,7 +250,7 @@ nlohmann::json plan_base(const RowSpec& choice, int blocks_per_sm, const nlohman
 
 bool run_applicable(const RowSpec& r) {
   // Zero needs the collective's buffers in a symmetric window, which a program's are not.
-  return r.green_sms < 0 && r.nccl_reg < 0 && r.cta_policy != static_cast<int>(model::CtaPolicy::Zero);
+  return r.green_sms < 0 && r.nccl_reg < 0 && r.cta_policy != model::CtaPolicy::Zero;
 }
 
 std::string applied_note(const RowSpec& choice, const RowSpec& applied, double applied_t_us) {
@@ -287,7 +289,7 @@ void common_neighbours(const RowSpec& r, int sms, int nccl_ctas, std::vector<Row
         add(n);
       }
   // NCCL CTAs: the adjacent rungs of the ladder (a CTA policy picks its own).
-  if (r.cta_policy < 0) {
+  if (!r.cta_policy) {
     const auto& ladder = cta_ladder();
     const int c = r.nccl_ctas > 0 ? r.nccl_ctas : std::max(1, nccl_ctas);
     int below = -1, above = -1;
@@ -308,7 +310,7 @@ std::vector<RowSpec> neighbours(const SpaceInput& in, const RowSpec& r) {
   const int sms = in.limits.sm_count;
   std::vector<RowSpec> out;
   // A collective on the copy engines: no SM control has a neighbour worth measuring.
-  if (r.cta_policy == static_cast<int>(model::CtaPolicy::Zero)) return out;
+  if (r.cta_policy == model::CtaPolicy::Zero) return out;
   auto add = [&](const RowSpec& n) { add_unique(out, n); };
   const bool shape = bench::is_shape(r.mode);
   const bool prio = bench::is_priority(r.mode);
@@ -400,7 +402,7 @@ std::string cache_key(const nlohmann::json& devices, const nlohmann::json& versi
                 {"priority", space.priority},
                 {"green_sms", space.green_sms},
                 {"registers", space.registers},
-                {"cta_policies", space.cta_policies},
+                {"cta_policies", bench::policy_numbers(space.cta_policies)},
                 {"refine", space.refine},
                 {"rounds", space.rounds}};
   return stable_hash(k.dump());

@@ -7,6 +7,7 @@
 using namespace cco::bench;
 using cco::model::Collective;
 using cco::model::ComputeKind;
+using cco::model::CtaPolicy;
 using cco::model::DType;
 
 namespace {
@@ -239,8 +240,8 @@ TEST(Options, TracePathAndPerRankNames) {
 
 TEST(CtaPolicy, ListMakesRowsAndZeroGetsASymmetricWindow) {
   const auto o = parse({"--collective", "allgather", "--nccl-cta-policy", "default,ZERO"});
-  EXPECT_EQ(o.nccl_cta_policy, 0);
-  ASSERT_EQ(o.row_cta_policies, std::vector<int>{2});
+  EXPECT_EQ(o.nccl_cta_policy, CtaPolicy::Default);
+  ASSERT_EQ(o.row_cta_policies, std::vector<CtaPolicy>{CtaPolicy::Zero});
   EXPECT_EQ(o.nccl_register, cco::model::CommRegister::None) << "the run's own policy is default";
   const auto rows = expand_rows(o, /*shapeable=*/false, 0);
   // seq, concurrent, priority on the run's communicator; the overlapped two again under zero.
@@ -248,17 +249,17 @@ TEST(CtaPolicy, ListMakesRowsAndZeroGetsASymmetricWindow) {
   EXPECT_EQ(rows[3].label(), "concurrent reg=window cta=zero");
   EXPECT_EQ(rows[4].label(), "priority reg=window cta=zero");
   EXPECT_FALSE(rows[3].default_variant()) << "a policy is a communicator of its own";
-  for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(rows[i].cta_policy, -1);
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_FALSE(rows[i].cta_policy);
   // The rows travel between ranks as JSON; a row of an older 7-field list has no policy.
   const auto back = rows_from_json(rows_to_json(rows));
   ASSERT_EQ(back.size(), rows.size());
   EXPECT_EQ(back[4], rows[4]);
-  EXPECT_EQ(rows_from_json(nlohmann::json::parse("[[1,0,-1,-1,-1,-1,2]]"))[0].cta_policy, -1);
+  EXPECT_FALSE(rows_from_json(nlohmann::json::parse("[[1,0,-1,-1,-1,-1,2]]"))[0].cta_policy);
 }
 
 TEST(CtaPolicy, RunWideZeroRegistersAWindowUnlessTheUserChose) {
   EXPECT_EQ(parse({"--nccl-cta-policy", "zero"}).nccl_register, cco::model::CommRegister::Window);
-  EXPECT_EQ(parse({"--nccl-cta-policy", "2"}).nccl_cta_policy, 2);
+  EXPECT_EQ(parse({"--nccl-cta-policy", "2"}).nccl_cta_policy, CtaPolicy::Zero);
   EXPECT_EQ(parse({"--nccl-cta-policy", "efficiency"}).nccl_register, cco::model::CommRegister::None);
   const auto chosen = parse({"--nccl-cta-policy", "default,zero", "--nccl-register", "none"});
   EXPECT_EQ(chosen.nccl_register, cco::model::CommRegister::None);
@@ -273,7 +274,7 @@ TEST(CtaPolicy, RunWideZeroRegistersAWindowUnlessTheUserChose) {
 TEST(CtaPolicy, AnEmptyValueGivenIsAnError) {
   Options o;
   parse_cta_policies(o, "", false);
-  EXPECT_EQ(o.nccl_cta_policy, -1) << "not given: NCCL's default";
+  EXPECT_FALSE(o.nccl_cta_policy) << "not given: NCCL's default";
   EXPECT_THROW(parse_cta_policies(o, "", true), UsageError);
 }
 

@@ -516,7 +516,7 @@ TEST(Space, ZeroCtaPolicyIsOneRowWhereTheCopyEnginesCanCarryIt) {
   // Asked for where it cannot apply: pruned with a note, never a row that would run on SMs.
   in.copy_engine = false;
   tune::SpaceOptions opt;
-  opt.cta_policies = {2};
+  opt.cta_policies = {model::CtaPolicy::Zero};
   notes.clear();
   EXPECT_EQ(tune::build_space(in, opt, &notes).size(), plain.size());
   EXPECT_TRUE(std::any_of(notes.begin(), notes.end(),
@@ -526,12 +526,12 @@ TEST(Space, ZeroCtaPolicyIsOneRowWhereTheCopyEnginesCanCarryIt) {
 TEST(Space, EfficiencyPolicyIsCrossedWithoutCtaCounts) {
   auto in = cublas_input();
   tune::SpaceOptions opt;
-  opt.cta_policies = {1};
+  opt.cta_policies = {model::CtaPolicy::Efficiency};
   const auto rows = tune::build_space(in, opt);
   const auto plain = tune::build_space(in, {});
   std::vector<RowSpec> eff;
   for (const auto& r : rows)
-    if (r.cta_policy == 1) eff.push_back(r);
+    if (r.cta_policy == model::CtaPolicy::Efficiency) eff.push_back(r);
   EXPECT_EQ(eff.size(), 8u * 2) << "SM budgets x priority, one CTA setting: the policy's own";
   EXPECT_EQ(rows.size(), plain.size() + eff.size());
   for (const auto& r : eff) EXPECT_EQ(r.nccl_ctas, -1);

@@ -427,23 +427,23 @@ TEST(WorkloadSpace, ZeroCtaIsOneCandidateWhereTheStepHasCopyEngineCollectives) {
   EXPECT_TRUE(std::any_of(notes.begin(), notes.end(),
                           [](auto& n) { return n.find("cta=zero: one row") != std::string::npos; }));
   in.copy_engine = false;
-  in.cta_policies = {2, 1};
+  in.cta_policies = {model::CtaPolicy::Zero, model::CtaPolicy::Efficiency};
   notes.clear();
   const auto eff = tune::build_workload_space(in, {}, &notes);
   EXPECT_TRUE(std::any_of(notes.begin(), notes.end(),
                           [](auto& n) { return n.find("cta=zero pruned") != std::string::npos; }));
   std::size_t n_eff = 0;
   for (const auto& r : eff) {
-    EXPECT_NE(r.cta_policy, 2) << r.label();
-    if (r.cta_policy == 1) {
+    EXPECT_NE(r.cta_policy, model::CtaPolicy::Zero) << r.label();
+    if (r.cta_policy == model::CtaPolicy::Efficiency) {
       ++n_eff;
       EXPECT_EQ(r.nccl_ctas, -1) << r.label();
     }
   }
   EXPECT_EQ(n_eff, 2u) << "concurrent and priority (no shapeable kernel)";
   // The run's own policy is not repeated as a row.
-  in.run_policy = 1;
-  in.cta_policies = {1};
+  in.run_policy = model::CtaPolicy::Efficiency;
+  in.cta_policies = {model::CtaPolicy::Efficiency};
   EXPECT_EQ(tune::build_workload_space(in, {}).size(), plain.size());
 }
 
@@ -467,6 +467,6 @@ TEST(WorkloadSpace, NeighboursStepOneControlAtATime) {
             (std::set<std::string>{"priority ctas=16", "concurrent ctas=12", "concurrent ctas=24"}));
   // The copy engines use no SM a control divides: a zero-CTA row has no neighbour.
   RowSpec z{Mode::Concurrent};
-  z.cta_policy = static_cast<int>(model::CtaPolicy::Zero);
+  z.cta_policy = model::CtaPolicy::Zero;
   EXPECT_TRUE(tune::workload_neighbours(in, z).empty());
 }
