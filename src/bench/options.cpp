@@ -78,7 +78,7 @@ std::string RowSpec::budgets() const {
   if (gemm_sms >= 0) s += " sms=" + (gemm_sms == 0 ? std::string("all") : std::to_string(gemm_sms));
   if (nccl_ctas >= 0) s += " ctas=" + std::to_string(nccl_ctas);
   if (green_sms >= 0) s += " green=" + std::to_string(green_sms);
-  if (nccl_reg >= 0) s += std::string(" reg=") + model::to_string(static_cast<model::CommRegister>(nccl_reg));
+  if (nccl_reg) s += std::string(" reg=") + model::to_string(*nccl_reg);
   if (cta_policy) s += std::string(" cta=") + model::to_string(*cta_policy);
   return s;
 }
@@ -604,7 +604,7 @@ std::vector<RowSpec> expand_rows(const Options& o, bool shapeable, int natural_b
       r.cta_policy = p;
       if (p == model::CtaPolicy::Zero && !o.nccl_register_given &&
           o.nccl_register != model::CommRegister::Window)
-        r.nccl_reg = static_cast<int>(model::CommRegister::Window);
+        r.nccl_reg = model::CommRegister::Window;
       rows.push_back(r);
     }
   }

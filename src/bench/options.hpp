@@ -153,12 +153,13 @@ struct RowSpec {
   int gemm_sms = -1;      ///< cuBLASLt SM-count target for this row's GEMMs (0: all SMs)
   int nccl_ctas = -1;     ///< NCCL minCTAs = maxCTAs for this row's communicator
   int green_sms = -1;     ///< run the compute part in a green-context partition of this many SMs
-  int nccl_reg = -1;      ///< the collective's buffer registration (a model::CommRegister value)
+  /// The collective's buffer registration (nullopt: the run's own)
+  std::optional<model::CommRegister> nccl_reg = std::nullopt;
   /// NCCL CTAPolicy of this row's communicator (nullopt: the run's own)
   std::optional<model::CtaPolicy> cta_policy = std::nullopt;
   /// True when the row uses the run's own compute and communicator (no budget override).
   bool default_variant() const {
-    return gemm_sms < 0 && nccl_ctas < 0 && green_sms < 0 && nccl_reg < 0 && !cta_policy;
+    return gemm_sms < 0 && nccl_ctas < 0 && green_sms < 0 && !nccl_reg && !cta_policy;
   }
   /// Same mode, target, padding and budgets.
   bool operator==(const RowSpec&) const = default;

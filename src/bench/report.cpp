@@ -265,7 +265,7 @@ nlohmann::json rows_to_json(const std::vector<RowSpec>& rows) {
   nlohmann::json j = nlohmann::json::array();
   for (const auto& r : rows)
     j.push_back({static_cast<int>(r.mode), r.blocks_per_sm, r.pad, r.gemm_sms, r.nccl_ctas, r.green_sms,
-                 r.nccl_reg, model::cta_policy_number(r.cta_policy)});
+                 model::comm_register_number(r.nccl_reg), model::cta_policy_number(r.cta_policy)});
   return j;
 }
 
@@ -279,7 +279,7 @@ std::vector<RowSpec> rows_from_json(const nlohmann::json& j) {
     r.gemm_sms = x[3];
     r.nccl_ctas = x[4];
     r.green_sms = x[5];
-    if (x.size() > 6) r.nccl_reg = x[6];
+    if (x.size() > 6) r.nccl_reg = model::comm_register_from_number(x[6].get<int>());
     if (x.size() > 7) r.cta_policy = model::cta_policy_from_number(x[7].get<int>());
     out.push_back(r);
   }
@@ -389,7 +389,7 @@ nlohmann::json to_json(const Report& r) {
     x["gemm_sms"] = row.spec.gemm_sms;
     x["nccl_ctas"] = row.spec.nccl_ctas;
     x["green_sms"] = row.spec.green_sms;
-    x["nccl_register"] = row.spec.nccl_reg;
+    x["nccl_register"] = model::comm_register_number(row.spec.nccl_reg);
     x["cta_policy"] = row.cta_policy ? nlohmann::json(model::to_string(*row.cta_policy)) : nlohmann::json();
     x["comm_path"] = row.comm_path;
     x["label"] = row.spec.label();

@@ -128,8 +128,9 @@ std::string slowdown_verdict(const Row& row);
 std::string json_text(const nlohmann::json& j, int indent = 1);
 
 /// Rows as rank 0 sends them to every rank (cco bench and the step bench alike): one array
-/// [mode, k, pad, gemm_sms, nccl_ctas, green_sms, nccl_reg, cta_policy] per row (the policy as
-/// model::cta_policy_number writes it); rows_from_json reads it back (an older row of 6 or 7
+/// [mode, k, pad, gemm_sms, nccl_ctas, green_sms, nccl_reg, cta_policy] per row (the
+/// registration and the policy as model::comm_register_number and cta_policy_number write them);
+/// rows_from_json reads it back (an older row of 6 or 7
 /// fields has no registration or policy).
 nlohmann::json rows_to_json(const std::vector<RowSpec>& rows);
 std::vector<RowSpec> rows_from_json(const nlohmann::json& j);

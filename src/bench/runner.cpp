@@ -40,8 +40,6 @@ RowPlan plan_rows(const std::vector<RowSpec>& specs, const DeviceContext& ctx,
                   wl::ComputeOp& comp0, std::vector<std::string>& notes) {
   RowPlan plan;
   for (const auto& s : specs) {
-    if (s.nccl_reg < -1 || s.nccl_reg > static_cast<int>(model::CommRegister::Window))
-      throw UsageError("row '" + s.label() + "': unknown buffer registration " + std::to_string(s.nccl_reg));
     Planned p{s, 0, ctx.natural_bps};
     p.comp = key_index(plan.sms_keys, s.gemm_sms);
     p.comm = key_index(plan.comm_keys, CommKey{s.nccl_ctas, s.nccl_reg, s.cta_policy});
@@ -240,7 +238,7 @@ bool uses_zero(const Options& o, const std::vector<RowSpec>& specs) {
 /// "cta=zero reg=window ctas=4": a communicator variant, for notes and probe marks.
 std::string comm_label(const CommKey& key, model::CtaPolicy policy) {
   std::string s = "cta=" + std::string(model::to_string(policy));
-  if (key.reg >= 0) s += std::string(" reg=") + model::to_string(static_cast<model::CommRegister>(key.reg));
+  if (key.reg) s += std::string(" reg=") + model::to_string(*key.reg);
   if (key.ctas >= 0) s += " ctas=" + std::to_string(key.ctas);
   return s;
 }
@@ -286,7 +284,7 @@ std::vector<std::unique_ptr<wl::CommOp>> make_collectives(
   for (std::size_t i = 0; i < comms.size(); ++i) {
     auto spec = ms;
     spec.in_place = ms.in_place && i == 0;  // in place: the run's own communicator only
-    if (keys[i].reg >= 0) spec.reg = static_cast<model::CommRegister>(keys[i].reg);
+    if (keys[i].reg) spec.reg = *keys[i].reg;
     const bool split = i > 0 && policy[i] && model::zero_splits(*policy[i], ms.coll);
     if (split) spec.allgather_comm = &comms[i];
     try {

@@ -94,8 +94,8 @@ std::vector<PlannedRow> plan_step_rows(const std::vector<RowSpec>& specs,
       throw UsageError("row '" + s.label() + "': NCCL CTAs must be at least 1");
     // A zero-CTA row's window is the step's whole arena (registered once per communicator).
     const bool zero_window = s.cta_policy == model::CtaPolicy::Zero &&
-                             s.nccl_reg == static_cast<int>(model::CommRegister::Window);
-    if (s.nccl_reg >= 0 && !zero_window)
+                             s.nccl_reg == model::CommRegister::Window;
+    if (s.nccl_reg && !zero_window)
       throw UsageError("row '" + s.label() +
                        "': buffer registration applies to cco bench pairs, not to workloads");
     if (s.green_sms == 0 || s.green_sms < -1 || s.green_sms >= lim.sm_count)
@@ -103,7 +103,7 @@ std::vector<PlannedRow> plan_step_rows(const std::vector<RowSpec>& specs,
                        std::to_string(lim.sm_count - 1) + " SMs");
     PlannedRow p{s, std::vector<int64_t>(kernels.size(), 0), {}};
     // The registration is not part of the key: a step registers its arena per communicator.
-    p.comm = key_index(comm_keys, CommKey{s.nccl_ctas, -1, s.cta_policy});
+    p.comm = key_index(comm_keys, CommKey{s.nccl_ctas, std::nullopt, s.cta_policy});
     p.green = key_index(green_keys, s.green_sms);
     if (is_shape(s.mode) && kernels.empty())
       throw UsageError("row '" + s.label() + "': shape rows need an op whose launches are ours");

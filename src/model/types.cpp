@@ -100,6 +100,18 @@ CommRegister parse_register(std::string_view name) {
   throw Error("unknown registration '" + std::string(name) + "' (known: none, buffer, window)");
 }
 
+int comm_register_number(std::optional<CommRegister> r) { return r ? static_cast<int>(*r) : -1; }
+
+std::optional<CommRegister> comm_register_from_number(int n) {
+  switch (n) {
+    case -1: return std::nullopt;
+    case 0: return CommRegister::None;
+    case 1: return CommRegister::Buffer;
+    case 2: return CommRegister::Window;
+  }
+  throw Error("unknown registration number " + std::to_string(n) + " (known: -1 for none given, 0, 1, 2)");
+}
+
 const char* to_string(CtaPolicy p) {
   switch (p) {
     case CtaPolicy::Default: return "default";

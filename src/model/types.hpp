@@ -47,6 +47,11 @@ std::string version_from_code(long long code);
 std::string cuda_version_from_code(int code);
 /// Accepts the names above. Throws Error listing them.
 CommRegister parse_register(std::string_view name);
+/// A registration as a number, the encoding of JSON and the rows rank 0 sends to the other ranks:
+/// none 0, buffer 1, window 2, or -1 for none given (std::nullopt: the run's own).
+/// comm_register_from_number reads it back; any other number throws Error.
+int comm_register_number(std::optional<CommRegister> r);
+std::optional<CommRegister> comm_register_from_number(int n);
 
 /// NCCL's CTA policies (ncclConfig_t.CTAPolicy); where each applies: model/cta_policy.hpp.
 enum class CtaPolicy { Default = 0, Efficiency = 1, Zero = 2 };

@@ -115,10 +115,10 @@ std::vector<RowSpec> build_space(const SpaceInput& in, const SpaceOptions& opt,
   if (in.vendor_gemm) sms = opt.sm_budgets.empty() ? default_sm_budgets(in) : opt.sm_budgets;
   std::vector<int> ctas = opt.ctas.empty() ? std::vector<int>{-1, 16, 32, 48} : opt.ctas;
 
-  // Registrations: the run's own is the default variant (-1). By default the run's own and a
+  // Registrations: the run's own is the default variant (nullopt). By default the run's own and a
   // symmetric window (where rows may register): a window pays off only with enough CTAs, so it is
   // crossed with the CTA counts here rather than left to the one-step neighbour round.
-  std::vector<int> regs;
+  std::vector<std::optional<model::CommRegister>> regs;
   std::vector<int> wanted = opt.registers;
   if (wanted.empty()) {
     wanted.push_back(in.run_reg);
@@ -127,14 +127,15 @@ std::vector<RowSpec> build_space(const SpaceInput& in, const SpaceOptions& opt,
       wanted.push_back(window);
   }
   for (int g : wanted) {
-    const int v = g == in.run_reg ? -1 : g;
+    const auto v = g == in.run_reg ? std::nullopt : model::comm_register_from_number(g);
     if (std::find(regs.begin(), regs.end(), v) == regs.end()) regs.push_back(v);
   }
 
   const int window = static_cast<int>(model::CommRegister::Window);
   std::vector<RowSpec> out = policy_rows(
       cta_policies_to_try(opt.cta_policies, in.copy_engine, in.run_policy), in.run_policy,
-      in.copy_engine, in.run_reg == window ? -1 : window, compute_side, sms, opt.priority,
+      in.copy_engine,
+      in.run_reg == window ? std::nullopt : std::optional(model::CommRegister::Window), compute_side, sms, opt.priority,
       {"cta=zero pruned: this collective has no copy-engine path, or no symmetric window here",
        "cta=zero: one row (concurrent, symmetric window); SM budgets, CTA counts, shaping and "
        "priority pruned there: a collective on the copy engines uses no SMs"},
@@ -142,7 +143,7 @@ std::vector<RowSpec> build_space(const SpaceInput& in, const SpaceOptions& opt,
   // Green partitions are a compute SM budget of their own: crossed with CTAs and priority only.
   std::vector<int> greens = {-1};
   for (int gs : opt.green_sms) greens.push_back(gs);
-  for (int reg : regs)
+  for (const auto& reg : regs)
   for (int gs : greens)
   for (int s : sms)
     for (int c : ctas)
@@ -175,7 +176,8 @@ std::vector<model::CtaPolicy> cta_policies_to_try(const std::vector<model::CtaPo
 
 std::vector<RowSpec> policy_rows(const std::vector<model::CtaPolicy>& policies,
                                  std::optional<model::CtaPolicy> run_policy, bool copy_engine,
-                                 int zero_reg, const std::vector<RowSpec>& compute_side,
+                                 std::optional<model::CommRegister> zero_reg,
+                                 const std::vector<RowSpec>& compute_side,
                                  const std::vector<int>& sms, bool priority, const ZeroRowText& text,
                                  std::vector<std::string>* notes) {
   auto note = [&](const std::string& s) {
@@ -250,7 +252,7 @@ nlohmann::json plan_base(const RowSpec& choice, int blocks_per_sm, const nlohman
 
 bool run_applicable(const RowSpec& r) {
   // Zero needs the collective's buffers in a symmetric window, which a program's are not.
-  return r.green_sms < 0 && r.nccl_reg < 0 && r.cta_policy != model::CtaPolicy::Zero;
+  return r.green_sms < 0 && !r.nccl_reg && r.cta_policy != model::CtaPolicy::Zero;
 }
 
 std::string applied_note(const RowSpec& choice, const RowSpec& applied, double applied_t_us) {
@@ -349,7 +351,7 @@ std::vector<RowSpec> neighbours(const SpaceInput& in, const RowSpec& r) {
   // The collective's buffer registration: each other one.
   for (int v : in.registrations) {
       RowSpec n = r;
-      n.nccl_reg = v == in.run_reg ? -1 : v;
+      n.nccl_reg = v == in.run_reg ? std::nullopt : model::comm_register_from_number(v);
       add(n);
     }
   // Never the candidate itself.
@@ -455,7 +457,7 @@ nlohmann::json plan_json(const bench::Report& rep, const std::vector<Tried>& tri
   nlohmann::json c = choice_json(b, bench::is_shape(b.spec.mode) ? b.blocks_per_sm : 0);
   c["pad_bytes"] = b.pad;
   c["gemm_sms"] = b.spec.gemm_sms;
-  c["nccl_register"] = b.spec.nccl_reg;
+  c["nccl_register"] = model::comm_register_number(b.spec.nccl_reg);
   c["comp_alone_us"] = b.comp_alone_us;
   c["comm_alone_us"] = b.comm_alone_us;
   c["own_efficiency"] = json_number(b.own_efficiency());

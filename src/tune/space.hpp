@@ -101,7 +101,8 @@ struct ZeroRowText {
 /// with `sms` x `compute_side` x priority (when `priority`), on the policy's own CTA count.
 std::vector<bench::RowSpec> policy_rows(const std::vector<model::CtaPolicy>& policies,
                                         std::optional<model::CtaPolicy> run_policy,
-                                        bool copy_engine, int zero_reg,
+                                        bool copy_engine,
+                                        std::optional<model::CommRegister> zero_reg,
                                         const std::vector<bench::RowSpec>& compute_side,
                                         const std::vector<int>& sms, bool priority,
                                         const ZeroRowText& text, std::vector<std::string>* notes);

@@ -119,7 +119,7 @@ std::vector<RowSpec> build_workload_space(const WorkloadSpaceInput& in,
   // the step's arena a window; efficiency crossed with shaping and priority (its own CTAs).
   const auto more = policy_rows(
       cta_policies_to_try(in.cta_policies, in.copy_engine, in.run_policy), in.run_policy,
-      in.copy_engine, static_cast<int>(model::CommRegister::Window), compute_side, {-1},
+      in.copy_engine, model::CommRegister::Window, compute_side, {-1},
       opt.priority,
       {"cta=zero pruned: the step has no all-gather or all-to-all",
        "cta=zero: one row (concurrent; the step's all-gathers and all-to-alls on the copy "

@@ -130,7 +130,7 @@ TEST(Options, RegistrationIsParsedAndLabelled) {
   EXPECT_EQ(parse({"--nccl-register", "BUFFER"}).nccl_register, cco::model::CommRegister::Buffer);
   RowSpec r{Mode::Concurrent};
   EXPECT_TRUE(r.default_variant());
-  r.nccl_reg = 2;
+  r.nccl_reg = cco::model::CommRegister::Window;
   EXPECT_FALSE(r.default_variant()) << "a registration is a variant with its own communicator";
   r.nccl_ctas = 48;
   EXPECT_EQ(r.label(), "concurrent ctas=48 reg=window");
@@ -138,10 +138,10 @@ TEST(Options, RegistrationIsParsedAndLabelled) {
   const auto back = rows_from_json(rows_to_json({r, RowSpec{Mode::Seq}}));
   ASSERT_EQ(back.size(), 2u);
   EXPECT_EQ(back[0], r);
-  EXPECT_EQ(back[1].nccl_reg, -1);
+  EXPECT_FALSE(back[1].nccl_reg);
   const auto old = rows_from_json(nlohmann::json::parse("[[1,0,-1,-1,32,-1]]"));
   ASSERT_EQ(old.size(), 1u);
-  EXPECT_EQ(old[0].nccl_reg, -1);
+  EXPECT_FALSE(old[0].nccl_reg);
   EXPECT_EQ(old[0].nccl_ctas, 32);
 }
 
@@ -265,10 +265,10 @@ TEST(CtaPolicy, RunWideZeroRegistersAWindowUnlessTheUserChose) {
   EXPECT_EQ(chosen.nccl_register, cco::model::CommRegister::None);
   const auto rows = expand_rows(chosen, false, 0);
   ASSERT_EQ(rows.size(), 5u);
-  EXPECT_EQ(rows[3].nccl_reg, -1) << "the user's registration is kept; the path probe reports where NCCL ran";
+  EXPECT_FALSE(rows[3].nccl_reg) << "the user's registration is kept; the path probe reports where NCCL ran";
   // Already a window for every row: zero rows use the run's own buffers.
   const auto win = parse({"--nccl-cta-policy", "default,zero", "--nccl-register", "window"});
-  EXPECT_EQ(expand_rows(win, false, 0)[3].nccl_reg, -1);
+  EXPECT_FALSE(expand_rows(win, false, 0)[3].nccl_reg);
 }
 
 TEST(CtaPolicy, AnEmptyValueGivenIsAnError) {

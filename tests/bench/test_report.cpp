@@ -118,7 +118,7 @@ TEST(Report, FooterNamesTheBestRowsSettings) {
   auto r = sample_report();
   Row zero = r.rows[1];  // concurrent, 1300 us
   zero.spec.mode = Mode::Priority;
-  zero.spec.nccl_reg = static_cast<int>(cco::model::CommRegister::Window);
+  zero.spec.nccl_reg = cco::model::CommRegister::Window;
   zero.spec.cta_policy = cco::model::CtaPolicy::Zero;
   zero.t.samples = {900, 890, 910};
   r.rows.push_back(zero);

@@ -31,7 +31,7 @@ inline bench::RowSpec spec_of_choice(const nlohmann::json& c) {
   r.gemm_sms = c.value("gemm_sms", -1);
   r.nccl_ctas = c.value("nccl_ctas", -1);
   r.green_sms = c.value("green_sms", -1);
-  r.nccl_reg = c.value("nccl_register", -1);
+  r.nccl_reg = model::comm_register_from_number(c.value("nccl_register", -1));
   return r;
 }
 

@@ -182,7 +182,7 @@ TEST(Search, FinalistsHoldReferencesBestShapesDefaultAndTheRunnableBest) {
   std::vector<tune::Screened> s;
   RowSpec shape{Mode::Shape, 2};
   RowSpec shape_window{Mode::ShapePriority, 3};
-  shape_window.nccl_reg = 2;  // not on the run's own communicator: not "the paper's alone"
+  shape_window.nccl_reg = model::CommRegister::Window;  // not on the run's own communicator: not "the paper's alone"
   RowSpec shape_prio{Mode::ShapePriority, 1};
   RowSpec green{Mode::Priority};
   green.green_sms = 64;  // not run-applicable
