@@ -151,7 +151,7 @@ struct RowSpec {
   int64_t pad = -1;       ///< explicit extra dynamic shared memory (-1: none / planned from k)
   /// Resource budgets beyond the paper (used by `cco tune`): -1 keeps the run's own setting.
   int gemm_sms = -1;      ///< cuBLASLt SM-count target for this row's GEMMs (0: all SMs)
-  int nccl_ctas = -1;     ///< NCCL minCTAs = maxCTAs for this row's communicator
+  std::optional<int> nccl_ctas = std::nullopt;  ///< NCCL minCTAs = maxCTAs for its communicator
   int green_sms = -1;     ///< run the compute part in a green-context partition of this many SMs
   /// The collective's buffer registration (nullopt: the run's own)
   std::optional<model::CommRegister> nccl_reg = std::nullopt;
@@ -159,7 +159,7 @@ struct RowSpec {
   std::optional<model::CtaPolicy> cta_policy = std::nullopt;
   /// True when the row uses the run's own compute and communicator (no budget override).
   bool default_variant() const {
-    return gemm_sms < 0 && nccl_ctas < 0 && green_sms < 0 && !nccl_reg && !cta_policy;
+    return gemm_sms < 0 && !nccl_ctas && green_sms < 0 && !nccl_reg && !cta_policy;
   }
   /// Same mode, target, padding and budgets.
   bool operator==(const RowSpec&) const = default;
@@ -169,6 +169,12 @@ struct RowSpec {
   /// the row has none).
   std::string budgets() const;
 };
+
+/// A row's count budget as a number, the encoding of JSON, the tuners' lists (--ctas -1) and
+/// the rows rank 0 sends to the other ranks: the count, or -1 for none (std::nullopt: the run's
+/// own). budget_from_number reads it back; a number below -1 throws UsageError.
+int budget_number(std::optional<int> v);
+std::optional<int> budget_from_number(int n);
 
 /// Rows for one size. `shapeable`: the compute launches are ours. `natural_bps`: blocks per SM of
 /// the compute kernel as launched (decides the default targets: every k below it). Notes about

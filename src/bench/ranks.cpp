@@ -80,7 +80,7 @@ std::vector<rt::Comm> open_variants(boot::Group& g, const rt::CommConfig& cc,
   std::vector<rt::Comm> comms(keys.empty() ? 0 : 1);
   for (std::size_t i = 1; i < keys.size(); ++i) {
     rt::CommConfig c = cc;
-    if (keys[i].ctas > 0) c.min_ctas = c.max_ctas = keys[i].ctas;
+    if (keys[i].ctas && *keys[i].ctas > 0) c.min_ctas = c.max_ctas = *keys[i].ctas;
     c.cta_policy = policy_of(keys[i], cc);
     comms.push_back(open_comm(g, c));
   }

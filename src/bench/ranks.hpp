@@ -67,11 +67,11 @@ RankSetup enter_rank(boot::Group& g, const Ranks& ranks, trace::Session* tr, con
 std::vector<RowSpec> rows_from_lead(boot::Group& g, const std::function<std::vector<RowSpec>()>& choose);
 
 /// A budget variant's communicator, the key rows share one by, pairs and steps alike: NCCL
-/// minCTAs = maxCTAs (-1: the run's own), the collective's buffer registration (nullopt: the
+/// minCTAs = maxCTAs (nullopt: the run's own), the collective's buffer registration (nullopt: the
 /// run's own; pairs only, a step registers its arena) and the CTA policy (nullopt: the run's
 /// own). Keys compare field by field (key_index).
 struct CommKey {
-  int ctas = -1;
+  std::optional<int> ctas = std::nullopt;
   std::optional<model::CommRegister> reg = std::nullopt;
   std::optional<model::CtaPolicy> policy = std::nullopt;
   auto operator<=>(const CommKey&) const = default;

@@ -239,7 +239,7 @@ bool uses_zero(const Options& o, const std::vector<RowSpec>& specs) {
 std::string comm_label(const CommKey& key, model::CtaPolicy policy) {
   std::string s = "cta=" + std::string(model::to_string(policy));
   if (key.reg) s += std::string(" reg=") + model::to_string(*key.reg);
-  if (key.ctas >= 0) s += " ctas=" + std::to_string(key.ctas);
+  if (key.ctas) s += " ctas=" + std::to_string(*key.ctas);
   return s;
 }
 

@@ -90,7 +90,7 @@ std::vector<PlannedRow> plan_step_rows(const std::vector<RowSpec>& specs,
     if (s.mode == Mode::Seq && !s.default_variant())
       throw UsageError("row '" + s.label() +
                        "': seq is the baseline and runs with the run's own settings");
-    if (s.nccl_ctas == 0 || s.nccl_ctas < -1)
+    if (s.nccl_ctas && *s.nccl_ctas < 1)
       throw UsageError("row '" + s.label() + "': NCCL CTAs must be at least 1");
     // A zero-CTA row's window is the step's whole arena (registered once per communicator).
     const bool zero_window = s.cta_policy == model::CtaPolicy::Zero &&

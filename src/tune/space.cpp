@@ -154,7 +154,7 @@ std::vector<RowSpec> build_space(const SpaceInput& in, const SpaceOptions& opt,
           r.mode = bench::with_priority(base.mode, prio);
           // Budgets equal to the run's own setting are the default variant.
           r.gemm_sms = s == 0 ? -1 : s;  // 0 = all SMs = the run's own setting
-          r.nccl_ctas = c;
+          r.nccl_ctas = bench::budget_from_number(c);
           r.nccl_reg = reg;
           if (gs > 0) {
             if (s > 0 || bench::is_shape(r.mode)) continue;  // one compute budget at a time
@@ -235,7 +235,7 @@ nlohmann::json plan_base(const RowSpec& choice, int blocks_per_sm, const nlohman
   // The cuBLASLt SM target reaches programs' cuBLAS/cuBLASLt GEMMs through the preload library;
   // it follows the launch-order window (reproducible rounding, docs/PRELOAD.md).
   if (choice.gemm_sms > 0) p.gemm = {choice.gemm_sms, plan::When::Overlap};
-  if (choice.nccl_ctas > 0) p.nccl.min_ctas = p.nccl.max_ctas = choice.nccl_ctas;
+  if (choice.nccl_ctas && *choice.nccl_ctas > 0) p.nccl.min_ctas = p.nccl.max_ctas = *choice.nccl_ctas;
   if (choice.cta_policy) p.nccl.cta_policy = model::to_string(*choice.cta_policy);
   p.made_for.set = true;
   p.made_for.device = devices.empty() ? "" : devices[0].value("name", "");
@@ -293,7 +293,7 @@ void common_neighbours(const RowSpec& r, int sms, int nccl_ctas, std::vector<Row
   // NCCL CTAs: the adjacent rungs of the ladder (a CTA policy picks its own).
   if (!r.cta_policy) {
     const auto& ladder = cta_ladder();
-    const int c = r.nccl_ctas > 0 ? r.nccl_ctas : std::max(1, nccl_ctas);
+    const int c = r.nccl_ctas && *r.nccl_ctas > 0 ? *r.nccl_ctas : std::max(1, nccl_ctas);
     int below = -1, above = -1;
     for (int v : ladder) {
       if (v < c) below = v;
@@ -302,7 +302,7 @@ void common_neighbours(const RowSpec& r, int sms, int nccl_ctas, std::vector<Row
     for (int v : {below, above})
       if (v > 0) {
         RowSpec n = r;
-        n.nccl_ctas = v == nccl_ctas && r.nccl_ctas < 0 ? -1 : v;
+        n.nccl_ctas = v == nccl_ctas && !r.nccl_ctas ? std::nullopt : std::optional(v);
         add(n);
       }
   }

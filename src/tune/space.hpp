@@ -146,7 +146,7 @@ nlohmann::json choice_json(const T& b, int blocks_per_sm) {
           {"mode", bench::to_string(b.spec.mode)},
           {"priority", bench::is_priority(b.spec.mode)},
           {"blocks_per_sm", blocks_per_sm},
-          {"nccl_ctas", b.spec.nccl_ctas},
+          {"nccl_ctas", bench::budget_number(b.spec.nccl_ctas)},
           {"green_sms", b.spec.green_sms},
           {"t_us", b.t_us},
           {"reduction", b.reduction},

@@ -111,7 +111,7 @@ std::vector<RowSpec> build_workload_space(const WorkloadSpaceInput& in,
           if (gs > 0 && bench::is_shape(base.mode)) continue;  // one compute budget at a time
           RowSpec r = base;
           r.mode = bench::with_priority(base.mode, prio);
-          r.nccl_ctas = c;
+          r.nccl_ctas = bench::budget_from_number(c);
           r.green_sms = gs;
           out.push_back(r);
         }

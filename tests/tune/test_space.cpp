@@ -256,7 +256,8 @@ namespace {
 
 bool has(const std::vector<RowSpec>& rows, Mode m, int k, int sms, int ctas, int green = -1) {
   return std::any_of(rows.begin(), rows.end(), [&](const RowSpec& r) {
-    return r.mode == m && r.blocks_per_sm == k && r.gemm_sms == sms && r.nccl_ctas == ctas &&
+    return r.mode == m && r.blocks_per_sm == k && r.gemm_sms == sms &&
+           r.nccl_ctas == bench::budget_from_number(ctas) &&
            r.green_sms == green;
   });
 }
@@ -506,7 +507,7 @@ TEST(Space, ZeroCtaPolicyIsOneRowWhereTheCopyEnginesCanCarryIt) {
   const auto& z = rows.front();
   EXPECT_EQ(z.label(), "concurrent reg=window cta=zero");
   EXPECT_EQ(z.gemm_sms, -1);
-  EXPECT_EQ(z.nccl_ctas, -1);
+  EXPECT_FALSE(z.nccl_ctas);
   EXPECT_TRUE(std::any_of(notes.begin(), notes.end(),
                           [](auto& n) { return n.find("uses no SMs") != std::string::npos; }));
   EXPECT_TRUE(tune::neighbours(in, z).empty()) << "no SM control to step on the copy engines";
@@ -535,8 +536,8 @@ TEST(Space, EfficiencyPolicyIsCrossedWithoutCtaCounts) {
     if (r.cta_policy == model::CtaPolicy::Efficiency) eff.push_back(r);
   EXPECT_EQ(eff.size(), 8u * 2) << "SM budgets x priority, one CTA setting: the policy's own";
   EXPECT_EQ(rows.size(), plain.size() + eff.size());
-  for (const auto& r : eff) EXPECT_EQ(r.nccl_ctas, -1);
-  for (const auto& n : tune::neighbours(in, eff[0])) EXPECT_EQ(n.nccl_ctas, -1) << n.label();
+  for (const auto& r : eff) EXPECT_FALSE(r.nccl_ctas);
+  for (const auto& n : tune::neighbours(in, eff[0])) EXPECT_FALSE(n.nccl_ctas) << n.label();
   EXPECT_TRUE(tune::run_applicable(eff[0])) << "NCCL_CTA_POLICY reaches a program";
   const auto plan = tune::plan_base(eff[0], 0, nlohmann::json::array(), 2, nlohmann::json::object(), "t");
   EXPECT_EQ(plan["nccl"]["cta_policy"], "efficiency");

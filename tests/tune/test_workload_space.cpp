@@ -210,7 +210,7 @@ TEST(WorkloadSpace, ModelDefaultIsPriorityWithNcclsCtas) {
   for (const auto& in : {input({}), input({membound(), builtin_gemm()})}) {
     const auto p = tune::predict_workload(in);
     EXPECT_EQ(p.mode, Mode::Priority);
-    EXPECT_EQ(p.nccl_ctas, -1);
+    EXPECT_FALSE(p.nccl_ctas);
     EXPECT_TRUE(p.default_variant());
     EXPECT_EQ(p.label(), "priority");
   }
@@ -437,7 +437,7 @@ TEST(WorkloadSpace, ZeroCtaIsOneCandidateWhereTheStepHasCopyEngineCollectives) {
     EXPECT_NE(r.cta_policy, model::CtaPolicy::Zero) << r.label();
     if (r.cta_policy == model::CtaPolicy::Efficiency) {
       ++n_eff;
-      EXPECT_EQ(r.nccl_ctas, -1) << r.label();
+      EXPECT_FALSE(r.nccl_ctas) << r.label();
     }
   }
   EXPECT_EQ(n_eff, 2u) << "concurrent and priority (no shapeable kernel)";
