@@ -77,7 +77,7 @@ std::string RowSpec::budgets() const {
   std::string s;
   if (gemm_sms >= 0) s += " sms=" + (gemm_sms == 0 ? std::string("all") : std::to_string(gemm_sms));
   if (nccl_ctas) s += " ctas=" + std::to_string(*nccl_ctas);
-  if (green_sms >= 0) s += " green=" + std::to_string(green_sms);
+  if (green_sms) s += " green=" + std::to_string(*green_sms);
   if (nccl_reg) s += std::string(" reg=") + model::to_string(*nccl_reg);
   if (cta_policy) s += std::string(" cta=") + model::to_string(*cta_policy);
   return s;
@@ -572,7 +572,7 @@ std::vector<RowSpec> mode_rows(const Options& o, const std::vector<Mode>& modes,
     }
     if (!shapeable)
       throw UsageError(std::string("mode ") + to_string(m) + " needs a compute part whose launches are ours");
-    const int green = o.green_sms > 0 ? o.green_sms : -1;
+    const std::optional<int> green = o.green_sms > 0 ? std::optional(o.green_sms) : std::nullopt;
     if (!o.pads.empty()) {
       for (int64_t p : o.pads) rows.push_back({m, 0, p, -1, std::nullopt, green});
     } else if (!o.blocks_per_sm.empty()) {

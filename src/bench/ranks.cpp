@@ -137,13 +137,14 @@ rt::Comm open_comm(boot::Group& g, const rt::CommConfig& cc) {
 }
 
 std::vector<std::unique_ptr<rt::SmPartition>> green_partitions(int device,
-                                                               const std::vector<int>& keys,
+                                                               const std::vector<std::optional<int>>& keys,
                                                                std::vector<std::string>* notes) {
   std::vector<std::unique_ptr<rt::SmPartition>> parts(1);
   for (std::size_t i = 1; i < keys.size(); ++i) {
-    parts.push_back(std::make_unique<rt::SmPartition>(device, keys[i]));
-    if (notes && parts.back()->sms() != keys[i])
-      notes->push_back("green partition of " + std::to_string(keys[i]) + " SMs holds " +
+    const int sms = keys[i].value();  // only [0] is none: every other key is a distinct size
+    parts.push_back(std::make_unique<rt::SmPartition>(device, sms));
+    if (notes && parts.back()->sms() != sms)
+      notes->push_back("green partition of " + std::to_string(sms) + " SMs holds " +
                        std::to_string(parts.back()->sms()) + " (the driver's granularity is " +
                        std::to_string(parts.back()->granularity()) + ")");
   }

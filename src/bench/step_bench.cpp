@@ -80,7 +80,7 @@ std::vector<PlannedRow> plan_step_rows(const std::vector<RowSpec>& specs,
                                        const model::DeviceLimits& lim,
                                        std::vector<std::string>* notes,
                                        std::vector<CommKey>& comm_keys,
-                                       std::vector<int>& green_keys) {
+                                       std::vector<std::optional<int>>& green_keys) {
   std::vector<PlannedRow> planned;
   for (const auto& s : specs) {
     if (s.gemm_sms >= 0)
@@ -98,7 +98,7 @@ std::vector<PlannedRow> plan_step_rows(const std::vector<RowSpec>& specs,
     if (s.nccl_reg && !zero_window)
       throw UsageError("row '" + s.label() +
                        "': buffer registration applies to cco bench pairs, not to workloads");
-    if (s.green_sms == 0 || s.green_sms < -1 || s.green_sms >= lim.sm_count)
+    if (s.green_sms && (*s.green_sms < 1 || *s.green_sms >= lim.sm_count))
       throw UsageError("row '" + s.label() + "': a green partition holds 1.." +
                        std::to_string(lim.sm_count - 1) + " SMs");
     PlannedRow p{s, std::vector<int64_t>(kernels.size(), 0), {}};
@@ -603,7 +603,7 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
     // Budget variants: one communicator per distinct (CTA count, CTA policy) and one SM
     // partition per distinct size, in the order the rows name them (the same on every rank).
     std::vector<CommKey> comm_keys = {CommKey{}};
-    std::vector<int> green_keys = {-1};
+    std::vector<std::optional<int>> green_keys = {std::nullopt};
     const std::vector<PlannedRow> planned =
         plan_step_rows(specs, kernels, lim, lead ? &notes : nullptr, comm_keys, green_keys);
     std::vector<rt::Comm> variants = open_variants(g, cc, comm_keys);  // [0]: empty, the run's is `comm`

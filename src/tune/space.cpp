@@ -252,7 +252,7 @@ nlohmann::json plan_base(const RowSpec& choice, int blocks_per_sm, const nlohman
 
 bool run_applicable(const RowSpec& r) {
   // Zero needs the collective's buffers in a symmetric window, which a program's are not.
-  return r.green_sms < 0 && !r.nccl_reg && r.cta_policy != model::CtaPolicy::Zero;
+  return !r.green_sms && !r.nccl_reg && r.cta_policy != model::CtaPolicy::Zero;
 }
 
 std::string applied_note(const RowSpec& choice, const RowSpec& applied, double applied_t_us) {
@@ -283,8 +283,8 @@ void common_neighbours(const RowSpec& r, int sms, int nccl_ctas, std::vector<Row
     add(n);
   }
   // A green partition, +-8 SMs (the driver's granularity on sm_90).
-  if (r.green_sms > 0)
-    for (int g : {r.green_sms - 8, r.green_sms + 8})
+  if (r.green_sms && *r.green_sms > 0)
+    for (int g : {*r.green_sms - 8, *r.green_sms + 8})
       if (g >= 8 && g < sms) {
         RowSpec n = r;
         n.green_sms = g;
@@ -318,7 +318,7 @@ std::vector<RowSpec> neighbours(const SpaceInput& in, const RowSpec& r) {
   const bool prio = bench::is_priority(r.mode);
   common_neighbours(r, sms, in.nccl_ctas, out);
   // The cuBLASLt SM target, +-4 SMs (from all SMs: 4 and 8 fewer).
-  if (in.vendor_gemm && r.green_sms <= 0) {
+  if (in.vendor_gemm && (!r.green_sms || *r.green_sms <= 0)) {
     const int lo = std::max(1, sms / 4);
     std::vector<int> cand;
     if (r.gemm_sms <= 0) cand = {sms - 4, sms - 8};

@@ -147,7 +147,7 @@ nlohmann::json choice_json(const T& b, int blocks_per_sm) {
           {"priority", bench::is_priority(b.spec.mode)},
           {"blocks_per_sm", blocks_per_sm},
           {"nccl_ctas", bench::budget_number(b.spec.nccl_ctas)},
-          {"green_sms", b.spec.green_sms},
+          {"green_sms", bench::budget_number(b.spec.green_sms)},
           {"t_us", b.t_us},
           {"reduction", b.reduction},
           {"efficiency", b.efficiency}};

@@ -112,7 +112,7 @@ std::vector<RowSpec> build_workload_space(const WorkloadSpaceInput& in,
           RowSpec r = base;
           r.mode = bench::with_priority(base.mode, prio);
           r.nccl_ctas = bench::budget_from_number(c);
-          r.green_sms = gs;
+          r.green_sms = bench::budget_from_number(gs);
           out.push_back(r);
         }
   // CTA policies beyond the run's own (space.hpp: policy_rows), after the rest: zero as one row,

@@ -205,7 +205,7 @@ TEST(Expand, GreenPartitionAppliesToOverlappedRowsOnly) {
   const auto o = parse({"--compute", "builtin", "--green-sms", "96", "--blocks-per-sm", "2"});
   const auto rows = expand_rows(o, true, 4);
   ASSERT_EQ(rows.size(), 5u);  // seq, concurrent, priority, shape k=2, shape+priority k=2
-  EXPECT_EQ(rows[0].green_sms, -1) << "the sequential baseline keeps the whole device";
+  EXPECT_FALSE(rows[0].green_sms) << "the sequential baseline keeps the whole device";
   for (std::size_t i = 1; i < rows.size(); ++i) EXPECT_EQ(rows[i].green_sms, 96);
   EXPECT_EQ(rows[3].label(), "shape k=2 green=96");
   expect_usage({"--green-sms", "-3"}, "--green-sms");

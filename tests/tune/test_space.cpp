@@ -258,7 +258,7 @@ bool has(const std::vector<RowSpec>& rows, Mode m, int k, int sms, int ctas, int
   return std::any_of(rows.begin(), rows.end(), [&](const RowSpec& r) {
     return r.mode == m && r.blocks_per_sm == k && r.gemm_sms == sms &&
            r.nccl_ctas == bench::budget_from_number(ctas) &&
-           r.green_sms == green;
+           r.green_sms == bench::budget_from_number(green);
   });
 }
 

@@ -99,7 +99,7 @@ TEST(WorkloadSpace, CrossesTargetsPriorityAndCtas) {
     EXPECT_TRUE(l.count(want)) << want;
   for (const auto& r : rows) {
     EXPECT_EQ(r.gemm_sms, -1) << "no cuBLASLt SM budget for a step";
-    EXPECT_EQ(r.green_sms, -1) << "no green partition unless asked";
+    EXPECT_FALSE(r.green_sms) << "no green partition unless asked";
     EXPECT_EQ(r.pad, -1);
   }
 }
