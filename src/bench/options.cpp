@@ -75,7 +75,7 @@ std::string RowSpec::label() const {
 
 std::string RowSpec::budgets() const {
   std::string s;
-  if (gemm_sms >= 0) s += " sms=" + (gemm_sms == 0 ? std::string("all") : std::to_string(gemm_sms));
+  if (gemm_sms) s += " sms=" + (*gemm_sms == 0 ? std::string("all") : std::to_string(*gemm_sms));
   if (nccl_ctas) s += " ctas=" + std::to_string(*nccl_ctas);
   if (green_sms) s += " green=" + std::to_string(*green_sms);
   if (nccl_reg) s += std::string(" reg=") + model::to_string(*nccl_reg);
@@ -574,14 +574,14 @@ std::vector<RowSpec> mode_rows(const Options& o, const std::vector<Mode>& modes,
       throw UsageError(std::string("mode ") + to_string(m) + " needs a compute part whose launches are ours");
     const std::optional<int> green = o.green_sms > 0 ? std::optional(o.green_sms) : std::nullopt;
     if (!o.pads.empty()) {
-      for (int64_t p : o.pads) rows.push_back({m, 0, p, -1, std::nullopt, green});
+      for (int64_t p : o.pads) rows.push_back({m, 0, p, std::nullopt, std::nullopt, green});
     } else if (!o.blocks_per_sm.empty()) {
-      for (int k : o.blocks_per_sm) rows.push_back({m, k, -1, -1, std::nullopt, green});
+      for (int k : o.blocks_per_sm) rows.push_back({m, k, -1, std::nullopt, std::nullopt, green});
     } else {
       if (natural_bps <= 1 && notes)
         notes->push_back(std::string("mode ") + to_string(m) +
                          ": the kernel already runs at 1 block per SM; nothing to shape");
-      for (int k = natural_bps - 1; k >= 1; --k) rows.push_back({m, k, -1, -1, std::nullopt, green});
+      for (int k = natural_bps - 1; k >= 1; --k) rows.push_back({m, k, -1, std::nullopt, std::nullopt, green});
     }
   }
   return rows;

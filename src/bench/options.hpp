@@ -149,8 +149,9 @@ struct RowSpec {
   Mode mode = Mode::Seq;
   int blocks_per_sm = 0;  ///< shape target k (0: none)
   int64_t pad = -1;       ///< explicit extra dynamic shared memory (-1: none / planned from k)
-  /// Resource budgets beyond the paper (used by `cco tune`): -1 keeps the run's own setting.
-  int gemm_sms = -1;      ///< cuBLASLt SM-count target for this row's GEMMs (0: all SMs)
+  /// Resource budgets beyond the paper (used by `cco tune`): nullopt keeps the run's own setting.
+  /// cuBLASLt SM-count target for this row's GEMMs (0: all SMs)
+  std::optional<int> gemm_sms = std::nullopt;
   std::optional<int> nccl_ctas = std::nullopt;  ///< NCCL minCTAs = maxCTAs for its communicator
   /// Run the compute part in a green-context partition of this many SMs (nullopt: none)
   std::optional<int> green_sms = std::nullopt;
@@ -160,7 +161,7 @@ struct RowSpec {
   std::optional<model::CtaPolicy> cta_policy = std::nullopt;
   /// True when the row uses the run's own compute and communicator (no budget override).
   bool default_variant() const {
-    return gemm_sms < 0 && !nccl_ctas && !green_sms && !nccl_reg && !cta_policy;
+    return !gemm_sms && !nccl_ctas && !green_sms && !nccl_reg && !cta_policy;
   }
   /// Same mode, target, padding and budgets.
   bool operator==(const RowSpec&) const = default;
@@ -171,7 +172,7 @@ struct RowSpec {
   std::string budgets() const;
 };
 
-/// A row's count budget (CTAs, a green partition's SMs) as a number, the encoding of JSON, the tuners' lists (--ctas -1) and
+/// A row's count budget (an SM target, CTAs, a green partition's SMs) as a number, the encoding of JSON, the tuners' lists (--ctas -1) and
 /// the rows rank 0 sends to the other ranks: the count, or -1 for none (std::nullopt: the run's
 /// own). budget_from_number reads it back; a number below -1 throws UsageError.
 int budget_number(std::optional<int> v);

@@ -158,7 +158,7 @@ struct Planned {
 /// of each list is the run's own setting).
 struct RowPlan {
   std::vector<Planned> planned;
-  std::vector<int> sms_keys = {-1};
+  std::vector<std::optional<int>> sms_keys = {std::nullopt};
   std::vector<std::optional<int>> green_keys = {std::nullopt};
   /// A communicator per distinct (CTA count, buffer registration, CTA policy).
   std::vector<CommKey> comm_keys = {CommKey{}};

@@ -264,7 +264,7 @@ std::string format_in_place(const Report& r) {
 nlohmann::json rows_to_json(const std::vector<RowSpec>& rows) {
   nlohmann::json j = nlohmann::json::array();
   for (const auto& r : rows)
-    j.push_back({static_cast<int>(r.mode), r.blocks_per_sm, r.pad, r.gemm_sms, budget_number(r.nccl_ctas), budget_number(r.green_sms),
+    j.push_back({static_cast<int>(r.mode), r.blocks_per_sm, r.pad, budget_number(r.gemm_sms), budget_number(r.nccl_ctas), budget_number(r.green_sms),
                  model::comm_register_number(r.nccl_reg), model::cta_policy_number(r.cta_policy)});
   return j;
 }
@@ -276,7 +276,7 @@ std::vector<RowSpec> rows_from_json(const nlohmann::json& j) {
     r.mode = static_cast<Mode>(x[0].get<int>());
     r.blocks_per_sm = x[1];
     r.pad = x[2];
-    r.gemm_sms = x[3];
+    r.gemm_sms = budget_from_number(x[3].get<int>());
     r.nccl_ctas = budget_from_number(x[4].get<int>());
     r.green_sms = budget_from_number(x[5].get<int>());
     if (x.size() > 6) r.nccl_reg = model::comm_register_from_number(x[6].get<int>());
@@ -386,7 +386,7 @@ nlohmann::json to_json(const Report& r) {
     x["t_comm_part"] = timing_json(row.t_comm_part);
     x["t_comp_alone"] = timing_json(row.t_comp_alone);
     x["t_comm_alone"] = timing_json(row.t_comm_alone);
-    x["gemm_sms"] = row.spec.gemm_sms;
+    x["gemm_sms"] = budget_number(row.spec.gemm_sms);
     x["nccl_ctas"] = budget_number(row.spec.nccl_ctas);
     x["green_sms"] = budget_number(row.spec.green_sms);
     x["nccl_register"] = model::comm_register_number(row.spec.nccl_reg);

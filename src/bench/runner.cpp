@@ -382,16 +382,17 @@ bool zero_forms(const Options& o, const std::vector<RowSpec>& specs, std::vector
 /// One compute part per SM-count target after the first (sms_keys[0] is the run's own), cuBLASLt
 /// only and within the device's SMs.
 void add_compute_variants(std::vector<std::unique_ptr<wl::ComputeOp>>& comps,
-                          const wl::ComputeSpec& cs, const std::vector<int>& sms_keys,
+                          const wl::ComputeSpec& cs, const std::vector<std::optional<int>>& sms_keys,
                           const rt::DeviceInfo& info) {
   for (std::size_t i = 1; i < sms_keys.size(); ++i) {
     if (cs.kind != model::ComputeKind::CublasLt)
       throw UsageError("an SM-count target applies to cuBLASLt GEMMs only");
-    if (sms_keys[i] > info.limits.sm_count)
-      throw UsageError("SM-count target " + std::to_string(sms_keys[i]) + " exceeds the " +
+    const int target = sms_keys[i].value();  // only [0] is the run's own
+    if (target > info.limits.sm_count)
+      throw UsageError("SM-count target " + std::to_string(target) + " exceeds the " +
                        std::to_string(info.limits.sm_count) + " SMs of " + info.name);
     auto spec = cs;
-    spec.sm_count_target = sms_keys[i];
+    spec.sm_count_target = target;
     comps.push_back(wl::make_compute(spec));
   }
 }

@@ -83,7 +83,7 @@ std::vector<PlannedRow> plan_step_rows(const std::vector<RowSpec>& specs,
                                        std::vector<std::optional<int>>& green_keys) {
   std::vector<PlannedRow> planned;
   for (const auto& s : specs) {
-    if (s.gemm_sms >= 0)
+    if (s.gemm_sms)
       throw UsageError("row '" + s.label() +
                        "': an SM-count target does not apply to a workload (its cuBLASLt GEMMs "
                        "use every SM)");

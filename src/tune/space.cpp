@@ -153,7 +153,7 @@ std::vector<RowSpec> build_space(const SpaceInput& in, const SpaceOptions& opt,
           RowSpec r = base;
           r.mode = bench::with_priority(base.mode, prio);
           // Budgets equal to the run's own setting are the default variant.
-          r.gemm_sms = s == 0 ? -1 : s;  // 0 = all SMs = the run's own setting
+          r.gemm_sms = s > 0 ? std::optional(s) : std::nullopt;  // 0 = all SMs = the run's own
           r.nccl_ctas = bench::budget_from_number(c);
           r.nccl_reg = reg;
           if (gs > 0) {
@@ -204,7 +204,7 @@ std::vector<RowSpec> policy_rows(const std::vector<model::CtaPolicy>& policies,
           if (prio && !priority) continue;
           RowSpec r = base;
           r.mode = bench::with_priority(base.mode, prio);
-          r.gemm_sms = s == 0 ? -1 : s;
+          r.gemm_sms = s > 0 ? std::optional(s) : std::nullopt;
           r.cta_policy = p;
           out.push_back(r);
         }
@@ -234,7 +234,7 @@ nlohmann::json plan_base(const RowSpec& choice, int blocks_per_sm, const nlohman
   p.priority.nccl = bench::is_priority(choice.mode) ? plan::NcclPriority::High : plan::NcclPriority::Default;
   // The cuBLASLt SM target reaches programs' cuBLAS/cuBLASLt GEMMs through the preload library;
   // it follows the launch-order window (reproducible rounding, docs/PRELOAD.md).
-  if (choice.gemm_sms > 0) p.gemm = {choice.gemm_sms, plan::When::Overlap};
+  if (choice.gemm_sms && *choice.gemm_sms > 0) p.gemm = {*choice.gemm_sms, plan::When::Overlap};
   if (choice.nccl_ctas && *choice.nccl_ctas > 0) p.nccl.min_ctas = p.nccl.max_ctas = *choice.nccl_ctas;
   if (choice.cta_policy) p.nccl.cta_policy = model::to_string(*choice.cta_policy);
   p.made_for.set = true;
@@ -321,12 +321,12 @@ std::vector<RowSpec> neighbours(const SpaceInput& in, const RowSpec& r) {
   if (in.vendor_gemm && (!r.green_sms || *r.green_sms <= 0)) {
     const int lo = std::max(1, sms / 4);
     std::vector<int> cand;
-    if (r.gemm_sms <= 0) cand = {sms - 4, sms - 8};
-    else cand = {r.gemm_sms - 4, r.gemm_sms + 4};
+    if (!r.gemm_sms || *r.gemm_sms <= 0) cand = {sms - 4, sms - 8};
+    else cand = {*r.gemm_sms - 4, *r.gemm_sms + 4};
     for (int s : cand) {
       if (s < lo || s > sms) continue;
       RowSpec n = r;
-      n.gemm_sms = s >= sms ? -1 : s;
+      n.gemm_sms = s >= sms ? std::nullopt : std::optional(s);
       add(n);
     }
   }
@@ -456,7 +456,7 @@ nlohmann::json plan_json(const bench::Report& rep, const std::vector<Tried>& tri
                                    rep.collective);
   nlohmann::json c = choice_json(b, bench::is_shape(b.spec.mode) ? b.blocks_per_sm : 0);
   c["pad_bytes"] = b.pad;
-  c["gemm_sms"] = b.spec.gemm_sms;
+  c["gemm_sms"] = bench::budget_number(b.spec.gemm_sms);
   c["nccl_register"] = model::comm_register_number(b.spec.nccl_reg);
   c["comp_alone_us"] = b.comp_alone_us;
   c["comm_alone_us"] = b.comm_alone_us;

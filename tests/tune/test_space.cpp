@@ -46,7 +46,7 @@ TEST(Space, BuiltinGemmCrossesTargetsPriorityAndCtas) {
   EXPECT_EQ(count(rows, Mode::Priority), 4);
   EXPECT_EQ(count(rows, Mode::Shape), 12);
   EXPECT_EQ(count(rows, Mode::ShapePriority), 12);
-  for (const auto& r : rows) EXPECT_EQ(r.gemm_sms, -1) << "no SM budget for our own kernels";
+  for (const auto& r : rows) EXPECT_FALSE(r.gemm_sms) << "no SM budget for our own kernels";
 }
 
 TEST(Space, CublasLtSearchesSmBudgetsNotShaping) {
@@ -55,7 +55,7 @@ TEST(Space, CublasLtSearchesSmBudgetsNotShaping) {
   EXPECT_EQ(rows.size(), 8u * 4 * 2);
   EXPECT_EQ(count(rows, Mode::Shape) + count(rows, Mode::ShapePriority), 0);
   std::vector<int> sms;
-  for (const auto& r : rows) sms.push_back(r.gemm_sms);
+  for (const auto& r : rows) sms.push_back(bench::budget_number(r.gemm_sms));
   std::sort(sms.begin(), sms.end());
   sms.erase(std::unique(sms.begin(), sms.end()), sms.end());
   EXPECT_EQ(sms, (std::vector<int>{-1, 68, 76, 84, 92, 100, 108, 116}));
@@ -244,7 +244,7 @@ TEST(Space, GreenPartitionsAreTheirOwnComputeBudget) {
   for (const auto& r : rows)
     if (r.green_sms == 100) {
       ++green;
-      EXPECT_EQ(r.gemm_sms, -1);
+      EXPECT_FALSE(r.gemm_sms);
       EXPECT_NE(r.label().find("green=100"), std::string::npos);
     }
   EXPECT_EQ(green, 2);
@@ -256,7 +256,7 @@ namespace {
 
 bool has(const std::vector<RowSpec>& rows, Mode m, int k, int sms, int ctas, int green = -1) {
   return std::any_of(rows.begin(), rows.end(), [&](const RowSpec& r) {
-    return r.mode == m && r.blocks_per_sm == k && r.gemm_sms == sms &&
+    return r.mode == m && r.blocks_per_sm == k && r.gemm_sms == bench::budget_from_number(sms) &&
            r.nccl_ctas == bench::budget_from_number(ctas) &&
            r.green_sms == bench::budget_from_number(green);
   });
@@ -312,7 +312,7 @@ TEST(Neighbours, ShapeTargetsAndGreenPartitions) {
   EXPECT_TRUE(has(n, Mode::Priority, 0, -1, -1));       // k+1 = the natural 4: unshaped
   EXPECT_TRUE(has(n, Mode::ShapePriority, 3, -1, 16));
   EXPECT_TRUE(has(n, Mode::ShapePriority, 3, -1, 32));
-  for (const auto& x : n) EXPECT_EQ(x.gemm_sms, -1) << "no SM target for our own kernels";
+  for (const auto& x : n) EXPECT_FALSE(x.gemm_sms) << "no SM target for our own kernels";
   EXPECT_EQ(n.size(), 5u);
   // k=1 has no k-1.
   r.blocks_per_sm = 1;
@@ -390,7 +390,7 @@ TEST(Neighbours, RegistrationFlipsToEachOther) {
   const auto n = tune::neighbours(in, r);
   auto has = [&](model::CommRegister reg) {
     return std::any_of(n.begin(), n.end(), [&](auto& x) {
-      return x.nccl_reg == reg && x.mode == Mode::Priority && x.nccl_ctas == 48 && x.gemm_sms == -1;
+      return x.nccl_reg == reg && x.mode == Mode::Priority && x.nccl_ctas == 48 && !x.gemm_sms;
     });
   };
   EXPECT_TRUE(has(model::CommRegister::Buffer));
@@ -506,7 +506,7 @@ TEST(Space, ZeroCtaPolicyIsOneRowWhereTheCopyEnginesCanCarryIt) {
   ASSERT_EQ(rows.size(), plain.size() + 1) << "zero adds exactly one candidate by default";
   const auto& z = rows.front();
   EXPECT_EQ(z.label(), "concurrent reg=window cta=zero");
-  EXPECT_EQ(z.gemm_sms, -1);
+  EXPECT_FALSE(z.gemm_sms);
   EXPECT_FALSE(z.nccl_ctas);
   EXPECT_TRUE(std::any_of(notes.begin(), notes.end(),
                           [](auto& n) { return n.find("uses no SMs") != std::string::npos; }));

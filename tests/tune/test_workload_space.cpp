@@ -98,7 +98,7 @@ TEST(WorkloadSpace, CrossesTargetsPriorityAndCtas) {
                            "shape+priority k=1", "shape+priority k=4 ctas=16"})
     EXPECT_TRUE(l.count(want)) << want;
   for (const auto& r : rows) {
-    EXPECT_EQ(r.gemm_sms, -1) << "no cuBLASLt SM budget for a step";
+    EXPECT_FALSE(r.gemm_sms) << "no cuBLASLt SM budget for a step";
     EXPECT_FALSE(r.green_sms) << "no green partition unless asked";
     EXPECT_EQ(r.pad, -1);
   }
