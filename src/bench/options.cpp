@@ -581,7 +581,8 @@ std::vector<RowSpec> mode_rows(const Options& o, const std::vector<Mode>& modes,
       if (natural_bps <= 1 && notes)
         notes->push_back(std::string("mode ") + to_string(m) +
                          ": the kernel already runs at 1 block per SM; nothing to shape");
-      for (int k = natural_bps - 1; k >= 1; --k) rows.push_back({m, k, -1, std::nullopt, std::nullopt, green});
+      for (int k = natural_bps - 1; k >= 1; --k)
+        rows.push_back({m, k, -1, std::nullopt, std::nullopt, green});
     }
   }
   return rows;

@@ -172,9 +172,10 @@ struct RowSpec {
   std::string budgets() const;
 };
 
-/// A row's count budget (an SM target, CTAs, a green partition's SMs) as a number, the encoding of JSON, the tuners' lists (--ctas -1) and
-/// the rows rank 0 sends to the other ranks: the count, or -1 for none (std::nullopt: the run's
-/// own). budget_from_number reads it back; a number below -1 throws UsageError.
+/// A row's count budget (an SM target, CTAs, a green partition's SMs) as a number, the encoding
+/// of JSON, the tuners' lists (--ctas -1) and the rows rank 0 sends to the other ranks: the
+/// count, or -1 for none (std::nullopt: the run's own). budget_from_number reads it back; a
+/// number below -1 throws UsageError.
 int budget_number(std::optional<int> v);
 std::optional<int> budget_from_number(int n);
 

@@ -137,9 +137,8 @@ rt::Comm open_comm(boot::Group& g, const rt::CommConfig& cc) {
   return rt::Comm(id, g.size(), g.rank(), cc);
 }
 
-std::vector<std::unique_ptr<rt::SmPartition>> green_partitions(int device,
-                                                               const std::vector<std::optional<int>>& keys,
-                                                               std::vector<std::string>* notes) {
+std::vector<std::unique_ptr<rt::SmPartition>> green_partitions(
+    int device, const std::vector<std::optional<int>>& keys, std::vector<std::string>* notes) {
   std::vector<std::unique_ptr<rt::SmPartition>> parts(1);
   for (std::size_t i = 1; i < keys.size(); ++i) {
     const int sms = keys[i].value();  // only [0] is none: every other key is a distinct size

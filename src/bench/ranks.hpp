@@ -118,9 +118,8 @@ rt::Comm open_comm(boot::Group& g, const rt::CommConfig& cc);
 
 /// One green-context partition per key after the first (keys[0] is nullopt: none; parts[0] stays
 /// empty), with a note where the driver's granularity changed the size.
-std::vector<std::unique_ptr<rt::SmPartition>> green_partitions(int device,
-                                                               const std::vector<std::optional<int>>& keys,
-                                                               std::vector<std::string>* notes);
+std::vector<std::unique_ptr<rt::SmPartition>> green_partitions(
+    int device, const std::vector<std::optional<int>>& keys, std::vector<std::string>* notes);
 
 /// The padding that realises a shape target k (or an explicit --pad) for one kernel: the
 /// model's choice (model::shape_choice), then the driver's own occupancy at that padding.

@@ -264,7 +264,8 @@ std::string format_in_place(const Report& r) {
 nlohmann::json rows_to_json(const std::vector<RowSpec>& rows) {
   nlohmann::json j = nlohmann::json::array();
   for (const auto& r : rows)
-    j.push_back({static_cast<int>(r.mode), r.blocks_per_sm, r.pad, budget_number(r.gemm_sms), budget_number(r.nccl_ctas), budget_number(r.green_sms),
+    j.push_back({static_cast<int>(r.mode), r.blocks_per_sm, r.pad, budget_number(r.gemm_sms),
+                 budget_number(r.nccl_ctas), budget_number(r.green_sms),
                  model::comm_register_number(r.nccl_reg), model::cta_policy_number(r.cta_policy)});
   return j;
 }

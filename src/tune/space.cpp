@@ -134,8 +134,8 @@ std::vector<RowSpec> build_space(const SpaceInput& in, const SpaceOptions& opt,
   const int window = static_cast<int>(model::CommRegister::Window);
   std::vector<RowSpec> out = policy_rows(
       cta_policies_to_try(opt.cta_policies, in.copy_engine, in.run_policy), in.run_policy,
-      in.copy_engine,
-      in.run_reg == window ? std::nullopt : std::optional(model::CommRegister::Window), compute_side, sms, opt.priority,
+      in.copy_engine, in.run_reg == window ? std::nullopt : std::optional(model::CommRegister::Window),
+      compute_side, sms, opt.priority,
       {"cta=zero pruned: this collective has no copy-engine path, or no symmetric window here",
        "cta=zero: one row (concurrent, symmetric window); SM budgets, CTA counts, shaping and "
        "priority pruned there: a collective on the copy engines uses no SMs"},
