@@ -49,7 +49,7 @@ nlohmann::json comm_path_json(const CommPath& c, bool split) {
   return j;
 }
 
-std::string path_note(const std::string& label, int policy, const nlohmann::json& p, int nranks,
+std::string path_note(const std::string& label, model::CtaPolicy policy, const nlohmann::json& p, int nranks,
                       bool copy_engine_capable) {
   const std::string path = p.value("path", std::string("unknown"));
   const std::string one_rank = nranks == 1 ? "; with one rank NCCL copies locally whatever the policy)" : ")";
@@ -61,7 +61,7 @@ std::string path_note(const std::string& label, int policy, const nlohmann::json
   if (path == "unknown") return s + "path unknown (" + p.value("why", std::string()) + ")";
   s += "on SMs (" + std::to_string(p.value("nccl_kernels", 0)) + " NCCL kernels, up to " +
        std::to_string(p.value("max_ctas", int64_t{0})) + " CTAs)";
-  if (policy == static_cast<int>(model::CtaPolicy::Zero))
+  if (policy == model::CtaPolicy::Zero)
     s += copy_engine_capable ? "; NCCL did not honour CTA policy zero here: these rows measure its SM path"
                              : "; as expected under CTA policy zero: NCCL has no copy-engine path for it";
   return s;

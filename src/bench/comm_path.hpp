@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "model/types.hpp"
 #include "trace/format.hpp"
 
 namespace cco::bench {
@@ -42,7 +43,7 @@ nlohmann::json comm_path_json(const CommPath& combined, bool split = false);
 /// SMs: a warning that NCCL did not honour it, or, for a collective NCCL has no copy-engine path
 /// for (`copy_engine_capable` false: a step's reduce-scatters and all-reduces on a zero-CTA
 /// communicator), that this is expected.
-std::string path_note(const std::string& label, int policy, const nlohmann::json& p, int nranks,
+std::string path_note(const std::string& label, model::CtaPolicy policy, const nlohmann::json& p, int nranks,
                       bool copy_engine_capable = true);
 
 }  // namespace cco::bench

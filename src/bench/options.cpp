@@ -75,12 +75,20 @@ std::string RowSpec::label() const {
 
 std::string RowSpec::budgets() const {
   std::string s;
-  if (gemm_sms >= 0) s += " sms=" + (gemm_sms == 0 ? std::string("all") : std::to_string(gemm_sms));
-  if (nccl_ctas >= 0) s += " ctas=" + std::to_string(nccl_ctas);
-  if (green_sms >= 0) s += " green=" + std::to_string(green_sms);
-  if (nccl_reg >= 0) s += std::string(" reg=") + model::to_string(static_cast<model::CommRegister>(nccl_reg));
-  if (cta_policy >= 0) s += std::string(" cta=") + model::to_string(static_cast<model::CtaPolicy>(cta_policy));
+  if (gemm_sms) s += " sms=" + (*gemm_sms == 0 ? std::string("all") : std::to_string(*gemm_sms));
+  if (nccl_ctas) s += " ctas=" + std::to_string(*nccl_ctas);
+  if (green_sms) s += " green=" + std::to_string(*green_sms);
+  if (nccl_reg) s += std::string(" reg=") + model::to_string(*nccl_reg);
+  if (cta_policy) s += std::string(" cta=") + model::to_string(*cta_policy);
   return s;
+}
+
+int budget_number(std::optional<int> v) { return v ? *v : -1; }
+
+std::optional<int> budget_from_number(int n) {
+  if (n < -1) throw UsageError("a budget of " + std::to_string(n) + " (expected a count, or -1 for none)");
+  if (n == -1) return std::nullopt;
+  return n;
 }
 
 bool is_shape(Mode m) { return m == Mode::Shape || m == Mode::ShapePriority; }
@@ -138,15 +146,14 @@ void parse_shape_options(Options& o, const std::string& modes, const std::string
 }
 
 void parse_cta_policies(Options& o, const std::string& text, bool given) {
-  o.nccl_cta_policy = -1;
+  o.nccl_cta_policy.reset();
   o.row_cta_policies.clear();
   if (given && text.empty())
     throw UsageError("--nccl-cta-policy: needs a policy (got an empty value)");
   if (text.empty()) return;
-  std::vector<int> seen;
+  std::vector<model::CtaPolicy> seen;
   for (const auto& item : split(text, ',')) {
-    const int p = static_cast<int>(model_arg([&] { return model::parse_cta_policy(item); },
-                                             "--nccl-cta-policy"));
+    const auto p = model_arg([&] { return model::parse_cta_policy(item); }, "--nccl-cta-policy");
     if (std::find(seen.begin(), seen.end(), p) != seen.end())
       throw UsageError("--nccl-cta-policy: '" + item + "' is given twice");
     seen.push_back(p);
@@ -155,7 +162,7 @@ void parse_cta_policies(Options& o, const std::string& text, bool given) {
   o.row_cta_policies.assign(seen.begin() + 1, seen.end());
   // The copy engines need the collective's buffers in a symmetric window: give them one unless
   // the user chose the registration (then the path probe says where NCCL ran).
-  if (o.nccl_cta_policy == static_cast<int>(model::CtaPolicy::Zero) && !o.nccl_register_given)
+  if (o.nccl_cta_policy == model::CtaPolicy::Zero && !o.nccl_register_given)
     o.nccl_register = model::CommRegister::Window;
 }
 
@@ -565,16 +572,17 @@ std::vector<RowSpec> mode_rows(const Options& o, const std::vector<Mode>& modes,
     }
     if (!shapeable)
       throw UsageError(std::string("mode ") + to_string(m) + " needs a compute part whose launches are ours");
-    const int green = o.green_sms > 0 ? o.green_sms : -1;
+    const std::optional<int> green = o.green_sms > 0 ? std::optional(o.green_sms) : std::nullopt;
     if (!o.pads.empty()) {
-      for (int64_t p : o.pads) rows.push_back({m, 0, p, -1, -1, green});
+      for (int64_t p : o.pads) rows.push_back({m, 0, p, std::nullopt, std::nullopt, green});
     } else if (!o.blocks_per_sm.empty()) {
-      for (int k : o.blocks_per_sm) rows.push_back({m, k, -1, -1, -1, green});
+      for (int k : o.blocks_per_sm) rows.push_back({m, k, -1, std::nullopt, std::nullopt, green});
     } else {
       if (natural_bps <= 1 && notes)
         notes->push_back(std::string("mode ") + to_string(m) +
                          ": the kernel already runs at 1 block per SM; nothing to shape");
-      for (int k = natural_bps - 1; k >= 1; --k) rows.push_back({m, k, -1, -1, -1, green});
+      for (int k = natural_bps - 1; k >= 1; --k)
+        rows.push_back({m, k, -1, std::nullopt, std::nullopt, green});
     }
   }
   return rows;
@@ -598,14 +606,14 @@ std::vector<RowSpec> expand_rows(const Options& o, bool shapeable, int natural_b
   // Each further CTA policy repeats the overlapped rows on a communicator of its own (zero with
   // its buffers in a symmetric window, unless the run registers them already or the user chose).
   const std::size_t base = rows.size();
-  for (int p : o.row_cta_policies) {
+  for (const model::CtaPolicy p : o.row_cta_policies) {
     for (std::size_t i = 0; i < base; ++i) {
       if (rows[i].mode == Mode::Seq) continue;
       RowSpec r = rows[i];
       r.cta_policy = p;
-      if (p == static_cast<int>(model::CtaPolicy::Zero) && !o.nccl_register_given &&
+      if (p == model::CtaPolicy::Zero && !o.nccl_register_given &&
           o.nccl_register != model::CommRegister::Window)
-        r.nccl_reg = static_cast<int>(model::CommRegister::Window);
+        r.nccl_reg = model::CommRegister::Window;
       rows.push_back(r);
     }
   }

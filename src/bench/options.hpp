@@ -62,10 +62,11 @@ struct Options {
   int gemm_sms = 0;                        ///< cuBLASLt SM-count target (0: all)
   int green_sms = 0;                       ///< compute in a green-context SM partition (0: none)
   int nccl_min_ctas = -1, nccl_max_ctas = -1, nccl_cga_cluster = -1;
-  /// --nccl-cta-policy's first value (-1: not given): the run's own communicator's CTAPolicy.
-  int nccl_cta_policy = -1;
+  /// --nccl-cta-policy's first value (nullopt: not given, NCCL's default): the run's own
+  /// communicator's CTAPolicy.
+  std::optional<model::CtaPolicy> nccl_cta_policy = std::nullopt;
   /// --nccl-cta-policy's further values: every overlapped row again under each (pairs only).
-  std::vector<int> row_cta_policies;
+  std::vector<model::CtaPolicy> row_cta_policies;
   model::CommRegister nccl_register = model::CommRegister::None;  ///< --nccl-register
   bool nccl_register_given = false;
   std::string json_path, csv_path;         ///< "-" = stdout
@@ -148,15 +149,19 @@ struct RowSpec {
   Mode mode = Mode::Seq;
   int blocks_per_sm = 0;  ///< shape target k (0: none)
   int64_t pad = -1;       ///< explicit extra dynamic shared memory (-1: none / planned from k)
-  /// Resource budgets beyond the paper (used by `cco tune`): -1 keeps the run's own setting.
-  int gemm_sms = -1;      ///< cuBLASLt SM-count target for this row's GEMMs (0: all SMs)
-  int nccl_ctas = -1;     ///< NCCL minCTAs = maxCTAs for this row's communicator
-  int green_sms = -1;     ///< run the compute part in a green-context partition of this many SMs
-  int nccl_reg = -1;      ///< the collective's buffer registration (a model::CommRegister value)
-  int cta_policy = -1;    ///< NCCL CTAPolicy of this row's communicator (a model::CtaPolicy value)
+  /// Resource budgets beyond the paper (used by `cco tune`): nullopt keeps the run's own setting.
+  /// cuBLASLt SM-count target for this row's GEMMs (0: all SMs)
+  std::optional<int> gemm_sms = std::nullopt;
+  std::optional<int> nccl_ctas = std::nullopt;  ///< NCCL minCTAs = maxCTAs for its communicator
+  /// Run the compute part in a green-context partition of this many SMs (nullopt: none)
+  std::optional<int> green_sms = std::nullopt;
+  /// The collective's buffer registration (nullopt: the run's own)
+  std::optional<model::CommRegister> nccl_reg = std::nullopt;
+  /// NCCL CTAPolicy of this row's communicator (nullopt: the run's own)
+  std::optional<model::CtaPolicy> cta_policy = std::nullopt;
   /// True when the row uses the run's own compute and communicator (no budget override).
   bool default_variant() const {
-    return gemm_sms < 0 && nccl_ctas < 0 && green_sms < 0 && nccl_reg < 0 && cta_policy < 0;
+    return !gemm_sms && !nccl_ctas && !green_sms && !nccl_reg && !cta_policy;
   }
   /// Same mode, target, padding and budgets.
   bool operator==(const RowSpec&) const = default;
@@ -166,6 +171,13 @@ struct RowSpec {
   /// the row has none).
   std::string budgets() const;
 };
+
+/// A row's count budget (an SM target, CTAs, a green partition's SMs) as a number, the encoding
+/// of JSON, the tuners' lists (--ctas -1) and the rows rank 0 sends to the other ranks: the
+/// count, or -1 for none (std::nullopt: the run's own). budget_from_number reads it back; a
+/// number below -1 throws UsageError.
+int budget_number(std::optional<int> v);
+std::optional<int> budget_from_number(int n);
 
 /// Rows for one size. `shapeable`: the compute launches are ours. `natural_bps`: blocks per SM of
 /// the compute kernel as launched (decides the default targets: every k below it). Notes about

@@ -3,7 +3,6 @@
 // on its device, and its runs at one (type, size) as the engine's Subject (PairSubject).
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -159,9 +158,10 @@ struct Planned {
 /// of each list is the run's own setting).
 struct RowPlan {
   std::vector<Planned> planned;
-  std::vector<int> sms_keys = {-1}, green_keys = {-1};
+  std::vector<std::optional<int>> sms_keys = {std::nullopt};
+  std::vector<std::optional<int>> green_keys = {std::nullopt};
   /// A communicator per distinct (CTA count, buffer registration, CTA policy).
-  std::vector<std::array<int, 3>> comm_keys = {{-1, -1, -1}};
+  std::vector<CommKey> comm_keys = {CommKey{}};
 };
 
 /// One rank's runs of a pair at one size, as the engine's Subject (engine.hpp): the slots of

@@ -51,10 +51,11 @@ nlohmann::json gather_devices(boot::Group& g, int device, const rt::DeviceInfo& 
 
 rt::CommConfig comm_config(const Options& o) {
   rt::CommConfig cc;
-  cc.min_ctas = o.nccl_min_ctas;
-  cc.max_ctas = o.nccl_max_ctas;
+  // The options' -1 (not given) is NCCL's default: nullopt.
+  cc.min_ctas = budget_from_number(o.nccl_min_ctas);
+  cc.max_ctas = budget_from_number(o.nccl_max_ctas);
   cc.cta_policy = o.nccl_cta_policy;
-  cc.cga_cluster_size = o.nccl_cga_cluster;
+  cc.cga_cluster_size = budget_from_number(o.nccl_cga_cluster);
   return cc;
 }
 
@@ -76,15 +77,19 @@ std::vector<RowSpec> rows_from_lead(boot::Group& g, const std::function<std::vec
 }
 
 std::vector<rt::Comm> open_variants(boot::Group& g, const rt::CommConfig& cc,
-                                    const std::vector<CommVariant>& variants) {
-  std::vector<rt::Comm> comms(variants.empty() ? 0 : 1);
-  for (std::size_t i = 1; i < variants.size(); ++i) {
+                                    const std::vector<CommKey>& keys) {
+  std::vector<rt::Comm> comms(keys.empty() ? 0 : 1);
+  for (std::size_t i = 1; i < keys.size(); ++i) {
     rt::CommConfig c = cc;
-    if (variants[i].ctas > 0) c.min_ctas = c.max_ctas = variants[i].ctas;
-    if (variants[i].policy >= 0) c.cta_policy = variants[i].policy;
+    if (keys[i].ctas && *keys[i].ctas > 0) c.min_ctas = c.max_ctas = *keys[i].ctas;
+    c.cta_policy = policy_of(keys[i], cc);
     comms.push_back(open_comm(g, c));
   }
   return comms;
+}
+
+std::optional<model::CtaPolicy> policy_of(const CommKey& key, const rt::CommConfig& cc) {
+  return key.policy ? key.policy : cc.cta_policy;
 }
 
 RoundsOptions rounds_options(const Options& o, bool lead, std::ostream& progress,
@@ -132,14 +137,14 @@ rt::Comm open_comm(boot::Group& g, const rt::CommConfig& cc) {
   return rt::Comm(id, g.size(), g.rank(), cc);
 }
 
-std::vector<std::unique_ptr<rt::SmPartition>> green_partitions(int device,
-                                                               const std::vector<int>& keys,
-                                                               std::vector<std::string>* notes) {
+std::vector<std::unique_ptr<rt::SmPartition>> green_partitions(
+    int device, const std::vector<std::optional<int>>& keys, std::vector<std::string>* notes) {
   std::vector<std::unique_ptr<rt::SmPartition>> parts(1);
   for (std::size_t i = 1; i < keys.size(); ++i) {
-    parts.push_back(std::make_unique<rt::SmPartition>(device, keys[i]));
-    if (notes && parts.back()->sms() != keys[i])
-      notes->push_back("green partition of " + std::to_string(keys[i]) + " SMs holds " +
+    const int sms = keys[i].value();  // only [0] is none: every other key is a distinct size
+    parts.push_back(std::make_unique<rt::SmPartition>(device, sms));
+    if (notes && parts.back()->sms() != sms)
+      notes->push_back("green partition of " + std::to_string(sms) + " SMs holds " +
                        std::to_string(parts.back()->sms()) + " (the driver's granularity is " +
                        std::to_string(parts.back()->granularity()) + ")");
   }

@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,16 +66,25 @@ RankSetup enter_rank(boot::Group& g, const Ranks& ranks, trace::Session* tr, con
 /// runs the same rows in the same order even where devices differ. A collective of the group.
 std::vector<RowSpec> rows_from_lead(boot::Group& g, const std::function<std::vector<RowSpec>()>& choose);
 
-/// A budget variant's communicator: (CTA count, CTA policy); -1 keeps the run's own.
-struct CommVariant {
-  int ctas = -1;
-  int policy = -1;
+/// A budget variant's communicator, the key rows share one by, pairs and steps alike: NCCL
+/// minCTAs = maxCTAs (nullopt: the run's own), the collective's buffer registration (nullopt: the
+/// run's own; pairs only, a step registers its arena) and the CTA policy (nullopt: the run's
+/// own). Keys compare field by field (key_index).
+struct CommKey {
+  std::optional<int> ctas = std::nullopt;
+  std::optional<model::CommRegister> reg = std::nullopt;
+  std::optional<model::CtaPolicy> policy = std::nullopt;
+  auto operator<=>(const CommKey&) const = default;
 };
-/// One communicator per variant after the first (variants[0] is the run's own, opened by the
-/// caller; the result's [0] is left empty), in the same order on every rank: the run's config
-/// with the variant's CTAs as min = max and its policy. A collective of the group.
+/// One communicator per key after the first (keys[0] is the run's own, opened by the caller; the
+/// result's [0] is left empty), in the same order on every rank: the run's config with the key's
+/// CTAs as min = max and its policy (the registration is the collective's, not the
+/// communicator's). A collective of the group.
 std::vector<rt::Comm> open_variants(boot::Group& g, const rt::CommConfig& cc,
-                                    const std::vector<CommVariant>& variants);
+                                    const std::vector<CommKey>& keys);
+/// The CTA policy the communicator of `key` runs with: its own, else the run's (`cc`; nullopt:
+/// NCCL's default).
+std::optional<model::CtaPolicy> policy_of(const CommKey& key, const rt::CommConfig& cc);
 
 /// The engine's options from the run's (-w, -n, -c, -a) and its progress: rank 0 prints
 /// "# [<what()>] iteration i/n (<per()>)" every 3 s and at the last iteration, unless -q.
@@ -106,11 +116,10 @@ rt::CommConfig comm_config(const Options& o);
 /// Every rank must call it at the same point (it is a collective of the group).
 rt::Comm open_comm(boot::Group& g, const rt::CommConfig& cc);
 
-/// One green-context partition per key after the first (keys[0] is -1: none; parts[0] stays
+/// One green-context partition per key after the first (keys[0] is nullopt: none; parts[0] stays
 /// empty), with a note where the driver's granularity changed the size.
-std::vector<std::unique_ptr<rt::SmPartition>> green_partitions(int device,
-                                                               const std::vector<int>& keys,
-                                                               std::vector<std::string>* notes);
+std::vector<std::unique_ptr<rt::SmPartition>> green_partitions(
+    int device, const std::vector<std::optional<int>>& keys, std::vector<std::string>* notes);
 
 /// The padding that realises a shape target k (or an explicit --pad) for one kernel: the
 /// model's choice (model::shape_choice), then the driver's own occupancy at that padding.

@@ -264,8 +264,9 @@ std::string format_in_place(const Report& r) {
 nlohmann::json rows_to_json(const std::vector<RowSpec>& rows) {
   nlohmann::json j = nlohmann::json::array();
   for (const auto& r : rows)
-    j.push_back({static_cast<int>(r.mode), r.blocks_per_sm, r.pad, r.gemm_sms, r.nccl_ctas, r.green_sms,
-                 r.nccl_reg, r.cta_policy});
+    j.push_back({static_cast<int>(r.mode), r.blocks_per_sm, r.pad, budget_number(r.gemm_sms),
+                 budget_number(r.nccl_ctas), budget_number(r.green_sms),
+                 model::comm_register_number(r.nccl_reg), model::cta_policy_number(r.cta_policy)});
   return j;
 }
 
@@ -276,14 +277,20 @@ std::vector<RowSpec> rows_from_json(const nlohmann::json& j) {
     r.mode = static_cast<Mode>(x[0].get<int>());
     r.blocks_per_sm = x[1];
     r.pad = x[2];
-    r.gemm_sms = x[3];
-    r.nccl_ctas = x[4];
-    r.green_sms = x[5];
-    if (x.size() > 6) r.nccl_reg = x[6];
-    if (x.size() > 7) r.cta_policy = x[7];
+    r.gemm_sms = budget_from_number(x[3].get<int>());
+    r.nccl_ctas = budget_from_number(x[4].get<int>());
+    r.green_sms = budget_from_number(x[5].get<int>());
+    if (x.size() > 6) r.nccl_reg = model::comm_register_from_number(x[6].get<int>());
+    if (x.size() > 7) r.cta_policy = model::cta_policy_from_number(x[7].get<int>());
     out.push_back(r);
   }
   return out;
+}
+
+nlohmann::json policy_numbers(const std::vector<model::CtaPolicy>& policies) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto p : policies) j.push_back(model::cta_policy_number(p));
+  return j;
 }
 
 std::string json_text(const nlohmann::json& j, int indent) {
@@ -332,8 +339,8 @@ nlohmann::json options_json(const Options& o) {
   j["green_sms"] = o.green_sms;
   j["nccl"] = {{"min_ctas", o.nccl_min_ctas},
                {"max_ctas", o.nccl_max_ctas},
-               {"cta_policy", o.nccl_cta_policy},
-               {"row_cta_policies", o.row_cta_policies},
+               {"cta_policy", model::cta_policy_number(o.nccl_cta_policy)},
+               {"row_cta_policies", policy_numbers(o.row_cta_policies)},
                {"cga_cluster_size", o.nccl_cga_cluster},
                {"register", model::to_string(o.nccl_register)}};
   return j;
@@ -380,13 +387,11 @@ nlohmann::json to_json(const Report& r) {
     x["t_comm_part"] = timing_json(row.t_comm_part);
     x["t_comp_alone"] = timing_json(row.t_comp_alone);
     x["t_comm_alone"] = timing_json(row.t_comm_alone);
-    x["gemm_sms"] = row.spec.gemm_sms;
-    x["nccl_ctas"] = row.spec.nccl_ctas;
-    x["green_sms"] = row.spec.green_sms;
-    x["nccl_register"] = row.spec.nccl_reg;
-    x["cta_policy"] = row.cta_policy >= 0
-                          ? nlohmann::json(model::to_string(static_cast<model::CtaPolicy>(row.cta_policy)))
-                          : nlohmann::json();
+    x["gemm_sms"] = budget_number(row.spec.gemm_sms);
+    x["nccl_ctas"] = budget_number(row.spec.nccl_ctas);
+    x["green_sms"] = budget_number(row.spec.green_sms);
+    x["nccl_register"] = model::comm_register_number(row.spec.nccl_reg);
+    x["cta_policy"] = row.cta_policy ? nlohmann::json(model::to_string(*row.cta_policy)) : nlohmann::json();
     x["comm_path"] = row.comm_path;
     x["label"] = row.spec.label();
     x["t_ideal_us"] = val(model::ideal(t));

@@ -42,7 +42,8 @@ struct Row {
   double comm_busbw_factor = 1;
   unsigned long long wrong = 0;  ///< elements wrong under this row's mode (-c), summed over ranks
   bool checked = false;
-  int cta_policy = -1;     ///< the CTAPolicy its communicator ran with (-1: NCCL's default, unset)
+  /// The CTAPolicy its communicator ran with (nullopt: NCCL's default, unset).
+  std::optional<model::CtaPolicy> cta_policy = std::nullopt;
   /// Where NCCL ran the row's collective, from a traced run (comm_path.hpp; null: not probed).
   nlohmann::json comm_path;
   std::string dtype;  ///< the collective's data type ("": the report's)
@@ -127,11 +128,17 @@ std::string slowdown_verdict(const Row& row);
 std::string json_text(const nlohmann::json& j, int indent = 1);
 
 /// Rows as rank 0 sends them to every rank (cco bench and the step bench alike): one array
-/// [mode, k, pad, gemm_sms, nccl_ctas, green_sms] per row; rows_from_json reads it back.
+/// [mode, k, pad, gemm_sms, nccl_ctas, green_sms, nccl_reg, cta_policy] per row (the
+/// registration and the policy as model::comm_register_number and cta_policy_number write them);
+/// rows_from_json reads it back (an older row of 6 or 7
+/// fields has no registration or policy).
 nlohmann::json rows_to_json(const std::vector<RowSpec>& rows);
 std::vector<RowSpec> rows_from_json(const nlohmann::json& j);
 
 /// The options as a JSON object (recorded in every file).
 nlohmann::json options_json(const Options& o);
+/// CTA policies as a JSON array of NCCL's numbers (model::cta_policy_number), as the options and
+/// the tuners' cache keys record them.
+nlohmann::json policy_numbers(const std::vector<model::CtaPolicy>& policies);
 
 }  // namespace cco::bench

@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -41,11 +40,9 @@ RowPlan plan_rows(const std::vector<RowSpec>& specs, const DeviceContext& ctx,
                   wl::ComputeOp& comp0, std::vector<std::string>& notes) {
   RowPlan plan;
   for (const auto& s : specs) {
-    if (s.nccl_reg < -1 || s.nccl_reg > static_cast<int>(model::CommRegister::Window))
-      throw UsageError("row '" + s.label() + "': unknown buffer registration " + std::to_string(s.nccl_reg));
     Planned p{s, 0, ctx.natural_bps};
     p.comp = key_index(plan.sms_keys, s.gemm_sms);
-    p.comm = key_index(plan.comm_keys, std::array<int, 3>{s.nccl_ctas, s.nccl_reg, s.cta_policy});
+    p.comm = key_index(plan.comm_keys, CommKey{s.nccl_ctas, s.nccl_reg, s.cta_policy});
     p.green = key_index(plan.green_keys, s.green_sms);
     if (is_shape(s.mode)) {
       if (!ctx.shapeable) throw UsageError("shape rows need a compute part whose launches are ours");
@@ -101,7 +98,7 @@ std::vector<Slot> make_slots(const std::vector<Planned>& planned, const std::vec
 void append_rows(Report& rep, const Row& base, const std::vector<Planned>& planned,
                  const std::vector<Slot>& slots, const std::vector<double>& w, std::size_t ncomps,
                  const std::vector<bool>& row_ok, const std::vector<nlohmann::json>& comm_paths,
-                 const std::vector<int>& comm_policy) {
+                 const std::vector<std::optional<model::CtaPolicy>>& comm_policy) {
   std::vector<bool> charged(ncomps, false);  // alone errors count once per part
   for (std::size_t r = 0; r < planned.size(); ++r) {
     const auto& p = planned[r];
@@ -212,16 +209,15 @@ std::vector<bool> exact_checks(const Options& o, int nranks, std::vector<std::st
 /// is a UsageError (the baselines run under it).
 std::vector<RowSpec> keep_applicable(std::vector<RowSpec> specs, const Options& o,
                                      const CommFacts& f, std::vector<std::string>& notes) {
-  if (o.nccl_cta_policy >= 0) {
-    const auto why = model::cta_policy_refusal(static_cast<model::CtaPolicy>(o.nccl_cta_policy),
-                                               o.coll, f.nccl_version, f.one_host);
+  if (o.nccl_cta_policy) {
+    const auto why = model::cta_policy_refusal(*o.nccl_cta_policy, o.coll, f.nccl_version, f.one_host);
     if (!why.empty()) throw UsageError("--nccl-cta-policy: " + why);
   }
   std::vector<RowSpec> kept;
   for (auto& s : specs) {
-    if (s.cta_policy >= 0) {
-      const auto why = model::cta_policy_refusal(static_cast<model::CtaPolicy>(s.cta_policy), o.coll,
-                                                 f.nccl_version, f.one_host, /*split=*/true);
+    if (s.cta_policy) {
+      const auto why = model::cta_policy_refusal(*s.cta_policy, o.coll, f.nccl_version, f.one_host,
+                                                 /*split=*/true);
       if (!why.empty()) {
         notes.push_back("row '" + s.label() + "' skipped: " + why);
         continue;
@@ -234,16 +230,16 @@ std::vector<RowSpec> keep_applicable(std::vector<RowSpec> specs, const Options& 
 
 /// Whether the run or any row asks for the zero-CTA policy.
 bool uses_zero(const Options& o, const std::vector<RowSpec>& specs) {
-  const int zero = static_cast<int>(model::CtaPolicy::Zero);
+  const auto zero = model::CtaPolicy::Zero;
   if (o.nccl_cta_policy == zero) return true;
   return std::any_of(specs.begin(), specs.end(), [&](const RowSpec& s) { return s.cta_policy == zero; });
 }
 
 /// "cta=zero reg=window ctas=4": a communicator variant, for notes and probe marks.
-std::string comm_label(const std::array<int, 3>& key, int policy) {
-  std::string s = "cta=" + std::string(model::to_string(static_cast<model::CtaPolicy>(policy)));
-  if (key[1] >= 0) s += std::string(" reg=") + model::to_string(static_cast<model::CommRegister>(key[1]));
-  if (key[0] >= 0) s += " ctas=" + std::to_string(key[0]);
+std::string comm_label(const CommKey& key, model::CtaPolicy policy) {
+  std::string s = "cta=" + std::string(model::to_string(policy));
+  if (key.reg) s += std::string(" reg=") + model::to_string(*key.reg);
+  if (key.ctas) s += " ctas=" + std::to_string(*key.ctas);
   return s;
 }
 
@@ -251,16 +247,17 @@ std::string comm_label(const std::array<int, 3>& key, int policy) {
 /// others), one note each in `notes` (rank 0's; null elsewhere). `what`: the size (and type).
 std::vector<nlohmann::json> probe_paths(PathProbe& probe, boot::Group& g, cudaStream_t st,
                                         const std::vector<std::unique_ptr<wl::CommOp>>& mops,
-                                        const std::vector<std::array<int, 3>>& keys,
-                                        const std::vector<int>& policy, const std::string& what,
+                                        const std::vector<CommKey>& keys,
+                                        const std::vector<std::optional<model::CtaPolicy>>& policy,
+                                        const std::string& what,
                                         std::vector<std::string>* notes) {
   std::vector<nlohmann::json> paths(mops.size());
   std::vector<PathProbe::Item> items;
   std::vector<std::size_t> probed;
   for (std::size_t i = 0; i < mops.size(); ++i) {
-    if (policy[i] < 0 || !mops[i]) continue;
+    if (!policy[i] || !mops[i]) continue;
     auto* m = mops[i].get();
-    items.push_back({comm_label(keys[i], policy[i]) + ", " + what,
+    items.push_back({comm_label(keys[i], *policy[i]) + ", " + what,
                      [m](cudaStream_t s) { m->enqueue(s); }, m->spec().allgather_comm != nullptr});
     probed.push_back(i);
   }
@@ -268,7 +265,7 @@ std::vector<nlohmann::json> probe_paths(PathProbe& probe, boot::Group& g, cudaSt
   const auto found = probe.probe(g, st, items);
   for (std::size_t j = 0; j < probed.size(); ++j) {
     paths[probed[j]] = found[j];
-    if (notes) notes->push_back(path_note(items[j].label, policy[probed[j]], found[j], g.size()));
+    if (notes) notes->push_back(path_note(items[j].label, *policy[probed[j]], found[j], g.size()));
   }
   return paths;
 }
@@ -278,19 +275,17 @@ std::vector<nlohmann::json> probe_paths(PathProbe& probe, boot::Group& g, cudaSt
 /// goes on without it; the run's own (index 0) must work.
 /// An all-reduce under a zero-CTA communicator runs split: the reduce-scatter on the run's own
 /// communicator (SMs), the in-place all-gather on the zero one (model::zero_splits).
-std::vector<std::unique_ptr<wl::CommOp>> make_collectives(boot::Group& g, const wl::CommSpec& ms,
-                                                          const std::vector<rt::Comm>& comms,
-                                                          const std::vector<std::array<int, 3>>& keys,
-                                                          const std::vector<int>& policy) {
+std::vector<std::unique_ptr<wl::CommOp>> make_collectives(
+    boot::Group& g, const wl::CommSpec& ms, const std::vector<rt::Comm>& comms,
+    const std::vector<CommKey>& keys, const std::vector<std::optional<model::CtaPolicy>>& policy) {
   std::vector<std::unique_ptr<wl::CommOp>> mops;
   std::vector<double> failed(comms.size(), 0);
   std::string first_error;
   for (std::size_t i = 0; i < comms.size(); ++i) {
     auto spec = ms;
     spec.in_place = ms.in_place && i == 0;  // in place: the run's own communicator only
-    if (keys[i][1] >= 0) spec.reg = static_cast<model::CommRegister>(keys[i][1]);
-    const bool split = i > 0 && policy[i] >= 0 &&
-                       model::zero_splits(static_cast<model::CtaPolicy>(policy[i]), ms.coll);
+    if (keys[i].reg) spec.reg = *keys[i].reg;
+    const bool split = i > 0 && policy[i] && model::zero_splits(*policy[i], ms.coll);
     if (split) spec.allgather_comm = &comms[i];
     try {
       mops.push_back(std::make_unique<wl::CommOp>(spec, split ? comms[0] : comms[i]));
@@ -387,32 +382,29 @@ bool zero_forms(const Options& o, const std::vector<RowSpec>& specs, std::vector
 /// One compute part per SM-count target after the first (sms_keys[0] is the run's own), cuBLASLt
 /// only and within the device's SMs.
 void add_compute_variants(std::vector<std::unique_ptr<wl::ComputeOp>>& comps,
-                          const wl::ComputeSpec& cs, const std::vector<int>& sms_keys,
+                          const wl::ComputeSpec& cs, const std::vector<std::optional<int>>& sms_keys,
                           const rt::DeviceInfo& info) {
   for (std::size_t i = 1; i < sms_keys.size(); ++i) {
     if (cs.kind != model::ComputeKind::CublasLt)
       throw UsageError("an SM-count target applies to cuBLASLt GEMMs only");
-    if (sms_keys[i] > info.limits.sm_count)
-      throw UsageError("SM-count target " + std::to_string(sms_keys[i]) + " exceeds the " +
+    const int target = sms_keys[i].value();  // only [0] is the run's own
+    if (target > info.limits.sm_count)
+      throw UsageError("SM-count target " + std::to_string(target) + " exceeds the " +
                        std::to_string(info.limits.sm_count) + " SMs of " + info.name);
     auto spec = cs;
-    spec.sm_count_target = sms_keys[i];
+    spec.sm_count_target = target;
     comps.push_back(wl::make_compute(spec));
   }
 }
 
 /// The run's communicator (`run`) and one per (CTAs, registration, policy) variant after it, in
-/// the same order on every rank; `policy` gets the CTA policy each runs with (-1: NCCL's).
+/// the same order on every rank; `policy` gets the CTA policy each runs with (nullopt: NCCL's).
 std::vector<rt::Comm> open_comm_variants(boot::Group& g, const rt::CommConfig& cc,
-                                         const std::vector<std::array<int, 3>>& keys, rt::Comm run,
-                                         std::vector<int>& policy) {
-  std::vector<CommVariant> cv;
+                                         const std::vector<CommKey>& keys, rt::Comm run,
+                                         std::vector<std::optional<model::CtaPolicy>>& policy) {
   policy.clear();
-  for (const auto& k : keys) {
-    cv.push_back({k[0], k[2]});
-    policy.push_back(k[2] >= 0 ? k[2] : cc.cta_policy);
-  }
-  std::vector<rt::Comm> comms = open_variants(g, cc, cv);
+  for (const auto& k : keys) policy.push_back(policy_of(k, cc));
+  std::vector<rt::Comm> comms = open_variants(g, cc, keys);
   comms[0] = std::move(run);
   return comms;
 }
@@ -535,7 +527,8 @@ Report run_pairs(const Options& o, const RowProvider& provide_rows, const SizeDo
     const auto& comm_keys = plan.comm_keys;
     const auto& green_keys = plan.green_keys;
     add_compute_variants(comps, cs, sms_keys, rs.info);
-    std::vector<int> comm_policy;  // the CTA policy each communicator runs with (-1: NCCL's)
+    // The CTA policy each communicator runs with (nullopt: NCCL's default).
+    std::vector<std::optional<model::CtaPolicy>> comm_policy;
     std::vector<rt::Comm> comms = open_comm_variants(g, cc, comm_keys, std::move(run_comm), comm_policy);
     const auto parts = green_partitions(rs.device, green_keys, &notes);
     const auto checks = exact_checks(o, g.size(), notes);  // -c 1 per type

@@ -73,36 +73,37 @@ std::vector<Kernel> shapeable_kernels(const wl::StepExec& ex, const workload::St
 }
 
 /// Realises each row on this device: refuses budgets a step cannot take, numbers its variants
-/// (appending to `cta_keys` and `green_keys`, whose [0] is the run's own) and plans the padding
+/// (appending to `comm_keys` and `green_keys`, whose [0] is the run's own) and plans the padding
 /// of every shapeable kernel for shape rows. Notes go to `notes` when given (rank 0's).
 std::vector<PlannedRow> plan_step_rows(const std::vector<RowSpec>& specs,
                                        const std::vector<Kernel>& kernels,
                                        const model::DeviceLimits& lim,
                                        std::vector<std::string>* notes,
-                                       std::vector<std::pair<int, int>>& comm_keys,
-                                       std::vector<int>& green_keys) {
+                                       std::vector<CommKey>& comm_keys,
+                                       std::vector<std::optional<int>>& green_keys) {
   std::vector<PlannedRow> planned;
   for (const auto& s : specs) {
-    if (s.gemm_sms >= 0)
+    if (s.gemm_sms)
       throw UsageError("row '" + s.label() +
                        "': an SM-count target does not apply to a workload (its cuBLASLt GEMMs "
                        "use every SM)");
     if (s.mode == Mode::Seq && !s.default_variant())
       throw UsageError("row '" + s.label() +
                        "': seq is the baseline and runs with the run's own settings");
-    if (s.nccl_ctas == 0 || s.nccl_ctas < -1)
+    if (s.nccl_ctas && *s.nccl_ctas < 1)
       throw UsageError("row '" + s.label() + "': NCCL CTAs must be at least 1");
     // A zero-CTA row's window is the step's whole arena (registered once per communicator).
-    const bool zero_window = s.cta_policy == static_cast<int>(model::CtaPolicy::Zero) &&
-                             s.nccl_reg == static_cast<int>(model::CommRegister::Window);
-    if (s.nccl_reg >= 0 && !zero_window)
+    const bool zero_window = s.cta_policy == model::CtaPolicy::Zero &&
+                             s.nccl_reg == model::CommRegister::Window;
+    if (s.nccl_reg && !zero_window)
       throw UsageError("row '" + s.label() +
                        "': buffer registration applies to cco bench pairs, not to workloads");
-    if (s.green_sms == 0 || s.green_sms < -1 || s.green_sms >= lim.sm_count)
+    if (s.green_sms && (*s.green_sms < 1 || *s.green_sms >= lim.sm_count))
       throw UsageError("row '" + s.label() + "': a green partition holds 1.." +
                        std::to_string(lim.sm_count - 1) + " SMs");
     PlannedRow p{s, std::vector<int64_t>(kernels.size(), 0), {}};
-    p.comm = key_index(comm_keys, std::pair<int, int>{s.nccl_ctas, s.cta_policy});
+    // The registration is not part of the key: a step registers its arena per communicator.
+    p.comm = key_index(comm_keys, CommKey{s.nccl_ctas, std::nullopt, s.cta_policy});
     p.green = key_index(green_keys, s.green_sms);
     if (is_shape(s.mode) && kernels.empty())
       throw UsageError("row '" + s.label() + "': shape rows need an op whose launches are ours");
@@ -215,7 +216,7 @@ void check_step_gemm_sms(const Options& o, const workload::Step& step, const rt:
 /// Whether the run or any row may use the zero-CTA policy (decided from the options, before the
 /// executor is built, the same on every rank).
 bool uses_zero_policy(const Options& o) {
-  const int zero = static_cast<int>(model::CtaPolicy::Zero);
+  const auto zero = model::CtaPolicy::Zero;
   return o.nccl_cta_policy == zero ||
          std::find(o.row_cta_policies.begin(), o.row_cta_policies.end(), zero) != o.row_cta_policies.end();
 }
@@ -223,8 +224,7 @@ bool uses_zero_policy(const Options& o) {
 /// Why a CTA policy cannot apply to this step, or "": the NCCL version and hosts as for pairs
 /// (model::cta_policy_refusal), and zero needs at least one all-gather or all-to-all (the
 /// collectives the copy engines carry; the step's others stay on SMs, as NCCL decides).
-std::string step_policy_refusal(int policy, const workload::Step& step, const CommFacts& f) {
-  const auto p = static_cast<model::CtaPolicy>(policy);
+std::string step_policy_refusal(model::CtaPolicy p, const workload::Step& step, const CommFacts& f) {
   if (p != model::CtaPolicy::Zero)
     return model::cta_policy_refusal(p, model::Collective::AllReduce, f.nccl_version, f.one_host);
   for (auto c : {model::Collective::AllGather, model::Collective::AllToAll})
@@ -239,18 +239,18 @@ std::string step_policy_refusal(int policy, const workload::Step& step, const Co
 std::vector<RowSpec> keep_step_policies(std::vector<RowSpec> specs, const Options& o,
                                         const workload::Step& step, const CommFacts& f,
                                         std::vector<std::string>& notes) {
-  if (o.nccl_cta_policy >= 0)
-    if (const auto why = step_policy_refusal(o.nccl_cta_policy, step, f); !why.empty())
+  if (o.nccl_cta_policy)
+    if (const auto why = step_policy_refusal(*o.nccl_cta_policy, step, f); !why.empty())
       throw UsageError("--nccl-cta-policy: " + why);
   std::vector<RowSpec> kept;
   bool zero_noted = false;
   for (auto& s : specs) {
-    if (s.cta_policy >= 0) {
-      if (const auto why = step_policy_refusal(s.cta_policy, step, f); !why.empty()) {
+    if (s.cta_policy) {
+      if (const auto why = step_policy_refusal(*s.cta_policy, step, f); !why.empty()) {
         notes.push_back("row '" + s.label() + "' skipped: " + why);
         continue;
       }
-      if (s.cta_policy == static_cast<int>(model::CtaPolicy::Zero) && !zero_noted) {
+      if (s.cta_policy == model::CtaPolicy::Zero && !zero_noted) {
         notes.push_back("cta=zero rows: the step's all-gathers and all-to-alls may run on the copy "
                         "engines, its all-reduces and reduce-scatters stay on SMs (NCCL decides "
                         "per collective); the arena is one symmetric window");
@@ -403,7 +403,8 @@ class StepSubject final : public Subject {
 /// collective of the group.
 nlohmann::json probe_step_paths(PathProbe& probe, boot::Group& g, cudaStream_t st, wl::StepExec& ex,
                                 rt::Comm& comm, std::vector<rt::Comm>& variants,
-                                const std::vector<int>& policies, std::vector<std::string>* notes) {
+                                const std::vector<std::optional<model::CtaPolicy>>& policies,
+                                std::vector<std::string>* notes) {
   std::vector<model::Collective> kinds;  // the step's kinds of collective, in first-issue order
   for (const auto& op : ex.step().ops)
     if (op.kind == workload::OpKind::Collective &&
@@ -412,10 +413,10 @@ nlohmann::json probe_step_paths(PathProbe& probe, boot::Group& g, cudaStream_t s
   std::vector<PathProbe::Item> items;
   std::vector<std::pair<std::size_t, model::Collective>> probed;
   for (std::size_t i = 0; i < policies.size(); ++i) {
-    if (policies[i] < 0) continue;
+    if (!policies[i]) continue;
     for (const auto kind : kinds) {
       const std::string label =
-          std::string("cta=") + model::to_string(static_cast<model::CtaPolicy>(policies[i])) +
+          std::string("cta=") + model::to_string(*policies[i]) +
           (i == 0 ? " (the run's own)" : "") + ", the step's " + model::to_string(kind) + "s";
       items.push_back({label, [&ex, &comm, &variants, i, kind](cudaStream_t s) {
                          const CommSwap swap(comm, i ? &variants[i] : nullptr);
@@ -435,11 +436,11 @@ nlohmann::json probe_step_paths(PathProbe& probe, boot::Group& g, cudaStream_t s
     const auto [i, kind] = probed[j];
     nlohmann::json p = found[j];
     p["communicator"] = i;
-    p["cta_policy"] = model::to_string(static_cast<model::CtaPolicy>(policies[i]));
+    p["cta_policy"] = model::to_string(*policies[i]);
     p["collective"] = model::to_string(kind);
     out.push_back(p);
     if (notes)
-      notes->push_back(path_note(items[j].label, policies[i], found[j], g.size(),
+      notes->push_back(path_note(items[j].label, *policies[i], found[j], g.size(),
                                  model::copy_engine_collective(kind)));
   }
   return out;
@@ -488,7 +489,7 @@ StepReport prepare_step_report(const StepOptions& so, const Ranks& ranks) {
                 {"pads", o.pads},
                 {"nccl_min_ctas", o.nccl_min_ctas},
                 {"nccl_max_ctas", o.nccl_max_ctas},
-                {"nccl_cta_policy", o.nccl_cta_policy},
+                {"nccl_cta_policy", model::cta_policy_number(o.nccl_cta_policy)},
                 {"nccl_cga_cluster_size", o.nccl_cga_cluster},
                 {"gemm_sms", o.gemm_sms},
                 {"nccl_register", model::to_string(arena_registration(o))}};
@@ -601,26 +602,22 @@ StepReport run_step(const StepOptions& so, const StepRowProvider& provide_rows,
                                           o, step, agree_comm_facts(g, rs.devices), notes);
     // Budget variants: one communicator per distinct (CTA count, CTA policy) and one SM
     // partition per distinct size, in the order the rows name them (the same on every rank).
-    std::vector<std::pair<int, int>> comm_keys = {{-1, -1}};
-    std::vector<int> green_keys = {-1};
+    std::vector<CommKey> comm_keys = {CommKey{}};
+    std::vector<std::optional<int>> green_keys = {std::nullopt};
     const std::vector<PlannedRow> planned =
         plan_step_rows(specs, kernels, lim, lead ? &notes : nullptr, comm_keys, green_keys);
-    std::vector<CommVariant> cv;
-    for (const auto& [ctas, policy] : comm_keys) cv.push_back({ctas, policy});
-    std::vector<rt::Comm> variants = open_variants(g, cc, cv);  // [0]: empty, the run's is `comm`
-    // The CTA policy each communicator runs with: a variant's own, else the run's (-1: NCCL's).
-    std::vector<int> policies = {cc.cta_policy};
-    for (std::size_t i = 1; i < comm_keys.size(); ++i)
-      policies.push_back(comm_keys[i].second >= 0 ? comm_keys[i].second : cc.cta_policy);
+    std::vector<rt::Comm> variants = open_variants(g, cc, comm_keys);  // [0]: empty, the run's is `comm`
+    // The CTA policy each communicator runs with: a variant's own, else the run's (nullopt: NCCL's).
+    std::vector<std::optional<model::CtaPolicy>> policies;
+    for (const auto& k : comm_keys) policies.push_back(policy_of(k, cc));
     // The arena registered with every communicator (--nccl-register), else as a symmetric window
     // of every zero-CTA one (collective calls, in order); deregistered before the communicators
     // close (declared after them).
     std::vector<rt::Registration> regs;
-    const int zero_policy = static_cast<int>(model::CtaPolicy::Zero);
-    auto register_arena = [&](const rt::Comm& c, int policy) {
-      const auto how = reg != model::CommRegister::None ? reg
-                       : policy == zero_policy          ? model::CommRegister::Window
-                                                        : model::CommRegister::None;
+    auto register_arena = [&](const rt::Comm& c, std::optional<model::CtaPolicy> policy) {
+      const auto how = reg != model::CommRegister::None     ? reg
+                       : policy == model::CtaPolicy::Zero ? model::CommRegister::Window
+                                                            : model::CommRegister::None;
       const auto bytes = static_cast<std::size_t>(std::max<int64_t>(ex.arena_bytes(), 1));
       if (how != model::CommRegister::None) regs.emplace_back(c.get(), ex.arena(), bytes, how);
     };

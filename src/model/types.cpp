@@ -100,6 +100,18 @@ CommRegister parse_register(std::string_view name) {
   throw Error("unknown registration '" + std::string(name) + "' (known: none, buffer, window)");
 }
 
+int comm_register_number(std::optional<CommRegister> r) { return r ? static_cast<int>(*r) : -1; }
+
+std::optional<CommRegister> comm_register_from_number(int n) {
+  switch (n) {
+    case -1: return std::nullopt;
+    case 0: return CommRegister::None;
+    case 1: return CommRegister::Buffer;
+    case 2: return CommRegister::Window;
+  }
+  throw Error("unknown registration number " + std::to_string(n) + " (known: -1 for none given, 0, 1, 2)");
+}
+
 const char* to_string(CtaPolicy p) {
   switch (p) {
     case CtaPolicy::Default: return "default";
@@ -116,6 +128,18 @@ CtaPolicy parse_cta_policy(std::string_view name) {
   if (k == "zero" || k == "2") return CtaPolicy::Zero;
   throw Error("unknown CTA policy '" + std::string(name) +
               "' (known: default or 0, efficiency or 1, zero or 2)");
+}
+
+int cta_policy_number(std::optional<CtaPolicy> p) { return p ? static_cast<int>(*p) : -1; }
+
+std::optional<CtaPolicy> cta_policy_from_number(int n) {
+  switch (n) {
+    case -1: return std::nullopt;
+    case 0: return CtaPolicy::Default;
+    case 1: return CtaPolicy::Efficiency;
+    case 2: return CtaPolicy::Zero;
+  }
+  throw Error("unknown CTA policy number " + std::to_string(n) + " (known: -1 for none, 0, 1, 2)");
 }
 
 }  // namespace cco::model

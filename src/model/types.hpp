@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,6 +47,11 @@ std::string version_from_code(long long code);
 std::string cuda_version_from_code(int code);
 /// Accepts the names above. Throws Error listing them.
 CommRegister parse_register(std::string_view name);
+/// A registration as a number, the encoding of JSON and the rows rank 0 sends to the other ranks:
+/// none 0, buffer 1, window 2, or -1 for none given (std::nullopt: the run's own).
+/// comm_register_from_number reads it back; any other number throws Error.
+int comm_register_number(std::optional<CommRegister> r);
+std::optional<CommRegister> comm_register_from_number(int n);
 
 /// NCCL's CTA policies (ncclConfig_t.CTAPolicy); where each applies: model/cta_policy.hpp.
 enum class CtaPolicy { Default = 0, Efficiency = 1, Zero = 2 };
@@ -53,5 +59,10 @@ enum class CtaPolicy { Default = 0, Efficiency = 1, Zero = 2 };
 const char* to_string(CtaPolicy p);
 /// Accepts the names above and NCCL's numbers 0, 1, 2. Throws Error listing them.
 CtaPolicy parse_cta_policy(std::string_view name);
+/// A policy as a number, the one encoding of files, JSON and the rows rank 0 sends to the other
+/// ranks: NCCL's (0, 1, 2), or -1 for none (std::nullopt: NCCL's default, unset).
+/// cta_policy_from_number reads it back; any other number throws Error.
+int cta_policy_number(std::optional<CtaPolicy> p);
+std::optional<CtaPolicy> cta_policy_from_number(int n);
 
 }  // namespace cco::model

@@ -9,17 +9,17 @@ namespace cco::rt {
 
 std::string describe(const CommConfig& c) {
   std::string s;
-  auto add = [&](const char* k, int v) {
-    if (v < 0) return;
+  auto add = [&](const char* k, std::optional<int> v) {
+    if (!v) return;
     if (!s.empty()) s += ' ';
     s += k;
     s += '=';
-    s += std::to_string(v);
+    s += std::to_string(*v);
   };
   add("minCTAs", c.min_ctas);
   add("maxCTAs", c.max_ctas);
   add("cgaClusterSize", c.cga_cluster_size);
-  add("CTAPolicy", c.cta_policy);
+  if (c.cta_policy) add("CTAPolicy", model::cta_policy_number(c.cta_policy));
   return s.empty() ? "default" : s;
 }
 
@@ -28,13 +28,13 @@ Comm::Comm(const ncclUniqueId& id, int nranks, int rank, const CommConfig& cfg)
   require(Lib::Nccl, "an NCCL communicator");
   ncclConfig_t conf = NCCL_CONFIG_INITIALIZER;
   conf.blocking = cfg.blocking ? 1 : 0;
-  if (cfg.min_ctas >= 0) conf.minCTAs = cfg.min_ctas;
-  if (cfg.max_ctas >= 0) conf.maxCTAs = cfg.max_ctas;
-  if (cfg.cga_cluster_size >= 0) conf.cgaClusterSize = cfg.cga_cluster_size;
+  if (cfg.min_ctas) conf.minCTAs = *cfg.min_ctas;
+  if (cfg.max_ctas) conf.maxCTAs = *cfg.max_ctas;
+  if (cfg.cga_cluster_size) conf.cgaClusterSize = *cfg.cga_cluster_size;
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
-  if (cfg.cta_policy >= 0) conf.CTAPolicy = cfg.cta_policy;
+  if (cfg.cta_policy) conf.CTAPolicy = static_cast<int>(*cfg.cta_policy);  // NCCL_CTA_POLICY_*
 #else
-  if (cfg.cta_policy >= 0) throw Error("CTAPolicy needs NCCL 2.27 or newer");
+  if (cfg.cta_policy) throw Error("CTAPolicy needs NCCL 2.27 or newer");
 #endif
   CCO_NCCL_CHECK(ncclCommInitRankConfig(&c_, nranks, id, rank, &conf));
 }

@@ -4,18 +4,20 @@
 #include <nccl.h>
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include "model/types.hpp"
 
 namespace cco::rt {
 
-/// Communicator settings; -1 (or empty) leaves NCCL's default.
+/// Communicator settings; nullopt leaves NCCL's default.
 struct CommConfig {
-  int min_ctas = -1;           ///< ncclConfig_t.minCTAs
-  int max_ctas = -1;           ///< ncclConfig_t.maxCTAs
-  int cga_cluster_size = -1;   ///< ncclConfig_t.cgaClusterSize (0 disables clusters on sm_90)
-  int cta_policy = -1;         ///< ncclConfig_t.CTAPolicy (NCCL_CTA_POLICY_*), NCCL 2.27+
+  std::optional<int> min_ctas = std::nullopt;  ///< ncclConfig_t.minCTAs
+  std::optional<int> max_ctas = std::nullopt;  ///< ncclConfig_t.maxCTAs
+  /// ncclConfig_t.cgaClusterSize (0 disables clusters on sm_90)
+  std::optional<int> cga_cluster_size = std::nullopt;
+  std::optional<model::CtaPolicy> cta_policy = std::nullopt;  ///< ncclConfig_t.CTAPolicy, NCCL 2.27+
   bool blocking = true;        ///< ncclConfig_t.blocking
 };
 

@@ -78,7 +78,8 @@ SearchResult search(const SearchSubject& s, const SearchOptions& o, std::ostream
       break;
     }
     const auto by_time = fastest_first(res.screened);
-    const RowSpec best_before = by_time.empty() ? RowSpec{} : res.screened[by_time.front()].spec;
+    RowSpec best_before;
+    if (!by_time.empty()) best_before = res.screened[by_time.front()].spec;
     auto rows = neighbour_rows(s, res.screened, o.refine);
     const std::size_t added = rows.size() - 1;
     if (added == 0 && !o.same_path) break;

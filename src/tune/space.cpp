@@ -115,10 +115,10 @@ std::vector<RowSpec> build_space(const SpaceInput& in, const SpaceOptions& opt,
   if (in.vendor_gemm) sms = opt.sm_budgets.empty() ? default_sm_budgets(in) : opt.sm_budgets;
   std::vector<int> ctas = opt.ctas.empty() ? std::vector<int>{-1, 16, 32, 48} : opt.ctas;
 
-  // Registrations: the run's own is the default variant (-1). By default the run's own and a
+  // Registrations: the run's own is the default variant (nullopt). By default the run's own and a
   // symmetric window (where rows may register): a window pays off only with enough CTAs, so it is
   // crossed with the CTA counts here rather than left to the one-step neighbour round.
-  std::vector<int> regs;
+  std::vector<std::optional<model::CommRegister>> regs;
   std::vector<int> wanted = opt.registers;
   if (wanted.empty()) {
     wanted.push_back(in.run_reg);
@@ -127,14 +127,15 @@ std::vector<RowSpec> build_space(const SpaceInput& in, const SpaceOptions& opt,
       wanted.push_back(window);
   }
   for (int g : wanted) {
-    const int v = g == in.run_reg ? -1 : g;
+    const auto v = g == in.run_reg ? std::nullopt : model::comm_register_from_number(g);
     if (std::find(regs.begin(), regs.end(), v) == regs.end()) regs.push_back(v);
   }
 
   const int window = static_cast<int>(model::CommRegister::Window);
   std::vector<RowSpec> out = policy_rows(
       cta_policies_to_try(opt.cta_policies, in.copy_engine, in.run_policy), in.run_policy,
-      in.copy_engine, in.run_reg == window ? -1 : window, compute_side, sms, opt.priority,
+      in.copy_engine, in.run_reg == window ? std::nullopt : std::optional(model::CommRegister::Window),
+      compute_side, sms, opt.priority,
       {"cta=zero pruned: this collective has no copy-engine path, or no symmetric window here",
        "cta=zero: one row (concurrent, symmetric window); SM budgets, CTA counts, shaping and "
        "priority pruned there: a collective on the copy engines uses no SMs"},
@@ -142,7 +143,7 @@ std::vector<RowSpec> build_space(const SpaceInput& in, const SpaceOptions& opt,
   // Green partitions are a compute SM budget of their own: crossed with CTAs and priority only.
   std::vector<int> greens = {-1};
   for (int gs : opt.green_sms) greens.push_back(gs);
-  for (int reg : regs)
+  for (const auto& reg : regs)
   for (int gs : greens)
   for (int s : sms)
     for (int c : ctas)
@@ -152,8 +153,8 @@ std::vector<RowSpec> build_space(const SpaceInput& in, const SpaceOptions& opt,
           RowSpec r = base;
           r.mode = bench::with_priority(base.mode, prio);
           // Budgets equal to the run's own setting are the default variant.
-          r.gemm_sms = s == 0 ? -1 : s;  // 0 = all SMs = the run's own setting
-          r.nccl_ctas = c;
+          r.gemm_sms = s > 0 ? std::optional(s) : std::nullopt;  // 0 = all SMs = the run's own
+          r.nccl_ctas = bench::budget_from_number(c);
           r.nccl_reg = reg;
           if (gs > 0) {
             if (s > 0 || bench::is_shape(r.mode)) continue;  // one compute budget at a time
@@ -164,24 +165,28 @@ std::vector<RowSpec> build_space(const SpaceInput& in, const SpaceOptions& opt,
   return out;
 }
 
-std::vector<int> cta_policies_to_try(const std::vector<int>& listed, bool copy_engine, int run_policy) {
-  const int zero = static_cast<int>(model::CtaPolicy::Zero);
+std::vector<model::CtaPolicy> cta_policies_to_try(const std::vector<model::CtaPolicy>& listed,
+                                                  bool copy_engine,
+                                                  std::optional<model::CtaPolicy> run_policy) {
+  const auto zero = model::CtaPolicy::Zero;
   if (!listed.empty()) return listed;
   if (copy_engine && run_policy != zero) return {zero};
   return {};
 }
 
-std::vector<RowSpec> policy_rows(const std::vector<int>& policies, int run_policy, bool copy_engine,
-                                 int zero_reg, const std::vector<RowSpec>& compute_side,
+std::vector<RowSpec> policy_rows(const std::vector<model::CtaPolicy>& policies,
+                                 std::optional<model::CtaPolicy> run_policy, bool copy_engine,
+                                 std::optional<model::CommRegister> zero_reg,
+                                 const std::vector<RowSpec>& compute_side,
                                  const std::vector<int>& sms, bool priority, const ZeroRowText& text,
                                  std::vector<std::string>* notes) {
   auto note = [&](const std::string& s) {
     if (notes) notes->push_back(s);
   };
   std::vector<RowSpec> out;
-  for (int p : policies) {
+  for (const model::CtaPolicy p : policies) {
     if (p == run_policy) continue;
-    if (p == static_cast<int>(model::CtaPolicy::Zero)) {
+    if (p == model::CtaPolicy::Zero) {
       if (!copy_engine) {
         note(text.pruned);
         continue;
@@ -199,7 +204,7 @@ std::vector<RowSpec> policy_rows(const std::vector<int>& policies, int run_polic
           if (prio && !priority) continue;
           RowSpec r = base;
           r.mode = bench::with_priority(base.mode, prio);
-          r.gemm_sms = s == 0 ? -1 : s;
+          r.gemm_sms = s > 0 ? std::optional(s) : std::nullopt;
           r.cta_policy = p;
           out.push_back(r);
         }
@@ -229,10 +234,9 @@ nlohmann::json plan_base(const RowSpec& choice, int blocks_per_sm, const nlohman
   p.priority.nccl = bench::is_priority(choice.mode) ? plan::NcclPriority::High : plan::NcclPriority::Default;
   // The cuBLASLt SM target reaches programs' cuBLAS/cuBLASLt GEMMs through the preload library;
   // it follows the launch-order window (reproducible rounding, docs/PRELOAD.md).
-  if (choice.gemm_sms > 0) p.gemm = {choice.gemm_sms, plan::When::Overlap};
-  if (choice.nccl_ctas > 0) p.nccl.min_ctas = p.nccl.max_ctas = choice.nccl_ctas;
-  if (choice.cta_policy >= 0)
-    p.nccl.cta_policy = model::to_string(static_cast<model::CtaPolicy>(choice.cta_policy));
+  if (choice.gemm_sms && *choice.gemm_sms > 0) p.gemm = {*choice.gemm_sms, plan::When::Overlap};
+  if (choice.nccl_ctas && *choice.nccl_ctas > 0) p.nccl.min_ctas = p.nccl.max_ctas = *choice.nccl_ctas;
+  if (choice.cta_policy) p.nccl.cta_policy = model::to_string(*choice.cta_policy);
   p.made_for.set = true;
   p.made_for.device = devices.empty() ? "" : devices[0].value("name", "");
   p.made_for.sms = devices.empty() ? 0 : devices[0].value("sms", 0);
@@ -248,7 +252,7 @@ nlohmann::json plan_base(const RowSpec& choice, int blocks_per_sm, const nlohman
 
 bool run_applicable(const RowSpec& r) {
   // Zero needs the collective's buffers in a symmetric window, which a program's are not.
-  return r.green_sms < 0 && r.nccl_reg < 0 && r.cta_policy != static_cast<int>(model::CtaPolicy::Zero);
+  return !r.green_sms && !r.nccl_reg && r.cta_policy != model::CtaPolicy::Zero;
 }
 
 std::string applied_note(const RowSpec& choice, const RowSpec& applied, double applied_t_us) {
@@ -279,17 +283,17 @@ void common_neighbours(const RowSpec& r, int sms, int nccl_ctas, std::vector<Row
     add(n);
   }
   // A green partition, +-8 SMs (the driver's granularity on sm_90).
-  if (r.green_sms > 0)
-    for (int g : {r.green_sms - 8, r.green_sms + 8})
+  if (r.green_sms && *r.green_sms > 0)
+    for (int g : {*r.green_sms - 8, *r.green_sms + 8})
       if (g >= 8 && g < sms) {
         RowSpec n = r;
         n.green_sms = g;
         add(n);
       }
   // NCCL CTAs: the adjacent rungs of the ladder (a CTA policy picks its own).
-  if (r.cta_policy < 0) {
+  if (!r.cta_policy) {
     const auto& ladder = cta_ladder();
-    const int c = r.nccl_ctas > 0 ? r.nccl_ctas : std::max(1, nccl_ctas);
+    const int c = r.nccl_ctas && *r.nccl_ctas > 0 ? *r.nccl_ctas : std::max(1, nccl_ctas);
     int below = -1, above = -1;
     for (int v : ladder) {
       if (v < c) below = v;
@@ -298,7 +302,7 @@ void common_neighbours(const RowSpec& r, int sms, int nccl_ctas, std::vector<Row
     for (int v : {below, above})
       if (v > 0) {
         RowSpec n = r;
-        n.nccl_ctas = v == nccl_ctas && r.nccl_ctas < 0 ? -1 : v;
+        n.nccl_ctas = v == nccl_ctas && !r.nccl_ctas ? std::nullopt : std::optional(v);
         add(n);
       }
   }
@@ -308,21 +312,21 @@ std::vector<RowSpec> neighbours(const SpaceInput& in, const RowSpec& r) {
   const int sms = in.limits.sm_count;
   std::vector<RowSpec> out;
   // A collective on the copy engines: no SM control has a neighbour worth measuring.
-  if (r.cta_policy == static_cast<int>(model::CtaPolicy::Zero)) return out;
+  if (r.cta_policy == model::CtaPolicy::Zero) return out;
   auto add = [&](const RowSpec& n) { add_unique(out, n); };
   const bool shape = bench::is_shape(r.mode);
   const bool prio = bench::is_priority(r.mode);
   common_neighbours(r, sms, in.nccl_ctas, out);
   // The cuBLASLt SM target, +-4 SMs (from all SMs: 4 and 8 fewer).
-  if (in.vendor_gemm && r.green_sms <= 0) {
+  if (in.vendor_gemm && (!r.green_sms || *r.green_sms <= 0)) {
     const int lo = std::max(1, sms / 4);
     std::vector<int> cand;
-    if (r.gemm_sms <= 0) cand = {sms - 4, sms - 8};
-    else cand = {r.gemm_sms - 4, r.gemm_sms + 4};
+    if (!r.gemm_sms || *r.gemm_sms <= 0) cand = {sms - 4, sms - 8};
+    else cand = {*r.gemm_sms - 4, *r.gemm_sms + 4};
     for (int s : cand) {
       if (s < lo || s > sms) continue;
       RowSpec n = r;
-      n.gemm_sms = s >= sms ? -1 : s;
+      n.gemm_sms = s >= sms ? std::nullopt : std::optional(s);
       add(n);
     }
   }
@@ -347,7 +351,7 @@ std::vector<RowSpec> neighbours(const SpaceInput& in, const RowSpec& r) {
   // The collective's buffer registration: each other one.
   for (int v : in.registrations) {
       RowSpec n = r;
-      n.nccl_reg = v == in.run_reg ? -1 : v;
+      n.nccl_reg = v == in.run_reg ? std::nullopt : model::comm_register_from_number(v);
       add(n);
     }
   // Never the candidate itself.
@@ -400,7 +404,7 @@ std::string cache_key(const nlohmann::json& devices, const nlohmann::json& versi
                 {"priority", space.priority},
                 {"green_sms", space.green_sms},
                 {"registers", space.registers},
-                {"cta_policies", space.cta_policies},
+                {"cta_policies", bench::policy_numbers(space.cta_policies)},
                 {"refine", space.refine},
                 {"rounds", space.rounds}};
   return stable_hash(k.dump());
@@ -452,8 +456,8 @@ nlohmann::json plan_json(const bench::Report& rep, const std::vector<Tried>& tri
                                    rep.collective);
   nlohmann::json c = choice_json(b, bench::is_shape(b.spec.mode) ? b.blocks_per_sm : 0);
   c["pad_bytes"] = b.pad;
-  c["gemm_sms"] = b.spec.gemm_sms;
-  c["nccl_register"] = b.spec.nccl_reg;
+  c["gemm_sms"] = bench::budget_number(b.spec.gemm_sms);
+  c["nccl_register"] = model::comm_register_number(b.spec.nccl_reg);
   c["comp_alone_us"] = b.comp_alone_us;
   c["comm_alone_us"] = b.comm_alone_us;
   c["own_efficiency"] = json_number(b.own_efficiency());

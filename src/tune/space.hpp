@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -32,10 +33,10 @@ struct SpaceInput {
   /// which rows with -1 use.
   std::vector<int> registrations;
   int run_reg = 0;
-  /// The run's own CTA policy (model::CtaPolicy value; -1: NCCL's default), and whether the
-  /// collective has a copy-engine path (model::copy_engine_collective) with a symmetric window
-  /// available to its rows: then the zero-CTA policy is a candidate by default.
-  int run_policy = -1;
+  /// The run's own CTA policy (nullopt: NCCL's default), and whether the collective has a
+  /// copy-engine path (model::copy_engine_collective) with a symmetric window available to its
+  /// rows: then the zero-CTA policy is a candidate by default.
+  std::optional<model::CtaPolicy> run_policy = std::nullopt;
   bool copy_engine = false;
 };
 
@@ -50,9 +51,9 @@ struct SpaceOptions {
   /// where SpaceInput::registrations allows it, a symmetric window; the neighbour round tries
   /// the others of SpaceInput::registrations).
   std::vector<int> registers;
-  /// CTA policies to try beyond the run's own (model::CtaPolicy values; --nccl-cta-policy's
-  /// further values). Empty: zero where SpaceInput::copy_engine, nothing else.
-  std::vector<int> cta_policies;
+  /// CTA policies to try beyond the run's own (--nccl-cta-policy's further values). Empty: zero
+  /// where SpaceInput::copy_engine, nothing else.
+  std::vector<model::CtaPolicy> cta_policies;
   int refine = 3;  ///< screened candidates whose neighbours are screened (0: none)
   int rounds = 3;  ///< neighbour rounds at most (a hill climb; see run_tune)
 };
@@ -85,7 +86,9 @@ std::vector<bench::RowSpec> build_space(const SpaceInput& in, const SpaceOptions
 /// The CTA policies a space tries beyond the run's own: `listed` (--nccl-cta-policy's further
 /// values) when given, else zero where `copy_engine` (the collective, or one of the step's, can
 /// run on the copy engines) and the run's own is not zero already.
-std::vector<int> cta_policies_to_try(const std::vector<int>& listed, bool copy_engine, int run_policy);
+std::vector<model::CtaPolicy> cta_policies_to_try(const std::vector<model::CtaPolicy>& listed,
+                                                  bool copy_engine,
+                                                  std::optional<model::CtaPolicy> run_policy);
 
 /// What pairs and steps say about their zero-CTA row.
 struct ZeroRowText {
@@ -96,8 +99,10 @@ struct ZeroRowText {
 /// whose buffers are registered as `zero_reg` (SM budgets, CTA counts, shaping and priority
 /// divide SMs or order kernels, which the copy engines do not use); any other policy crossed
 /// with `sms` x `compute_side` x priority (when `priority`), on the policy's own CTA count.
-std::vector<bench::RowSpec> policy_rows(const std::vector<int>& policies, int run_policy,
-                                        bool copy_engine, int zero_reg,
+std::vector<bench::RowSpec> policy_rows(const std::vector<model::CtaPolicy>& policies,
+                                        std::optional<model::CtaPolicy> run_policy,
+                                        bool copy_engine,
+                                        std::optional<model::CommRegister> zero_reg,
                                         const std::vector<bench::RowSpec>& compute_side,
                                         const std::vector<int>& sms, bool priority,
                                         const ZeroRowText& text, std::vector<std::string>* notes);
@@ -141,8 +146,8 @@ nlohmann::json choice_json(const T& b, int blocks_per_sm) {
           {"mode", bench::to_string(b.spec.mode)},
           {"priority", bench::is_priority(b.spec.mode)},
           {"blocks_per_sm", blocks_per_sm},
-          {"nccl_ctas", b.spec.nccl_ctas},
-          {"green_sms", b.spec.green_sms},
+          {"nccl_ctas", bench::budget_number(b.spec.nccl_ctas)},
+          {"green_sms", bench::budget_number(b.spec.green_sms)},
           {"t_us", b.t_us},
           {"reduction", b.reduction},
           {"efficiency", b.efficiency}};

@@ -100,7 +100,7 @@ WorkloadTuneResult run_tune_workload(const WorkloadTuneOptions& o, std::ostream&
   // rank alike).
   const bool copy_engine = workload::has_collective(step, model::Collective::AllGather) ||
                            workload::has_collective(step, model::Collective::AllToAll);
-  const std::vector<int> policies =
+  const std::vector<model::CtaPolicy> policies =
       cta_policies_to_try(common.row_cta_policies, copy_engine, common.nccl_cta_policy);
   bench::StepOptions screen_opts = o.step;
   screen_opts.common.row_cta_policies = policies;

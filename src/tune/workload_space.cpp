@@ -111,15 +111,15 @@ std::vector<RowSpec> build_workload_space(const WorkloadSpaceInput& in,
           if (gs > 0 && bench::is_shape(base.mode)) continue;  // one compute budget at a time
           RowSpec r = base;
           r.mode = bench::with_priority(base.mode, prio);
-          r.nccl_ctas = c;
-          r.green_sms = gs;
+          r.nccl_ctas = bench::budget_from_number(c);
+          r.green_sms = bench::budget_from_number(gs);
           out.push_back(r);
         }
   // CTA policies beyond the run's own (space.hpp: policy_rows), after the rest: zero as one row,
   // the step's arena a window; efficiency crossed with shaping and priority (its own CTAs).
   const auto more = policy_rows(
       cta_policies_to_try(in.cta_policies, in.copy_engine, in.run_policy), in.run_policy,
-      in.copy_engine, static_cast<int>(model::CommRegister::Window), compute_side, {-1},
+      in.copy_engine, model::CommRegister::Window, compute_side, {-1},
       opt.priority,
       {"cta=zero pruned: the step has no all-gather or all-to-all",
        "cta=zero: one row (concurrent; the step's all-gathers and all-to-alls on the copy "
@@ -131,7 +131,7 @@ std::vector<RowSpec> build_workload_space(const WorkloadSpaceInput& in,
 
 std::vector<RowSpec> workload_neighbours(const WorkloadSpaceInput& in, const RowSpec& r) {
   std::vector<RowSpec> out;
-  if (r.cta_policy == static_cast<int>(model::CtaPolicy::Zero)) return out;
+  if (r.cta_policy == model::CtaPolicy::Zero) return out;
   common_neighbours(r, in.limits.sm_count, in.nccl_ctas, out);
   int natural = 0;
   for (const auto& k : in.kernels) natural = std::max(natural, k.natural_bps);
@@ -192,8 +192,9 @@ std::string workload_cache_key(const nlohmann::json& devices, const nlohmann::js
   k["versions"] = versions;
   k["nranks"] = nranks;
   k["step"] = step_hash(step);
-  k["nccl"] = {o.nccl_min_ctas, o.nccl_max_ctas, o.nccl_cta_policy, o.nccl_cga_cluster};
-  k["cta_policies"] = o.row_cta_policies;
+  k["nccl"] = {o.nccl_min_ctas, o.nccl_max_ctas, model::cta_policy_number(o.nccl_cta_policy),
+               o.nccl_cga_cluster};
+  k["cta_policies"] = bench::policy_numbers(o.row_cta_policies);
   k["check"] = o.check;
   k["space"] = {{"ctas", space.ctas},
                 {"blocks_per_sm", space.blocks_per_sm},

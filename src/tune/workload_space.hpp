@@ -27,12 +27,13 @@ struct WorkloadSpaceInput {
   model::DeviceLimits limits;
   std::vector<bench::StepKernel> kernels;  ///< shapeable kernels with footprints (may be empty)
   /// The step has an all-gather or all-to-all (the collectives NCCL carries on the copy engines):
-  /// the zero-CTA policy is then a candidate. `run_policy`: the run's own (-1: NCCL's default).
+  /// the zero-CTA policy is then a candidate. `run_policy`: the run's own (nullopt: NCCL's
+  /// default).
   bool copy_engine = false;
-  int run_policy = -1;
+  std::optional<model::CtaPolicy> run_policy = std::nullopt;
   /// CTA policies to try beyond the run's own (--nccl-cta-policy's further values); empty: zero
   /// where copy_engine.
-  std::vector<int> cta_policies;
+  std::vector<model::CtaPolicy> cta_policies;
   int nccl_ctas = 24;  ///< CTAs NCCL uses by default (the climb's CTA rungs start from it)
 };
 

@@ -7,6 +7,7 @@
 using namespace cco::bench;
 using cco::model::Collective;
 using cco::model::ComputeKind;
+using cco::model::CtaPolicy;
 using cco::model::DType;
 
 namespace {
@@ -129,7 +130,7 @@ TEST(Options, RegistrationIsParsedAndLabelled) {
   EXPECT_EQ(parse({"--nccl-register", "BUFFER"}).nccl_register, cco::model::CommRegister::Buffer);
   RowSpec r{Mode::Concurrent};
   EXPECT_TRUE(r.default_variant());
-  r.nccl_reg = 2;
+  r.nccl_reg = cco::model::CommRegister::Window;
   EXPECT_FALSE(r.default_variant()) << "a registration is a variant with its own communicator";
   r.nccl_ctas = 48;
   EXPECT_EQ(r.label(), "concurrent ctas=48 reg=window");
@@ -137,10 +138,10 @@ TEST(Options, RegistrationIsParsedAndLabelled) {
   const auto back = rows_from_json(rows_to_json({r, RowSpec{Mode::Seq}}));
   ASSERT_EQ(back.size(), 2u);
   EXPECT_EQ(back[0], r);
-  EXPECT_EQ(back[1].nccl_reg, -1);
+  EXPECT_FALSE(back[1].nccl_reg);
   const auto old = rows_from_json(nlohmann::json::parse("[[1,0,-1,-1,32,-1]]"));
   ASSERT_EQ(old.size(), 1u);
-  EXPECT_EQ(old[0].nccl_reg, -1);
+  EXPECT_FALSE(old[0].nccl_reg);
   EXPECT_EQ(old[0].nccl_ctas, 32);
 }
 
@@ -204,7 +205,7 @@ TEST(Expand, GreenPartitionAppliesToOverlappedRowsOnly) {
   const auto o = parse({"--compute", "builtin", "--green-sms", "96", "--blocks-per-sm", "2"});
   const auto rows = expand_rows(o, true, 4);
   ASSERT_EQ(rows.size(), 5u);  // seq, concurrent, priority, shape k=2, shape+priority k=2
-  EXPECT_EQ(rows[0].green_sms, -1) << "the sequential baseline keeps the whole device";
+  EXPECT_FALSE(rows[0].green_sms) << "the sequential baseline keeps the whole device";
   for (std::size_t i = 1; i < rows.size(); ++i) EXPECT_EQ(rows[i].green_sms, 96);
   EXPECT_EQ(rows[3].label(), "shape k=2 green=96");
   expect_usage({"--green-sms", "-3"}, "--green-sms");
@@ -239,8 +240,8 @@ TEST(Options, TracePathAndPerRankNames) {
 
 TEST(CtaPolicy, ListMakesRowsAndZeroGetsASymmetricWindow) {
   const auto o = parse({"--collective", "allgather", "--nccl-cta-policy", "default,ZERO"});
-  EXPECT_EQ(o.nccl_cta_policy, 0);
-  ASSERT_EQ(o.row_cta_policies, std::vector<int>{2});
+  EXPECT_EQ(o.nccl_cta_policy, CtaPolicy::Default);
+  ASSERT_EQ(o.row_cta_policies, std::vector<CtaPolicy>{CtaPolicy::Zero});
   EXPECT_EQ(o.nccl_register, cco::model::CommRegister::None) << "the run's own policy is default";
   const auto rows = expand_rows(o, /*shapeable=*/false, 0);
   // seq, concurrent, priority on the run's communicator; the overlapped two again under zero.
@@ -248,32 +249,32 @@ TEST(CtaPolicy, ListMakesRowsAndZeroGetsASymmetricWindow) {
   EXPECT_EQ(rows[3].label(), "concurrent reg=window cta=zero");
   EXPECT_EQ(rows[4].label(), "priority reg=window cta=zero");
   EXPECT_FALSE(rows[3].default_variant()) << "a policy is a communicator of its own";
-  for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(rows[i].cta_policy, -1);
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_FALSE(rows[i].cta_policy);
   // The rows travel between ranks as JSON; a row of an older 7-field list has no policy.
   const auto back = rows_from_json(rows_to_json(rows));
   ASSERT_EQ(back.size(), rows.size());
   EXPECT_EQ(back[4], rows[4]);
-  EXPECT_EQ(rows_from_json(nlohmann::json::parse("[[1,0,-1,-1,-1,-1,2]]"))[0].cta_policy, -1);
+  EXPECT_FALSE(rows_from_json(nlohmann::json::parse("[[1,0,-1,-1,-1,-1,2]]"))[0].cta_policy);
 }
 
 TEST(CtaPolicy, RunWideZeroRegistersAWindowUnlessTheUserChose) {
   EXPECT_EQ(parse({"--nccl-cta-policy", "zero"}).nccl_register, cco::model::CommRegister::Window);
-  EXPECT_EQ(parse({"--nccl-cta-policy", "2"}).nccl_cta_policy, 2);
+  EXPECT_EQ(parse({"--nccl-cta-policy", "2"}).nccl_cta_policy, CtaPolicy::Zero);
   EXPECT_EQ(parse({"--nccl-cta-policy", "efficiency"}).nccl_register, cco::model::CommRegister::None);
   const auto chosen = parse({"--nccl-cta-policy", "default,zero", "--nccl-register", "none"});
   EXPECT_EQ(chosen.nccl_register, cco::model::CommRegister::None);
   const auto rows = expand_rows(chosen, false, 0);
   ASSERT_EQ(rows.size(), 5u);
-  EXPECT_EQ(rows[3].nccl_reg, -1) << "the user's registration is kept; the path probe reports where NCCL ran";
+  EXPECT_FALSE(rows[3].nccl_reg) << "the user's registration is kept; the path probe reports where NCCL ran";
   // Already a window for every row: zero rows use the run's own buffers.
   const auto win = parse({"--nccl-cta-policy", "default,zero", "--nccl-register", "window"});
-  EXPECT_EQ(expand_rows(win, false, 0)[3].nccl_reg, -1);
+  EXPECT_FALSE(expand_rows(win, false, 0)[3].nccl_reg);
 }
 
 TEST(CtaPolicy, AnEmptyValueGivenIsAnError) {
   Options o;
   parse_cta_policies(o, "", false);
-  EXPECT_EQ(o.nccl_cta_policy, -1) << "not given: NCCL's default";
+  EXPECT_FALSE(o.nccl_cta_policy) << "not given: NCCL's default";
   EXPECT_THROW(parse_cta_policies(o, "", true), UsageError);
 }
 

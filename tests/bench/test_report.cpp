@@ -118,8 +118,8 @@ TEST(Report, FooterNamesTheBestRowsSettings) {
   auto r = sample_report();
   Row zero = r.rows[1];  // concurrent, 1300 us
   zero.spec.mode = Mode::Priority;
-  zero.spec.nccl_reg = static_cast<int>(cco::model::CommRegister::Window);
-  zero.spec.cta_policy = static_cast<int>(cco::model::CtaPolicy::Zero);
+  zero.spec.nccl_reg = cco::model::CommRegister::Window;
+  zero.spec.cta_policy = cco::model::CtaPolicy::Zero;
   zero.t.samples = {900, 890, 910};
   r.rows.push_back(zero);
   const auto footer = format_footer(r);
@@ -325,7 +325,7 @@ TEST(CommPath, SymmetricKernelsAreSms) {
 // The notes: a zero-CTA collective on SMs is a warning where NCCL could have used the copy engines,
 // and expected where it has no such path (a step's reduce-scatters on its zero-CTA communicator).
 TEST(CommPath, NotesSayWhetherSmsWereExpected) {
-  const int zero = static_cast<int>(cco::model::CtaPolicy::Zero);
+  const auto zero = cco::model::CtaPolicy::Zero;
   const nlohmann::json sm = {{"path", "sm"}, {"nccl_kernels", 32}, {"max_ctas", 9}};
   EXPECT_EQ(path_note("cta=zero, the step's allgathers", zero, sm, 2, true),
             "collective cta=zero, the step's allgathers: on SMs (32 NCCL kernels, up to 9 CTAs); NCCL "
@@ -333,7 +333,7 @@ TEST(CommPath, NotesSayWhetherSmsWereExpected) {
   EXPECT_EQ(path_note("cta=zero, the step's reducescatters", zero, sm, 2, false),
             "collective cta=zero, the step's reducescatters: on SMs (32 NCCL kernels, up to 9 CTAs); "
             "as expected under CTA policy zero: NCCL has no copy-engine path for it");
-  EXPECT_EQ(path_note("cta=default, 256M", 0, sm, 2, false),
+  EXPECT_EQ(path_note("cta=default, 256M", cco::model::CtaPolicy::Default, sm, 2, false),
             "collective cta=default, 256M: on SMs (32 NCCL kernels, up to 9 CTAs)");
   EXPECT_EQ(path_note("cta=zero, 64M", zero, {{"path", "copy-engine"}}, 1),
             "collective cta=zero, 64M: no NCCL kernel ran (copy engines; with one rank NCCL copies "

@@ -424,6 +424,20 @@ TEST(CtaPolicy, NamesNumbersAndVersions) {
   EXPECT_EQ(cco::model::nccl_version_text(0), "unknown");
 }
 
+// The one number encoding of files, JSON and the rows rank 0 sends: NCCL's numbers, -1 for none.
+TEST(CtaPolicy, NumbersRoundTripWithMinusOneForNone) {
+  using cco::model::CtaPolicy;
+  using cco::model::cta_policy_from_number;
+  using cco::model::cta_policy_number;
+  EXPECT_EQ(cta_policy_number(std::nullopt), -1);
+  EXPECT_FALSE(cta_policy_from_number(-1));
+  for (const auto p : {CtaPolicy::Default, CtaPolicy::Efficiency, CtaPolicy::Zero})
+    EXPECT_EQ(cta_policy_from_number(cta_policy_number(p)), p) << cco::model::to_string(p);
+  EXPECT_EQ(cta_policy_number(CtaPolicy::Zero), 2);
+  EXPECT_THROW(cta_policy_from_number(3), Error);
+  EXPECT_THROW(cta_policy_from_number(-2), Error);
+}
+
 TEST(CtaPolicy, RefusalsSayWhyAndAllowWhatNcclCarries) {
   using cco::model::CtaPolicy;
   using cco::model::cta_policy_refusal;

@@ -141,8 +141,8 @@ TEST(CtaPolicy, ARowThatWouldRunOnSmsIsRefusedAndTheOthersRun) {
                                 "1", "--collective", "reducescatter", "--nccl-cta-policy", "default,zero"});
   ASSERT_EQ(rep.rows.size(), 2u) << "seq and concurrent on the default policy; zero refused";
   for (const auto& r : rep.rows) {
-    EXPECT_EQ(r.spec.cta_policy, -1);
-    EXPECT_EQ(r.cta_policy, 0) << "the run's own communicator has policy default";
+    EXPECT_FALSE(r.spec.cta_policy);
+    EXPECT_EQ(r.cta_policy, model::CtaPolicy::Default) << "the run's own communicator has policy default";
     EXPECT_EQ(r.wrong, 0u);
     ASSERT_TRUE(r.comm_path.is_object()) << "a set policy is probed";
     EXPECT_NE(r.comm_path["path"], "unknown") << r.comm_path.dump();
@@ -167,8 +167,8 @@ TEST(CtaPolicy, CopyEngineCollectivesRunVerifiedUnderEveryPolicy) {
                                   "default,efficiency,zero"});
     ASSERT_EQ(rep.rows.size(), 4u) << coll << ": seq, concurrent, and concurrent per further policy";
     EXPECT_EQ(rep.rows[3].spec.label(), "concurrent reg=window cta=zero") << coll;
-    EXPECT_EQ(rep.rows[3].cta_policy, 2);
-    EXPECT_EQ(rep.rows[2].cta_policy, 1);
+    EXPECT_EQ(rep.rows[3].cta_policy, model::CtaPolicy::Zero);
+    EXPECT_EQ(rep.rows[2].cta_policy, model::CtaPolicy::Efficiency);
     for (const auto& r : rep.rows) {
       EXPECT_TRUE(r.checked);
       EXPECT_EQ(r.wrong, 0u) << coll << " " << r.spec.label();

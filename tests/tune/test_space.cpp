@@ -46,7 +46,7 @@ TEST(Space, BuiltinGemmCrossesTargetsPriorityAndCtas) {
   EXPECT_EQ(count(rows, Mode::Priority), 4);
   EXPECT_EQ(count(rows, Mode::Shape), 12);
   EXPECT_EQ(count(rows, Mode::ShapePriority), 12);
-  for (const auto& r : rows) EXPECT_EQ(r.gemm_sms, -1) << "no SM budget for our own kernels";
+  for (const auto& r : rows) EXPECT_FALSE(r.gemm_sms) << "no SM budget for our own kernels";
 }
 
 TEST(Space, CublasLtSearchesSmBudgetsNotShaping) {
@@ -55,7 +55,7 @@ TEST(Space, CublasLtSearchesSmBudgetsNotShaping) {
   EXPECT_EQ(rows.size(), 8u * 4 * 2);
   EXPECT_EQ(count(rows, Mode::Shape) + count(rows, Mode::ShapePriority), 0);
   std::vector<int> sms;
-  for (const auto& r : rows) sms.push_back(r.gemm_sms);
+  for (const auto& r : rows) sms.push_back(bench::budget_number(r.gemm_sms));
   std::sort(sms.begin(), sms.end());
   sms.erase(std::unique(sms.begin(), sms.end()), sms.end());
   EXPECT_EQ(sms, (std::vector<int>{-1, 68, 76, 84, 92, 100, 108, 116}));
@@ -244,7 +244,7 @@ TEST(Space, GreenPartitionsAreTheirOwnComputeBudget) {
   for (const auto& r : rows)
     if (r.green_sms == 100) {
       ++green;
-      EXPECT_EQ(r.gemm_sms, -1);
+      EXPECT_FALSE(r.gemm_sms);
       EXPECT_NE(r.label().find("green=100"), std::string::npos);
     }
   EXPECT_EQ(green, 2);
@@ -256,8 +256,9 @@ namespace {
 
 bool has(const std::vector<RowSpec>& rows, Mode m, int k, int sms, int ctas, int green = -1) {
   return std::any_of(rows.begin(), rows.end(), [&](const RowSpec& r) {
-    return r.mode == m && r.blocks_per_sm == k && r.gemm_sms == sms && r.nccl_ctas == ctas &&
-           r.green_sms == green;
+    return r.mode == m && r.blocks_per_sm == k && r.gemm_sms == bench::budget_from_number(sms) &&
+           r.nccl_ctas == bench::budget_from_number(ctas) &&
+           r.green_sms == bench::budget_from_number(green);
   });
 }
 
@@ -311,7 +312,7 @@ TEST(Neighbours, ShapeTargetsAndGreenPartitions) {
   EXPECT_TRUE(has(n, Mode::Priority, 0, -1, -1));       // k+1 = the natural 4: unshaped
   EXPECT_TRUE(has(n, Mode::ShapePriority, 3, -1, 16));
   EXPECT_TRUE(has(n, Mode::ShapePriority, 3, -1, 32));
-  for (const auto& x : n) EXPECT_EQ(x.gemm_sms, -1) << "no SM target for our own kernels";
+  for (const auto& x : n) EXPECT_FALSE(x.gemm_sms) << "no SM target for our own kernels";
   EXPECT_EQ(n.size(), 5u);
   // k=1 has no k-1.
   r.blocks_per_sm = 1;
@@ -334,7 +335,7 @@ tune::SpaceInput registering(tune::SpaceInput in, int run_reg = 0) {
   return in;
 }
 
-int count_reg(const std::vector<RowSpec>& rows, int reg) {
+int count_reg(const std::vector<RowSpec>& rows, std::optional<model::CommRegister> reg) {
   return static_cast<int>(std::count_if(rows.begin(), rows.end(), [&](auto& r) { return r.nccl_reg == reg; }));
 }
 
@@ -342,26 +343,26 @@ int count_reg(const std::vector<RowSpec>& rows, int reg) {
 
 TEST(Space, RegistrationScreensTheRunsOwnAndAWindowByDefault) {
   const auto plain = tune::build_space(cublas_input(), {});
-  EXPECT_EQ(count_reg(plain, -1), static_cast<int>(plain.size())) << "no registrations: every row plain";
+  EXPECT_EQ(count_reg(plain, std::nullopt), static_cast<int>(plain.size())) << "no registrations: every row plain";
   const auto rows = tune::build_space(registering(cublas_input()), {});
   ASSERT_EQ(rows.size(), 2 * plain.size());
-  EXPECT_EQ(count_reg(rows, -1), static_cast<int>(plain.size()));
-  EXPECT_EQ(count_reg(rows, 2), static_cast<int>(plain.size()));
-  EXPECT_EQ(count_reg(rows, 1), 0) << "buffer registration is left to the neighbour round";
+  EXPECT_EQ(count_reg(rows, std::nullopt), static_cast<int>(plain.size()));
+  EXPECT_EQ(count_reg(rows, model::CommRegister::Window), static_cast<int>(plain.size()));
+  EXPECT_EQ(count_reg(rows, model::CommRegister::Buffer), 0) << "buffer registration is left to the neighbour round";
   // A run that registers windows itself: its own rows are -1, the other screened value is none's
   // absence (the window is the run's own, so only -1).
   const auto win = tune::build_space(registering(cublas_input(), 2), {});
   EXPECT_EQ(win.size(), plain.size());
-  EXPECT_EQ(count_reg(win, -1), static_cast<int>(plain.size()));
+  EXPECT_EQ(count_reg(win, std::nullopt), static_cast<int>(plain.size()));
   // An explicit list is what is screened; the run's own value maps to -1.
   tune::SpaceOptions opt;
   opt.registers = {0, 1};
   const auto listed = tune::build_space(registering(cublas_input()), opt);
-  EXPECT_EQ(count_reg(listed, -1), static_cast<int>(plain.size()));
-  EXPECT_EQ(count_reg(listed, 1), static_cast<int>(plain.size()));
-  EXPECT_EQ(count_reg(listed, 2), 0);
+  EXPECT_EQ(count_reg(listed, std::nullopt), static_cast<int>(plain.size()));
+  EXPECT_EQ(count_reg(listed, model::CommRegister::Buffer), static_cast<int>(plain.size()));
+  EXPECT_EQ(count_reg(listed, model::CommRegister::Window), 0);
   for (const auto& r : listed)
-    if (r.nccl_reg == 1) {
+    if (r.nccl_reg == model::CommRegister::Buffer) {
       EXPECT_NE(r.label().find(" reg=buffer"), std::string::npos) << r.label();
     }
 }
@@ -387,21 +388,21 @@ TEST(Neighbours, RegistrationFlipsToEachOther) {
   RowSpec r{Mode::Priority};
   r.nccl_ctas = 48;
   const auto n = tune::neighbours(in, r);
-  auto has = [&](int reg) {
+  auto has = [&](model::CommRegister reg) {
     return std::any_of(n.begin(), n.end(), [&](auto& x) {
-      return x.nccl_reg == reg && x.mode == Mode::Priority && x.nccl_ctas == 48 && x.gemm_sms == -1;
+      return x.nccl_reg == reg && x.mode == Mode::Priority && x.nccl_ctas == 48 && !x.gemm_sms;
     });
   };
-  EXPECT_TRUE(has(1));
-  EXPECT_TRUE(has(2));
+  EXPECT_TRUE(has(model::CommRegister::Buffer));
+  EXPECT_TRUE(has(model::CommRegister::Window));
   EXPECT_EQ(std::count(n.begin(), n.end(), r), 0) << "never the candidate itself";
   // From a window row: back to the run's own (-1) and to buffer.
-  r.nccl_reg = 2;
+  r.nccl_reg = model::CommRegister::Window;
   const auto back = tune::neighbours(in, r);
-  EXPECT_TRUE(std::any_of(back.begin(), back.end(), [](auto& x) { return x.nccl_reg == -1 && x.nccl_ctas == 48; }));
-  EXPECT_TRUE(std::any_of(back.begin(), back.end(), [](auto& x) { return x.nccl_reg == 1 && x.nccl_ctas == 48; }));
+  EXPECT_TRUE(std::any_of(back.begin(), back.end(), [](auto& x) { return !x.nccl_reg && x.nccl_ctas == 48; }));
+  EXPECT_TRUE(std::any_of(back.begin(), back.end(), [](auto& x) { return x.nccl_reg == model::CommRegister::Buffer && x.nccl_ctas == 48; }));
   // Without registrations (workloads) no neighbour changes it.
-  for (const auto& x : tune::neighbours(cublas_input(), RowSpec{Mode::Priority})) EXPECT_EQ(x.nccl_reg, -1);
+  for (const auto& x : tune::neighbours(cublas_input(), RowSpec{Mode::Priority})) EXPECT_FALSE(x.nccl_reg);
 }
 
 TEST(Cache, KeySeesRegistrationsAndSearchDepth) {
@@ -428,7 +429,7 @@ TEST(Plan, RegistrationAndOwnTimesAreRecorded) {
   tried[0].t_us = 400;
   tried[1].spec = {Mode::Concurrent};
   tried[1].spec.nccl_ctas = 48;
-  tried[1].spec.nccl_reg = 2;
+  tried[1].spec.nccl_reg = model::CommRegister::Window;
   tried[1].t_us = 330;
   tried[1].comp_alone_us = 210;
   tried[1].comm_alone_us = 228;
@@ -471,10 +472,11 @@ TEST(Plan, RegistrationAndOwnTimesAreRecorded) {
   EXPECT_EQ(j2.at("priority").at("nccl"), "high");
   EXPECT_EQ(tune::applied_index(tried, 2), 2u);
   EXPECT_TRUE(tune::plan_json(rep, tried, 2, "k").at("tuning").at("notes").empty());
-  for (auto f : {&RowSpec::green_sms, &RowSpec::nccl_reg}) {
+  for (const bool green : {true, false}) {
     RowSpec r{Mode::Priority};
     EXPECT_TRUE(tune::run_applicable(r));
-    r.*f = 64;
+    if (green) r.green_sms = 64;
+    else r.nccl_reg = model::CommRegister::Window;
     EXPECT_FALSE(tune::run_applicable(r)) << r.label();
   }
   // The GEMMs' SM target now reaches programs (the library's sm-target): a choice with one is
@@ -504,19 +506,19 @@ TEST(Space, ZeroCtaPolicyIsOneRowWhereTheCopyEnginesCanCarryIt) {
   ASSERT_EQ(rows.size(), plain.size() + 1) << "zero adds exactly one candidate by default";
   const auto& z = rows.front();
   EXPECT_EQ(z.label(), "concurrent reg=window cta=zero");
-  EXPECT_EQ(z.gemm_sms, -1);
-  EXPECT_EQ(z.nccl_ctas, -1);
+  EXPECT_FALSE(z.gemm_sms);
+  EXPECT_FALSE(z.nccl_ctas);
   EXPECT_TRUE(std::any_of(notes.begin(), notes.end(),
                           [](auto& n) { return n.find("uses no SMs") != std::string::npos; }));
   EXPECT_TRUE(tune::neighbours(in, z).empty()) << "no SM control to step on the copy engines";
   EXPECT_FALSE(tune::run_applicable(z)) << "a program's buffers are not in a symmetric window";
   // The run's own registration is a window already: the row uses it.
   in.run_reg = 2;
-  EXPECT_EQ(tune::build_space(in, {}).front().nccl_reg, -1);
+  EXPECT_FALSE(tune::build_space(in, {}).front().nccl_reg);
   // Asked for where it cannot apply: pruned with a note, never a row that would run on SMs.
   in.copy_engine = false;
   tune::SpaceOptions opt;
-  opt.cta_policies = {2};
+  opt.cta_policies = {model::CtaPolicy::Zero};
   notes.clear();
   EXPECT_EQ(tune::build_space(in, opt, &notes).size(), plain.size());
   EXPECT_TRUE(std::any_of(notes.begin(), notes.end(),
@@ -526,16 +528,16 @@ TEST(Space, ZeroCtaPolicyIsOneRowWhereTheCopyEnginesCanCarryIt) {
 TEST(Space, EfficiencyPolicyIsCrossedWithoutCtaCounts) {
   auto in = cublas_input();
   tune::SpaceOptions opt;
-  opt.cta_policies = {1};
+  opt.cta_policies = {model::CtaPolicy::Efficiency};
   const auto rows = tune::build_space(in, opt);
   const auto plain = tune::build_space(in, {});
   std::vector<RowSpec> eff;
   for (const auto& r : rows)
-    if (r.cta_policy == 1) eff.push_back(r);
+    if (r.cta_policy == model::CtaPolicy::Efficiency) eff.push_back(r);
   EXPECT_EQ(eff.size(), 8u * 2) << "SM budgets x priority, one CTA setting: the policy's own";
   EXPECT_EQ(rows.size(), plain.size() + eff.size());
-  for (const auto& r : eff) EXPECT_EQ(r.nccl_ctas, -1);
-  for (const auto& n : tune::neighbours(in, eff[0])) EXPECT_EQ(n.nccl_ctas, -1) << n.label();
+  for (const auto& r : eff) EXPECT_FALSE(r.nccl_ctas);
+  for (const auto& n : tune::neighbours(in, eff[0])) EXPECT_FALSE(n.nccl_ctas) << n.label();
   EXPECT_TRUE(tune::run_applicable(eff[0])) << "NCCL_CTA_POLICY reaches a program";
   const auto plan = tune::plan_base(eff[0], 0, nlohmann::json::array(), 2, nlohmann::json::object(), "t");
   EXPECT_EQ(plan["nccl"]["cta_policy"], "efficiency");

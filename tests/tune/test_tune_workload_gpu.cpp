@@ -47,8 +47,8 @@ RowSpec row(Mode m, int k = 0, int ctas = -1, int green = -1) {
   RowSpec r;
   r.mode = m;
   r.blocks_per_sm = k;
-  r.nccl_ctas = ctas;
-  r.green_sms = green;
+  r.nccl_ctas = bench::budget_from_number(ctas);
+  r.green_sms = bench::budget_from_number(green);
   return r;
 }
 

@@ -98,8 +98,8 @@ TEST(WorkloadSpace, CrossesTargetsPriorityAndCtas) {
                            "shape+priority k=1", "shape+priority k=4 ctas=16"})
     EXPECT_TRUE(l.count(want)) << want;
   for (const auto& r : rows) {
-    EXPECT_EQ(r.gemm_sms, -1) << "no cuBLASLt SM budget for a step";
-    EXPECT_EQ(r.green_sms, -1) << "no green partition unless asked";
+    EXPECT_FALSE(r.gemm_sms) << "no cuBLASLt SM budget for a step";
+    EXPECT_FALSE(r.green_sms) << "no green partition unless asked";
     EXPECT_EQ(r.pad, -1);
   }
 }
@@ -210,7 +210,7 @@ TEST(WorkloadSpace, ModelDefaultIsPriorityWithNcclsCtas) {
   for (const auto& in : {input({}), input({membound(), builtin_gemm()})}) {
     const auto p = tune::predict_workload(in);
     EXPECT_EQ(p.mode, Mode::Priority);
-    EXPECT_EQ(p.nccl_ctas, -1);
+    EXPECT_FALSE(p.nccl_ctas);
     EXPECT_TRUE(p.default_variant());
     EXPECT_EQ(p.label(), "priority");
   }
@@ -427,23 +427,23 @@ TEST(WorkloadSpace, ZeroCtaIsOneCandidateWhereTheStepHasCopyEngineCollectives) {
   EXPECT_TRUE(std::any_of(notes.begin(), notes.end(),
                           [](auto& n) { return n.find("cta=zero: one row") != std::string::npos; }));
   in.copy_engine = false;
-  in.cta_policies = {2, 1};
+  in.cta_policies = {model::CtaPolicy::Zero, model::CtaPolicy::Efficiency};
   notes.clear();
   const auto eff = tune::build_workload_space(in, {}, &notes);
   EXPECT_TRUE(std::any_of(notes.begin(), notes.end(),
                           [](auto& n) { return n.find("cta=zero pruned") != std::string::npos; }));
   std::size_t n_eff = 0;
   for (const auto& r : eff) {
-    EXPECT_NE(r.cta_policy, 2) << r.label();
-    if (r.cta_policy == 1) {
+    EXPECT_NE(r.cta_policy, model::CtaPolicy::Zero) << r.label();
+    if (r.cta_policy == model::CtaPolicy::Efficiency) {
       ++n_eff;
-      EXPECT_EQ(r.nccl_ctas, -1) << r.label();
+      EXPECT_FALSE(r.nccl_ctas) << r.label();
     }
   }
   EXPECT_EQ(n_eff, 2u) << "concurrent and priority (no shapeable kernel)";
   // The run's own policy is not repeated as a row.
-  in.run_policy = 1;
-  in.cta_policies = {1};
+  in.run_policy = model::CtaPolicy::Efficiency;
+  in.cta_policies = {model::CtaPolicy::Efficiency};
   EXPECT_EQ(tune::build_workload_space(in, {}).size(), plain.size());
 }
 
@@ -467,6 +467,6 @@ TEST(WorkloadSpace, NeighboursStepOneControlAtATime) {
             (std::set<std::string>{"priority ctas=16", "concurrent ctas=12", "concurrent ctas=24"}));
   // The copy engines use no SM a control divides: a zero-CTA row has no neighbour.
   RowSpec z{Mode::Concurrent};
-  z.cta_policy = static_cast<int>(model::CtaPolicy::Zero);
+  z.cta_policy = model::CtaPolicy::Zero;
   EXPECT_TRUE(tune::workload_neighbours(in, z).empty());
 }
