@@ -20,7 +20,7 @@ struct GemmCall {
   const char* function = "";  ///< "cublasGemmEx", "cublasLtMatmul", ...
   char op_a = 'N', op_b = 'N';  ///< 'N', 'T' or 'C'
   int64_t m = 0, n = 0, k = 0;
-  int64_t batch = 1;  ///< cuBLASLt's batch count (the classic calls: 1, the grid tells batches)
+  int64_t batch = 1;  ///< batchCount of the batched calls, D's batch count for cuBLASLt
   int type = -1;      ///< A's cudaDataType (-1: the function's name says it, as cublasSgemm)
 };
 

@@ -31,6 +31,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -560,12 +561,40 @@ std::string gemm_call_label(const void* c) {
   return call_label(*static_cast<const GemmCall*>(c));
 }
 
+// Where a classic batched call's batchCount is among its arguments after the handle (blas_list.hpp;
+// -1: not batched).
+constexpr int batch_index(Sym s) {
+  switch (s) {
+    case Sym::BlasGemmStridedBatchedEx:
+    case Sym::BlasGemmStridedBatchedEx64:
+      return 19;
+    case Sym::BlasGemmBatchedEx:
+    case Sym::BlasGemmBatchedEx64:
+    case Sym::BlasSgemmStridedBatched:
+    case Sym::BlasSgemmStridedBatched64:
+    case Sym::BlasDgemmStridedBatched:
+    case Sym::BlasDgemmStridedBatched64:
+    case Sym::BlasHgemmStridedBatched:
+    case Sym::BlasHgemmStridedBatched64:
+      return 16;
+    default:
+      return -1;
+  }
+}
+
 // The call a GEMM wrapper was given, for the trace: the classic calls' (transa, transb, m, n, k,
-// ..., and A's type for the *Ex ones) after the handle; cublasLtMatmul's from its descriptors.
+// ..., A's type for the *Ex ones, batchCount for the batched ones) after the handle;
+// cublasLtMatmul's from its descriptors.
 template <Sym S, BK K, class... A>
 std::optional<GemmCall> gemm_call_of(A... a) {
   const auto args = std::forward_as_tuple(a...);
+  using Args = std::tuple<std::decay_t<A>...>;
   if constexpr (K == BK::Gemm) {
+    static_assert(std::is_same_v<std::tuple_element_t<0, Args>, cublasOperation_t> &&
+                      std::is_same_v<std::tuple_element_t<1, Args>, cublasOperation_t> &&
+                      std::is_integral_v<std::tuple_element_t<2, Args>> &&
+                      std::is_integral_v<std::tuple_element_t<4, Args>>,
+                  "a GEMM's arguments after the handle start transa, transb, m, n, k");
     GemmCall c;
     c.function = blas_name(S);
     c.op_a = op_letter(static_cast<int>(std::get<0>(args)));
@@ -573,9 +602,19 @@ std::optional<GemmCall> gemm_call_of(A... a) {
     c.m = static_cast<int64_t>(std::get<2>(args));
     c.n = static_cast<int64_t>(std::get<3>(args));
     c.k = static_cast<int64_t>(std::get<4>(args));
-    if constexpr (sizeof...(A) > 7 &&
-                  std::is_same_v<std::decay_t<std::tuple_element_t<7, std::tuple<A...>>>, cudaDataType>)
+    constexpr bool ex = std::string_view(blas_name(S)).find("Ex") != std::string_view::npos;
+    if constexpr (ex) {
+      static_assert(std::is_same_v<std::tuple_element_t<7, Args>, cudaDataType>,
+                    "an *Ex GEMM's eighth argument after the handle is A's type");
       c.type = static_cast<int>(std::get<7>(args));
+    }
+    constexpr int b = batch_index(S);
+    if constexpr (b >= 0) {
+      static_assert(std::is_integral_v<std::tuple_element_t<static_cast<std::size_t>(b), Args>>,
+                    "batch_index names the batchCount argument");
+      c.batch = static_cast<int64_t>(std::get<static_cast<std::size_t>(b)>(args));
+      if (c.batch < 1) c.batch = 1;
+    }
     return c;
   } else if constexpr (K == BK::Lt && S == Sym::BlasLtMatmul) {
     // (computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, ...)
@@ -600,11 +639,17 @@ R blas_apply(R (*real)(First, A...), bool ours, First first, A... a) {
     if (t_in_traced_call == 0 && trace_calls_on()) {
       if (const std::optional<GemmCall> c = gemm_call_of<S, K>(a...)) {
         if (trace_push_call(call_id(*c), gemm_call_label, &*c)) {
-          ++t_in_traced_call;
-          const R r = blas_control<S, K>(real, first, a...);
-          --t_in_traced_call;
-          trace_pop_call();
-          return r;
+          // Popped however the call ends (an exception must not leave the label on the thread).
+          struct Popped {
+            Popped() { ++t_in_traced_call; }
+            ~Popped() {
+              --t_in_traced_call;
+              trace_pop_call();
+            }
+            Popped(const Popped&) = delete;
+            Popped& operator=(const Popped&) = delete;
+          } popped;
+          return blas_control<S, K>(real, first, a...);
         }
       }
     }

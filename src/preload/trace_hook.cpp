@@ -241,7 +241,9 @@ bool trace_calls_on() noexcept {
 
 bool trace_push_call(uint64_t id, std::string (*label)(const void* arg), const void* arg) noexcept {
 #ifdef CCO_PRELOAD_TRACE
-  return trace_calls_on() && g_session->push_call(id, label, arg);
+  // The caller asked trace_calls_on() (this process, a session running); push_call checks that
+  // the session still records calls.
+  return g_running.load(std::memory_order_acquire) && g_session->push_call(id, label, arg);
 #else
   (void)id;
   (void)label;

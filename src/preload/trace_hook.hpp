@@ -36,7 +36,8 @@ void trace_mark(const char* name, int device) noexcept;
 /// in this process (not a forked child): one atomic load when no trace runs.
 bool trace_calls_on() noexcept;
 /// Kernels this thread launches until trace_pop_call() carry the call `id`, spelled by
-/// label(arg) the first time it is seen. False (and nothing to pop) when not recorded.
+/// label(arg) the first time it is seen. Ask trace_calls_on() first (this checks no pid). False
+/// (and nothing to pop) when not recorded.
 bool trace_push_call(uint64_t id, std::string (*label)(const void* arg), const void* arg) noexcept;
 void trace_pop_call() noexcept;
 

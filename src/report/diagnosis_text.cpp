@@ -113,10 +113,10 @@ std::string markdown(const trace::Diagnosis& d) {
 // One rank against its steps in the alone trace: the difference, split (means; adds up).
 std::string versus_alone_line(const trace::VersusAlone& v) {
   return fmt::format(
-      "# rank {} against the alone trace (means of {} and {} steps): {:.2f} ms against {:.2f}, "
-      "{:+.2f} ms = compute slowed {:.2f} + compute only here {:+.2f} + exposed communication "
-      "{:+.2f} + host idle {:+.2f}\n",
-      v.rank, v.steps, v.alone_steps, v.time_ms, v.alone_time_ms, v.difference_ms(),
+      "# rank {} against the alone trace {} (means of {} and {} steps): {:.2f} ms against "
+      "{:.2f}, {:+.2f} ms = compute slowed {:.2f} + compute only here {:+.2f} + exposed "
+      "communication {:+.2f} + host idle {:+.2f}\n",
+      v.rank, v.alone_source, v.steps, v.alone_steps, v.time_ms, v.alone_time_ms, v.difference_ms(),
       v.compute_slowed_ms, v.compute_only_here_ms, v.exposed_ms, v.idle_ms);
 }
 

@@ -485,10 +485,17 @@ std::vector<Interval> interval_difference(const std::vector<Interval>& a,
 
 // A kernel's identity for "the same kernel alone": name and launch, and the library call that
 // launched it where the trace knows it (a persistent GEMM runs one grid for many shapes).
-std::string kernel_key(const KernelEvent& k) {
+// `calls`: whether the traces matched against each other all carry library calls (a trace
+// without them would match no kernel that has one).
+std::string kernel_key(const KernelEvent& k, bool calls) {
   return fmt::format("{}|{}x{}x{}|{}x{}x{}|{}|{}|{}", k.name, k.grid.x, k.grid.y, k.grid.z,
                      k.block.x, k.block.y, k.block.z, k.registers, k.static_smem + k.dynamic_smem,
-                     k.call);
+                     calls ? std::string_view(k.call) : std::string_view());
+}
+
+bool has_calls(const Trace& t) {
+  return std::any_of(t.kernels.begin(), t.kernels.end(),
+                     [](const KernelEvent& k) { return !k.call.empty(); });
 }
 
 // Median and quartiles, as the step comparisons compute them (steps::summarize).
@@ -512,6 +519,7 @@ struct AloneTable {
 
 // Per rank, what the whole trace knows: unions, waits, kernels by start.
 struct RankView {
+  bool calls = false;  // kernels are told apart by their library call too (kernel_key)
   std::vector<const KernelEvent*> ks;  // by start
   std::vector<Interval> comp_u, comm_u;
   std::vector<CommWait> waits;          // by begin
@@ -540,7 +548,7 @@ void for_ops(const RankView& v, int64_t b, int64_t e, F&& f) {
   std::unordered_map<std::string, int> ord;
   for_window(v, b, e, [&](const KernelEvent& k) {
     if (k.start_ns < b) return f(k, std::string(), -1);
-    std::string key = kernel_key(k);
+    std::string key = kernel_key(k, v.calls);
     const int n = ord[key]++;
     f(k, std::move(key), n);
   });
@@ -556,7 +564,7 @@ void add_alone_kernels(AloneTable& tab, const std::map<int, RankView>& views) {
     for (const auto* k : v.ks) {
       const auto& other = k->category == KernelCategory::Compute ? v.comm_u : v.comp_u;
       if (overlap_length(other, {k->start_ns, k->end_ns}) > 0) continue;
-      tab.by_kernel[kernel_key(*k)].push_back(static_cast<double>(k->duration_ns()));
+      tab.by_kernel[kernel_key(*k, v.calls)].push_back(static_cast<double>(k->duration_ns()));
     }
 }
 
@@ -582,10 +590,11 @@ void add_alone(AloneTable& tab, const std::map<int, RankView>& views, const Step
   }
 }
 
-std::map<int, RankView> views_of(const Trace& t, const KernelsByRank& by_rank) {
+std::map<int, RankView> views_of(const Trace& t, const KernelsByRank& by_rank, bool calls) {
   std::map<int, RankView> out;
   for (const auto& [rank, ks] : by_rank) {
     RankView& v = out[rank];
+    v.calls = calls;
     v.ks = ks;
     std::vector<Interval> c, m;
     for (const auto* k : v.ks) {
@@ -896,16 +905,21 @@ double mean_ms(const std::vector<StepParts>& steps, int64_t StepParts::*f) {
 // Each rank against the first alone diagnosis that has that rank (means: they add up exactly,
 // medians would not).
 std::vector<VersusAlone> versus_alone(const std::vector<RankSteps>& ranks,
-                                      const std::vector<Diagnosis>& alone) {
+                                      const std::vector<std::pair<std::string, Diagnosis>>& alone) {
   std::vector<VersusAlone> out;
   for (const RankSteps& r : ranks) {
     const RankSteps* a = nullptr;
-    for (const Diagnosis& ad : alone)
+    std::string source;
+    for (const auto& [file, ad] : alone)
       for (const RankSteps& ar : ad.ranks)
-        if (!a && ar.rank == r.rank && !ar.steps.empty()) a = &ar;
+        if (!a && ar.rank == r.rank && !ar.steps.empty()) {
+          a = &ar;
+          source = file;
+        }
     if (!a || r.steps.empty()) continue;
     VersusAlone v;
     v.rank = r.rank;
+    v.alone_source = source;
     v.steps = r.steps.size();
     v.alone_steps = a->steps.size();
     v.time_ms = mean_ms(r.steps, &StepParts::time_ns);
@@ -927,7 +941,16 @@ Diagnosis diagnose(const Trace& t, const DiagnosisOptions& o) {
   const KernelsByRank by_rank = kernels_by_rank(t);  // sorted once, for the steps and the views
   d.steps = find_steps_in(t, o.steps, by_rank);
   d.partial = t.dropped_records > 0;
-  const auto views = views_of(t, by_rank);
+  // Library calls tell GEMM shapes apart only when every trace matched carries them.
+  bool calls = has_calls(t);
+  bool alone_calls = true;
+  for (const Trace* at : o.alone) alone_calls = alone_calls && has_calls(*at);
+  if (calls && !alone_calls) {
+    calls = false;
+    d.notes.push_back("the alone trace names no library calls (traced without them): GEMM "
+                      "kernels are matched by name and launch only, as their shapes may mix");
+  }
+  const auto views = views_of(t, by_rank, calls);
   const PeerStarts peers = peer_starts(views, d.notes);
   AloneTable own;
   add_alone(own, views, d.steps, peers);
@@ -938,7 +961,7 @@ Diagnosis diagnose(const Trace& t, const DiagnosisOptions& o) {
     so.window = {};
     const KernelsByRank at_by_rank = kernels_by_rank(*at);
     const StepSet bs = find_steps_in(*at, so, at_by_rank);
-    const auto bviews = views_of(*at, at_by_rank);
+    const auto bviews = views_of(*at, at_by_rank, calls);
     if (!base) base.emplace();
     add_alone_kernels(*base, bviews);
     if (bs.source != "none") {
@@ -951,12 +974,21 @@ Diagnosis diagnose(const Trace& t, const DiagnosisOptions& o) {
   }
   if (base) base->finish();
   // The alone traces' own steps, diagnosed alike, for the difference per rank (below).
-  std::vector<Diagnosis> alone_diagnoses;
+  // Only real steps on both sides: a window taken as one step (no steps found) is not a step.
+  std::vector<std::pair<std::string, Diagnosis>> alone_diagnoses;  // (file, its diagnosis)
   for (const Trace* at : o.alone) {
+    if (d.steps.source == "none") break;
     DiagnosisOptions ao;
     ao.steps = o.alone_steps.value_or(o.steps);
     ao.steps.window = {};
-    alone_diagnoses.push_back(diagnose(*at, ao));
+    ao.steps.config.reset();  // the alone run has no configurations of its own
+    Diagnosis ad = diagnose(*at, ao);
+    if (ad.steps.source == "none") {
+      d.notes.push_back("the alone trace " + at->source +
+                        " has no steps: the step is not set against it (versus_alone)");
+      continue;
+    }
+    alone_diagnoses.emplace_back(at->source, std::move(ad));
   }
   for (const auto& [rank, steps] : d.steps.ranks) {
     RankSteps rs;
@@ -1096,6 +1128,7 @@ json diagnosis_to_json(const Diagnosis& d) {
   json va = json::array();
   for (const auto& v : d.versus_alone)
     va.push_back({{"rank", v.rank},
+                  {"alone_trace", v.alone_source},
                   {"steps", v.steps},
                   {"alone_steps", v.alone_steps},
                   {"time_ms", v.time_ms},

@@ -167,6 +167,7 @@ struct DiagnosisOptions {
 /// more than without: why".
 struct VersusAlone {
   int rank = 0;
+  std::string alone_source;  ///< the alone trace's file (the first given with this rank's steps)
   std::size_t steps = 0, alone_steps = 0;
   double time_ms = 0, alone_time_ms = 0;
   double difference_ms() const { return time_ms - alone_time_ms; }

@@ -712,6 +712,10 @@ void Session::clear() noexcept {
     active = s_->active;
   }
   if (active) cupti_api().FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);  // g_mu must not be held
+  {
+    std::lock_guard lc(g_calls_mu);
+    s_->call_of_launch.clear();  // the labels stay: a shape seen before keeps its id
+  }
   std::lock_guard lk(g_mu);
   s_->kernels.clear();
   s_->copies.clear();
@@ -737,11 +741,18 @@ bool Session::push_call(uint64_t id, CallLabel label, const void* arg) noexcept 
   State& s = *s_;
   if (!s.calls_on.load(std::memory_order_acquire) || t_call_depth >= kMaxCallDepth) return false;
   try {
-    std::lock_guard lk(g_calls_mu);
-    if (!s.call_labels.count(id)) {
+    bool known = false;
+    {
+      std::lock_guard lk(g_calls_mu);
+      known = s.call_labels.count(id) > 0;
+    }
+    if (!known) {
+      // Spelled outside the lock: a label that launched a kernel would reach api_callback.
+      std::string text = label ? label(arg) : std::string();
+      std::lock_guard lk(g_calls_mu);
       if (s.call_labels.size() < kMaxCallLabels)
-        s.call_labels.emplace(id, label ? label(arg) : std::string());
-      else
+        s.call_labels.emplace(id, std::move(text));
+      else if (!s.call_labels.count(id))
         ++s.labels_refused;
     }
   } catch (...) {
@@ -793,8 +804,10 @@ trace::Trace Session::trace(int rank) const {
   };
   // Each launch's library call, by its correlation id (the last record wins: CUPTI writes one).
   std::unordered_map<uint32_t, const std::string*> call_of;
+  uint64_t labels_refused = 0;
   {
     std::lock_guard ll(g_calls_mu);
+    labels_refused = s.labels_refused;
     call_of.reserve(s.call_of_launch.size());
     for (const auto& [corr, id] : s.call_of_launch)
       if (auto it = s.call_labels.find(id); it != s.call_labels.end() && !it->second.empty())
@@ -891,7 +904,7 @@ trace::Trace Session::trace(int rank) const {
   }
   t.dropped_records = s.dropped;
   t.notes = s.warnings;
-  if (s.labels_refused > 0)
+  if (labels_refused > 0)
     t.notes.push_back("more than " + std::to_string(kMaxCallLabels) +
                       " distinct library calls: the kernels of later ones carry no call");
   t.notes.insert(t.notes.end(), s.facts.begin(), s.facts.end());

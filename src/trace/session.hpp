@@ -112,7 +112,7 @@ class Session {
   bool push_call(uint64_t id, CallLabel label, const void* arg) noexcept;
   /// Ends the call pushed last on this thread.
   void pop_call() noexcept;
-  /// Whether push_call() records anything now (started, and CUPTI has external correlation).
+  /// Whether push_call() records anything now (started, and CUPTI calls back at launches).
   bool calls_on() const noexcept;
 
   /// Records CUPTI reported dropped (buffers full), so far. Non-zero: the trace is partial, and
@@ -121,7 +121,7 @@ class Session {
   std::size_t kernel_count() const noexcept;
   /// NVTX ranges closed so far (open ones are counted once closed).
   std::size_t range_count() const noexcept;
-  /// Forgets the kernels, marks and closed NVTX ranges collected so far (e.g. the warm-up); keeps
+  /// Forgets the kernels, marks, library calls and closed NVTX ranges collected so far (e.g. the warm-up); keeps
   /// streams, ranks and the ranges still open. Flushes CUPTI first: synchronize the devices
   /// before, as for stop().
   void clear() noexcept;

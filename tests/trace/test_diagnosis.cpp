@@ -221,6 +221,31 @@ TEST(Diagnosis, DifferenceToTheAloneTraceAddsUp) {
   EXPECT_NEAR(j["versus_alone"][0]["difference_ms"].get<double>(), 0.020, 1e-9);
   // No alone trace: nothing to set against.
   EXPECT_TRUE(cco::trace::diagnose(t).versus_alone.empty());
+  // An alone trace without steps (its whole window would be one "step"): not set against, said.
+  Trace no_steps = alone;
+  no_steps.ranges.clear();
+  no_steps.source = "nosteps.json";
+  DiagnosisOptions o2;
+  o2.alone = {&no_steps};
+  const Diagnosis d2 = cco::trace::diagnose(t, o2);
+  EXPECT_TRUE(d2.versus_alone.empty());
+  bool said = false;
+  for (const auto& n : d2.notes) said = said || n.find("nosteps.json has no steps") != std::string::npos;
+  EXPECT_TRUE(said) << ::testing::PrintToString(d2.notes);
+}
+
+// Calls in the trace but not in its alone trace (traced with CCO_TRACE_CALLS=0, or by a
+// profiler): matching by call would find no GEMM alone, so calls are left out, with a note.
+TEST(Diagnosis, CallsOnOneSideOnlyAreLeftOutAndSaid) {
+  const Trace with = gemm_shapes(true), without = gemm_shapes(false);
+  DiagnosisOptions o;
+  o.alone = {&without};
+  const Diagnosis d = cco::trace::diagnose(with, o);
+  bool said = false;
+  for (const auto& n : d.notes) said = said || n.find("names no library calls") != std::string::npos;
+  EXPECT_TRUE(said) << ::testing::PrintToString(d.notes);
+  // Every GEMM found its time alone in the alone trace (by position), none went unestimated.
+  EXPECT_DOUBLE_EQ(typical(d).compute_estimated, 1.0);
 }
 
 TEST(TraceBreakdown, OneGroupPerKernelAndCall) {
