@@ -105,6 +105,16 @@ std::string markdown(const trace::Diagnosis& d) {
     for (const auto& b : kBounds) o += " | " + ms(lb.*(b.field));
     o += " |\n";
   }
+  if (!d.versus_alone.empty()) {
+    o += "\nAgainst the alone trace, means over the steps, ms; the parts add up to the "
+         "difference:\n\n| rank | alone trace | step | alone | difference | compute slowed | "
+         "compute only here | exposed communication | host idle |\n"
+         "|---:|---|---:|---:|---:|---:|---:|---:|---:|\n";
+    for (const auto& v : d.versus_alone)
+      o += fmt::format("| {} | {} | {:.2f} | {:.2f} | {:+.2f} | {:.2f} | {:+.2f} | {:+.2f} | {:+.2f} |\n",
+                       v.rank, v.alone_source, v.time_ms, v.alone_time_ms, v.difference_ms(),
+                       v.compute_slowed_ms, v.compute_only_here_ms, v.exposed_ms, v.idle_ms);
+  }
   for (const auto& n : d.notes) o += "\n- " + n;
   if (!d.notes.empty()) o += "\n";
   return o;

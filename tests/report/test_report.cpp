@@ -14,6 +14,7 @@
 
 #include "model/limits.hpp"
 #include "trace/format.hpp"
+#include "report/diagnosis_text.hpp"
 #include "report/svg.hpp"
 #include "report/sweep.hpp"
 #include "report/timeline.hpp"
@@ -592,4 +593,38 @@ TEST(Timeline, SummaryColumnsShowWhatDominated) {
   o.to_ns = 61'000;
   const std::string zoom = rp::timeline_svg(t, o).str();
   EXPECT_GE(count(zoom, std::string("fill=\"") + rp::kWaitColour + "\""), 2u) << "the wait shows";
+}
+
+// The step against the alone trace: one line in the text, a table in Markdown, nothing when
+// there is no alone trace.
+TEST(DiagnosisText, VersusAloneInTextAndMarkdown) {
+  cco::trace::Diagnosis d;
+  d.sentence = "S";
+  cco::trace::RankSteps r;
+  r.rank = 0;
+  r.steps.resize(1);
+  d.ranks.push_back(r);
+  const std::string plain = rp::format_diagnosis(d, rp::TableFormat::Text);
+  EXPECT_EQ(plain.find("against the alone trace"), std::string::npos);
+  cco::trace::VersusAlone v;
+  v.rank = 0;
+  v.alone_source = "nosync_0.json";
+  v.steps = v.alone_steps = 20;
+  v.time_ms = 204.62;
+  v.alone_time_ms = 184.51;
+  v.compute_slowed_ms = 8.44;
+  v.compute_only_here_ms = 4.06;
+  v.exposed_ms = 8.21;
+  v.idle_ms = -0.60;
+  d.versus_alone.push_back(v);
+  const std::string text = rp::format_diagnosis(d, rp::TableFormat::Text);
+  EXPECT_NE(text.find("# rank 0 against the alone trace nosync_0.json (means of 20 and 20 steps): "
+                      "204.62 ms against 184.51, +20.11 ms = compute slowed 8.44 + compute only "
+                      "here +4.06 + exposed communication +8.21 + host idle -0.60"),
+            std::string::npos)
+      << text;
+  const std::string md = rp::format_diagnosis(d, rp::TableFormat::Markdown);
+  EXPECT_NE(md.find("| 0 | nosync_0.json | 204.62 | 184.51 | +20.11 | 8.44 | +4.06 | +8.21 | -0.60 |"),
+            std::string::npos)
+      << md;
 }
