@@ -45,6 +45,6 @@ if(CCO_ENABLE_CUDA)
   add_library(cco.nccl INTERFACE)
   target_include_directories(cco.nccl SYSTEM INTERFACE ${NCCL_INCLUDE_DIR})
   # Headers only: cco loads libnccl.so.2 (and cuBLASLt) when a command first needs it
-  # (src/runtime/lazy.hpp), so commands that need neither start without them.
+  # (src/gpu/runtime/lazy.hpp), so commands that need neither start without them.
   message(STATUS "ccoverlap: CUDA ${CUDAToolkit_VERSION}, NCCL headers ${NCCL_INCLUDE_DIR}, archs ${CMAKE_CUDA_ARCHITECTURES}")
 endif()

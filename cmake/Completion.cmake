@@ -1,6 +1,6 @@
 cmake_minimum_required(VERSION 3.25)  # policies of a script run with -P
 # Writes bash completion for cco from docs/cli/*.md: the commands, and for each the options its
-# help page lists (every "-x" or "--long-name" that starts an option line). tests/cli/
+# help page lists (every "-x" or "--long-name" that starts an option line). tests/app/cli/
 # test_completion.sh checks the result against each command's parser (CCO_LIST_OPTIONS=1). Run with -DOUT=...
 # -DDOCS=a.md|b.md.
 string(REPLACE "|" ";" DOCS "${DOCS}")

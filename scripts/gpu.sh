@@ -66,7 +66,7 @@ gpu_binaries() {
 #@ tests
 # usage: scripts/gpu.sh tests
 # Every cco.test.gpu_* binary of the build (a binary whose tests all skipped exits 77: reported,
-# not a failure), each one's log in logs.tgz, then tests/cli/test_cli.sh against this cco.
+# not a failure), each one's log in logs.tgz, then tests/app/cli/test_cli.sh against this cco.
 # The same as `scripts/gpu.sh ref tests`.
 cmd_tests() {
   cmd_ref tests "$@"
@@ -108,7 +108,7 @@ cmd_ref() {
 
   if [ "$stage" = tests ] || [ "$stage" = all ]; then
     gpu_binaries "$R" || status=1
-    CCO_BIN=$cco timeout 300 bash tests/cli/test_cli.sh >"$R/cli.log" 2>&1 || status=1
+    CCO_BIN=$cco timeout 300 bash tests/app/cli/test_cli.sh >"$R/cli.log" 2>&1 || status=1
     tail -3 "$R/cli.log"
   fi
 
@@ -1423,7 +1423,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$PWD
 abs() { case $1 in /*) echo "$1" ;; *) echo "$here/$1" ;; esac; }
 if [ -n "${BUILD:-}" ]; then B=$(abs "$BUILD"); else B=$root/build-gpu; fi
-cco=$B/src/cli/cco
+cco=$B/src/app/cli/cco
 if [ ! -x "$cco" ]; then
   echo "scripts/gpu.sh: no $cco: build, copy it with scripts/stage_gpu.sh and carry build-gpu (or set BUILD)" >&2
   exit 2
@@ -1437,7 +1437,7 @@ if [ -d /opt/torch/.venv/bin ]; then export PATH="/opt/torch/.venv/bin:$PATH"; f
 export NCCL_NVLS_ENABLE=0  # never NVLink multicast on the shared machines
 # Measurements start from no control: each run names its own.
 unset CCO_DISABLE CCO_POLICY CCO_PLAN CCO_STATS CCO_VERBOSE CCO_PRIORITY_METHOD TORCH_NCCL_HIGH_PRIORITY
-export CCO_PRELOAD_LIB=$B/src/preload/libcco_preload.so CCO_TUNER_LIB=$B/src/nccl_tuner/libcco_tuner.so
+export CCO_PRELOAD_LIB=$B/src/inject/preload/libcco_preload.so CCO_TUNER_LIB=$B/src/inject/nccl_tuner/libcco_tuner.so
 export PYTHONUNBUFFERED=1 PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}"
 
 # Results: $OUT/SUBCOMMAND (a fresh folder), the logs in a temporary one until packed.

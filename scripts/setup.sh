@@ -32,8 +32,8 @@ cmake -S . -B "$build" -G Ninja "${cuda_args[@]}" ${CCO_CMAKE_ARGS:-} >/dev/null
 cmake --build "$build"
 
 echo "== cco info"
-"$build/src/cli/cco" info
+"$build/src/app/cli/cco" info
 if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1 && [ ${#cuda_args[@]} = 0 ]; then
   echo "== cco bench (short: built-in GEMM || 64M all-reduce, every mode)"
-  "$build/src/cli/cco" bench -b 64M -n 10 -w 2 --compute builtin --gemm 2048 --count 2 --blocks-per-sm 1,2,3
+  "$build/src/app/cli/cco" bench -b 64M -n 10 -w 2 --compute builtin --gemm 2048 --count 2 --blocks-per-sm 1,2,3
 fi

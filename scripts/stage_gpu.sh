@@ -6,10 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 src=${1:-build}
 rm -rf build-gpu
-mkdir -p build-gpu/src/cli build-gpu/src/preload build-gpu/src/nccl_tuner build-gpu/tests
-cp "$src/src/cli/cco" build-gpu/src/cli/
-cp "$src/src/preload/libcco_preload.so" build-gpu/src/preload/ 2>/dev/null || true
-cp "$src/src/nccl_tuner/libcco_tuner.so" build-gpu/src/nccl_tuner/ 2>/dev/null || true
+mkdir -p build-gpu/src/app/cli build-gpu/src/inject/preload build-gpu/src/inject/nccl_tuner build-gpu/tests
+cp "$src/src/app/cli/cco" build-gpu/src/app/cli/
+cp "$src/src/inject/preload/libcco_preload.so" build-gpu/src/inject/preload/ 2>/dev/null || true
+cp "$src/src/inject/nccl_tuner/libcco_tuner.so" build-gpu/src/inject/nccl_tuner/ 2>/dev/null || true
 cp "$src"/tests/cco.test.gpu_* build-gpu/tests/
 cp "$src"/tests/cco.bench.launch_rate build-gpu/tests/ 2>/dev/null || true
 cp "$src/tests/cco.test.bootstrap_store" build-gpu/tests/ 2>/dev/null || true  # its real-torchrun case

@@ -15,7 +15,7 @@ unconditionally.
 Loaders read ccoverlap's JSON files (step files, comparisons, bench/tune/plan files) into pandas
 DataFrames when pandas is installed, else into lists of dicts.
 
-It talks to the library through its versioned C API (src/preload/cco_api.h), found with
+It talks to the library through its versioned C API (src/inject/preload/cco_api.h), found with
 dlsym in the running process: nothing is linked, nothing is loaded.
 """
 

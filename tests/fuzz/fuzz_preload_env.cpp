@@ -1,4 +1,4 @@
-// The preload library's environment (cco::preload::read_env and resolve_plan, src/preload/
+// The preload library's environment (cco::preload::read_env and resolve_plan, src/inject/preload/
 // config.cpp), the only outside input the library reads besides a plan file. The input is up to
 // six values separated by '\n', for CCO_DISABLE, CCO_POLICY, CCO_PRIORITY_METHOD, CCO_STATS,
 // CCO_VERBOSE and CCO_PLAN (a missing piece: unset; CCO_PLAN, when given, names a file
@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "fuzz_common.hpp"
-#include "preload/config.hpp"
+#include "common/config.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   using namespace cco;

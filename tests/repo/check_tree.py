@@ -6,11 +6,13 @@
   (*.log, *.err, *.result) and no file no page names;
 - scripts/ holds at most 11 files (what users and CI run, and one GPU runner);
 - no test reads data from docs/results/ (tests read fixtures from tests/);
-- no two folders of src/ (or of tests/) whose names differ by one letter (workload/workloads);
+- src/ has the five layers and nothing else (src/LAYER/AREA: where the code runs), every area is in
+  LAYERS, and tests/ mirrors it (tests/LAYER/AREA, beside the shared folders);
+- no two folders anywhere in src/ or tests/ whose names differ by one letter (workload/workloads);
 - the areas of src/ include only what their layer may (INCLUDE_RULES below, drawn in
-  docs/ARCHITECTURE.md), and the GPU-free ones no CUDA, NCCL, CUPTI or cuBLAS header;
+  docs/ARCHITECTURE.md), and the core's no CUDA, NCCL, CUPTI or cuBLAS header;
 - every CCO_* environment variable is spelled as a bare literal ("CCO_X") once, in
-  src/model/env_names.hpp; everywhere else in src/ code names it cco::env::kX.
+  src/core/model/env_names.hpp; everywhere else in src/ code names it cco::env::kX.
 Usage: check_tree.py [ROOT]   (default: the repository holding this file). Exit 1 with one line per
 problem, 0 when the tree is as it should be.
 """
@@ -21,37 +23,41 @@ import sys
 DOCS_LIMIT = 2 * 1024 * 1024
 SCRIPTS_LIMIT = 11
 RAW_LOGS = (".log", ".err", ".result")
-# The folders of tests/ that are not areas of src/ (docs/ARCHITECTURE.md, "Layers").
-TESTS_SHARED = {"fixtures", "fuzz", "gpu", "repo", "tools"}
+# The folders of tests/ that are not layers of src/ (docs/ARCHITECTURE.md, "Layers").
+TESTS_SHARED = {"fixtures", "fuzz", "repo", "tools"}
 
-# What each area of src/ may include from the others ("area/..." includes), by layer:
-#   core (GPU-free, in all three binaries): model; workload, plan, steps, bootstrap; trace, report
-#   GPU: runtime, kernels
-#   lab (cco bench / cco tune): bench, tune
-#   injected into the user's program: preload (LD_PRELOAD), nccl_tuner (NCCL's plugin)
-#   application: cli
-CORE = {"model", "workload", "plan", "steps", "bootstrap", "trace", "report"}
+# src/LAYER/AREA: the layers, by where their code runs, and their areas.
+LAYERS = {
+    "core": {"model", "plan", "steps", "trace", "workload"},  # GPU-free, cco.core: in all three binaries
+    "gpu": {"runtime", "kernels"},
+    "lab": {"bench", "tune", "bootstrap"},                    # cco bench, cco tune, their ranks
+    "inject": {"preload", "nccl_tuner", "common"},            # loaded into the user's program
+    "app": {"cli", "report"},                                 # the cco command
+}
+LAYER_OF = {a: layer for layer, areas in LAYERS.items() for a in areas}
+# What each area may include from the others ("area/..." includes).
 INCLUDE_RULES = {
     "model": set(),
     "workload": {"model"},
     "plan": {"model"},
     "steps": {"model"},
-    "bootstrap": {"model"},
     "trace": {"model", "steps"},
-    "report": {"model", "steps", "trace"},
     "runtime": {"model"},
     "kernels": {"model", "runtime", "workload"},
+    "bootstrap": {"model"},
     "bench": {"model", "workload", "bootstrap", "trace", "runtime", "kernels"},
     "tune": {"model", "workload", "bootstrap", "plan", "runtime", "bench"},
-    "preload": {"model", "plan", "steps", "trace"},
-    "nccl_tuner": {"plan", "preload"},
-    "cli": CORE | {"runtime", "bench", "tune", "preload"},
+    "common": {"model", "plan"},
+    "preload": {"model", "plan", "steps", "trace", "common"},
+    "nccl_tuner": {"model", "plan", "common"},
+    "report": {"model", "steps", "trace"},
+    "cli": LAYERS["core"] | {"report", "bootstrap", "runtime", "bench", "tune", "preload"},
 }
 # GPU-free areas include no GPU library header, except the trace core's CUPTI session files
 # (built only with CUDA: "session only" in docs/ARCHITECTURE.md).
 GPU_HEADER = re.compile(r'^\s*#\s*include\s*<(cuda|cupti|nccl|cublas)[A-Za-z_]*\.h>', re.M)
-GPU_FILES_IN_CORE = {"trace/session.cpp", "trace/session.hpp", "trace/cupti_loader.cpp",
-                     "trace/cupti_loader.hpp"}
+GPU_FILES_IN_CORE = {"core/trace/session.cpp", "core/trace/session.hpp", "core/trace/cupti_loader.cpp",
+                     "core/trace/cupti_loader.hpp"}
 
 
 def files_under(root, top):
@@ -123,41 +129,59 @@ def main(root):
         short, long_ = sorted((a, b), key=len)
         return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
 
+    def dirs_of(path):
+        return sorted(d for d in os.listdir(path) if os.path.isdir(os.path.join(path, d)))
+
     for top in ("src", "tests"):
-        dirs = sorted(d for d in os.listdir(os.path.join(root, top))
-                      if os.path.isdir(os.path.join(root, top, d)))
-        for i, a in enumerate(dirs):
-            for b in dirs[i + 1:]:
+        names = set()
+        for d, subdirs, _ in os.walk(os.path.join(root, top)):
+            names.update(subdirs)
+        names = sorted(names)
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
                 if one_letter_apart(a, b):
-                    problems.append(f"{top}/{a} and {top}/{b}: folder names one letter apart")
+                    problems.append(f"{top}/: folders {a}/ and {b}/, names one letter apart")
 
-    # tests/ mirrors src/: a folder of tests/ is an area of src/ or one of the shared folders.
-    areas = {d for d in os.listdir(os.path.join(root, "src")) if os.path.isdir(os.path.join(root, "src", d))}
-    for d in sorted(os.listdir(os.path.join(root, "tests"))):
-        if os.path.isdir(os.path.join(root, "tests", d)) and d not in areas and d not in TESTS_SHARED:
-            problems.append(f"tests/{d}: not an area of src/ (tests mirror src/; shared folders: "
-                            f"{', '.join(sorted(TESTS_SHARED))})")
-
+    # src/LAYER/AREA; tests/ mirrors it (tests/LAYER/AREA or a shared folder).
     src = os.path.join(root, "src")
-    include = re.compile(r'^\s*#\s*include\s*"([a-z_]+)/', re.M)
-    for area in sorted(d for d in os.listdir(src) if os.path.isdir(os.path.join(src, d))):
-        if area not in INCLUDE_RULES:
-            problems.append(f"src/{area}: an area with no include rule (add it to INCLUDE_RULES in "
-                            "tests/repo/check_tree.py and to docs/ARCHITECTURE.md)")
+    areas = {}
+    for layer in dirs_of(src):
+        if layer not in LAYERS:
+            problems.append(f"src/{layer}: not a layer ({', '.join(LAYERS)}); areas live in src/LAYER/AREA")
             continue
-        for f in files_under(root, os.path.join("src", area)):
+        for area in dirs_of(os.path.join(src, layer)):
+            if LAYER_OF.get(area) != layer:
+                problems.append(f"src/{layer}/{area}: an area with no place in LAYERS and no include rule "
+                                "(add it to tests/repo/check_tree.py and to docs/ARCHITECTURE.md)")
+                continue
+            areas[area] = layer
+    tests = os.path.join(root, "tests")
+    for d in dirs_of(tests):
+        if d in TESTS_SHARED:
+            continue
+        if d not in LAYERS:
+            problems.append(f"tests/{d}: not a layer of src/ (tests mirror src/; shared folders: "
+                            f"{', '.join(sorted(TESTS_SHARED))})")
+            continue
+        for a in dirs_of(os.path.join(tests, d)):
+            if areas.get(a) != d:
+                problems.append(f"tests/{d}/{a}: no src/{d}/{a} (tests mirror src/)")
+
+    include = re.compile(r'^\s*#\s*include\s*"([a-z_]+)/', re.M)
+    for area, layer in sorted(areas.items()):
+        for f in files_under(root, os.path.join("src", layer, area)):
             if not f.endswith((".cpp", ".hpp", ".cu", ".cuh", ".h")):
                 continue
             text = read(f)
             rel = os.path.relpath(f, src)
             for other in sorted(set(include.findall(text))):
                 if other != area and other in INCLUDE_RULES and other not in INCLUDE_RULES[area]:
-                    problems.append(f"src/{rel}: includes {other}/, which src/{area} may not "
+                    problems.append(f"src/{rel}: includes {other}/, which src/{layer}/{area} may not "
                                     f"(may: {', '.join(sorted(INCLUDE_RULES[area])) or 'nothing'})")
-            if area in CORE and rel not in GPU_FILES_IN_CORE and GPU_HEADER.search(text):
+            if layer == "core" and rel not in GPU_FILES_IN_CORE and GPU_HEADER.search(text):
                 problems.append(f"src/{rel}: a GPU library header in the GPU-free core")
 
-    names_home = os.path.join(root, "src", "model", "env_names.hpp")
+    names_home = os.path.join(root, "src", "core", "model", "env_names.hpp")
     bare = re.compile(r'"(CCO_[A-Z0-9_]+)"')
     env_names = set(bare.findall(read(names_home))) if os.path.isfile(names_home) else set()
     for f in files_under(root, "src"):
@@ -167,7 +191,7 @@ def main(root):
             for name in bare.findall(line.split("//")[0]):
                 where = "" if name in env_names else " (and add it there)"
                 problems.append(f"{os.path.relpath(f, root)}:{n}: \"{name}\" spelled here: "
-                                f"use cco::env from src/model/env_names.hpp{where}")
+                                f"use cco::env from src/core/model/env_names.hpp{where}")
 
     for p in problems:
         print("tree: " + p)
@@ -175,7 +199,7 @@ def main(root):
         return 1
     print(f"tree: {len(texts)} pages, links resolve; docs/ {docs_size / 1e6:.2f} MB; "
           f"scripts/ {len(scripts)} files; tests read no docs/results; "
-          f"{len(env_names)} CCO_* names spelled once; include rules hold; tests mirror src")
+          f"{len(env_names)} CCO_* names spelled once; {len(areas)} areas in {len(LAYERS)} layers; include rules hold; tests mirror src")
     return 0
 
 

@@ -1,0 +1,311 @@
+// The NCCL entry points (exports.map): every collective passes through here to NCCL's pnccl*
+// entry point; on its way the step clock sees it (a step boundary switches the configuration
+// first), the launch-order window opens on its stream, and with the priority method "stream" it
+// moves to a high-priority companion stream (nccl_streams.hpp).
+#include <cuda.h>
+#include <dlfcn.h>
+#include <link.h>
+#include <nccl.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "model/types.hpp"
+#include "preload/entry.hpp"
+#include "common/log.hpp"
+#include "steps/period.hpp"
+
+#define CCO_EXPORT extern "C" __attribute__((visibility("default")))
+
+using namespace cco::preload;
+using namespace cco::preload::entry;
+
+namespace cco::preload::entry {
+
+// ---- NCCL ------------------------------------------------------------------------------------
+struct NcclFns {
+  decltype(&::pncclAllReduce) allReduce = nullptr;
+  decltype(&::pncclBroadcast) broadcast = nullptr;
+  decltype(&::pncclBcast) bcast = nullptr;
+  decltype(&::pncclReduce) reduce = nullptr;
+  decltype(&::pncclAllGather) allGather = nullptr;
+  decltype(&::pncclReduceScatter) reduceScatter = nullptr;
+  decltype(&::pncclAlltoAll) alltoAll = nullptr;
+  decltype(&::pncclGather) gather = nullptr;
+  decltype(&::pncclScatter) scatter = nullptr;
+  decltype(&::pncclSend) send = nullptr;
+  decltype(&::pncclRecv) recv = nullptr;
+  decltype(&::pncclGroupStart) groupStart = nullptr;
+  decltype(&::pncclGroupEnd) groupEnd = nullptr;
+  decltype(&::pncclGroupSimulateEnd) groupSimulateEnd = nullptr;
+  decltype(&::pncclCommGetAsyncError) commGetAsyncError = nullptr;
+  decltype(&::pncclCommCuDevice) commCuDevice = nullptr;
+  decltype(&::pncclGetVersion) getVersion = nullptr;
+  NcclReal real;
+};
+
+// NCCL's own entry point: its profiling alias pncclX, wherever NCCL was loaded (a library
+// loaded with RTLD_LOCAL is not in RTLD_NEXT's reach).
+void* nccl_symbol(const char* pname) {
+  if (void* p = real_dlsym()(RTLD_NEXT, pname)) return p;
+  for (const char* so : {"libnccl.so.2", "libnccl.so"})
+    if (void* p = sym_in_object(so, pname)) return p;
+  std::pair<const char*, void*> q{pname, nullptr};
+  dl_iterate_phdr(find_other_definition, &q);  // pnccl* is never ours
+  return q.second;
+}
+
+const NcclFns& nccl() {
+  static const NcclFns f = [] {
+    NcclFns n;
+    auto get = [](const char* pname, auto* out) {
+      *out = reinterpret_cast<std::remove_pointer_t<decltype(out)>>(nccl_symbol(pname));
+    };
+    get("pncclAllReduce", &n.allReduce);
+    get("pncclBroadcast", &n.broadcast);
+    get("pncclBcast", &n.bcast);
+    get("pncclReduce", &n.reduce);
+    get("pncclAllGather", &n.allGather);
+    get("pncclReduceScatter", &n.reduceScatter);
+    get("pncclAlltoAll", &n.alltoAll);
+    get("pncclGather", &n.gather);
+    get("pncclScatter", &n.scatter);
+    get("pncclSend", &n.send);
+    get("pncclRecv", &n.recv);
+    get("pncclGroupStart", &n.groupStart);
+    get("pncclGroupEnd", &n.groupEnd);
+    get("pncclGroupSimulateEnd", &n.groupSimulateEnd);
+    get("pncclCommGetAsyncError", &n.commGetAsyncError);
+    get("pncclCommCuDevice", &n.commCuDevice);
+    get("pncclGetVersion", &n.getVersion);
+    n.real.groupStart = n.groupStart;
+    n.real.groupEnd = n.groupEnd;
+    n.real.commGetAsyncError = n.commGetAsyncError;
+    return n;
+  }();
+  return f;
+}
+
+ncclResult_t missing(const char* name) {
+  warn_once(std::string("nccl:") + name,
+            std::string("cannot find NCCL's ") + name + " (is NCCL loaded?); returning an error");
+  return ncclInternalError;
+}
+
+// Marks the calling thread as inside NCCL: NCCL's own event joins open the window's streams.
+struct InsideNccl {
+  InsideNccl() { ++t_nccl_depth; }
+  ~InsideNccl() { --t_nccl_depth; }
+  InsideNccl(const InsideNccl&) = delete;
+  InsideNccl& operator=(const InsideNccl&) = delete;
+};
+
+// The communicator's device, or -1 when NCCL cannot tell.
+int comm_device(ncclComm_t comm) {
+  int dev = -1;
+  if (!nccl().commCuDevice || nccl().commCuDevice(comm, &dev) != ncclSuccess || dev < 0) return -1;
+  return dev;
+}
+
+// True while `s` is being captured (a status that cannot be read counts as captured). Without
+// the query (an old driver) nothing is.
+bool is_capturing(CUstream s) {
+  if (!g_wapi.streamIsCapturing) return false;
+  CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+  return g_wapi.streamIsCapturing(s, &st) != CUDA_SUCCESS || st != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+// What identifies a collective in a rank's sequence (steps/period.hpp).
+struct Coll {
+  const char* kind;
+  size_t count;
+  int dtype;
+  int op = -1;    // reduction, -1: none
+  int peer = -1;  // root or peer, -1: none
+};
+
+// The communicator's index in order of first use: stable between runs, unlike its address.
+int comm_index(ncclComm_t comm) {
+  static std::mutex mu;
+  static std::vector<ncclComm_t>* seen = new std::vector<ncclComm_t>();  // never freed
+  std::lock_guard<std::mutex> lock(mu);
+  for (std::size_t i = 0; i < seen->size(); ++i)
+    if ((*seen)[i] == comm) return static_cast<int>(i);
+  if (seen->size() >= 4096) return 4096;  // bounded: later communicators share one index
+  seen->push_back(comm);
+  return static_cast<int>(seen->size() - 1);
+}
+
+// A collective about to be enqueued on `stream`: tells the step clock first (a step boundary
+// switches the configuration, so the collective runs under the new one), then opens the
+// launch-order window on the stream (not while it is being captured: a graph's collectives run
+// when it is replayed, which the library does not see). The device and the capture status are
+// asked once, and only when either needs them.
+void note_collective(const Coll& c, ncclComm_t comm, cudaStream_t stream) {
+  StepClock* clock = disabled() ? nullptr : g_clock.load(std::memory_order_acquire);
+  OrderWindow* w = g_order.load(std::memory_order_acquire);
+  if (!clock && !w) return;
+  const int dev = comm_device(comm);
+  const auto s = reinterpret_cast<CUstream>(stream);
+  const bool capturing = dev >= 0 && is_capturing(s);
+  if (clock && dev >= 0)
+    clock->collective(
+        cco::steps::signature(c.kind, c.count, c.dtype, c.op, c.peer, comm_index(comm)), dev, s,
+        capturing);
+  if (!w) return;
+  if (dev < 0) {
+    warn_once("window-nccl-device", "cannot tell the device of an NCCL communicator; its "
+                                    "collectives do not open the launch-order window");
+    return;
+  }
+  if (!capturing) w->collective(dev, stream_ref(s, dev));
+}
+
+// The plan's made_for against the NCCL the program loaded (not cco's), once: after the hooks
+// exist, at the first collective.
+void check_program_nccl() {
+  static std::atomic<bool> done{false};
+  // A read on every collective after the first (no shared write on the hot path).
+  if (done.load(std::memory_order_relaxed) || done.exchange(true, std::memory_order_acq_rel)) return;
+  int v = 0;
+  if (nccl().getVersion && nccl().getVersion(&v) == ncclSuccess)
+    check_made_for_library("nccl", "NCCL", cco::model::version_from_code(v));
+}
+
+template <class Call>
+ncclResult_t with_priority(const Coll& info, ncclComm_t comm, cudaStream_t stream, Call&& call) {
+  NcclStreams* s = disabled() ? nullptr : streams();  // makes the hook and the window first
+  if (!disabled()) check_program_nccl();
+  note_collective(info, comm, stream);
+  InsideNccl inside;
+  if (!s) return call(stream);
+  const CUstream user = reinterpret_cast<CUstream>(stream);
+  const CUstream used = s->fork(user);
+  const ncclResult_t r = call(reinterpret_cast<cudaStream_t>(used));
+  return s->after(user, used, comm, r, nccl().real);
+}
+
+}  // namespace cco::preload::entry
+
+CCO_EXPORT ncclResult_t ncclAllReduce(const void* sb, void* rb, size_t n, ncclDataType_t t,
+                                      ncclRedOp_t op, ncclComm_t comm, cudaStream_t st) {
+  const auto fn = nccl().allReduce;
+  if (!fn) return missing("ncclAllReduce");
+  return with_priority(Coll{"AllReduce", n, static_cast<int>(t), static_cast<int>(op)}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, op, comm, s); });
+}
+
+CCO_EXPORT ncclResult_t ncclBroadcast(const void* sb, void* rb, size_t n, ncclDataType_t t,
+                                      int root, ncclComm_t comm, cudaStream_t st) {
+  const auto fn = nccl().broadcast;
+  if (!fn) return missing("ncclBroadcast");
+  return with_priority(Coll{"Broadcast", n, static_cast<int>(t), -1, root}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, root, comm, s); });
+}
+
+CCO_EXPORT ncclResult_t ncclBcast(void* b, size_t n, ncclDataType_t t, int root, ncclComm_t comm,
+                                  cudaStream_t st) {
+  const auto fn = nccl().bcast;
+  if (!fn) return missing("ncclBcast");
+  return with_priority(Coll{"Broadcast", n, static_cast<int>(t), -1, root}, comm, st, [&](cudaStream_t s) { return fn(b, n, t, root, comm, s); });
+}
+
+CCO_EXPORT ncclResult_t ncclReduce(const void* sb, void* rb, size_t n, ncclDataType_t t,
+                                   ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t st) {
+  const auto fn = nccl().reduce;
+  if (!fn) return missing("ncclReduce");
+  return with_priority(Coll{"Reduce", n, static_cast<int>(t), static_cast<int>(op), root}, comm, st,
+                       [&](cudaStream_t s) { return fn(sb, rb, n, t, op, root, comm, s); });
+}
+
+CCO_EXPORT ncclResult_t ncclAllGather(const void* sb, void* rb, size_t n, ncclDataType_t t,
+                                      ncclComm_t comm, cudaStream_t st) {
+  const auto fn = nccl().allGather;
+  if (!fn) return missing("ncclAllGather");
+  return with_priority(Coll{"AllGather", n, static_cast<int>(t)}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, comm, s); });
+}
+
+CCO_EXPORT ncclResult_t ncclReduceScatter(const void* sb, void* rb, size_t n, ncclDataType_t t,
+                                          ncclRedOp_t op, ncclComm_t comm, cudaStream_t st) {
+  const auto fn = nccl().reduceScatter;
+  if (!fn) return missing("ncclReduceScatter");
+  return with_priority(Coll{"ReduceScatter", n, static_cast<int>(t), static_cast<int>(op)}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, op, comm, s); });
+}
+
+CCO_EXPORT ncclResult_t ncclAlltoAll(const void* sb, void* rb, size_t n, ncclDataType_t t,
+                                     ncclComm_t comm, cudaStream_t st) {
+  const auto fn = nccl().alltoAll;
+  if (!fn) return missing("ncclAlltoAll");
+  return with_priority(Coll{"AlltoAll", n, static_cast<int>(t)}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, comm, s); });
+}
+
+CCO_EXPORT ncclResult_t ncclGather(const void* sb, void* rb, size_t n, ncclDataType_t t, int root,
+                                   ncclComm_t comm, cudaStream_t st) {
+  const auto fn = nccl().gather;
+  if (!fn) return missing("ncclGather");
+  return with_priority(Coll{"Gather", n, static_cast<int>(t), -1, root}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, root, comm, s); });
+}
+
+CCO_EXPORT ncclResult_t ncclScatter(const void* sb, void* rb, size_t n, ncclDataType_t t, int root,
+                                    ncclComm_t comm, cudaStream_t st) {
+  const auto fn = nccl().scatter;
+  if (!fn) return missing("ncclScatter");
+  return with_priority(Coll{"Scatter", n, static_cast<int>(t), -1, root}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, root, comm, s); });
+}
+
+CCO_EXPORT ncclResult_t ncclSend(const void* sb, size_t n, ncclDataType_t t, int peer,
+                                 ncclComm_t comm, cudaStream_t st) {
+  const auto fn = nccl().send;
+  if (!fn) return missing("ncclSend");
+  return with_priority(Coll{"Send", n, static_cast<int>(t), -1, peer}, comm, st, [&](cudaStream_t s) { return fn(sb, n, t, peer, comm, s); });
+}
+
+CCO_EXPORT ncclResult_t ncclRecv(void* rb, size_t n, ncclDataType_t t, int peer, ncclComm_t comm,
+                                 cudaStream_t st) {
+  const auto fn = nccl().recv;
+  if (!fn) return missing("ncclRecv");
+  return with_priority(Coll{"Recv", n, static_cast<int>(t), -1, peer}, comm, st, [&](cudaStream_t s) { return fn(rb, n, t, peer, comm, s); });
+}
+
+CCO_EXPORT ncclResult_t ncclGroupStart() {
+  const auto fn = nccl().groupStart;
+  if (!fn) return missing("ncclGroupStart");
+  const ncclResult_t r = [&] {
+    InsideNccl inside;
+    return fn();
+  }();
+  if (r == ncclSuccess && !disabled())
+    if (NcclStreams* s = streams()) s->group_start();
+  return r;
+}
+
+CCO_EXPORT ncclResult_t ncclGroupEnd() {
+  const auto fn = nccl().groupEnd;
+  if (!fn) return missing("ncclGroupEnd");
+  const ncclResult_t r = [&] {
+    InsideNccl inside;
+    return fn();
+  }();
+  if (!disabled())
+    if (NcclStreams* s = streams()) return s->group_end(r, nccl().real);
+  return r;
+}
+
+CCO_EXPORT ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* info) {
+  const auto fn = nccl().groupSimulateEnd;
+  if (!fn) return missing("ncclGroupSimulateEnd");
+  const ncclResult_t r = [&] {
+    InsideNccl inside;
+    return fn(info);
+  }();
+  if (!disabled())
+    if (NcclStreams* s = streams()) return s->group_end(r, nccl().real);
+  return r;
+}

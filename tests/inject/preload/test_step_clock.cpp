@@ -1,0 +1,674 @@
+// The step clock (step_clock.hpp) against the fake driver: steps found from collectives or marks,
+// host and GPU times, the rotation of configurations at step boundaries, the step file.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fake_driver.hpp"
+#include "common/log.hpp"
+#include "preload/step_clock.hpp"
+#include "steps/record.hpp"
+#include "steps/schedule.hpp"
+
+namespace {
+
+using cco::preload::StepClock;
+using cco::preload::StepClockOptions;
+using cco::test::FakeDriver;
+
+using cco::test::S;
+
+class StepClockTest : public ::testing::Test {
+ protected:
+  void SetUp() override { fake.install(); }
+  FakeDriver fake;
+  uint64_t now = 1'000'000'000;  // the fake host clock (ns)
+  std::vector<int> switches;
+  std::unique_ptr<StepClock> make(StepClockOptions o) {
+    return std::make_unique<StepClock>(fake.api(), std::move(o),
+                                       [this](int c) { switches.push_back(c); },
+                                       [this] { return now; });
+  }
+  // The configuration in force after each of `n` step marks (what a follower runs).
+  std::vector<int> actives_over_marks(StepClock& c, int n) {
+    std::vector<int> active;
+    for (int k = 0; k < n; ++k) {
+      c.mark(0, S(0x88), false);
+      active.push_back(c.active());
+    }
+    return active;
+  }
+  // One training step: 3 collectives and `ms` of host and GPU time; `ms_b` instead when the
+  // configuration in force after the step's first collective (a boundary) is 1.
+  void step(StepClock& c, double ms, int dev = 0, double ms_b = -1) {
+    for (uint64_t sig : {11u, 22u, 33u}) {
+      c.collective(sig, dev, S(0x77), false);
+      if (sig == 11u && ms_b >= 0 && c.active() == 1) ms = ms_b;
+      now += static_cast<uint64_t>(ms / 3 * 1e6);
+      fake.gpu_ms += ms / 3;
+    }
+  }
+};
+
+TEST_F(StepClockTest, RotatesAtBoundariesAndTimesSteps) {
+  StepClockOptions o;
+  o.configs = {"off", "shape:1"};
+  o.warmup = 2;
+  o.flush_ns = 0;
+  auto c = make(o);
+  // Period 3 is locked after 3 steps; then steps run A A (warm-up) A B B A A B B A ...
+  // and config 1 is 2 ms slower per step.
+  for (int i = 0; i < 24; ++i) {
+    step(*c, 10.0, 0, 12.0);
+    fake.complete_events();
+  }
+  const auto f = c->snapshot("exit");
+  EXPECT_EQ(f.source, "collectives");
+  EXPECT_EQ(f.period, 3);
+  ASSERT_GE(f.steps.size(), 15u);
+  for (const auto& s : f.steps) {
+    EXPECT_EQ(s.config, cco::steps::config_of_step(s.step, 2, 2)) << s.step;
+    EXPECT_NEAR(s.host_ms, s.config == 1 ? 12.0 : 10.0, 0.01) << s.step;
+    ASSERT_TRUE(s.gpu_ms.has_value()) << s.step;
+    EXPECT_NEAR(*s.gpu_ms, s.config == 1 ? 12.0 : 10.0, 0.01) << s.step;
+    EXPECT_TRUE(s.regular);
+  }
+  // The switches the hook saw: exactly the changes of the schedule.
+  ASSERT_FALSE(switches.empty());
+  EXPECT_EQ(switches.front(), 1);
+  for (std::size_t i = 1; i < switches.size(); ++i) EXPECT_NE(switches[i], switches[i - 1]);
+}
+
+// Every boundary is reported to on_boundary (cco run --trace makes it a mark in the trace), named
+// by the clock's epoch and with the device followed; a relock starts a new epoch.
+TEST_F(StepClockTest, BoundariesAreReportedForTheTrace) {
+  StepClockOptions o;
+  o.flush_ns = 0;
+  std::vector<std::pair<std::string, int>> marks;
+  o.on_boundary = [&](const char* name, int dev) { marks.push_back({name, dev}); };
+  auto c = make(o);
+  for (int i = 0; i < 8; ++i) step(*c, 10.0, 1);
+  const auto f = c->snapshot("exit");
+  // One mark per boundary: the steps measured and the one still running.
+  ASSERT_EQ(marks.size(), f.steps.size() + 1);
+  for (std::size_t i = 0; i < marks.size(); ++i) {
+    // The default warm-up is 5 steps.
+    EXPECT_EQ(marks[i].first, std::string("cco step, epoch 1, config 0") + (i < 5 ? ", warm-up" : ""));
+    EXPECT_EQ(marks[i].second, 1);
+  }
+  // Marks take over: a new epoch.
+  c->mark(1, S(0x77), false);
+  c->mark(1, S(0x77), false);
+  EXPECT_EQ(marks.back().first, "cco step, epoch 2, config 0, warm-up");
+}
+
+// Under a rotation each mark names the configuration of the step it starts.
+TEST_F(StepClockTest, BoundaryMarksNameTheConfiguration) {
+  StepClockOptions o;
+  o.configs = {"off", "priority"};
+  o.warmup = 2;
+  o.flush_ns = 0;
+  std::vector<std::string> marks;
+  o.on_boundary = [&](const char* name, int) { marks.push_back(name); };
+  auto c = make(o);
+  for (int i = 0; i < 12; ++i) step(*c, 10.0);
+  const auto f = c->snapshot("exit");
+  ASSERT_GE(f.steps.size(), 6u);
+  for (const auto& s : f.steps)
+    EXPECT_EQ(marks[s.step], "cco step, epoch 1, config " + std::to_string(s.config) +
+                                 (s.step < 2 ? ", warm-up" : ""))
+        << s.step;
+}
+
+TEST_F(StepClockTest, GpuTimeOnlyOnceEventsComplete) {
+  StepClockOptions o;
+  o.flush_ns = 0;
+  auto c = make(o);
+  for (int i = 0; i < 8; ++i) step(*c, 10.0);  // events never complete
+  auto f = c->snapshot("exit");
+  ASSERT_FALSE(f.steps.empty());
+  for (const auto& s : f.steps) EXPECT_FALSE(s.gpu_ms.has_value());
+  fake.complete_events();
+  f = c->snapshot("exit");  // resolved at the snapshot, without waiting
+  for (const auto& s : f.steps) EXPECT_TRUE(s.gpu_ms.has_value());
+}
+
+TEST_F(StepClockTest, CapturedBoundariesHaveNoGpuTime) {
+  StepClockOptions o;
+  o.flush_ns = 0;
+  auto c = make(o);
+  for (int i = 0; i < 8; ++i)
+    for (uint64_t sig : {1u, 2u}) {
+      c->collective(sig, 0, S(0x77), /*capturing=*/true);
+      now += 1'000'000;
+    }
+  fake.complete_events();
+  const auto f = c->snapshot("exit");
+  ASSERT_FALSE(f.steps.empty());
+  EXPECT_EQ(fake.event_creates, 0);
+  for (const auto& s : f.steps) EXPECT_FALSE(s.gpu_ms.has_value());
+}
+
+TEST_F(StepClockTest, MarksTakeOverAndOtherDevicesAreIgnored) {
+  StepClockOptions o;
+  o.flush_ns = 0;
+  auto c = make(o);
+  for (int i = 0; i < 6; ++i) step(*c, 10.0, /*dev=*/0);
+  for (int i = 0; i < 6; ++i) step(*c, 50.0, /*dev=*/1);  // another GPU of the process: ignored
+  auto f = c->snapshot("exit");
+  EXPECT_EQ(f.source, "collectives");
+  for (const auto& s : f.steps) EXPECT_NEAR(s.host_ms, 10.0, 0.01);
+  // Marks: from now on only they count.
+  for (int i = 0; i < 5; ++i) {
+    c->mark(0, S(0x5), false);
+    now += 7'000'000;
+    step(*c, 3.0);  // collectives between marks do not make steps any more
+  }
+  f = c->snapshot("exit");
+  EXPECT_EQ(f.source, "marker");
+  EXPECT_EQ(f.period, 0);
+  ASSERT_EQ(f.steps.size(), 4u);
+  for (const auto& s : f.steps) EXPECT_NEAR(s.host_ms, 10.0, 0.01);
+}
+
+TEST_F(StepClockTest, NoStepsWithoutRepeatsOrMarks) {
+  StepClockOptions o;
+  o.configs = {"off", "shape:1"};
+  o.flush_ns = 0;
+  auto c = make(o);
+  for (uint64_t i = 0; i < 500; ++i) c->collective(i * 7919, 0, S(0x77), false);
+  const auto f = c->snapshot("exit");
+  EXPECT_EQ(f.source, "none");
+  EXPECT_TRUE(f.steps.empty());
+  EXPECT_TRUE(switches.empty());  // never rotated
+}
+
+TEST_F(StepClockTest, WritesTheStepFileAndFlushesWhileRunning) {
+  const std::string dir = testing::TempDir();
+  StepClockOptions o;
+  o.path = dir + "cco_step_clock_" + std::to_string(::getpid()) + ".json";
+  o.flush_ns = 50'000'000;  // 50 ms of the fake clock
+  auto c = make(o);
+  for (int i = 0; i < 12; ++i) step(*c, 10.0);
+  // Flushed while running, without an explicit write.
+  auto f = cco::steps::read_step_file(o.path);
+  EXPECT_EQ(f.ended, "running");
+  EXPECT_FALSE(f.steps.empty());
+  std::string err;
+  ASSERT_TRUE(c->write("exit", &err)) << err;
+  f = cco::steps::read_step_file(o.path);
+  EXPECT_EQ(f.ended, "exit");
+  std::remove(o.path.c_str());
+
+  StepClockOptions bad;
+  bad.path = "/nonexistent/dir/steps.json";
+  bad.flush_ns = 0;
+  auto c2 = make(bad);
+  EXPECT_FALSE(c2->write("exit", &err));
+  EXPECT_NE(err.find("/nonexistent/dir/steps.json"), std::string::npos);
+}
+
+}  // namespace
+
+// ---- the online search (cco tune -- CMD) -------------------------------------------------------
+
+namespace {
+
+class TuneClockTest : public StepClockTest {
+ protected:
+  std::string dir;
+  void SetUp() override {
+    StepClockTest::SetUp();
+    char t[] = "/tmp/cco-tune-test-XXXXXX";
+    ASSERT_NE(::mkdtemp(t), nullptr);
+    dir = t;
+  }
+  void TearDown() override {
+    std::remove((dir + "/tune.json").c_str());
+    ::rmdir(dir.c_str());
+  }
+  StepClockOptions options(bool decider) {
+    StepClockOptions o;
+    o.configs = {"off", "fast", "slow"};
+    o.warmup = 2;
+    o.flush_ns = 0;
+    o.rank = decider ? 0 : 1;
+    o.tune.on = true;
+    o.tune.min_rounds = 6;
+    o.tune.decider = decider;
+    o.tune.path = dir + "/tune.json";
+    o.tune.wait_ns = 2'000'000'000;
+    return o;
+  }
+  // A marked step of the decider: its time is that of the candidate in force (ms[c]) plus a
+  // jitter of +-j alternating by step.
+  void marked(StepClock& c, const std::vector<double>& ms, double j, int k) {
+    c.mark(0, S(0x77), false);
+    const double t = ms[static_cast<std::size_t>(c.active())] + (k % 2 ? -j : j);
+    now += static_cast<uint64_t>(t * 1e6);
+    fake.gpu_ms += t;
+  }
+};
+
+}  // namespace
+
+TEST_F(TuneClockTest, HalvesToTheFastestAndEveryRankFollowsTheDecider) {
+  auto d = make(options(true));
+  std::vector<int> dec_active, fol_active;
+  std::vector<int> fol_switches;
+  auto f = std::make_unique<StepClock>(fake.api(), options(false),
+                                       [&](int c) { fol_switches.push_back(c); },
+                                       [this] { return now; });
+  // 3 candidates -> 2 -> 1: 2 warm-up steps, 3 x 6, 2 x 6, then the winner.
+  for (int k = 0; k < 45; ++k) {
+    marked(*d, {100.0, 90.0, 120.0}, 2.0, k);
+    f->mark(0, S(0x88), false);  // the follower reads the decision the decider just wrote
+    dec_active.push_back(d->active());
+    fol_active.push_back(f->active());
+  }
+  EXPECT_EQ(dec_active, fol_active);
+  const auto t = d->tune_state();
+  ASSERT_EQ(t.decisions.size(), 2u);
+  EXPECT_EQ(t.decisions[0].stage, 1);
+  EXPECT_EQ(t.decisions[0].at_step, 20u);
+  EXPECT_EQ(t.decisions[0].set, (std::vector<int>{0, 1}));  // "slow" dropped
+  EXPECT_EQ(t.decisions[0].metric, "gpu");
+  EXPECT_TRUE(t.decisions[1].final);
+  EXPECT_EQ(t.decisions[1].at_step, 32u);
+  EXPECT_EQ(t.decisions[1].set, (std::vector<int>{1}));
+  EXPECT_EQ(t.decisions[1].why, "one left");
+  EXPECT_EQ(t.decider.device_name, "Fake H100");
+  EXPECT_EQ(t.decider.cuda_driver, "13.0");
+  EXPECT_EQ(dec_active.back(), 1);
+  EXPECT_GE(fake.event_syncs, 2);  // the decider drained each stage
+  // The decision file says the same (cco tune reads it).
+  const auto file = cco::steps::read_tune_file(dir + "/tune.json");
+  ASSERT_NE(file.final_decision(), nullptr);
+  EXPECT_EQ(file.final_decision()->set, (std::vector<int>{1}));
+  EXPECT_EQ(file.epoch, t.epoch);
+  // The step file: each step under the candidate the schedule gave it.
+  const auto steps = d->snapshot("exit");
+  for (const auto& s : steps.steps)
+    EXPECT_EQ(s.config, dec_active[static_cast<std::size_t>(s.step)]) << s.step;
+}
+
+TEST_F(TuneClockTest, KeepsTheBaselineWhenNothingIsFasterBeyondNoise) {
+  auto o = options(true);
+  o.configs = {"off", "same"};
+  auto d = make(o);
+  for (int k = 0; k < 30; ++k) marked(*d, {100.0, 99.8}, 3.0, k);
+  const auto t = d->tune_state();
+  ASSERT_EQ(t.decisions.size(), 1u);
+  EXPECT_TRUE(t.decisions[0].final);
+  EXPECT_EQ(t.decisions[0].set, (std::vector<int>{0}));
+  EXPECT_NE(t.decisions[0].why.find("baseline kept"), std::string::npos) << t.decisions[0].why;
+  EXPECT_EQ(d->active(), 0);
+}
+
+// The decider's diagnosis of the first stage: "nothing to win" ends the search there with the
+// baseline, though "fast" is clearly faster (the verdict rules); the follower agrees. A verdict
+// that finds something to win leaves the search as it was. Either way it is asked once, and its
+// sentence reaches the decision file.
+TEST_F(TuneClockTest, NothingToWinFromTheDiagnosisEndsTheSearchWithTheBaseline) {
+  for (const bool nothing : {true, false}) {
+    SCOPED_TRACE(nothing ? "nothing to win" : "something to win");
+    std::remove((dir + "/tune.json").c_str());
+    auto o = options(true);
+    int asked = 0, done = 0;
+    o.tune.diagnose = [&](bool settled) -> std::optional<cco::steps::StageVerdict> {
+      ++asked;
+      EXPECT_TRUE(settled);  // marked steps
+      return cco::steps::StageVerdict{nothing, nothing ? "below the noise" : "10 ms to win"};
+    };
+    o.tune.search_done = [&] { ++done; };
+    std::vector<std::string> marks;
+    o.on_boundary = [&](const char* name, int) { marks.push_back(name); };
+    auto d = make(o);
+    auto f = std::make_unique<StepClock>(fake.api(), options(false), [](int) {},
+                                         [this] { return now; });
+    std::vector<int> dec_active, fol_active;
+    for (int k = 0; k < 45; ++k) {
+      marked(*d, {100.0, 90.0, 120.0}, 2.0, k);
+      f->mark(0, S(0x88), false);
+      dec_active.push_back(d->active());
+      fol_active.push_back(f->active());
+    }
+    EXPECT_EQ(dec_active, fol_active);
+    EXPECT_EQ(asked, 1);
+    EXPECT_EQ(done, 1);  // tracing for the diagnosis stops at the final decision
+    // The search's warm-up steps are marked as such (the diagnosis leaves them out).
+    ASSERT_GE(marks.size(), 4u);
+    EXPECT_EQ(marks[0], "cco step, epoch 1, config 0, warm-up");
+    EXPECT_EQ(marks[1], "cco step, epoch 1, config 0, warm-up");
+    EXPECT_EQ(marks[2], "cco step, epoch 1, config " + std::to_string(dec_active[2]));
+    const auto t = d->tune_state();
+    const auto file = cco::steps::read_tune_file(dir + "/tune.json");
+    EXPECT_EQ(file.diagnosis, nothing ? "below the noise" : "10 ms to win");
+    ASSERT_FALSE(t.decisions.empty());
+    if (nothing) {
+      ASSERT_EQ(t.decisions.size(), 1u);
+      EXPECT_TRUE(t.decisions[0].final);
+      EXPECT_EQ(t.decisions[0].at_step, 20u);
+      EXPECT_EQ(t.decisions[0].set, (std::vector<int>{0}));
+      EXPECT_EQ(t.decisions[0].why.rfind("nothing to win here", 0), 0u) << t.decisions[0].why;
+      EXPECT_EQ(t.decisions[0].scores.size(), 3u);  // stage 0's, for the record
+      EXPECT_EQ(dec_active.back(), 0);
+    } else {
+      ASSERT_EQ(t.decisions.size(), 2u);
+      EXPECT_EQ(t.decisions[1].set, (std::vector<int>{1}));
+      EXPECT_EQ(dec_active.back(), 1);
+    }
+  }
+}
+
+// A period from collectives that may not be the step yet -- one collective (DDP's equally sized
+// buckets), or two buckets by turns with once the collective that ends a real step (an irregular
+// step in the first stage) -- is not settled: the diagnosis is asked (tracing stops) but its
+// verdict, even "nothing to win", is not used. A clean period of three collectives is settled.
+TEST_F(TuneClockTest, AnUnsettledPeriodIsNotDiagnosed) {
+  for (const int pattern : {1, 2, 3}) {
+    SCOPED_TRACE("pattern " + std::to_string(pattern));
+    std::remove((dir + "/tune.json").c_str());
+    auto o = options(true);
+    std::vector<bool> asked;
+    o.tune.diagnose = [&](bool settled) {
+      asked.push_back(settled);
+      return std::optional<cco::steps::StageVerdict>(cco::steps::StageVerdict{true, "nothing"});
+    };
+    auto d = make(o);
+    for (int k = 0; k < 150; ++k) {
+      if (pattern == 1) {
+        d->collective(11u, 0, S(0x77), false);
+      } else if (pattern == 2) {
+        d->collective(k % 2 ? 22u : 11u, 0, S(0x77), false);
+        if (k == 20) d->collective(99u, 0, S(0x77), false);  // ends a "real" step, in stage 0
+      } else {
+        d->collective(std::vector<uint64_t>{11u, 22u, 33u}[static_cast<std::size_t>(k % 3)], 0,
+                      S(0x77), false);
+      }
+      now += 1'000'000;
+      fake.gpu_ms += 1.0;
+    }
+    const auto t = d->tune_state();
+    ASSERT_FALSE(t.decisions.empty());
+    ASSERT_EQ(asked.size(), 1u);  // once, at the first stage's end
+    EXPECT_EQ(asked[0], pattern == 3);
+    EXPECT_EQ(t.decisions[0].final, pattern == 3) << t.decisions[0].why;  // "nothing": a stop
+    EXPECT_EQ(t.diagnosis.empty(), pattern != 3) << t.diagnosis;
+  }
+}
+
+TEST_F(TuneClockTest, TheTimeBudgetEndsTheSearchAtTheNextStage) {
+  auto o = options(true);
+  o.tune.time_ns = 1;  // spent at once
+  auto d = make(o);
+  for (int k = 0; k < 40; ++k) marked(*d, {100.0, 80.0, 120.0}, 0.5, k);
+  const auto t = d->tune_state();
+  ASSERT_EQ(t.decisions.size(), 1u);
+  EXPECT_TRUE(t.decisions[0].final);
+  EXPECT_EQ(t.decisions[0].at_step, 20u);  // after stage 0, not stage 1
+  EXPECT_EQ(t.decisions[0].why, "time budget");
+  EXPECT_EQ(t.decisions[0].set, (std::vector<int>{1}));
+}
+
+TEST_F(TuneClockTest, AFollowerWithoutADeciderGivesUpAndKeepsTheBaseline) {
+  auto o = options(false);
+  o.tune.wait_ns = 30'000'000;  // 30 ms
+  auto f = make(o);
+  const std::vector<int> active = actives_over_marks(*f, 30);
+  // Stage 0 needs no decision; at its end (step 20) the wait times out: candidate 0 from then on.
+  EXPECT_EQ(active[2], 0);
+  EXPECT_EQ(active[3], 1);
+  for (std::size_t k = 20; k < active.size(); ++k) EXPECT_EQ(active[k], 0) << k;
+  EXPECT_TRUE(f->tune_state().decisions.empty());
+}
+
+namespace {
+std::vector<std::string> g_warned;
+void keep_line(const std::string& l) {
+  g_warned.push_back(l);
+}
+}  // namespace
+
+// Candidates that cap NCCL channels must agree on every rank: a follower whose decision is late
+// waits on (saying so) instead of going on alone under the baseline, then follows the decider.
+TEST_F(TuneClockTest, AFollowerWaitsOnWhenTheCandidatesMustAgree) {
+  // The decider's whole run first, its decision file put aside.
+  std::vector<int> dec_active;
+  {
+    auto d = make(options(true));
+    for (int k = 0; k < 45; ++k) {
+      marked(*d, {100.0, 90.0, 120.0}, 2.0, k);
+      dec_active.push_back(d->active());
+    }
+    ASSERT_EQ(d->tune_state().decisions.size(), 2u);
+  }
+  const std::string file = dir + "/tune.json", aside = dir + "/ready.json";
+  ASSERT_EQ(std::rename(file.c_str(), aside.c_str()), 0);
+  auto o = options(false);
+  o.tune.wait_ns = 30'000'000;  // 30 ms: the decision comes later than that
+  o.tune.must_agree = true;
+  auto f = make(o);
+  g_warned.clear();
+  cco::preload::reset_warnings();
+  cco::preload::set_log_sink(keep_line);
+  std::thread late([&] {  // only the file system is shared with the follower
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    std::rename(aside.c_str(), file.c_str());
+  });
+  std::vector<int> active;
+  for (int k = 0; k < 45; ++k) {
+    f->mark(0, S(0x88), false);
+    active.push_back(f->active());
+  }
+  late.join();
+  cco::preload::set_log_sink(nullptr);
+  std::remove(aside.c_str());
+  const auto t = f->tune_state();
+  ASSERT_EQ(t.decisions.size(), 2u) << "the follower gave up instead of waiting";
+  EXPECT_EQ(active, dec_active) << "every step under the decider's candidate";
+  EXPECT_EQ(active.back(), 1);
+  bool said = false;
+  for (const auto& l : g_warned)
+    said = said || l.find("still no decision for step 20") != std::string::npos;
+  EXPECT_TRUE(said) << "no line said that the follower waits on";
+}
+
+// ---- the rotation's check (cco run --compare, CCO_COMPARE_DIAGNOSE) -----------------------------
+
+namespace {
+
+class CheckClockTest : public TuneClockTest {
+ protected:
+  void TearDown() override {
+    std::remove((dir + "/check.json").c_str());
+    TuneClockTest::TearDown();
+  }
+  StepClockOptions rotation(bool decider) {
+    StepClockOptions o;
+    o.configs = {"off", "fast"};
+    o.warmup = 2;
+    o.flush_ns = 0;
+    o.rank = decider ? 0 : 1;
+    o.check_rounds = 6;
+    o.tune.decider = decider;
+    o.tune.path = dir + "/check.json";
+    o.tune.wait_ns = 2'000'000'000;
+    return o;
+  }
+  // A decider whose diagnosis records whether the steps were settled and finds nothing to win.
+  std::unique_ptr<StepClock> asking_decider(std::vector<bool>* asked) {
+    std::remove((dir + "/check.json").c_str());
+    auto o = rotation(true);
+    o.tune.diagnose = [asked](bool settled) {
+      asked->push_back(settled);
+      return std::optional<cco::steps::StageVerdict>(cco::steps::StageVerdict{true, "nothing"});
+    };
+    return make(o);
+  }
+  std::unique_ptr<StepClock> follower() {
+    return std::make_unique<StepClock>(fake.api(), rotation(false), [](int) {}, [this] { return now; });
+  }
+};
+
+}  // namespace
+
+// After the warm-up (2 steps) and 6 rounds of 2 (12 steps), the decider's diagnosis decides at
+// step 14: "nothing to win" stops the rotation there on every rank (the baseline from then on,
+// though "fast" is faster: the verdict rules); a verdict with something to win lets it go on.
+// Either way every rank records the same check in its step file, with the diagnosis.
+TEST_F(CheckClockTest, NothingToWinStopsTheRotationOnEveryRank) {
+  for (const bool nothing : {true, false}) {
+    SCOPED_TRACE(nothing ? "nothing to win" : "something to win");
+    std::remove((dir + "/check.json").c_str());
+    auto o = rotation(true);
+    int asked = 0;
+    o.tune.diagnose = [&](bool settled) -> std::optional<cco::steps::StageVerdict> {
+      ++asked;
+      EXPECT_TRUE(settled);  // marked steps
+      return cco::steps::StageVerdict{nothing, nothing ? "below the noise" : "10 ms to win"};
+    };
+    auto d = make(o);
+    auto f = std::make_unique<StepClock>(fake.api(), rotation(false), [](int) {},
+                                         [this] { return now; });
+    std::vector<int> dec_active, fol_active;
+    for (int k = 0; k < 40; ++k) {
+      marked(*d, {100.0, 90.0}, 2.0, k);
+      f->mark(0, S(0x88), false);  // the follower reads the decision the decider just wrote
+      dec_active.push_back(d->active());
+      fol_active.push_back(f->active());
+    }
+    EXPECT_EQ(dec_active, fol_active);
+    EXPECT_EQ(asked, 1);
+    EXPECT_GE(fake.event_syncs, 1);  // the decider drained the GPU before the diagnosis
+    // Before the check: the rotation's schedule; from step 14 on: 'off' alone, or the schedule.
+    for (std::size_t k = 0; k < dec_active.size(); ++k) {
+      const int planned = cco::steps::config_of_step(k, 2, 2);
+      EXPECT_EQ(dec_active[k], nothing && k >= 14 ? 0 : planned) << k;
+    }
+    for (StepClock* c : {d.get(), f.get()}) {
+      const auto file = c->snapshot("exit");
+      ASSERT_TRUE(file.check.has_value());
+      EXPECT_EQ(file.check->at_step, 14u);
+      EXPECT_EQ(file.check->stopped, nothing);
+      EXPECT_EQ(file.check->diagnosis, nothing ? "below the noise" : "10 ms to win");
+      EXPECT_EQ(file.check->why.rfind(nothing ? "nothing to win here" : "the controls may win", 0), 0u)
+          << file.check->why;
+      // The step file says the same when read back (cco run reads it).
+      const auto back = cco::steps::parse_step_file(cco::steps::to_json(file));
+      ASSERT_TRUE(back.check.has_value());
+      EXPECT_EQ(back.check->at_step, 14u);
+      EXPECT_EQ(back.check->stopped, nothing);
+      EXPECT_EQ(back.check->why, file.check->why);
+    }
+  }
+}
+
+// No diagnosis (the decider traced nothing: --trace, CUPTI missing): the rotation goes on, and
+// says why. A period from collectives that may not be the step yet is not checked until it
+// settles (DDP: the relock to the whole step). Without the check the rotation never waits for
+// anyone (the files of a check are not written).
+TEST_F(CheckClockTest, WithoutAVerdictTheRotationGoesOn) {
+  {
+    auto d = make(rotation(true));  // no diagnose function
+    for (int k = 0; k < 30; ++k) marked(*d, {100.0, 90.0}, 2.0, k);
+    const auto file = d->snapshot("exit");
+    ASSERT_TRUE(file.check.has_value());
+    EXPECT_FALSE(file.check->stopped);
+    EXPECT_NE(file.check->why.find("no diagnosis"), std::string::npos) << file.check->why;
+    EXPECT_EQ(d->active(), cco::steps::config_of_step(29, 2, 2));
+  }
+  {
+    std::vector<bool> asked;
+    auto d = asking_decider(&asked);
+    auto f = follower();
+    std::vector<int> dec_active, fol_active;
+    for (int k = 0; k < 120; ++k) {  // one collective per step: DDP's equal buckets, unsettled
+      for (StepClock* c : {d.get(), f.get()}) c->collective(11u, 0, S(0x77), false);
+      dec_active.push_back(d->active());
+      fol_active.push_back(f->active());
+      now += 1'000'000;
+      fake.gpu_ms += 1.0;
+    }
+    EXPECT_TRUE(asked.empty());  // not yet: its tracing goes on until the period settles
+    EXPECT_FALSE(d->snapshot("exit").check.has_value());
+    EXPECT_FALSE(f->snapshot("exit").check.has_value());
+    EXPECT_EQ(dec_active, fol_active);  // the follower met the decider at the check point
+    EXPECT_EQ(cco::steps::read_tune_file(dir + "/check.json").decisions.at(0).why.rfind("not settled yet", 0), 0u);
+    EXPECT_EQ(d->active(), cco::steps::config_of_step(d->snapshot("exit").steps.size(), 2, 2));
+  }
+  {
+    // No check point ever (one collective per step, never settled): the decider's tracing for
+    // the diagnosis still stops, after kDiagnosisBoundaryBudget boundaries.
+    std::remove((dir + "/check.json").c_str());
+    auto o = rotation(true);
+    o.check_rounds = 1000;  // a check point beyond the run
+    std::vector<bool> asked;
+    o.tune.diagnose = [&](bool settled) {
+      asked.push_back(settled);
+      return std::optional<cco::steps::StageVerdict>();
+    };
+    auto d = make(o);
+    for (uint64_t k = 0; k < cco::preload::kDiagnosisBoundaryBudget + 50; ++k) {
+      d->collective(11u, 0, S(0x77), false);
+      now += 1000;
+    }
+    ASSERT_EQ(asked.size(), 1u);
+    EXPECT_FALSE(asked[0]);
+  }
+  {
+    // DDP-like: one bucket per "step" at first, then the whole step of three collectives, seen
+    // three times, relocks: the check comes 2 + 12 steps into the new epoch, on every rank.
+    std::vector<bool> asked;
+    auto d = asking_decider(&asked);
+    auto f = follower();
+    for (int k = 0; k < 40; ++k)  // 40 steps of buckets 11, 11, 11, then 44 closing the step
+      for (uint64_t sig : {11u, 11u, 11u, 44u})
+        for (StepClock* c : {d.get(), f.get()}) {
+          c->collective(sig, 0, S(0x77), false);
+          now += 1'000'000;
+          fake.gpu_ms += 1.0;
+        }
+    ASSERT_EQ(asked.size(), 1u);
+    EXPECT_TRUE(asked[0]);
+    for (StepClock* c : {d.get(), f.get()}) {
+      const auto file = c->snapshot("exit");
+      EXPECT_EQ(file.period, 4);
+      ASSERT_TRUE(file.check.has_value());
+      EXPECT_EQ(file.check->at_step, 14u);
+      EXPECT_TRUE(file.check->stopped);
+      EXPECT_EQ(c->active(), 0);
+    }
+  }
+  {
+    auto o = rotation(true);
+    o.check_rounds = 0;
+    o.tune.path = dir + "/never.json";
+    const int syncs = fake.event_syncs;
+    auto d = make(o);
+    for (int k = 0; k < 30; ++k) marked(*d, {100.0, 90.0}, 2.0, k);
+    EXPECT_FALSE(d->snapshot("exit").check.has_value());
+    EXPECT_EQ(::access((dir + "/never.json").c_str(), F_OK), -1);
+    EXPECT_EQ(fake.event_syncs, syncs);  // never drained
+  }
+}
+
+// A follower whose decider never decides gives up after its wait and keeps the baseline (the
+// comparison then finds the ranks disagree, if the decider went on, and refuses it).
+TEST_F(CheckClockTest, AFollowerWithoutADeciderKeepsTheBaseline) {
+  auto o = rotation(false);
+  o.tune.wait_ns = 30'000'000;  // 30 ms
+  auto f = make(o);
+  const std::vector<int> active = actives_over_marks(*f, 24);
+  for (std::size_t k = 0; k < 14; ++k) EXPECT_EQ(active[k], cco::steps::config_of_step(k, 2, 2)) << k;
+  for (std::size_t k = 14; k < active.size(); ++k) EXPECT_EQ(active[k], 0) << k;
+  const auto file = f->snapshot("exit");
+  ASSERT_TRUE(file.check.has_value());
+  EXPECT_TRUE(file.check->stopped);
+  EXPECT_NE(file.check->why.find("no decision from the deciding rank"), std::string::npos);
+}
