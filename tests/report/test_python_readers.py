@@ -81,7 +81,7 @@ tmp = tempfile.mkdtemp()
 # --- step files: the earlier name, and the same file as cco writes it now ------------------------
 legacy = os.path.join(fixtures, "report", "steps_legacy.json")
 current = os.path.join(tmp, "steps.json")
-subprocess.run([cco, "report", legacy, "--json", current], check=True, capture_output=True)
+subprocess.run([cco, "report", legacy, "--json=" + current], check=True, capture_output=True)
 check(json.load(open(current))["schema"] == "ccoverlap.steps", "cco report --json did not write ccoverlap.steps")
 for path in (legacy, current):
     py = rows_of(ccoverlap.read_steps(path))
