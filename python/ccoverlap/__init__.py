@@ -166,6 +166,50 @@ def stats() -> List[Dict[str, str]]:
 
 # ---- loaders ------------------------------------------------------------------------------------
 
+# The schema names of src/core/model/schema_names.hpp, each with the name earlier versions wrote (still
+# read); tests/report/test_python_readers.py checks that the two lists agree.
+_SCHEMAS: Dict[str, Optional[str]] = {
+    "ccoverlap.bench": None, "ccoverlap.step_bench": None, "ccoverlap.plan": None,
+    "ccoverlap.footprint": None, "ccoverlap.workload": None, "ccoverlap.trace": None,
+    "ccoverlap.trace_analysis": None, "ccoverlap.step_diagnosis": None,
+    "ccoverlap.steps": "cco.steps/1", "ccoverlap.run_compare": "cco.compare/1",
+    "ccoverlap.tune_decision": "cco.tune/1", "ccoverlap.compare": None,
+    "ccoverlap.sweep_report": None, "ccoverlap.result_report": None, "ccoverlap.doctor": None,
+    "ccoverlap.info": None,
+}
+
+
+def _match_schema(doc: Any, name: str, legacy: Optional[str] = None) -> str:
+    """What doc is to a reader of `name` (or of its former name `legacy`), as cco's own readers
+    decide it (src/core/model/schema.hpp, match_schema): "yes" (this kind, major version 1, or the
+    legacy name itself), "other" (this kind, a version this module does not read), "no"."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("schema"), str):
+        return "no"
+    schema = doc["schema"]
+    if legacy:
+        if schema == legacy:
+            return "yes"
+        if schema.startswith(legacy[: legacy.find("/") + 1]):
+            return "other"
+    if schema != name:
+        return "no"
+    version = doc.get("schema_version")
+    version = version if isinstance(version, str) else ""
+    return "yes" if version.split(".")[0] == "1" else "other"
+
+
+def _kind(doc: Dict[str, Any], path: str) -> str:
+    """The current name of doc's kind (a legacy name gives the current one); a kind of another
+    version raises ValueError; a schema this module does not know comes back as it is."""
+    for name, legacy in _SCHEMAS.items():
+        m = _match_schema(doc, name, legacy)
+        if m == "other":
+            found = f"{doc['schema']} {doc.get('schema_version', '(no version)')}"
+            raise ValueError(f"{path}: {found} is a version this module does not read ({name} 1.x)")
+        if m == "yes":
+            return name
+    return str(doc.get("schema", ""))
+
 def load(path: str) -> Dict[str, Any]:
     """Reads one of ccoverlap's JSON files (bounded; regular files only)."""
     st = os.stat(path)
@@ -182,17 +226,18 @@ def load(path: str) -> Dict[str, Any]:
         raise ValueError(f"{path}: not JSON ({e})") from None
     if not isinstance(doc, dict) or "schema" not in doc:
         raise ValueError(f"{path}: not a ccoverlap file (no schema)")
+    _kind(doc, path)  # a file of another version: refused here
     return doc
 
 
 def _rows(doc: Dict[str, Any]) -> List[Dict[str, Any]]:
-    schema = str(doc.get("schema", ""))
-    if schema == "ccoverlap.steps" or schema.startswith("cco.steps/"):
+    schema = _kind(doc, "")
+    if schema == "ccoverlap.steps":
         meta = {k: doc.get(k) for k in ("pid", "rank", "device", "source", "period")}
         configs = doc.get("configs") or []
         return [dict(meta, **s, config_name=configs[s["config"]] if s["config"] < len(configs) else None)
                 for s in doc.get("steps", [])]
-    if schema == "ccoverlap.run_compare" or schema.startswith("cco.compare/"):
+    if schema == "ccoverlap.run_compare":
         rows = []
         for c in doc.get("configs", []):
             r = {k: v for k, v in c.items() if k != "vs_first"}
@@ -212,7 +257,7 @@ def _rows(doc: Dict[str, Any]) -> List[Dict[str, Any]]:
         return rows
     # A plan written by cco tune: the rows it tried (a pair or a workload), or the decisions of
     # an online search (cco tune -- CMD).
-    tuning = doc.get("tuning") if schema.startswith("ccoverlap.plan") else None
+    tuning = doc.get("tuning") if schema == "ccoverlap.plan" else None
     if isinstance(tuning, dict):
         for key in ("tried", "decisions"):
             if isinstance(tuning.get(key), list):
@@ -252,27 +297,16 @@ def frame(path: str):
     return pd.DataFrame(rows)
 
 
-def _is_schema(doc: Dict[str, Any], name: str, legacy_prefix: str) -> bool:
-    """Whether doc names itself `name` (the current style, with schema_version 1.x) or by its
-    former name, which starts with `legacy_prefix` ("cco.steps/")."""
-    schema = str(doc.get("schema", ""))
-    if schema == name:
-        return str(doc.get("schema_version", "")).split(".")[0] == "1"
-    return schema.startswith(legacy_prefix)
-
-
 def read_steps(path: str):
-    """A step file (ccoverlap.steps; cco.steps/1 before) as rows: one per step."""
-    doc = load(path)
-    if not _is_schema(doc, "ccoverlap.steps", "cco.steps/"):
+    """A step file (ccoverlap.steps 1.x; cco.steps/1 before) as rows: one per step."""
+    if _kind(load(path), path) != "ccoverlap.steps":
         raise ValueError(f"{path}: not a step file")
     return frame(path)
 
 
 def read_compare(path: str):
-    """A comparison (ccoverlap.run_compare, cco run --compare-json; cco.compare/1 before) as rows:
-    one per configuration."""
-    doc = load(path)
-    if not _is_schema(doc, "ccoverlap.run_compare", "cco.compare/"):
+    """A comparison (ccoverlap.run_compare 1.x, cco run --compare-json; cco.compare/1 before) as
+    rows: one per configuration."""
+    if _kind(load(path), path) != "ccoverlap.run_compare":
         raise ValueError(f"{path}: not a comparison file")
     return frame(path)

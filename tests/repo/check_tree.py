@@ -12,7 +12,10 @@
 - the areas of src/ include only what their layer may (INCLUDE_RULES below, drawn in
   docs/ARCHITECTURE.md), and the core's no CUDA, NCCL, CUPTI or cuBLAS header;
 - every CCO_* environment variable is spelled as a bare literal ("CCO_X") once, in
-  src/core/model/env_names.hpp; everywhere else in src/ code names it cco::env::kX.
+  src/core/model/env_names.hpp; everywhere else in src/ code names it cco::env::kX;
+- every schema name of a file cco writes or reads ("ccoverlap.X", and the earlier "cco.X/N") is
+  spelled as a literal once, in src/core/model/schema_names.hpp; elsewhere src/ names it
+  cco::model::kX.
 Usage: check_tree.py [ROOT]   (default: the repository holding this file). Exit 1 with one line per
 problem, 0 when the tree is as it should be.
 """
@@ -193,13 +196,27 @@ def main(root):
                 problems.append(f"{os.path.relpath(f, root)}:{n}: \"{name}\" spelled here: "
                                 f"use cco::env from src/core/model/env_names.hpp{where}")
 
+    schema_home = os.path.join(root, "src", "core", "model", "schema_names.hpp")
+    # A quoted schema name, plain or escaped inside another string: "ccoverlap.plan", \"cco.tune/1\".
+    schema_literal = re.compile(r'\\?"((?:ccoverlap\.[a-z_]+)|(?:cco\.[a-z_]+/[0-9]+))\\?"')
+    schema_names = set(schema_literal.findall(read(schema_home))) if os.path.isfile(schema_home) else set()
+    for f in files_under(root, "src"):
+        if not f.endswith((".cpp", ".hpp", ".cu", ".cuh", ".h")) or f == schema_home:
+            continue
+        for n, line in enumerate(read(f).splitlines(), 1):
+            for name in schema_literal.findall(line.split("//")[0]):
+                where = "" if name in schema_names else " (and add it there)"
+                problems.append(f"{os.path.relpath(f, root)}:{n}: schema \"{name}\" spelled here: "
+                                f"use cco::model from src/core/model/schema_names.hpp{where}")
+
     for p in problems:
         print("tree: " + p)
     if problems:
         return 1
     print(f"tree: {len(texts)} pages, links resolve; docs/ {docs_size / 1e6:.2f} MB; "
           f"scripts/ {len(scripts)} files; tests read no docs/results; "
-          f"{len(env_names)} CCO_* names spelled once; {len(areas)} areas in {len(LAYERS)} layers; include rules hold; tests mirror src")
+          f"{len(env_names)} CCO_* names and {len(schema_names)} schema names spelled once; "
+          f"{len(areas)} areas in {len(LAYERS)} layers; include rules hold; tests mirror src")
     return 0
 
 

@@ -4,6 +4,8 @@
 
 #include <sstream>
 
+#include "model/schema.hpp"
+
 namespace cco::cli::doctor {
 namespace {
 std::string get(const boot::Env& env, const char* k) {
@@ -196,8 +198,7 @@ std::string format(const std::vector<Check>& checks) {
 
 nlohmann::json to_json(const std::vector<Check>& checks) {
   nlohmann::json j;
-  j["schema"] = "ccoverlap.doctor";
-  j["schema_version"] = "1.0.0";
+  model::stamp_schema(j, model::kDoctorSchema);
   nlohmann::json a = nlohmann::json::array();
   for (const auto& c : checks)
     a.push_back({{"name", c.name}, {"status", to_string(c.status)}, {"detail", c.detail}, {"fix", c.fix}});

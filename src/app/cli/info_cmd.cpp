@@ -10,6 +10,7 @@
 #include "cli/parse.hpp"
 #include "cli/commands.hpp"
 #include "model/limits.hpp"
+#include "model/schema.hpp"
 #ifdef CCO_HAVE_CUDA
 #include "runtime/device.hpp"
 #endif
@@ -72,8 +73,7 @@ int info_main(const std::vector<std::string>& args) {
   } v;
 #endif
   nlohmann::json j;
-  j["schema"] = "ccoverlap.info";
-  j["schema_version"] = "1.0.0";
+  model::stamp_schema(j, model::kInfoSchema);
   j["versions"] = {{"ccoverlap", model::kVersion}, {"cuda_driver", v.driver}, {"cuda_runtime", v.runtime},
                    {"nccl", v.nccl}, {"cublaslt", v.cublas}};
   j["devices"] = nlohmann::json::array();

@@ -9,7 +9,6 @@
 #include "cli/parse.hpp"
 #include "cli/commands.hpp"
 #include "model/schema.hpp"
-#include "report/written_files.hpp"
 #include "model/occupancy.hpp"
 
 #ifdef CCO_HAVE_CUDA
@@ -92,7 +91,7 @@ int plan_main(const std::vector<std::string>& args) {
 
   if (json) {
     nlohmann::json j;
-    model::stamp_schema(j, report::kFootprintSchema);  // "ccoverlap.plan" before: a run plan's name
+    model::stamp_schema(j, model::kFootprintSchema);  // "ccoverlap.plan" before: a run plan's name
     j["arch"] = dev.arch;
     j["device"] = dev.name;
     j["sm_count"] = dev.sm_count;

@@ -17,7 +17,6 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 #include <tuple>
 
@@ -536,86 +535,6 @@ int report_trace(const Args& a, const std::vector<json>& docs) {
   return 0;
 }
 
-/// A bench result's rows by collective data type (a row's "dtype", else the workload's), in the
-/// order the types first appear, each a bench result of its own whose workload names that type
-/// (cco bench -d all or a list). A result of one type comes back as it is, read as always.
-std::vector<std::pair<std::string, json>> by_dtype(const json& j) {
-  std::string whole;
-  const auto w = j.is_object() ? j.find("workload") : j.end();
-  const bool has_w = j.is_object() && w != j.end() && w->is_object();
-  if (has_w && w->contains("datatype") && (*w)["datatype"].is_string()) whole = (*w)["datatype"];
-  const auto res = j.is_object() ? j.find("results") : j.end();
-  if (!j.is_object() || res == j.end() || !res->is_array()) return {{whole, j}};
-  std::vector<std::pair<std::string, json>> out;
-  for (const auto& r : *res) {
-    std::string t = whole;
-    if (r.is_object() && r.contains("dtype") && r["dtype"].is_string()) t = r["dtype"];
-    auto it = std::find_if(out.begin(), out.end(), [&](const auto& g) { return g.first == t; });
-    if (it == out.end()) {
-      json part = j;
-      part["results"] = json::array();
-      if (has_w) part["workload"]["datatype"] = t;
-      out.emplace_back(t, std::move(part));
-      it = out.end() - 1;
-    }
-    it->second["results"].push_back(r);
-  }
-  if (out.size() <= 1) return {{whole, j}};
-  // Several types: each names a chart file and a CSV field, so only the names cco writes pass.
-  for (const auto& [t, part] : out) {
-    try {
-      (void)model::parse_dtype(t);
-    } catch (const model::Error&) {
-      throw Usage("a row's dtype '" + t.substr(0, 40) + "' is not a type cco bench writes");
-    }
-  }
-  return out;
-}
-
-/// One type's table among several: CSV gains a leading dtype column (one header line for all);
-/// the text and Markdown blocks name their type in their own header line.
-std::string typed_block(const std::string& table, report::TableFormat f, const std::string& type,
-                        bool first) {
-  if (f != report::TableFormat::Csv)
-    return first || f == report::TableFormat::Text ? table : "\n" + table;
-  std::string o;
-  std::istringstream in(table);
-  std::string line;
-  for (bool header = true; std::getline(in, line); header = false)
-    if (!header || first) o += (header ? "dtype," : type + ",") + line + "\n";
-  return o;
-}
-
-/// "# collective alone at 256M: out of place 600.0 us, in place 590.0 us (busbw 447.4 and
-/// 455.0 GB/s)", once per size, from rows with the in-place fields (cco bench --in-place 1).
-std::string in_place_lines(const json& doc) {
-  std::string o;
-  int64_t last = -1;
-  auto median = [](const json& r, const char* k) {
-    const auto t = r.find(k);
-    return t != r.end() && t->is_object() && t->contains("median_us") &&
-                   (*t)["median_us"].is_number()
-               ? (*t)["median_us"].get<double>()
-               : std::nan("");
-  };
-  auto num = [](const json& r, const char* k) {
-    return r.contains(k) && r[k].is_number() ? r[k].get<double>() : std::nan("");
-  };
-  for (const auto& r : doc.value("results", json::array())) {
-    if (!r.is_object() || !r.contains("t_comm_in_place") || !r.contains("size_bytes") ||
-        !r["size_bytes"].is_number_integer() || r["size_bytes"].get<int64_t>() == last)
-      continue;
-    last = r["size_bytes"].get<int64_t>();
-    o += fmt::format(
-        "# collective alone at {}: out of place {} us, in place {} us (busbw {} and {} GB/s)\n",
-        model::format_bytes(last), report::format_number(median(r, "t_comm"), 1),
-        report::format_number(median(r, "t_comm_in_place"), 1),
-        report::format_number(num(r, "comm_busbw_gbps"), 1),
-        report::format_number(num(r, "in_place_busbw_gbps"), 1));
-  }
-  return o;
-}
-
 /// FILE.svg -> FILE.half.svg: one chart per type.
 std::string typed_path(const std::string& path, const std::string& type) {
   const auto dot = path.rfind('.');
@@ -631,73 +550,24 @@ report::TableFormat table_format(const Args& a) {
                             : report::TableFormat::Text;
 }
 
-/// Two bench results of several types between them: compared type by type (rows match by type,
-/// size and label); a type only one side ran is named, not compared.
-int report_compare_typed(const Args& a, const std::vector<std::pair<std::string, json>>& ga,
-                         const std::vector<std::pair<std::string, json>>& gb) {
-  const auto f = table_format(a);
-  std::string text;
-  json rows = json::array(), caveats = json::array(), only_a = json::array(),
-       only_b = json::array();
-  auto find = [](const auto& g, const std::string& t) {
-    return std::find_if(g.begin(), g.end(), [&](const auto& x) { return x.first == t; });
-  };
-  for (const auto& [t, da] : ga) {
-    const auto b = find(gb, t);
-    if (b == gb.end()) {
-      only_a.push_back(t);
-      continue;
-    }
-    const auto sa = report::sweep_from_json(da, a.files[0]);
-    const auto sb = report::sweep_from_json(b->second, a.files[1]);
-    text += typed_block(report::format_compare(sa, sb, f), f, t, rows.empty());
-    const json cj = report::compare_json(sa, sb);
-    for (auto r : cj["rows"]) {
-      r["dtype"] = t;
-      rows.push_back(std::move(r));
-    }
-    for (const auto& c : report::compare_caveats(sa, sb))
-      if (std::find(caveats.begin(), caveats.end(), c) == caveats.end()) caveats.push_back(c);
-  }
-  for (const auto& [t, db] : gb)
-    if (find(ga, t) == ga.end()) only_b.push_back(t);
-  if (rows.empty())
-    throw model::Error(a.files[0] + " and " + a.files[1] +
-                       " share no collective data type: nothing to compare");
-  std::string only;
-  const char* mark = f == report::TableFormat::Markdown ? "- " : "# ";
-  for (const auto& t : only_a)
-    only += mark + ("data type " + t.get<std::string>() + ": only in A, not compared\n");
-  for (const auto& t : only_b)
-    only += mark + ("data type " + t.get<std::string>() + ": only in B, not compared\n");
-  json j = {{"schema", "ccoverlap.compare"},
-            {"schema_version", "1.0.0"},
-            {"a", a.files[0]},
-            {"b", a.files[1]},
-            {"caveats", caveats},
-            {"only_in_a", only_a},
-            {"only_in_b", only_b},
-            {"rows", rows}};
-  if (!a.json_file.empty()) write_text(a.json_file, j.dump(2) + "\n");
-  if (a.json_stdout)
-    std::fputs((j.dump(2) + "\n").c_str(), stdout);
-  else
-    std::fputs(((f == report::TableFormat::Csv ? std::string() : only) + text).c_str(), stdout);
-  return 0;
-}
-
 /// Two results of one kind (bench, step or tune), row by row (report/compare.hpp).
 int report_compare(const Args& a, const json& ja, const json& jb) {
   if (a.from_us || a.to_us || !a.range.empty() || !a.svg.empty() || !a.merge.empty())
     throw Usage("--from, --to, --range, --svg and --merge do not apply to a comparison");
   refuse_step_options(a, "a comparison");
-  if (report::result_kind(ja) == report::ResultKind::Bench) {
-    const auto ga = by_dtype(ja), gb = by_dtype(jb);
-    if (ga.size() > 1 || gb.size() > 1) return report_compare_typed(a, ga, gb);
-  }
   const auto sa = report::result_from_json(ja, a.files[0]);
   const auto sb = report::result_from_json(jb, a.files[1]);
   const auto f = table_format(a);
+  if (sa.kind == report::ResultKind::Bench) {
+    // Several collective types between them (cco bench -d all): compared type by type.
+    const auto ga = report::split_by_dtype(sa), gb = report::split_by_dtype(sb);
+    if (ga.size() > 1 || gb.size() > 1) {
+      const auto c = report::compare_by_dtype(ga, gb, f);
+      if (!a.json_file.empty()) write_text(a.json_file, c.json.dump(2) + "\n");
+      std::fputs((a.json_stdout ? c.json.dump(2) + "\n" : c.text).c_str(), stdout);
+      return 0;
+    }
+  }
   if (!a.json_file.empty()) write_text(a.json_file, report::compare_json(sa, sb).dump(2) + "\n");
   if (a.json_stdout)
     std::fputs((report::compare_json(sa, sb).dump(2) + "\n").c_str(), stdout);
@@ -712,32 +582,13 @@ int report_bench(const Args& a, const json& j) {
   if (a.from_us || a.to_us) throw Usage("--from/--to apply to traces, not to a bench result");
   if (!a.range.empty()) throw Usage("--range applies to traces, not to a bench result");
   // Several collective types (cco bench -d all): a table, rows and a chart (FILE.TYPE.svg) each.
-  const auto groups = by_dtype(j);
+  const auto groups = report::split_by_dtype(report::sweep_from_json(j, a.files.front()));
   const bool typed = groups.size() > 1;
   const auto f = table_format(a);
-  json out;
-  out["schema"] = "ccoverlap.sweep_report";
-  out["schema_version"] = "1.0.0";
-  out["input"] = a.files.front();
-  json rows = json::array();
-  auto val = [](double v) { return std::isnan(v) ? json(nullptr) : json(v); };
   std::string text;
   std::vector<std::string> charts;
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
-    const auto& [type, doc] = groups[gi];
-    const auto s = report::sweep_from_json(doc, a.files.front());
-    for (const auto& r : s.rows) {
-      json x = {{"size_bytes", r.bytes},
-                {"mode", r.mode},
-                {"blocks_per_sm", r.blocks_per_sm},
-                {"pad_bytes", r.pad},
-                {"t_us", val(r.t_us)},
-                {"t_seq_us", val(r.t_seq_us)},
-                {"reduction", val(r.reduction)},
-                {"efficiency", val(r.efficiency)}};
-      if (typed) x["dtype"] = type;
-      rows.push_back(std::move(x));
-    }
+    const auto& [type, s] = groups[gi];
     if (!a.svg.empty()) {
       report::SweepOptions so;
       so.axis = a.axis;
@@ -747,10 +598,10 @@ int report_bench(const Args& a, const json& j) {
       report::sweep_svg(s, so).write(charts.back());
     }
     const std::string table = report::format_sweep(s, f);
-    text += typed ? typed_block(table, f, type, gi == 0) : table;
-    if (f == report::TableFormat::Text) text += in_place_lines(doc);
+    text += typed ? report::typed_table(table, f, type, gi == 0) : table;
+    if (f == report::TableFormat::Text) text += report::in_place_lines(s);
   }
-  out["rows"] = rows;
+  const json out = report::sweep_report_json(groups, a.files.front());
   if (!a.json_file.empty()) write_text(a.json_file, out.dump(2) + "\n");
   if (a.json_stdout)
     std::fputs((out.dump(2) + "\n").c_str(), stdout);

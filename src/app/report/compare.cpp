@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "model/limits.hpp"
+#include "model/schema.hpp"
 #include "model/occupancy.hpp"
 
 namespace cco::report {
@@ -137,8 +139,7 @@ std::string format_compare(const BenchSweep& a, const BenchSweep& b, TableFormat
 nlohmann::json compare_json(const BenchSweep& a, const BenchSweep& b) {
   if (a.kind != ResultKind::Bench || b.kind != ResultKind::Bench) return result_compare_json(a, b);
   nlohmann::json j;
-  j["schema"] = "ccoverlap.compare";
-  j["schema_version"] = "1.0.0";
+  model::stamp_schema(j, model::kCompareSchema);
   j["a"] = a.source;
   j["b"] = b.source;
   j["caveats"] = compare_caveats(a, b);
@@ -159,6 +160,49 @@ nlohmann::json compare_json(const BenchSweep& a, const BenchSweep& b) {
   }
   j["rows"] = rows;
   return j;
+}
+
+TypedCompare compare_by_dtype(const std::vector<std::pair<std::string, BenchSweep>>& ga,
+                              const std::vector<std::pair<std::string, BenchSweep>>& gb,
+                              TableFormat f) {
+  using nlohmann::json;
+  std::string text;
+  json rows = json::array(), caveats = json::array(), only_a = json::array(), only_b = json::array();
+  auto find = [](const auto& g, const std::string& t) {
+    return std::find_if(g.begin(), g.end(), [&](const auto& x) { return x.first == t; });
+  };
+  for (const auto& [t, sa] : ga) {
+    const auto b = find(gb, t);
+    if (b == gb.end()) {
+      only_a.push_back(t);
+      continue;
+    }
+    const BenchSweep& sb = b->second;
+    text += typed_table(format_compare(sa, sb, f), f, t, rows.empty());
+    const json cj = compare_json(sa, sb);
+    for (auto r : cj["rows"]) {
+      r["dtype"] = t;
+      rows.push_back(std::move(r));
+    }
+    for (const auto& c : compare_caveats(sa, sb))
+      if (std::find(caveats.begin(), caveats.end(), c) == caveats.end()) caveats.push_back(c);
+  }
+  for (const auto& [t, sb] : gb)
+    if (find(ga, t) == ga.end()) only_b.push_back(t);
+  const std::string fa = ga.empty() ? std::string() : ga.front().second.source;
+  const std::string fb = gb.empty() ? std::string() : gb.front().second.source;
+  if (rows.empty())
+    throw model::Error(fa + " and " + fb + " share no collective data type: nothing to compare");
+  std::string only;
+  const char* mark = f == TableFormat::Markdown ? "- " : "# ";
+  for (const auto& t : only_a)
+    only += mark + ("data type " + t.get<std::string>() + ": only in A, not compared\n");
+  for (const auto& t : only_b)
+    only += mark + ("data type " + t.get<std::string>() + ": only in B, not compared\n");
+  json j = {{"a", fa},           {"b", fb},           {"caveats", caveats},
+            {"only_in_a", only_a}, {"only_in_b", only_b}, {"rows", rows}};
+  model::stamp_schema(j, model::kCompareSchema);
+  return {(f == TableFormat::Csv ? std::string() : only) + text, std::move(j)};
 }
 
 }  // namespace cco::report

@@ -40,6 +40,18 @@ std::string format_compare(const BenchSweep& a, const BenchSweep& b,
 /// add "kind" and leave out the size (result_compare_json).
 nlohmann::json compare_json(const BenchSweep& a, const BenchSweep& b);
 
+/// Two bench results of several collective types between them (split_by_dtype): compared type by
+/// type (rows match by type, size and label); a type only one side ran is named, not compared.
+/// `text` holds the tables in format f, `json` the one comparison (rows with their "dtype",
+/// "only_in_a", "only_in_b"). Throws model::Error when the two share no type.
+struct TypedCompare {
+  std::string text;
+  nlohmann::json json;
+};
+TypedCompare compare_by_dtype(const std::vector<std::pair<std::string, BenchSweep>>& a,
+                              const std::vector<std::pair<std::string, BenchSweep>>& b,
+                              TableFormat f);
+
 /// Two step or two tune results (compare_results.cpp): per row its label, time and spread in A
 /// and B, B/A, the verdict, E in A and B (E_best where either has it) and the rows' reduction.
 std::string format_result_compare(const BenchSweep& a, const BenchSweep& b, TableFormat f);

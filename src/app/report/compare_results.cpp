@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 
+#include "model/schema.hpp"
 #include "report/compare.hpp"
 #include "report/results.hpp"
 
@@ -147,12 +148,11 @@ std::string format_result_compare(const BenchSweep& a, const BenchSweep& b, Tabl
 }
 
 nlohmann::json result_compare_json(const BenchSweep& a, const BenchSweep& b) {
-  nlohmann::json j = {{"schema", "ccoverlap.compare"},
-                      {"schema_version", "1.0.0"},
-                      {"kind", kind_name(a.kind)},
+  nlohmann::json j = {{"kind", kind_name(a.kind)},
                       {"a", a.source},
                       {"b", b.source},
                       {"caveats", compare_caveats(a, b)}};
+  model::stamp_schema(j, model::kCompareSchema);
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& r : compare_rows(a, b)) {
     auto side = [](const SweepRow* s) -> nlohmann::json {

@@ -1,4 +1,4 @@
-// Reading the fields of a result file (bench, step, tune) for cco report: every malformed field
+// Reading the fields of a result file (bench, step, tune) for cco report, and the schema check: every malformed field
 // is one model::Error naming the file and where in it ("results[3]: \"t\" is not an object").
 // GPU-free; internal to src/report.
 #pragma once
@@ -53,6 +53,19 @@ inline int64_t int_of(const nlohmann::json& o, const char* key, const std::strin
 inline std::string str_of(const nlohmann::json& o, const char* key) {
   auto it = o.find(key);
   return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+/// The one schema check of the result readers: j names itself `schema` (model/schema_names.hpp),
+/// major version 1. `what` ("bench result") and `family` ("bench") word the errors.
+inline void check_schema(const nlohmann::json& j, const std::string& src, const std::string& schema,
+                         const std::string& what, const std::string& family) {
+  if (!j.is_object()) fail(src, "not a " + what + ": expected a JSON object");
+  const std::string got = str_of(j, "schema");
+  if (got != schema)
+    fail(src, "not a " + what + ": schema is \"" + got + "\", expected \"" + schema + "\"");
+  const std::string ver = str_of(j, "schema_version");
+  if (ver.substr(0, ver.find('.')) != "1")
+    fail(src, family + " schema version \"" + ver + "\" is not supported (this cco reads 1.x)");
 }
 
 }  // namespace cco::report::fields

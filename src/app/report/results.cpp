@@ -6,6 +6,7 @@
 #include <cmath>
 #include <set>
 
+#include "model/schema.hpp"
 #include "report/json_fields.hpp"
 
 namespace cco::report {
@@ -28,9 +29,9 @@ const char* kind_name(ResultKind k) {
 std::optional<ResultKind> result_kind(const json& j) {
   if (!j.is_object()) return std::nullopt;
   const std::string s = str_of(j, "schema");
-  if (s == "ccoverlap.bench") return ResultKind::Bench;
-  if (s == "ccoverlap.step_bench") return ResultKind::Step;
-  if (s == "ccoverlap.plan") return ResultKind::Tune;
+  if (s == model::kBenchSchema) return ResultKind::Bench;
+  if (s == model::kStepBenchSchema) return ResultKind::Step;
+  if (s == model::kPlanSchema) return ResultKind::Tune;
   return std::nullopt;
 }
 
@@ -43,18 +44,6 @@ double row_spread(const SweepRow& r) {
 }
 
 namespace {
-
-// The schema and its major version, worded as sweep_from_json words them for bench results.
-void check_schema(const json& j, const std::string& src, const std::string& schema,
-                  const std::string& what, const std::string& family) {
-  if (!j.is_object()) fail(src, "not a " + what + ": expected a JSON object");
-  const std::string got = str_of(j, "schema");
-  if (got != schema)
-    fail(src, "not a " + what + ": schema is \"" + got + "\", expected \"" + schema + "\"");
-  const std::string ver = str_of(j, "schema_version");
-  if (ver.substr(0, ver.find('.')) != "1")
-    fail(src, family + " schema version \"" + ver + "\" is not supported (this cco reads 1.x)");
-}
 
 // o[key] as a non-empty array (the rows).
 const json& rows_of(const json& o, const char* key, const std::string& src, const std::string& w) {
@@ -122,7 +111,7 @@ void check_time(const SweepRow& row, const std::string& src, const std::string& 
 }  // namespace
 
 BenchSweep step_from_json(const json& j, const std::string& src) {
-  check_schema(j, src, "ccoverlap.step_bench", "step bench result", "step bench");
+  check_schema(j, src, model::kStepBenchSchema, "step bench result", "step bench");
   BenchSweep s;
   s.kind = ResultKind::Step;
   s.source = src;
@@ -192,7 +181,7 @@ std::string label_of(const json& tu, const char* key) {
 }  // namespace
 
 BenchSweep tune_from_json(const json& j, const std::string& src) {
-  check_schema(j, src, "ccoverlap.plan", "tune result", "plan");
+  check_schema(j, src, model::kPlanSchema, "tune result", "plan");
   auto tu = j.find("tuning");
   if (tu == j.end() || tu->is_null())
     fail(src, "not a tune result: the plan has no \"tuning\" section (cco tune --plan writes "
@@ -352,9 +341,7 @@ std::string format_result(const BenchSweep& s, TableFormat f) {
 }
 
 json result_json(const BenchSweep& s) {
-  json j = {{"schema", "ccoverlap.result_report"},
-            {"schema_version", "1.0.0"},
-            {"kind", kind_name(s.kind)},
+  json j = {{"kind", kind_name(s.kind)},
             {"input", s.source},
             {"workload", s.workload},
             {"device", s.device},
@@ -365,6 +352,7 @@ json result_json(const BenchSweep& s) {
             {"t_comp_us", val(s.t_comp_us)},
             {"t_comm_us", val(s.t_comm_us)},
             {"notes", s.notes}};
+  model::stamp_schema(j, model::kResultReportSchema);
   json params = json::object();
   for (const auto& [k, v] : s.params) params[k] = v;
   j["parameters"] = params;

@@ -10,6 +10,8 @@
 
 #include "model/limits.hpp"
 #include "model/occupancy.hpp"
+#include "model/schema.hpp"
+#include "model/types.hpp"
 #include "report/json_fields.hpp"
 
 namespace cco::report {
@@ -19,18 +21,26 @@ using nlohmann::json;
 using namespace fields;
 
 bool is_bench_json(const json& j) {
-  return j.is_object() && j.contains("schema") && j["schema"].is_string() &&
-         j["schema"].get<std::string>() == "ccoverlap.bench";
+  return j.is_object() && str_of(j, "schema") == model::kBenchSchema;
 }
 
+namespace {
+
+// A number, or NaN for anything else (the in-place fields are read as leniently as before).
+double lenient(const json& o, const char* key, const char* field = nullptr) {
+  auto it = o.find(key);
+  if (it == o.end()) return kNaN;
+  if (field) {
+    if (!it->is_object()) return kNaN;
+    return lenient(*it, field);
+  }
+  return it->is_number() ? it->get<double>() : kNaN;
+}
+
+}  // namespace
+
 BenchSweep sweep_from_json(const json& j, const std::string& src) {
-  if (!j.is_object()) fail(src, "not a bench result: expected a JSON object");
-  const std::string schema = str_of(j, "schema");
-  if (schema != "ccoverlap.bench")
-    fail(src, "not a bench result: schema is \"" + schema + "\", expected \"ccoverlap.bench\"");
-  const std::string ver = str_of(j, "schema_version");
-  if (ver.substr(0, ver.find('.')) != "1")
-    fail(src, "bench schema version \"" + ver + "\" is not supported (this cco reads 1.x)");
+  check_schema(j, src, model::kBenchSchema, "bench result", "bench");
   BenchSweep s;
   s.source = src;
   s.date = str_of(j, "date");
@@ -76,9 +86,90 @@ BenchSweep sweep_from_json(const json& j, const std::string& src) {
       row.label = row.mode + (row.shaped() && row.target_k > 0 ? " k=" + std::to_string(row.target_k) : "");
     if (std::isnan(row.t_us)) fail(src, w + ": the row has no time (\"t\".\"median_us\" is null)");
     if (row.t_us < 0 || row.pad < 0) fail(src, w + ": negative time or padding");
+    row.dtype = str_of(r, "dtype");
+    row.in_place = r.contains("t_comm_in_place");
+    row.t_comm_in_place_us = lenient(r, "t_comm_in_place", "median_us");
+    row.comm_busbw_gbps = lenient(r, "comm_busbw_gbps");
+    row.in_place_busbw_gbps = lenient(r, "in_place_busbw_gbps");
     s.rows.push_back(row);
   }
   return s;
+}
+
+std::vector<std::pair<std::string, BenchSweep>> split_by_dtype(const BenchSweep& s) {
+  std::vector<std::pair<std::string, BenchSweep>> out;
+  for (const auto& r : s.rows) {
+    const std::string& t = r.dtype.empty() ? s.datatype : r.dtype;
+    auto it = std::find_if(out.begin(), out.end(), [&](const auto& g) { return g.first == t; });
+    if (it == out.end()) {
+      BenchSweep part = s;
+      part.rows.clear();
+      part.datatype = t;
+      out.emplace_back(t, std::move(part));
+      it = out.end() - 1;
+    }
+    it->second.rows.push_back(r);
+  }
+  if (out.size() <= 1) return {{s.datatype, s}};
+  for (const auto& [t, part] : out) {
+    try {
+      (void)model::parse_dtype(t);
+    } catch (const model::Error&) {
+      throw model::Error("a row's dtype '" + t.substr(0, 40) + "' is not a type cco bench writes");
+    }
+  }
+  return out;
+}
+
+std::string in_place_lines(const BenchSweep& s) {
+  std::string o;
+  int64_t last = -1;
+  for (const auto& r : s.rows) {
+    if (!r.in_place || r.bytes == last) continue;
+    last = r.bytes;
+    o += fmt::format(
+        "# collective alone at {}: out of place {} us, in place {} us (busbw {} and {} GB/s)\n",
+        model::format_bytes(last), format_number(r.t_comm_us, 1),
+        format_number(r.t_comm_in_place_us, 1), format_number(r.comm_busbw_gbps, 1),
+        format_number(r.in_place_busbw_gbps, 1));
+  }
+  return o;
+}
+
+std::string typed_table(const std::string& table, TableFormat f, const std::string& type,
+                        bool first) {
+  if (f != TableFormat::Csv) return first || f == TableFormat::Text ? table : "\n" + table;
+  std::string o;
+  for (std::size_t at = 0, header = 1; at < table.size(); header = 0) {
+    const std::size_t nl = std::min(table.find('\n', at), table.size());
+    if (!header || first) o += (header ? "dtype," : type + ",") + table.substr(at, nl - at) + "\n";
+    at = nl + 1;
+  }
+  return o;
+}
+
+json sweep_report_json(const std::vector<std::pair<std::string, BenchSweep>>& parts,
+                       const std::string& input) {
+  json out;
+  model::stamp_schema(out, model::kSweepReportSchema);
+  out["input"] = input;
+  json rows = json::array();
+  auto val = [](double v) { return std::isnan(v) ? json(nullptr) : json(v); };
+  for (const auto& [type, s] : parts)
+    for (const auto& r : s.rows) {
+      json x = {{"size_bytes", r.bytes},
+                {"mode", r.mode},
+                {"blocks_per_sm", r.blocks_per_sm},
+                {"pad_bytes", r.pad},
+                {"t_us", val(r.t_us)},
+                {"t_seq_us", val(r.t_seq_us)},
+                {"reduction", val(r.reduction)},
+                {"efficiency", val(r.efficiency)}};
+      if (parts.size() > 1) x["dtype"] = type;
+      rows.push_back(std::move(x));
+    }
+  out["rows"] = rows;
+  return out;
 }
 
 std::string csv_field(const std::string& s) {

@@ -34,6 +34,14 @@ struct SweepRow {
   /// wrong elements (-1: not recorded, as in bench results and pair tunes).
   double of_ideal = std::numeric_limits<double>::quiet_NaN();
   int64_t wrong = -1;
+  /// Bench results: the row's collective data type ("dtype"; empty: the workload's), and with
+  /// `cco bench --in-place 1` the collective alone in place (t_comm_in_place) and both busbw
+  /// figures (in_place false and NaN when not recorded).
+  std::string dtype;
+  bool in_place = false;
+  double t_comm_in_place_us = std::numeric_limits<double>::quiet_NaN();
+  double comm_busbw_gbps = std::numeric_limits<double>::quiet_NaN();
+  double in_place_busbw_gbps = std::numeric_limits<double>::quiet_NaN();
   bool shaped() const { return mode == "shape" || mode == "shape+priority"; }
 };
 
@@ -64,11 +72,25 @@ struct BenchSweep {
   std::vector<std::string> notes;
 };
 
-/// True when j looks like a bench result (an object whose "schema" is "ccoverlap.bench").
+/// True when j looks like a bench result (an object whose "schema" is model::kBenchSchema).
 bool is_bench_json(const nlohmann::json& j);
-/// Reads a bench result. Throws model::Error naming `source` and the field on: another schema,
-/// an unsupported major version, a missing or non-numeric field, no results.
+/// Reads a bench result: the one reader of the format bench/report.cpp writes (cco report, its
+/// comparisons and the fuzzer go through it). Throws model::Error naming `source` and the field
+/// on: another schema, an unsupported major version, a missing or non-numeric field, no results.
 BenchSweep sweep_from_json(const nlohmann::json& j, const std::string& source);
+/// A result of several collective data types (cco bench -d all or a list) as one result per
+/// type, in the order the types first appear, each naming its type as `datatype`; a result of
+/// one type comes back whole. Throws model::Error when there are several and one is not a type
+/// cco bench writes (each names a chart file and a CSV field).
+std::vector<std::pair<std::string, BenchSweep>> split_by_dtype(const BenchSweep& s);
+/// "# collective alone at 256M: out of place 600.0 us, in place 590.0 us (busbw 447.4 and
+/// 455.0 GB/s)", once per size, from the rows that recorded the collective in place.
+std::string in_place_lines(const BenchSweep& s);
+/// `cco report BENCH.json --json`: {"schema": model::kSweepReportSchema, "input", "rows"}; each
+/// row its size, mode, blocks per SM, pad, time, T_seq, reduction and E, and its type when there
+/// are several.
+nlohmann::json sweep_report_json(const std::vector<std::pair<std::string, BenchSweep>>& parts,
+                                 const std::string& input);
 
 enum class SweepAxis { Auto, BlocksPerSm, Pad };
 
@@ -90,5 +112,8 @@ std::string table_row(const std::vector<std::string>& cells, TableFormat f);
 /// The sweep's rows: size, row label, blocks per SM, pad, time, T_seq, reduction, efficiency,
 /// E_best; text (with "#" lines), CSV (one header line) or a Markdown table.
 std::string format_sweep(const BenchSweep& s, TableFormat f = TableFormat::Text);
+/// One type's table among several: CSV gains a leading dtype column (one header line for all,
+/// from the `first`); the text and Markdown blocks name their type in their own header line.
+std::string typed_table(const std::string& table, TableFormat f, const std::string& type, bool first);
 
 }  // namespace cco::report

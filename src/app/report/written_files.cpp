@@ -179,22 +179,22 @@ std::optional<std::string> describe_written(const json& doc, const std::string& 
     return tune_decision(doc, path);
   }
   // The kinds below are views: read leniently (only the major version is checked).
-  static const char* const kViews[] = {"ccoverlap.trace_analysis", "ccoverlap.step_diagnosis",
-                                       "ccoverlap.compare",        "ccoverlap.sweep_report",
-                                       "ccoverlap.result_report",  "ccoverlap.doctor",
-                                       "ccoverlap.info",           kFootprintSchema};
-  const bool old_footprint = schema == "ccoverlap.plan" && doc.contains("footprint") &&
+  static const char* const kViews[] = {
+      model::kTraceAnalysisSchema, model::kStepDiagnosisSchema, model::kCompareSchema,
+      model::kSweepReportSchema,   model::kResultReportSchema,  model::kDoctorSchema,
+      model::kInfoSchema,          model::kFootprintSchema};
+  const bool old_footprint = schema == model::kPlanSchema && doc.contains("footprint") &&
                              doc.contains("plans") && !doc.contains("tuning");
   if (std::find(std::begin(kViews), std::end(kViews), schema) == std::end(kViews) && !old_footprint)
     return std::nullopt;
   if (!old_footprint && model::match_schema(doc, schema, {}, &found) != model::SchemaMatch::kYes)
     throw model::Error(path + ": " + found + " is a version this cco does not read (" + schema +
                        " 1.x): written by another version of cco?");
-  if (schema == "ccoverlap.trace_analysis" || schema == "ccoverlap.step_diagnosis")
+  if (schema == model::kTraceAnalysisSchema || schema == model::kStepDiagnosisSchema)
     return trace_analysis(doc, path);
-  if (schema == "ccoverlap.doctor") return checks(doc, path);
-  if (old_footprint || schema == kFootprintSchema) return footprint(doc, path);
-  if (schema == "ccoverlap.info") {
+  if (schema == model::kDoctorSchema) return checks(doc, path);
+  if (old_footprint || schema == model::kFootprintSchema) return footprint(doc, path);
+  if (schema == model::kInfoSchema) {
     std::string out = fmt::format("# cco info --json ({})\n", path);
     if (doc.contains("versions") && doc["versions"].is_object())
       for (const auto& [k, v] : doc["versions"].items()) out += fmt::format("{}: {}\n", k, str_of(v));

@@ -14,9 +14,6 @@
 
 namespace cco::report {
 
-/// The schema name of `cco plan --json`'s footprint report.
-inline constexpr const char* kFootprintSchema = "ccoverlap.footprint";
-
 /// The text for `doc` (read from `path`) when it is one of the kinds above, else nullopt. Throws
 /// model::Error (one line) when it names such a kind but is malformed or of another major version.
 std::optional<std::string> describe_written(const nlohmann::json& doc, const std::string& path);

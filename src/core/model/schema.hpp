@@ -9,9 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
-namespace cco::model {
+#include "model/schema_names.hpp"
 
-inline constexpr const char* kSchemaVersion = "1.0.0";
+namespace cco::model {
 
 enum class SchemaMatch {
   kNo,            ///< another kind of file (or not a cco file)

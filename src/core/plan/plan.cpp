@@ -312,16 +312,15 @@ std::vector<std::pair<std::string, std::string>> parse_environment(const json& j
 void check_schema(const json& doc) {
   if (!doc.contains("schema")) {
     if (doc.contains("shaping") || doc.contains("priority"))
-      fail("schema",
-           "missing (a plan starts with \"schema\": \"ccoverlap.plan\", \"schema_version\": "
-           "\"1.0.0\")");
-    fail("", "not a ccoverlap plan: no \"schema\": \"ccoverlap.plan\" field");
+      fail("schema", std::string("missing (a plan starts with \"schema\": \"") + kSchema +
+                         "\", \"schema_version\": \"" + kSchemaVersion + "\")");
+    fail("", std::string("not a ccoverlap plan: no \"schema\": \"") + kSchema + "\" field");
   }
   const std::string schema = need_string(doc["schema"], "schema");
-  if (schema == "ccoverlap.footprint")
+  if (schema == model::kFootprintSchema)
     fail("",
          "this is a footprint report from `cco plan --json`, not a run plan (see docs/PRELOAD.md)");
-  if (schema != kSchema) fail("schema", "must be \"ccoverlap.plan\", got \"" + schema + "\"");
+  if (schema != kSchema) fail("schema", std::string("must be \"") + kSchema + "\", got \"" + schema + "\"");
   if (doc.contains("footprint") || doc.contains("plans") || doc.contains("occupancy"))  // before
     fail("",
          "this is a footprint report from `cco plan --json`, not a run plan (see docs/PRELOAD.md)");

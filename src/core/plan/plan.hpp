@@ -38,10 +38,12 @@
 #include <utility>
 #include <vector>
 
+#include "model/schema_names.hpp"
+
 namespace cco::plan {
 
-inline constexpr const char* kSchema = "ccoverlap.plan";
-inline constexpr const char* kSchemaVersion = "1.0.0";
+inline constexpr const char* kSchema = model::kPlanSchema;
+inline constexpr const char* kSchemaVersion = model::kSchemaVersion;
 
 /// A plan that cannot be used: bad JSON, unknown field, value out of range, unknown policy.
 /// what() is one line naming the field, e.g. "shaping.rules[1].blocks_per_sm: must be >= 1, got 0".

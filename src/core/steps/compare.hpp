@@ -23,8 +23,8 @@
 
 namespace cco::steps {
 
-inline constexpr const char* kCompareSchema = "ccoverlap.run_compare";  ///< with schema_version 1.x
-inline constexpr const char* kCompareSchemaLegacy = "cco.compare/1";    ///< earlier versions' name, read
+inline constexpr const char* kCompareSchema = model::kRunCompareSchema;  ///< with schema_version 1.x
+inline constexpr const char* kCompareSchemaLegacy = model::kRunCompareSchemaLegacy;  ///< read
 
 struct ConfigResult {
   std::string name;

@@ -29,10 +29,12 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "model/schema_names.hpp"
+
 namespace cco::steps {
 
-inline constexpr const char* kStepSchema = "ccoverlap.steps";         ///< with schema_version 1.x
-inline constexpr const char* kStepSchemaLegacy = "cco.steps/1";       ///< earlier versions' name, read
+inline constexpr const char* kStepSchema = model::kStepsSchema;  ///< with schema_version 1.x
+inline constexpr const char* kStepSchemaLegacy = model::kStepsSchemaLegacy;  ///< read
 
 struct StepTime {
   uint64_t step = 0;

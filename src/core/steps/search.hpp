@@ -39,8 +39,8 @@
 
 namespace cco::steps {
 
-inline constexpr const char* kTuneSchema = "ccoverlap.tune_decision";  ///< with schema_version 1.x
-inline constexpr const char* kTuneSchemaLegacy = "cco.tune/1";        ///< earlier versions' name, read
+inline constexpr const char* kTuneSchema = model::kTuneDecisionSchema;  ///< with schema_version 1.x
+inline constexpr const char* kTuneSchemaLegacy = model::kTuneDecisionSchemaLegacy;  ///< read
 /// Rounds per stage at least: 6 pairs is the fewest with a 95% sign-test interval (paired.hpp).
 inline constexpr int kMinRounds = 6;
 

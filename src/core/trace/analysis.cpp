@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "model/limits.hpp"
+#include "model/schema.hpp"
 
 namespace cco::trace {
 
@@ -249,8 +250,7 @@ TraceAnalysis analyze(const Trace& t, const AnalysisOptions& opt) {
 
 json analysis_to_json(const TraceAnalysis& a) {
   json j;
-  j["schema"] = "ccoverlap.trace_analysis";
-  j["schema_version"] = "1.0.0";
+  model::stamp_schema(j, model::kTraceAnalysisSchema);
   j["kernels"] = a.kernels;
   j["dropped_records"] = a.dropped_records;
   json ranks = json::array();

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "model/limits.hpp"
+#include "model/schema.hpp"
 #include "steps/paired.hpp"
 #include "steps/period.hpp"
 
@@ -1101,8 +1102,7 @@ json parts_json(const StepParts& p) {
 
 json diagnosis_to_json(const Diagnosis& d) {
   json j;
-  j["schema"] = "ccoverlap.step_diagnosis";
-  j["schema_version"] = "1.0.0";
+  model::stamp_schema(j, model::kStepDiagnosisSchema);
   j["sentence"] = d.sentence;
   j["steps"] = {{"source", d.steps.source},
                 {"detail", d.steps.detail},

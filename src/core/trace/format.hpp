@@ -23,10 +23,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/schema_names.hpp"
+
 namespace cco::trace {
 
-inline constexpr const char* kTraceSchema = "ccoverlap.trace";
-inline constexpr const char* kTraceSchemaVersion = "1.0.0";
+inline constexpr const char* kTraceSchema = model::kTraceSchema;
+inline constexpr const char* kTraceSchemaVersion = model::kSchemaVersion;
 
 // ---------------------------------------------------------------------------------------------
 // The trace

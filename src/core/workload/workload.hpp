@@ -24,6 +24,7 @@
 
 #include "model/limits.hpp"
 #include "model/metrics.hpp"
+#include "model/schema_names.hpp"
 #include "model/types.hpp"
 
 namespace cco::workload {
@@ -34,8 +35,8 @@ using model::DType;
 using model::Error;
 using model::RedOp;
 
-inline constexpr const char* kWorkloadSchema = "ccoverlap.workload";
-inline constexpr const char* kWorkloadSchemaVersion = "1.0.0";
+inline constexpr const char* kWorkloadSchema = model::kWorkloadSchema;
+inline constexpr const char* kWorkloadSchemaVersion = model::kSchemaVersion;
 
 /// A place in a workload file: 1-based line and column (in characters); 0 = unknown.
 struct SourcePos {

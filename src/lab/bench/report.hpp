@@ -9,11 +9,12 @@
 
 #include "bench/options.hpp"
 #include "model/metrics.hpp"
+#include "model/schema_names.hpp"
 
 namespace cco::bench {
 
-inline constexpr const char* kSchema = "ccoverlap.bench";
-inline constexpr const char* kSchemaVersion = "1.0.0";
+inline constexpr const char* kSchema = model::kBenchSchema;
+inline constexpr const char* kSchemaVersion = model::kSchemaVersion;
 
 /// Samples of one quantity in microseconds (each the max over ranks) and their summary.
 struct Timing {

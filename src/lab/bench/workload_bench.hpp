@@ -28,8 +28,8 @@
 
 namespace cco::bench {
 
-inline constexpr const char* kStepSchema = "ccoverlap.step_bench";
-inline constexpr const char* kStepSchemaVersion = "1.0.0";
+inline constexpr const char* kStepSchema = model::kStepBenchSchema;
+inline constexpr const char* kStepSchemaVersion = model::kSchemaVersion;
 
 struct StepOptions {
   std::string workload;                                     ///< --workload FILE

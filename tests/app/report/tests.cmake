@@ -5,3 +5,14 @@ target_compile_definitions(cco.test.trace_report PRIVATE
 # Step and tune results read, printed, drawn and compared (hand-made files in tests/fixtures/report).
 cco_add_test(trace_report_results SOURCES app/report/test_report_results.cpp LIBS cco.report LABELS "trace;report")
 target_compile_definitions(cco.test.trace_report_results PRIVATE CCO_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+# The Python module's readers against cco report's: the schema names and rule, and the same rows
+# from the same fixtures (python/ccoverlap, GPU-free).
+find_package(Python3 COMPONENTS Interpreter QUIET)
+if(Python3_Interpreter_FOUND)
+  add_test(NAME cco.test.report_python_readers
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/app/report/test_python_readers.py
+                   $<TARGET_FILE:cco> ${PROJECT_SOURCE_DIR})
+  set_tests_properties(cco.test.report_python_readers PROPERTIES LABELS "report;python" TIMEOUT 120)
+else()
+  list(APPEND CCO_TESTS_NOT_BUILT "cco.test.report_python_readers: no python3 found")
+endif()

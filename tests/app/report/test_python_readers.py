@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""The Python module's readers (python/ccoverlap) against cco's own (issue 35 item 2): one rule for
+schema names and versions, and the same rows from the same recorded files.
+
+- the module's schema table is src/core/model/schema_names.hpp's (names and the legacy names read);
+- its match rule is model::match_schema's: major version 1 read, a legacy name read only as itself;
+- for each fixture in tests/fixtures/ (a step file of the earlier name and the same file as cco
+  writes it now, a run comparison, a bench, a step bench and a tune result) the rows the module
+  gives are the rows `cco report FILE --format csv` prints: same count, labels and times;
+- a file of another major version is refused by both.
+Usage: test_python_readers.py CCO_BIN SOURCE_DIR. Exit 0 when all hold, 1 with one line per problem.
+"""
+import csv
+import io
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+cco, src = sys.argv[1], sys.argv[2]
+sys.path.insert(0, os.path.join(src, "python"))
+import ccoverlap  # noqa: E402
+
+problems = []
+
+
+def check(ok, what):
+    if not ok:
+        problems.append(what)
+
+
+def rows_of(x):
+    return x.to_dict("records") if hasattr(x, "to_dict") else x
+
+
+def report_csv(path):
+    out = subprocess.run([cco, "report", path, "--format", "csv"], capture_output=True, text=True)
+    if out.returncode != 0:
+        problems.append(f"cco report {path} --format csv: exit {out.returncode}: {out.stderr.strip()}")
+        return []
+    return list(csv.DictReader(io.StringIO(out.stdout)))
+
+
+def same_number(a, b, what):
+    """b as cco printed it (a CSV field: %.3f or %.6g, empty for none) against the module's a."""
+    if a is None or (isinstance(a, float) and math.isnan(a)):
+        check(b == "", f"{what}: module has none, cco printed '{b}'")
+        return
+    try:
+        check(math.isclose(float(a), float(b), rel_tol=1e-5, abs_tol=6e-4), f"{what}: module {a}, cco {b}")
+    except ValueError:
+        problems.append(f"{what}: module {a}, cco printed '{b}'")
+
+
+# --- the schema table and the match rule ---------------------------------------------------------
+header = open(os.path.join(src, "src", "core", "model", "schema_names.hpp"), encoding="utf-8").read()
+cpp = dict(re.findall(r'k(\w+?Schema(?:Legacy)?) = "([^"]+)"', header))
+cpp_table = {v: cpp.get(k + "Legacy") for k, v in cpp.items() if not k.endswith("Legacy")}
+check(cpp_table == ccoverlap._SCHEMAS,
+      f"python's _SCHEMAS differs from schema_names.hpp: {sorted(set(cpp_table.items()) ^ set(ccoverlap._SCHEMAS.items()))}")
+
+m = ccoverlap._match_schema
+for doc, name, legacy, want in [
+    ({"schema": "ccoverlap.steps", "schema_version": "1.4.0"}, "ccoverlap.steps", "cco.steps/1", "yes"),
+    ({"schema": "ccoverlap.steps", "schema_version": "2.0.0"}, "ccoverlap.steps", "cco.steps/1", "other"),
+    ({"schema": "ccoverlap.steps"}, "ccoverlap.steps", "cco.steps/1", "other"),
+    ({"schema": "cco.steps/1"}, "ccoverlap.steps", "cco.steps/1", "yes"),
+    ({"schema": "cco.steps/2"}, "ccoverlap.steps", "cco.steps/1", "other"),
+    ({"schema": "ccoverlap.bench", "schema_version": "1.0.0"}, "ccoverlap.steps", "cco.steps/1", "no"),
+    ({"schema": 3}, "ccoverlap.steps", None, "no"),
+    (["ccoverlap.steps"], "ccoverlap.steps", None, "no"),
+]:
+    check(m(doc, name, legacy) == want, f"_match_schema({doc}, {name}, {legacy}) = {m(doc, name, legacy)}, want {want}")
+
+fixtures = os.path.join(src, "tests", "fixtures")
+tmp = tempfile.mkdtemp()
+
+# --- step files: the earlier name, and the same file as cco writes it now ------------------------
+legacy = os.path.join(fixtures, "report", "steps_legacy.json")
+current = os.path.join(tmp, "steps.json")
+subprocess.run([cco, "report", legacy, "--json=" + current], check=True, capture_output=True)
+check(json.load(open(current))["schema"] == "ccoverlap.steps", "cco report --json did not write ccoverlap.steps")
+for path in (legacy, current):
+    py = rows_of(ccoverlap.read_steps(path))
+    cc = report_csv(path)
+    check(len(py) == len(cc) > 0, f"{path}: {len(py)} steps in python, {len(cc)} in cco")
+    for p, c in zip(py, cc):
+        w = f"{os.path.basename(path)} step {c['step']}"
+        check(str(p["step"]) == c["step"] and str(p["config"]) == c["config"], f"{w}: step/config differ")
+        check((p["config_name"] or "") == c["name"], f"{w}: config name {p['config_name']} vs {c['name']}")
+        same_number(p["host_ms"], c["host_ms"], w + " host_ms")
+        same_number(p["gpu_ms"], c["gpu_ms"], w + " gpu_ms")
+        check(("1" if p["regular"] else "0") == c["regular"], f"{w}: regular differs")
+
+# --- a run comparison ----------------------------------------------------------------------------
+path = os.path.join(fixtures, "report", "run_compare.json")
+py = rows_of(ccoverlap.read_compare(path))
+cc = report_csv(path)
+check(len(py) == len(cc) > 0, f"{path}: {len(py)} configurations in python, {len(cc)} in cco")
+for i, (p, c) in enumerate(zip(py, cc)):
+    w = f"run_compare config {c['config']}"
+    check(p["name"] == c["config"] and str(p["n"]) == c["rounds"], f"{w}: name/rounds differ")
+    for k in ("median_ms", "q1_ms", "q3_ms"):
+        same_number(p[k], c[k], f"{w} {k}")
+    if i > 0:
+        same_number(p["vs_first_median_ms"], c["diff_ms"], f"{w} diff_ms")
+        same_number(p["vs_first_lo_ms"], c["lo_ms"], f"{w} lo_ms")
+        same_number(p["vs_first_hi_ms"], c["hi_ms"], f"{w} hi_ms")
+
+# --- bench, step bench and tune results: the same rows --------------------------------------------
+for rel, time_key in [("recorded/2026-11-22-h200x2/builtin2048x2_ar256M.json", "t_median_us"),
+                      ("recorded/2026-11-24-h100-cta/step_tp_llama7b.json", "time_median_us"),
+                      ("report/step_a.json", "time_median_us"),
+                      ("recorded/2026-11-24-h100-search/tune_step.plan.json", "t_us"),
+                      ("report/tune_pair.plan.json", "t_us")]:
+    path = os.path.join(fixtures, rel)
+    py = rows_of(ccoverlap.frame(path))
+    cc = report_csv(path)
+    check(len(py) == len(cc) > 0, f"{rel}: {len(py)} rows in python, {len(cc)} in cco")
+    for p, c in zip(py, cc):
+        w = f"{rel} row {c['label']}"
+        if "label" in p and p["label"]:
+            check(p["label"] == c["label"], f"{w}: label {p['label']} in python")
+        if "size_bytes" in c:
+            check(str(p["size_bytes"]) == c["size_bytes"], f"{w}: size differs")
+        same_number(p[time_key], c["t_us"], w + " time")
+
+# --- another major version: refused by both ------------------------------------------------------
+doc = json.load(open(current))
+doc["schema_version"] = "2.0.0"
+newer = os.path.join(tmp, "steps_v2.json")
+json.dump(doc, open(newer, "w"))
+try:
+    ccoverlap.read_steps(newer)
+    problems.append("python read a ccoverlap.steps 2.0.0 file")
+except ValueError as e:
+    check("version" in str(e), f"python's refusal does not name the version: {e}")
+out = subprocess.run([cco, "report", newer], capture_output=True, text=True)
+check(out.returncode == 2 and "version" in out.stderr, f"cco report on 2.0.0: exit {out.returncode}: {out.stderr}")
+
+for p in problems:
+    print("python readers: " + p)
+if not problems:
+    print("python readers: schema table and rule agree; the same rows as cco report from 7 fixtures")
+sys.exit(1 if problems else 0)
