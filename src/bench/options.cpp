@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "bench/flags.hpp"
+#include "model/controls.hpp"
 #include "model/cta_policy.hpp"
 #include "model/limits.hpp"
 #include "model/occupancy.hpp"
@@ -66,21 +67,25 @@ Mode parse_mode(const std::string& s) {
                    "' (known: seq, concurrent, priority, shape, shape+priority)");
 }
 
-std::string RowSpec::label() const {
-  std::string s = to_string(mode);
-  if (is_shape(mode) && blocks_per_sm > 0) s += " k=" + std::to_string(blocks_per_sm);
-  if (is_shape(mode) && pad >= 0) s += " pad=" + model::format_bytes(pad);
-  return s + budgets();
+model::Controls RowSpec::controls() const {
+  model::Controls c;
+  if (is_shape(mode) && blocks_per_sm > 0) c.blocks_per_sm = blocks_per_sm;
+  if (is_shape(mode) && pad >= 0) c.pad = pad;
+  c.gemm_sms = gemm_sms;
+  c.nccl_ctas = nccl_ctas;
+  c.green_sms = green_sms;
+  c.nccl_reg = nccl_reg;
+  c.cta_policy = cta_policy;
+  return c;
 }
 
+std::string RowSpec::label() const { return to_string(mode) + model::label_tokens(controls()); }
+
 std::string RowSpec::budgets() const {
-  std::string s;
-  if (gemm_sms) s += " sms=" + (*gemm_sms == 0 ? std::string("all") : std::to_string(*gemm_sms));
-  if (nccl_ctas) s += " ctas=" + std::to_string(*nccl_ctas);
-  if (green_sms) s += " green=" + std::to_string(*green_sms);
-  if (nccl_reg) s += std::string(" reg=") + model::to_string(*nccl_reg);
-  if (cta_policy) s += std::string(" cta=") + model::to_string(*cta_policy);
-  return s;
+  model::Controls c = controls();
+  c.blocks_per_sm.reset();
+  c.pad.reset();
+  return model::label_tokens(c);
 }
 
 int budget_number(std::optional<int> v) { return v ? *v : -1; }
@@ -148,15 +153,17 @@ void parse_shape_options(Options& o, const std::string& modes, const std::string
 void parse_cta_policies(Options& o, const std::string& text, bool given) {
   o.nccl_cta_policy.reset();
   o.row_cta_policies.clear();
-  if (given && text.empty())
-    throw UsageError("--nccl-cta-policy: needs a policy (got an empty value)");
+  const auto cta = model::Control::CtaPolicy;
+  const std::string flag = model::spelled(cta, model::Spelling::Flag);
+  if (given && text.empty()) throw UsageError(flag + ": needs a policy (got an empty value)");
   if (text.empty()) return;
   std::vector<model::CtaPolicy> seen;
   for (const auto& item : split(text, ',')) {
-    const auto p = model_arg([&] { return model::parse_cta_policy(item); }, "--nccl-cta-policy");
-    if (std::find(seen.begin(), seen.end(), p) != seen.end())
-      throw UsageError("--nccl-cta-policy: '" + item + "' is given twice");
-    seen.push_back(p);
+    model::Controls c;  // the control table's codec (model/controls.hpp)
+    model_arg([&] { model::set_control(c, cta, model::Spelling::Flag, item); }, flag.c_str());
+    if (std::find(seen.begin(), seen.end(), *c.cta_policy) != seen.end())
+      throw UsageError(flag + ": '" + item + "' is given twice");
+    seen.push_back(*c.cta_policy);
   }
   o.nccl_cta_policy = seen[0];
   o.row_cta_policies.assign(seen.begin() + 1, seen.end());

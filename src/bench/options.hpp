@@ -13,6 +13,7 @@ class App;
 class Option;
 }  // namespace CLI
 
+#include "model/controls.hpp"
 #include "model/metrics.hpp"
 #include "model/types.hpp"
 
@@ -165,7 +166,10 @@ struct RowSpec {
   }
   /// Same mode, target, padding and budgets.
   bool operator==(const RowSpec&) const = default;
-  /// "priority", "shape+priority k=3", "concurrent sms=108 ctas=32 reg=window cta=zero".
+  /// The row's controls (k and pad for shape modes only), as the control table spells them.
+  model::Controls controls() const;
+  /// "priority", "shape+priority k=3", "concurrent sms=108 ctas=32 reg=window cta=zero": the mode
+  /// and model::label_tokens of controls().
   std::string label() const;
   /// The budgets alone, as label() writes them: " sms=108 ctas=32 reg=window cta=zero" ("" when
   /// the row has none).

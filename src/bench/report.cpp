@@ -391,7 +391,11 @@ nlohmann::json to_json(const Report& r) {
     x["nccl_ctas"] = budget_number(row.spec.nccl_ctas);
     x["green_sms"] = budget_number(row.spec.green_sms);
     x["nccl_register"] = model::comm_register_number(row.spec.nccl_reg);
-    x["cta_policy"] = row.cta_policy ? nlohmann::json(model::to_string(*row.cta_policy)) : nlohmann::json();
+    model::Controls ran;  // the policy the row's communicator had, as the control table spells it
+    ran.cta_policy = row.cta_policy;
+    const auto cta = model::Control::CtaPolicy;
+    const std::string policy = model::control_text(ran, cta, model::Spelling::Json);
+    x[model::spelled(cta, model::Spelling::Json)] = policy.empty() ? nlohmann::json() : nlohmann::json(policy);
     x["comm_path"] = row.comm_path;
     x["label"] = row.spec.label();
     x["t_ideal_us"] = val(model::ideal(t));

@@ -17,7 +17,9 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-std::string num(const std::optional<int>& v) { return v ? std::to_string(*v) : std::string(); }
+std::string num(const std::optional<int>& v) {
+  return v ? std::to_string(*v) : std::string();
+}
 
 // A whole number >= `min`, or Error.
 int count(std::string_view text, int min) {
@@ -44,7 +46,8 @@ std::string text_of(const Controls& v, Control c, Spelling s) {
       if (s == Spelling::PolicyPart) return *v.priority ? "priority" : "";
       return *v.priority ? "high" : "default";  // plan key
     case Control::Shaping:
-      if (v.shape_model) return s == Spelling::PolicyPart ? "shape:model" : s == Spelling::PlanKey ? "model" : "";
+      if (v.shape_model)
+        return s == Spelling::PolicyPart ? "shape:model" : s == Spelling::PlanKey ? "model" : "";
       if (!v.blocks_per_sm) return {};
       return (s == Spelling::PolicyPart ? "shape:" : "") + std::to_string(*v.blocks_per_sm);
     case Control::Pad:
@@ -52,19 +55,24 @@ std::string text_of(const Controls& v, Control c, Spelling s) {
       return s == Spelling::Json ? std::to_string(*v.pad) : format_bytes(*v.pad);
     case Control::When:
       if (!v.when) return {};
-      return std::string(s == Spelling::PolicyPart ? "@" : "") + (*v.when == When::Overlap ? "overlap" : "always");
+      return std::string(s == Spelling::PolicyPart ? "@" : "") +
+             (*v.when == When::Overlap ? "overlap" : "always");
     case Control::GemmSms:
       if (s == Spelling::PolicyPart) return v.gemm_sms ? "sm-target:" + num(v.gemm_sms) : "";
       if (s == Spelling::Label && v.gemm_sms == 0) return "all";
       return num(v.gemm_sms);
-    case Control::NcclCtas: return num(v.nccl_ctas);
-    case Control::Green: return num(v.green_sms);
+    case Control::NcclCtas:
+      return num(v.nccl_ctas);
+    case Control::Green:
+      return num(v.green_sms);
     case Control::Register:
       if (!v.nccl_reg) return {};
-      return s == Spelling::Json ? std::to_string(comm_register_number(v.nccl_reg)) : to_string(*v.nccl_reg);
+      return s == Spelling::Json ? std::to_string(comm_register_number(v.nccl_reg))
+                                 : to_string(*v.nccl_reg);
     case Control::CtaPolicy:
       if (!v.cta_policy) return {};
-      return s == Spelling::Env ? std::to_string(cta_policy_number(v.cta_policy)) : to_string(*v.cta_policy);
+      return s == Spelling::Env ? std::to_string(cta_policy_number(v.cta_policy))
+                                : to_string(*v.cta_policy);
     case Control::Channels:
       if (!v.channels) return {};
       return (s == Spelling::PolicyPart ? "channels:" : "") + std::to_string(*v.channels);
@@ -76,13 +84,19 @@ void read(Controls& v, Control c, Spelling s, std::string_view text) {
   const std::string t = lower(text);
   switch (c) {
     case Control::Priority:
-      if (t == "priority" || (s == Spelling::PlanKey && t == "high")) v.priority = true;
-      else if ((s == Spelling::Flag && t == "concurrent") || (s == Spelling::PlanKey && t == "default")) v.priority = false;
-      else throw Error("expected " + std::string(s == Spelling::PlanKey ? "high or default" : "priority") +
-                       ", got '" + std::string(text) + "'");
+      if (t == "priority" || (s == Spelling::PlanKey && t == "high"))
+        v.priority = true;
+      else if ((s == Spelling::Flag && t == "concurrent") ||
+               (s == Spelling::PlanKey && t == "default"))
+        v.priority = false;
+      else
+        throw Error("expected " +
+                    std::string(s == Spelling::PlanKey ? "high or default" : "priority") +
+                    ", got '" + std::string(text) + "'");
       return;
     case Control::Shaping: {
-      const std::string_view k = s == Spelling::PolicyPart ? part_value(t, "shape") : std::string_view(t);
+      const std::string_view k =
+          s == Spelling::PolicyPart ? part_value(t, "shape") : std::string_view(t);
       if (k == "model" && (s == Spelling::PolicyPart || s == Spelling::PlanKey)) {
         v.shape_model = true;
         v.blocks_per_sm.reset();
@@ -101,19 +115,29 @@ void read(Controls& v, Control c, Spelling s, std::string_view text) {
         if (w.empty() || w[0] != '@') throw Error("expected @overlap or @always, got '" + t + "'");
         w.remove_prefix(1);
       }
-      if (w == "overlap") v.when = When::Overlap;
-      else if (w == "always") v.when = When::Always;
-      else throw Error("expected overlap or always, got '" + std::string(text) + "'");
+      if (w == "overlap")
+        v.when = When::Overlap;
+      else if (w == "always")
+        v.when = When::Always;
+      else
+        throw Error("expected overlap or always, got '" + std::string(text) + "'");
       return;
     }
     case Control::GemmSms:
-      if (s == Spelling::Label && t == "all") v.gemm_sms = 0;
-      else v.gemm_sms = s == Spelling::PolicyPart ? count(part_value(t, "sm-target"), 1) : count(t, 0);
+      if (s == Spelling::Label && t == "all")
+        v.gemm_sms = 0;
+      else
+        v.gemm_sms = s == Spelling::PolicyPart ? count(part_value(t, "sm-target"), 1) : count(t, 0);
       return;
-    case Control::NcclCtas: v.nccl_ctas = count(t, 1); return;
-    case Control::Green: v.green_sms = count(t, 1); return;
+    case Control::NcclCtas:
+      v.nccl_ctas = count(t, 1);
+      return;
+    case Control::Green:
+      v.green_sms = count(t, 1);
+      return;
     case Control::Register:
-      v.nccl_reg = s == Spelling::Json ? comm_register_from_number(count(t, 0)) : parse_register(t);
+      v.nccl_reg =
+          s == Spelling::Json ? comm_register_from_number(count(t, 0)) : parse_register(text);
       return;
     case Control::CtaPolicy:
       if (s == Spelling::Env) {
@@ -121,11 +145,12 @@ void read(Controls& v, Control c, Spelling s, std::string_view text) {
       } else if (s == Spelling::PlanKey && t != "default" && t != "efficiency" && t != "zero") {
         throw Error("must be \"default\", \"efficiency\" or \"zero\", got \"" + t + "\"");
       } else {
-        v.cta_policy = parse_cta_policy(t);
+        v.cta_policy = parse_cta_policy(text);  // its message names the text as given
       }
       return;
     case Control::Channels:
-      v.channels = count(s == Spelling::PolicyPart ? part_value(t, "channels") : std::string_view(t), 1);
+      v.channels =
+          count(s == Spelling::PolicyPart ? part_value(t, "channels") : std::string_view(t), 1);
       return;
   }
 }

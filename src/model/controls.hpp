@@ -93,6 +93,11 @@ inline constexpr std::array<ControlRow, 10> kControls = {{
 }};
 // clang-format on
 
+/// Control `c`'s spelling `s` as the table writes it (nullptr: none), at compile time.
+constexpr const char* spelled(Control c, Spelling s) {
+  return kControls[static_cast<std::size_t>(c)].spelled[static_cast<std::size_t>(s)];
+}
+
 /// The row of `c`.
 const ControlRow& control_row(Control c);
 /// Control `c`'s name in spelling `s` (nullptr: not spelled there). Where the spelling names two

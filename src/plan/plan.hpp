@@ -32,11 +32,14 @@
 
 #include <cstdint>
 #include <climits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "model/types.hpp"
 
 namespace cco::plan {
 
@@ -141,7 +144,7 @@ struct Nccl {
   std::vector<ChannelRule> channels;  ///< first match wins
   int min_ctas = 0;                   ///< > 0: NCCL_MIN_CTAS
   int max_ctas = 0;                   ///< > 0: NCCL_MAX_CTAS
-  std::string cta_policy;             ///< "" | default | efficiency | zero: NCCL_CTA_POLICY
+  std::optional<model::CtaPolicy> cta_policy;  ///< NCCL_CTA_POLICY (nullopt: NCCL's own)
   bool uses_tuner() const { return !channels.empty(); }
   /// The variables this section asks `cco run` to set, in order.
   std::vector<std::pair<std::string, std::string>> environment() const;

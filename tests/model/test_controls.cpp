@@ -16,8 +16,9 @@ using cco::model::Controls;
 using cco::model::kControls;
 using cco::model::Spelling;
 
-const Spelling kAll[] = {Spelling::Flag,  Spelling::TuneList, Spelling::PolicyPart, Spelling::PlanKey,
-                         Spelling::Label, Spelling::Env,      Spelling::Json};
+const Spelling kAll[] = {Spelling::Flag,    Spelling::TuneList, Spelling::PolicyPart,
+                         Spelling::PlanKey, Spelling::Label,    Spelling::Env,
+                         Spelling::Json};
 
 // Values of each control worth a round trip (every enum value; a count; the model's k).
 std::vector<Controls> samples(Control c) {
@@ -28,19 +29,29 @@ std::vector<Controls> samples(Control c) {
     out.push_back(v);
   };
   switch (c) {
-    case Control::Priority: add([](Controls& v) { v.priority = true; }); break;
+    case Control::Priority:
+      add([](Controls& v) { v.priority = true; });
+      break;
     case Control::Shaping:
       add([](Controls& v) { v.blocks_per_sm = 3; });
       add([](Controls& v) { v.shape_model = true; });
       break;
-    case Control::Pad: add([](Controls& v) { v.pad = 16384; }); break;
+    case Control::Pad:
+      add([](Controls& v) { v.pad = 16384; });
+      break;
     case Control::When:
       add([](Controls& v) { v.when = cco::model::When::Overlap; });
       add([](Controls& v) { v.when = cco::model::When::Always; });
       break;
-    case Control::GemmSms: add([](Controls& v) { v.gemm_sms = 108; }); break;
-    case Control::NcclCtas: add([](Controls& v) { v.nccl_ctas = 32; }); break;
-    case Control::Green: add([](Controls& v) { v.green_sms = 54; }); break;
+    case Control::GemmSms:
+      add([](Controls& v) { v.gemm_sms = 108; });
+      break;
+    case Control::NcclCtas:
+      add([](Controls& v) { v.nccl_ctas = 32; });
+      break;
+    case Control::Green:
+      add([](Controls& v) { v.green_sms = 54; });
+      break;
     case Control::Register:
       for (auto r : {cco::model::CommRegister::None, cco::model::CommRegister::Buffer,
                      cco::model::CommRegister::Window})
@@ -51,7 +62,9 @@ std::vector<Controls> samples(Control c) {
                      cco::model::CtaPolicy::Zero})
         add([p](Controls& v) { v.cta_policy = p; });
       break;
-    case Control::Channels: add([](Controls& v) { v.channels = 8; }); break;
+    case Control::Channels:
+      add([](Controls& v) { v.channels = 8; });
+      break;
   }
   return out;
 }
