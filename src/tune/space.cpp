@@ -103,7 +103,7 @@ std::vector<RowSpec> build_space(const SpaceInput& in, const SpaceOptions& opt,
           note("k=" + std::to_string(k) + " pruned: same blocks per SM as another target");
           continue;
         }
-        RowSpec r{Mode::Shape, k, -1};
+        RowSpec r{Mode::Shape, k};
         compute_side.push_back(r);
       }
     }
