@@ -167,7 +167,7 @@ def stats() -> List[Dict[str, str]]:
 # ---- loaders ------------------------------------------------------------------------------------
 
 # The schema names of src/core/model/schema_names.hpp, each with the name earlier versions wrote (still
-# read); tests/report/test_python_readers.py checks that the two lists agree.
+# read); tests/app/report/test_python_readers.py checks that the two lists agree.
 _SCHEMAS: Dict[str, Optional[str]] = {
     "ccoverlap.bench": None, "ccoverlap.step_bench": None, "ccoverlap.plan": None,
     "ccoverlap.footprint": None, "ccoverlap.workload": None, "ccoverlap.trace": None,

@@ -1,5 +1,6 @@
 #include "plan/plan.hpp"
 
+#include "model/controls.hpp"
 #include "model/limits.hpp"
 #include "model/read_file.hpp"
 
@@ -10,13 +11,18 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "model/limits.hpp"
 #include "model/occupancy.hpp"
 
 namespace cco::plan {
 namespace {
 
 using nlohmann::json;
+
+// The CTA policy's plan key, from the control table: "nccl.cta_policy" (the field "cta_policy").
+constexpr auto kCta = model::Control::CtaPolicy;
+constexpr const char* kCtaKey = model::spelled(kCta, model::Spelling::PlanKey);
+constexpr const char* kCtaField = kCtaKey + std::string_view(kCtaKey).find('.') + 1;
+std::string cta_text(model::Controls c, model::Spelling s) { return model::control_text(c, kCta, s); }
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -245,7 +251,7 @@ int parse_ctas(const json& v, const std::string& w) {
 
 Nccl parse_nccl(const json& j) {
   need_object(j, "nccl");
-  check_keys(j, "nccl", {"channels", "min_ctas", "max_ctas", "cta_policy", "comment"});
+  check_keys(j, "nccl", {"channels", "min_ctas", "max_ctas", kCtaField, "comment"});
   Nccl n;
   if (j.contains("channels")) {
     const json& cs = j["channels"];
@@ -278,12 +284,13 @@ Nccl parse_nccl(const json& j) {
   if (n.min_ctas > 0 && n.max_ctas > 0 && n.min_ctas > n.max_ctas)
     fail("nccl", "min_ctas (" + std::to_string(n.min_ctas) + ") is larger than max_ctas (" +
                      std::to_string(n.max_ctas) + ")");
-  if (j.contains("cta_policy")) {
-    n.cta_policy = lower(need_string(j["cta_policy"], "nccl.cta_policy"));
-    if (n.cta_policy != "default" && n.cta_policy != "efficiency" && n.cta_policy != "zero")
-      fail("nccl.cta_policy", "must be \"default\", \"efficiency\" or \"zero\", got \"" +
-                                  n.cta_policy + "\"");
+  model::Controls c;  // the control table's codec (model/controls.hpp)
+  try {
+    if (j.contains(kCtaField)) set_control(c, kCta, model::Spelling::PlanKey, need_string(j[kCtaField], kCtaKey));
+  } catch (const model::Error& e) {
+    fail(kCtaKey, e.what());
   }
+  n.cta_policy = c.cta_policy;
   return n;
 }
 
@@ -406,10 +413,9 @@ std::vector<std::pair<std::string, std::string>> Nccl::environment() const {
   std::vector<std::pair<std::string, std::string>> e;
   if (min_ctas > 0) e.emplace_back("NCCL_MIN_CTAS", std::to_string(min_ctas));
   if (max_ctas > 0) e.emplace_back("NCCL_MAX_CTAS", std::to_string(max_ctas));
-  if (!cta_policy.empty()) {
-    const char* v = cta_policy == "zero" ? "2" : cta_policy == "efficiency" ? "1" : "0";
-    e.emplace_back("NCCL_CTA_POLICY", v);
-  }
+  model::Controls c;
+  c.cta_policy = cta_policy;
+  if (cta_policy) e.emplace_back(model::spelled(kCta, model::Spelling::Env), cta_text(c, model::Spelling::Env));
   return e;
 }
 
@@ -687,7 +693,7 @@ std::string to_json(const Plan& plan, int indent) {
   if (plan.gemm.active())
     j["gemm"] = {{"sm_target", plan.gemm.sm_target}, {"when", to_string(plan.gemm.when)}};
   if (!plan.nccl.channels.empty() || plan.nccl.min_ctas > 0 || plan.nccl.max_ctas > 0 ||
-      !plan.nccl.cta_policy.empty()) {
+      plan.nccl.cta_policy) {
     json n = json::object();
     if (!plan.nccl.channels.empty()) {
       n["channels"] = json::array();
@@ -700,7 +706,9 @@ std::string to_json(const Plan& plan, int indent) {
     }
     if (plan.nccl.min_ctas > 0) n["min_ctas"] = plan.nccl.min_ctas;
     if (plan.nccl.max_ctas > 0) n["max_ctas"] = plan.nccl.max_ctas;
-    if (!plan.nccl.cta_policy.empty()) n["cta_policy"] = plan.nccl.cta_policy;
+    model::Controls c;
+    c.cta_policy = plan.nccl.cta_policy;
+    if (c.cta_policy) n[kCtaField] = cta_text(c, model::Spelling::PlanKey);
     j["nccl"] = n;
   }
   j["priority"] = {{"nccl", plan.priority.nccl == NcclPriority::High ? "high" : "default"},

@@ -32,6 +32,7 @@
 
 #include <cstdint>
 #include <climits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -39,6 +40,7 @@
 #include <vector>
 
 #include "model/schema_names.hpp"
+#include "model/types.hpp"
 
 namespace cco::plan {
 
@@ -143,7 +145,7 @@ struct Nccl {
   std::vector<ChannelRule> channels;  ///< first match wins
   int min_ctas = 0;                   ///< > 0: NCCL_MIN_CTAS
   int max_ctas = 0;                   ///< > 0: NCCL_MAX_CTAS
-  std::string cta_policy;             ///< "" | default | efficiency | zero: NCCL_CTA_POLICY
+  std::optional<model::CtaPolicy> cta_policy;  ///< NCCL_CTA_POLICY (nullopt: NCCL's own)
   bool uses_tuner() const { return !channels.empty(); }
   /// The variables this section asks `cco run` to set, in order.
   std::vector<std::pair<std::string, std::string>> environment() const;

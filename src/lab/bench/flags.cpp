@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "bench/options.hpp"
+#include "model/controls.hpp"
 
 namespace cco::bench {
 namespace {
@@ -20,6 +21,11 @@ constexpr const char* kRegister =
     "--nccl-register for the step's arena)";
 constexpr const char* kThreads = "cco tune --workload runs in one process with a thread per GPU";
 constexpr const char* kModes = "cco tune chooses the modes itself";
+// A control's flag and tune list, spelled once in the control table (model/controls.hpp).
+constexpr const char* flag_of(model::Control c) { return model::spelled(c, model::Spelling::Flag); }
+constexpr const char* list_of(model::Control c) { return model::spelled(c, model::Spelling::TuneList); }
+using C = model::Control;
+
 constexpr const char* kValidate = "it belongs to cco bench --workload FILE --validate";
 
 const std::vector<FlagSpec>& table() {
@@ -46,18 +52,18 @@ const std::vector<FlagSpec>& table() {
       {F::Bootstrap, "--bootstrap", true, kPairs | kStep, false, kThreads, nullptr},
       {F::BootstrapTimeout, "--bootstrap-timeout", true, kPairs | kStep, false, kThreads, nullptr},
       {F::Modes, "--modes", true, kPair | kStep, false, nullptr, kModes},
-      {F::BlocksPerSm, "--blocks-per-sm", true, kAll, true, nullptr, nullptr},
-      {F::Pad, "--pad", true, kPair | kStep, false, nullptr,
+      {F::BlocksPerSm, flag_of(C::Shaping), true, kAll, true, nullptr, nullptr},
+      {F::Pad, flag_of(C::Pad), true, kPair | kStep, false, nullptr,
        "cco tune chooses the modes itself (--blocks-per-sm LIST sets the targets)"},
-      {F::GemmSms, "--gemm-sms", true, kPairs | kStep, false, kEverySm, nullptr},
-      {F::GreenSms, "--green-sms", true, kPair | kTunes, true,
+      {F::GemmSms, flag_of(C::GemmSms), true, kPairs | kStep, false, kEverySm, nullptr},
+      {F::GreenSms, flag_of(C::Green), true, kPair | kTunes, true,
        "a step runs on the whole device (cco tune --workload --green-sms tries partitions)",
        nullptr},
       {F::NcclMinCtas, "--nccl-min-ctas", true, kAll, false, nullptr, nullptr},
       {F::NcclMaxCtas, "--nccl-max-ctas", true, kAll, false, nullptr, nullptr},
-      {F::NcclCtaPolicy, "--nccl-cta-policy", true, kAll, false, nullptr, nullptr},
+      {F::NcclCtaPolicy, flag_of(C::CtaPolicy), true, kAll, false, nullptr, nullptr},
       {F::NcclCgaClusterSize, "--nccl-cga-cluster-size", true, kAll, false, nullptr, nullptr},
-      {F::NcclRegister, "--nccl-register", true, kPairs | kStep, false, kRegister, nullptr},
+      {F::NcclRegister, flag_of(C::Register), true, kPairs | kStep, false, kRegister, nullptr},
       {F::Json, "--json", true, kAll, true, nullptr, nullptr},
       {F::Csv, "--csv", true, kPair | kStep, false, nullptr,
        "cco tune writes a plan (--plan, --json)"},
@@ -68,8 +74,8 @@ const std::vector<FlagSpec>& table() {
       {F::Validate, "--validate", false, kStep, false, nullptr, kValidate},
       {F::Param, "--param", true, kStep | kTuneStep, false, nullptr, nullptr},
       {F::GpuMemory, "--gpu-memory", true, kStep, false, nullptr, kValidate},
-      {F::SmBudgets, "--sm-budgets", true, kTunePair, true, kEverySm, nullptr},
-      {F::Ctas, "--ctas", true, kTunes, true, nullptr, nullptr},
+      {F::SmBudgets, list_of(C::GemmSms), true, kTunePair, true, kEverySm, nullptr},
+      {F::Ctas, list_of(C::NcclCtas), true, kTunes, true, nullptr, nullptr},
       {F::NoPriority, "--no-priority", false, kTunes, true, nullptr, nullptr},
       {F::ScreenIters, "--screen-iters", true, kTunes, true, nullptr, nullptr},
       {F::Top, "--top", true, kTunes, true, nullptr, nullptr},
@@ -80,7 +86,7 @@ const std::vector<FlagSpec>& table() {
       {F::Retune, "--retune", false, kTunes, true, nullptr, nullptr},
       {F::Refine, "--refine", true, kTunes, true, nullptr, nullptr},
       {F::Rounds, "--rounds", true, kTunes, true, nullptr, nullptr},
-      {F::Registers, "--registers", true, kTunePair, true, kRegister, nullptr},
+      {F::Registers, list_of(C::Register), true, kTunePair, true, kRegister, nullptr},
   };
   return t;
 }

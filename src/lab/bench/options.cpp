@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "bench/flags.hpp"
+#include "model/controls.hpp"
 #include "model/cta_policy.hpp"
 #include "model/limits.hpp"
 #include "model/occupancy.hpp"
@@ -66,21 +67,25 @@ Mode parse_mode(const std::string& s) {
                    "' (known: seq, concurrent, priority, shape, shape+priority)");
 }
 
-std::string RowSpec::label() const {
-  std::string s = to_string(mode);
-  if (is_shape(mode) && blocks_per_sm > 0) s += " k=" + std::to_string(blocks_per_sm);
-  if (is_shape(mode) && pad >= 0) s += " pad=" + model::format_bytes(pad);
-  return s + budgets();
+model::Controls RowSpec::controls() const {
+  model::Controls c;
+  if (is_shape(mode) && blocks_per_sm > 0) c.blocks_per_sm = blocks_per_sm;
+  if (is_shape(mode)) c.pad = pad;
+  c.gemm_sms = gemm_sms;
+  c.nccl_ctas = nccl_ctas;
+  c.green_sms = green_sms;
+  c.nccl_reg = nccl_reg;
+  c.cta_policy = cta_policy;
+  return c;
 }
 
+std::string RowSpec::label() const { return to_string(mode) + model::label_tokens(controls()); }
+
 std::string RowSpec::budgets() const {
-  std::string s;
-  if (gemm_sms) s += " sms=" + (*gemm_sms == 0 ? std::string("all") : std::to_string(*gemm_sms));
-  if (nccl_ctas) s += " ctas=" + std::to_string(*nccl_ctas);
-  if (green_sms) s += " green=" + std::to_string(*green_sms);
-  if (nccl_reg) s += std::string(" reg=") + model::to_string(*nccl_reg);
-  if (cta_policy) s += std::string(" cta=") + model::to_string(*cta_policy);
-  return s;
+  model::Controls c = controls();
+  c.blocks_per_sm.reset();
+  c.pad.reset();
+  return model::label_tokens(c);
 }
 
 int budget_number(std::optional<int> v) { return v ? *v : -1; }
@@ -148,15 +153,17 @@ void parse_shape_options(Options& o, const std::string& modes, const std::string
 void parse_cta_policies(Options& o, const std::string& text, bool given) {
   o.nccl_cta_policy.reset();
   o.row_cta_policies.clear();
-  if (given && text.empty())
-    throw UsageError("--nccl-cta-policy: needs a policy (got an empty value)");
+  const auto cta = model::Control::CtaPolicy;
+  const std::string flag = model::spelled(cta, model::Spelling::Flag);
+  if (given && text.empty()) throw UsageError(flag + ": needs a policy (got an empty value)");
   if (text.empty()) return;
   std::vector<model::CtaPolicy> seen;
   for (const auto& item : split(text, ',')) {
-    const auto p = model_arg([&] { return model::parse_cta_policy(item); }, "--nccl-cta-policy");
-    if (std::find(seen.begin(), seen.end(), p) != seen.end())
-      throw UsageError("--nccl-cta-policy: '" + item + "' is given twice");
-    seen.push_back(p);
+    model::Controls c;  // the control table's codec (model/controls.hpp)
+    model_arg([&] { model::set_control(c, cta, model::Spelling::Flag, item); }, flag.c_str());
+    if (std::find(seen.begin(), seen.end(), *c.cta_policy) != seen.end())
+      throw UsageError(flag + ": '" + item + "' is given twice");
+    seen.push_back(*c.cta_policy);
   }
   o.nccl_cta_policy = seen[0];
   o.row_cta_policies.assign(seen.begin() + 1, seen.end());
@@ -166,17 +173,20 @@ void parse_cta_policies(Options& o, const std::string& text, bool given) {
     o.nccl_register = model::CommRegister::Window;
 }
 
-void check_nccl_and_outputs(const Options& o) {
+void check_nccl_and_outputs(Options& o, const SharedText& t) {
   if (o.bootstrap != "auto" && o.bootstrap != "threads" && o.bootstrap != "env" && o.bootstrap != "mpi")
     throw UsageError("--bootstrap: expected auto, threads, env or mpi, got '" + o.bootstrap + "'");
   if (!(o.bootstrap_timeout >= 0) || o.bootstrap_timeout > 86400)
     throw UsageError("--bootstrap-timeout: expected seconds in 0..86400");
-  for (const int* v : {&o.nccl_min_ctas, &o.nccl_max_ctas})
+  for (const int* v : {&t.min_ctas, &t.max_ctas})
     if (*v == 0 || *v < -1 || *v > 64) throw UsageError("--nccl-min-ctas/--nccl-max-ctas: must be 1..64");
-  if (o.nccl_min_ctas > 0 && o.nccl_max_ctas > 0 && o.nccl_min_ctas > o.nccl_max_ctas)
+  if (t.min_ctas > 0 && t.max_ctas > 0 && t.min_ctas > t.max_ctas)
     throw UsageError("--nccl-min-ctas must not exceed --nccl-max-ctas");
-  if (o.nccl_cga_cluster < -1 || o.nccl_cga_cluster > 8)
+  if (t.cga_cluster < -1 || t.cga_cluster > 8)
     throw UsageError("--nccl-cga-cluster-size: must be 0..8");
+  o.nccl_min_ctas = budget_from_number(t.min_ctas);
+  o.nccl_max_ctas = budget_from_number(t.max_ctas);
+  o.nccl_cga_cluster = budget_from_number(t.cga_cluster);
   if (!o.json_path.empty() && o.json_path == o.csv_path && o.json_path != "-")
     throw UsageError("--json and --csv name the same file");
   if (!o.trace_path.empty() && (o.trace_path == o.json_path || o.trace_path == o.csv_path))
@@ -197,10 +207,10 @@ void add_shared_options(CLI::App& app, Options& o, SharedText& t) {
   add_flag_option(app, F::Modes, t.modes);
   add_flag_option(app, F::BlocksPerSm, t.bps);
   add_flag_option(app, F::Pad, t.pads);
-  add_flag_option(app, F::NcclMinCtas, o.nccl_min_ctas);
-  add_flag_option(app, F::NcclMaxCtas, o.nccl_max_ctas);
+  add_flag_option(app, F::NcclMinCtas, t.min_ctas);
+  add_flag_option(app, F::NcclMaxCtas, t.max_ctas);
   t.cta_option = add_flag_option(app, F::NcclCtaPolicy, t.cta_policy);
-  add_flag_option(app, F::NcclCgaClusterSize, o.nccl_cga_cluster);
+  add_flag_option(app, F::NcclCgaClusterSize, t.cga_cluster);
   add_flag_option(app, F::Json, o.json_path);
   add_flag_option(app, F::Csv, o.csv_path);
   add_flag_option(app, F::Trace, o.trace_path);
@@ -475,7 +485,7 @@ Options parse_options(const std::vector<std::string>& args) {
   }
   if (o.gemm_sms < 0) throw UsageError("--gemm-sms: must be positive");
   if (o.green_sms < 0 || o.green_sms > 100000) throw UsageError("--green-sms: must be positive");
-  check_nccl_and_outputs(o);
+  check_nccl_and_outputs(o, shared);
   return o;
 }
 
@@ -565,7 +575,7 @@ std::vector<RowSpec> mode_rows(const Options& o, const std::vector<Mode>& modes,
   std::vector<RowSpec> rows;
   for (Mode m : modes) {
     if (!is_shape(m)) {
-      RowSpec r{m, 0, -1};
+      RowSpec r{m};
       if (m != Mode::Seq && o.green_sms > 0) r.green_sms = o.green_sms;
       rows.push_back(r);
       continue;
@@ -576,13 +586,13 @@ std::vector<RowSpec> mode_rows(const Options& o, const std::vector<Mode>& modes,
     if (!o.pads.empty()) {
       for (int64_t p : o.pads) rows.push_back({m, 0, p, std::nullopt, std::nullopt, green});
     } else if (!o.blocks_per_sm.empty()) {
-      for (int k : o.blocks_per_sm) rows.push_back({m, k, -1, std::nullopt, std::nullopt, green});
+      for (int k : o.blocks_per_sm) rows.push_back({m, k, std::nullopt, std::nullopt, std::nullopt, green});
     } else {
       if (natural_bps <= 1 && notes)
         notes->push_back(std::string("mode ") + to_string(m) +
                          ": the kernel already runs at 1 block per SM; nothing to shape");
       for (int k = natural_bps - 1; k >= 1; --k)
-        rows.push_back({m, k, -1, std::nullopt, std::nullopt, green});
+        rows.push_back({m, k, std::nullopt, std::nullopt, std::nullopt, green});
     }
   }
   return rows;

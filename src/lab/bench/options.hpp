@@ -13,6 +13,7 @@ class App;
 class Option;
 }  // namespace CLI
 
+#include "model/controls.hpp"
 #include "model/metrics.hpp"
 #include "model/types.hpp"
 
@@ -61,7 +62,9 @@ struct Options {
   std::vector<int64_t> pads;               ///< or explicit extra dynamic shared memory
   int gemm_sms = 0;                        ///< cuBLASLt SM-count target (0: all)
   int green_sms = 0;                       ///< compute in a green-context SM partition (0: none)
-  int nccl_min_ctas = -1, nccl_max_ctas = -1, nccl_cga_cluster = -1;
+  /// --nccl-min-ctas, --nccl-max-ctas, --nccl-cga-cluster-size (nullopt: NCCL's own; -1 on the
+  /// command line says so)
+  std::optional<int> nccl_min_ctas, nccl_max_ctas, nccl_cga_cluster;
   /// --nccl-cta-policy's first value (nullopt: not given, NCCL's default): the run's own
   /// communicator's CTAPolicy.
   std::optional<model::CtaPolicy> nccl_cta_policy = std::nullopt;
@@ -85,6 +88,7 @@ Options parse_options(const std::vector<std::string>& args);
 struct SharedText {
   std::string modes, bps, pads, cta_policy;
   CLI::Option* cta_option = nullptr;  ///< --nccl-cta-policy (an empty value given is an error)
+  int min_ctas = -1, max_ctas = -1, cga_cluster = -1;  ///< as given (-1: none), checked into Options
   int check = 1;
 };
 /// The CLI11 options every bench parser takes, a pair's and a step's (in the flag table both
@@ -126,7 +130,7 @@ std::string unknown_option(const CLI::App& app, const std::vector<std::string>& 
 void check_counts(Options& o, int check);
 void parse_shape_options(Options& o, const std::string& modes, const std::string& bps,
                          const std::string& pads);
-void check_nccl_and_outputs(const Options& o);
+void check_nccl_and_outputs(Options& o, const SharedText& t);
 
 /// The collective sizes to run: min, min*f, ... up to max (nccl-tests -b -e -f).
 std::vector<int64_t> sizes(const Options& o);
@@ -148,7 +152,8 @@ std::string in_place_refusal(model::Collective c);
 struct RowSpec {
   Mode mode = Mode::Seq;
   int blocks_per_sm = 0;  ///< shape target k (0: none)
-  int64_t pad = -1;       ///< explicit extra dynamic shared memory (-1: none / planned from k)
+  /// Explicit extra dynamic shared memory (nullopt: none, or planned from k; -1 in rows_to_json)
+  std::optional<int64_t> pad = std::nullopt;
   /// Resource budgets beyond the paper (used by `cco tune`): nullopt keeps the run's own setting.
   /// cuBLASLt SM-count target for this row's GEMMs (0: all SMs)
   std::optional<int> gemm_sms = std::nullopt;
@@ -165,7 +170,10 @@ struct RowSpec {
   }
   /// Same mode, target, padding and budgets.
   bool operator==(const RowSpec&) const = default;
-  /// "priority", "shape+priority k=3", "concurrent sms=108 ctas=32 reg=window cta=zero".
+  /// The row's controls (k and pad for shape modes only), as the control table spells them.
+  model::Controls controls() const;
+  /// "priority", "shape+priority k=3", "concurrent sms=108 ctas=32 reg=window cta=zero": the mode
+  /// and model::label_tokens of controls().
   std::string label() const;
   /// The budgets alone, as label() writes them: " sms=108 ctas=32 reg=window cta=zero" ("" when
   /// the row has none).

@@ -52,10 +52,10 @@ nlohmann::json gather_devices(boot::Group& g, int device, const rt::DeviceInfo& 
 rt::CommConfig comm_config(const Options& o) {
   rt::CommConfig cc;
   // The options' -1 (not given) is NCCL's default: nullopt.
-  cc.min_ctas = budget_from_number(o.nccl_min_ctas);
-  cc.max_ctas = budget_from_number(o.nccl_max_ctas);
+  cc.min_ctas = o.nccl_min_ctas;
+  cc.max_ctas = o.nccl_max_ctas;
   cc.cta_policy = o.nccl_cta_policy;
-  cc.cga_cluster_size = budget_from_number(o.nccl_cga_cluster);
+  cc.cga_cluster_size = o.nccl_cga_cluster;
   return cc;
 }
 

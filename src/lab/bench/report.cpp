@@ -264,7 +264,7 @@ std::string format_in_place(const Report& r) {
 nlohmann::json rows_to_json(const std::vector<RowSpec>& rows) {
   nlohmann::json j = nlohmann::json::array();
   for (const auto& r : rows)
-    j.push_back({static_cast<int>(r.mode), r.blocks_per_sm, r.pad, budget_number(r.gemm_sms),
+    j.push_back({static_cast<int>(r.mode), r.blocks_per_sm, r.pad.value_or(-1), budget_number(r.gemm_sms),
                  budget_number(r.nccl_ctas), budget_number(r.green_sms),
                  model::comm_register_number(r.nccl_reg), model::cta_policy_number(r.cta_policy)});
   return j;
@@ -276,7 +276,7 @@ std::vector<RowSpec> rows_from_json(const nlohmann::json& j) {
     RowSpec r;
     r.mode = static_cast<Mode>(x[0].get<int>());
     r.blocks_per_sm = x[1];
-    r.pad = x[2];
+    if (const int64_t pad = x[2]; pad >= 0) r.pad = pad;
     r.gemm_sms = budget_from_number(x[3].get<int>());
     r.nccl_ctas = budget_from_number(x[4].get<int>());
     r.green_sms = budget_from_number(x[5].get<int>());
@@ -337,11 +337,11 @@ nlohmann::json options_json(const Options& o) {
   j["pad"] = o.pads;
   j["gemm_sms"] = o.gemm_sms;
   j["green_sms"] = o.green_sms;
-  j["nccl"] = {{"min_ctas", o.nccl_min_ctas},
-               {"max_ctas", o.nccl_max_ctas},
+  j["nccl"] = {{"min_ctas", budget_number(o.nccl_min_ctas)},
+               {"max_ctas", budget_number(o.nccl_max_ctas)},
                {"cta_policy", model::cta_policy_number(o.nccl_cta_policy)},
                {"row_cta_policies", policy_numbers(o.row_cta_policies)},
-               {"cga_cluster_size", o.nccl_cga_cluster},
+               {"cga_cluster_size", budget_number(o.nccl_cga_cluster)},
                {"register", model::to_string(o.nccl_register)}};
   return j;
 }
@@ -391,7 +391,11 @@ nlohmann::json to_json(const Report& r) {
     x["nccl_ctas"] = budget_number(row.spec.nccl_ctas);
     x["green_sms"] = budget_number(row.spec.green_sms);
     x["nccl_register"] = model::comm_register_number(row.spec.nccl_reg);
-    x["cta_policy"] = row.cta_policy ? nlohmann::json(model::to_string(*row.cta_policy)) : nlohmann::json();
+    model::Controls ran;  // the policy the row's communicator had, as the control table spells it
+    ran.cta_policy = row.cta_policy;
+    const auto cta = model::Control::CtaPolicy;
+    const std::string policy = model::control_text(ran, cta, model::Spelling::Json);
+    x[model::spelled(cta, model::Spelling::Json)] = policy.empty() ? nlohmann::json() : nlohmann::json(policy);
     x["comm_path"] = row.comm_path;
     x["label"] = row.spec.label();
     x["t_ideal_us"] = val(model::ideal(t));

@@ -110,8 +110,8 @@ std::vector<PlannedRow> plan_step_rows(const std::vector<RowSpec>& specs,
     if (is_shape(s.mode)) {
       for (std::size_t ki = 0; ki < kernels.size(); ++ki) {
         const auto& k = kernels[ki];
-        const PadPlan pp = plan_padding(lim, k.fp, k.fn, s.blocks_per_sm, s.pad,
-                                        "--pad " + model::format_bytes(s.pad) + " for " + k.name);
+        const PadPlan pp = plan_padding(lim, k.fp, k.fn, s.blocks_per_sm, s.pad.value_or(-1),
+                                        "--pad " + model::format_bytes(s.pad.value_or(-1)) + " for " + k.name);
         if (!pp.note.empty() && notes) notes->push_back(k.name + ": " + pp.note);
         if (pp.driver_bps != pp.model_bps && notes)
           notes->push_back(k.name + " pad " + std::to_string(pp.pad) + ": model says " +
@@ -487,10 +487,10 @@ StepReport prepare_step_report(const StepOptions& so, const Ranks& ranks) {
                 {"modes_given", o.modes_given},
                 {"blocks_per_sm", o.blocks_per_sm},
                 {"pads", o.pads},
-                {"nccl_min_ctas", o.nccl_min_ctas},
-                {"nccl_max_ctas", o.nccl_max_ctas},
+                {"nccl_min_ctas", budget_number(o.nccl_min_ctas)},
+                {"nccl_max_ctas", budget_number(o.nccl_max_ctas)},
                 {"nccl_cta_policy", model::cta_policy_number(o.nccl_cta_policy)},
-                {"nccl_cga_cluster_size", o.nccl_cga_cluster},
+                {"nccl_cga_cluster_size", budget_number(o.nccl_cga_cluster)},
                 {"gemm_sms", o.gemm_sms},
                 {"nccl_register", model::to_string(arena_registration(o))}};
   {

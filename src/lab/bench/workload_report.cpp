@@ -76,7 +76,7 @@ StepOptions parse_step_options(const std::vector<std::string>& args) {
   }
   if (o.gemm_sms < 0) throw UsageError("--gemm-sms: must be positive");
   parse_cta_policies(o, shared.cta_policy, shared.cta_option->count() > 0);
-  check_nccl_and_outputs(o);
+  check_nccl_and_outputs(o, shared);
   return so;
 }
 
@@ -232,7 +232,7 @@ nlohmann::json step_report_json(const StepReport& r) {
     j["rows"].push_back({{"mode", to_string(row.spec.mode)},
                          {"label", row.spec.label()},
                          {"blocks_per_sm", row.spec.blocks_per_sm},
-                         {"pad", row.spec.pad},
+                         {"pad", row.spec.pad.value_or(-1)},
                          {"shaping", row.shaping},
                          {"time_us", timing_json(row.t)},
                          {"reduction", model::reduction(t)},
@@ -264,7 +264,7 @@ std::string step_report_csv(const StepReport& r) {
     std::string shaping = row.shaping;
     std::replace(shaping.begin(), shaping.end(), ',', ';');
     out << r.step.name << "," << r.nranks << "," << to_string(row.spec.mode) << ","
-        << row.spec.blocks_per_sm << "," << row.spec.pad << "," << shaping << ","
+        << row.spec.blocks_per_sm << "," << row.spec.pad.value_or(-1) << "," << shaping << ","
         << fmt("%.3f", t.t) << "," << fmt("%.5f", row.t.summary().rel_iqr()) << ","
         << fmt("%.3f", ts) << "," << fmt("%.3f", ti) << "," << fmt("%.3f", t.t_comp) << ","
         << fmt("%.3f", t.t_comm) << "," << fmt("%.5f", model::reduction(t)) << ","

@@ -103,7 +103,7 @@ std::vector<RowSpec> build_space(const SpaceInput& in, const SpaceOptions& opt,
           note("k=" + std::to_string(k) + " pruned: same blocks per SM as another target");
           continue;
         }
-        RowSpec r{Mode::Shape, k, -1};
+        RowSpec r{Mode::Shape, k};
         compute_side.push_back(r);
       }
     }
@@ -236,7 +236,7 @@ nlohmann::json plan_base(const RowSpec& choice, int blocks_per_sm, const nlohman
   // it follows the launch-order window (reproducible rounding, docs/PRELOAD.md).
   if (choice.gemm_sms && *choice.gemm_sms > 0) p.gemm = {*choice.gemm_sms, plan::When::Overlap};
   if (choice.nccl_ctas && *choice.nccl_ctas > 0) p.nccl.min_ctas = p.nccl.max_ctas = *choice.nccl_ctas;
-  if (choice.cta_policy) p.nccl.cta_policy = model::to_string(*choice.cta_policy);
+  p.nccl.cta_policy = choice.cta_policy;
   p.made_for.set = true;
   p.made_for.device = devices.empty() ? "" : devices[0].value("name", "");
   p.made_for.sms = devices.empty() ? 0 : devices[0].value("sms", 0);

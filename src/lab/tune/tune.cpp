@@ -57,7 +57,7 @@ SpaceInput space_input(const bench::DeviceContext& d, const bench::Options& o,
   in.footprint = d.footprint;
   in.natural_bps = d.natural_bps;
   in.vendor_gemm = o.compute == model::ComputeKind::CublasLt;
-  if (o.nccl_max_ctas > 0) in.nccl_ctas = o.nccl_max_ctas;
+  if (o.nccl_max_ctas) in.nccl_ctas = *o.nccl_max_ctas;
   in.run_reg = static_cast<int>(o.nccl_register);
   in.registrations = registrations;
   in.run_policy = o.nccl_cta_policy;

@@ -114,7 +114,7 @@ WorkloadTuneResult run_tune_workload(const WorkloadTuneOptions& o, std::ostream&
   space_in.copy_engine = copy_engine;
   space_in.run_policy = common.nccl_cta_policy;
   space_in.cta_policies = policies;
-  if (common.nccl_max_ctas > 0) space_in.nccl_ctas = common.nccl_max_ctas;
+  if (common.nccl_max_ctas) space_in.nccl_ctas = *common.nccl_max_ctas;
   Screening screening;
   auto screen_rows = [&](const bench::StepRowProvider& rows) {
     const auto rep = bench::run_step(screen_opts, rows, progress);

@@ -95,7 +95,7 @@ std::vector<RowSpec> build_workload_space(const WorkloadSpaceInput& in,
              std::to_string(it->second) + " (" + occupancy_text(in, bps) + ")");
         continue;
       }
-      compute_side.push_back({Mode::Shape, k, -1});
+      compute_side.push_back({Mode::Shape, k});
     }
   }
 
@@ -192,8 +192,8 @@ std::string workload_cache_key(const nlohmann::json& devices, const nlohmann::js
   k["versions"] = versions;
   k["nranks"] = nranks;
   k["step"] = step_hash(step);
-  k["nccl"] = {o.nccl_min_ctas, o.nccl_max_ctas, model::cta_policy_number(o.nccl_cta_policy),
-               o.nccl_cga_cluster};
+  k["nccl"] = {bench::budget_number(o.nccl_min_ctas), bench::budget_number(o.nccl_max_ctas),
+               model::cta_policy_number(o.nccl_cta_policy), bench::budget_number(o.nccl_cga_cluster)};
   k["cta_policies"] = bench::policy_numbers(o.row_cta_policies);
   k["check"] = o.check;
   k["space"] = {{"ctas", space.ctas},

@@ -8,6 +8,9 @@
 #include <fstream>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
+#include "model/controls.hpp"
 #include "model/types.hpp"
 #include "plan/plan.hpp"
 
@@ -596,3 +599,77 @@ TEST(PlanRotation, WhatCanSwitchBetweenSteps) {
     "gemm": {"sm_target": -8}, "nccl": {"channels": [{"collective": "allreduce", "max_channels": 4}]}})");
   EXPECT_EQ(cco::plan::rotation_refusal(channels), "");
 }
+
+namespace {
+
+using namespace cco::plan;
+
+std::string plan_doc() { return R"({"schema": "ccoverlap.plan", "schema_version": "1.0.0"})"; }
+
+// Every control with a plan key, written from the control table (its key, its value as the table
+// spells it) into a plan and parsed, reaches what applies it in a program: the environment cco run
+// sets, the tuner plugin's channel cap, the hook's priority and shaping decision, the GEMM target.
+TEST(Plan, EveryControlsPlanKeyReachesWhatAppliesIt) {
+  using cco::model::Control;
+  using cco::model::Spelling;
+  cco::model::Controls v;
+  v.priority = true;
+  v.blocks_per_sm = 3;
+  v.pad = 16384;
+  v.when = cco::model::When::Overlap;
+  v.gemm_sms = 108;
+  v.nccl_ctas = 32;
+  v.cta_policy = cco::model::CtaPolicy::Efficiency;
+  v.channels = 8;
+  for (const auto& row : cco::model::kControls) {
+    const std::size_t keys = cco::model::spelling_keys(row.id, Spelling::PlanKey);
+    if (keys == 0) continue;
+    const std::string text = cco::model::control_text(v, row.id, Spelling::PlanKey);
+    ASSERT_NE(text, "") << row.name;
+    const bool number = text.find_first_not_of("0123456789") == std::string::npos;
+    const nlohmann::json value = number ? nlohmann::json(std::stoi(text)) : nlohmann::json(text);
+    nlohmann::json j = nlohmann::json::parse(plan_doc());
+    for (std::size_t k = 0; k < keys; ++k) {
+      const std::string key = cco::model::spelling_name(row.id, Spelling::PlanKey, k);
+      const auto dot = key.find('.'), list = key.find("[]");
+      const std::string section = key.substr(0, dot), field = key.substr(key.rfind('.') + 1);
+      if (list != std::string::npos)  // a list of rules: one rule for every kernel or collective
+        j[section][key.substr(dot + 1, list - dot - 1)] = nlohmann::json::array(
+            {{{field, value}, {section == "shaping" ? "kernel" : "collective", "*"}}});
+      else
+        j[section][field] = value;
+    }
+    if (row.id == Control::When) {
+      j["shaping"]["default"] = 2;
+      j["gemm"]["sm_target"] = 100;
+    }
+    const Plan p = parse(j.dump());
+    const auto env = p.nccl.environment();
+    switch (row.id) {
+      case Control::Priority: EXPECT_TRUE(p.priority.uses_launch_attr()); break;
+      case Control::Shaping: EXPECT_EQ(to_string(p.shaping.target), "3"); break;
+      case Control::Pad:
+        ASSERT_NE(match_rule(p.shaping, "any_kernel"), nullptr);
+        EXPECT_EQ(match_rule(p.shaping, "any_kernel")->pad, 16384);
+        break;
+      case Control::When:
+        EXPECT_EQ(p.shaping.when, When::Overlap);
+        EXPECT_EQ(p.gemm.when, When::Overlap);
+        break;
+      case Control::GemmSms: EXPECT_EQ(p.gemm.target_for(132), 108); break;
+      case Control::Channels: EXPECT_EQ(channel_cap(p.nccl, "allreduce", 1 << 20), 8); break;
+      case Control::NcclCtas:
+      case Control::CtaPolicy:
+        ASSERT_EQ(env.size(), cco::model::spelling_keys(row.id, Spelling::Env)) << row.name;
+        for (std::size_t k = 0; k < env.size(); ++k) {
+          EXPECT_EQ(env[k].first, cco::model::spelling_name(row.id, Spelling::Env, k));
+          EXPECT_EQ(env[k].second, cco::model::control_text(v, row.id, Spelling::Env));
+        }
+        break;
+      default: ADD_FAILURE() << row.name << " has a plan key but no check of what applies it";
+    }
+    EXPECT_EQ(parse(to_json(p)).nccl.cta_policy, p.nccl.cta_policy) << "the writer spells it back";
+  }
+}
+
+}  // namespace

@@ -12,6 +12,7 @@
 #include "bench/options.hpp"
 #include "bench/workload_args.hpp"
 #include "bench/workload_bench.hpp"
+#include "model/controls.hpp"
 #include "model/limits.hpp"
 #include "model/read_file.hpp"
 
@@ -52,6 +53,25 @@ TEST(Flags, TableInIdOrderWithUniqueSpellings) {
     }
   }
   EXPECT_EQ(flags().size(), static_cast<std::size_t>(F::kCount));
+}
+
+TEST(Flags, EveryControlsFlagAndTuneListIsABenchOrTuneFlag) {
+  // model::kControls spells a control's flag once; the flag table and the parsers take it there.
+  for (const auto& row : cco::model::kControls)
+    for (const auto s : {cco::model::Spelling::Flag, cco::model::Spelling::TuneList})
+      for (std::size_t k = 0; k < cco::model::spelling_keys(row.id, s); ++k) {
+        const std::string name = cco::model::spelling_name(row.id, s, k);
+        EXPECT_NE(find_flag(name), nullptr) << row.name << ": " << name;
+      }
+  // Row labels are the table's tokens: a label reads back into the row's controls.
+  RowSpec r;
+  r.mode = Mode::ShapePriority;
+  r.blocks_per_sm = 2;
+  r.gemm_sms = 66;
+  r.nccl_ctas = 8;
+  r.cta_policy = cco::model::CtaPolicy::Efficiency;
+  EXPECT_EQ(r.label(), "shape+priority k=2 sms=66 ctas=8 cta=efficiency");
+  EXPECT_EQ(cco::model::controls_from_label(r.label().substr(r.label().find(' '))), r.controls());
 }
 
 TEST(Flags, FoundInEveryForm) {

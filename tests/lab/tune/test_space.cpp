@@ -542,5 +542,5 @@ TEST(Space, EfficiencyPolicyIsCrossedWithoutCtaCounts) {
   const auto plan = tune::plan_base(eff[0], 0, nlohmann::json::array(), 2, nlohmann::json::object(), "t");
   EXPECT_EQ(plan["nccl"]["cta_policy"], "efficiency");
   // The plan the tuner writes is one `cco run` reads back.
-  EXPECT_EQ(cco::plan::parse(plan.dump()).nccl.cta_policy, "efficiency");
+  EXPECT_EQ(cco::plan::parse(plan.dump()).nccl.cta_policy, model::CtaPolicy::Efficiency);
 }

@@ -100,7 +100,7 @@ TEST(WorkloadSpace, CrossesTargetsPriorityAndCtas) {
   for (const auto& r : rows) {
     EXPECT_FALSE(r.gemm_sms) << "no cuBLASLt SM budget for a step";
     EXPECT_FALSE(r.green_sms) << "no green partition unless asked";
-    EXPECT_EQ(r.pad, -1);
+    EXPECT_FALSE(r.pad);
   }
 }
 
