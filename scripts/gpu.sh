@@ -153,7 +153,7 @@ cmd_ref() {
 
   if [ "$stage" = steps ] || [ "$stage" = suite ]; then
     local w
-    for w in workloads/*.json; do
+    for w in examples/workloads/*.json; do
       n=$(basename "$w" .json)
       echo "== step $n: cco bench --workload $w -g 2 -n $iters"
       timeout 90 "$cco" bench --workload "$w" -g 2 -n "$iters" -w 3 --blocks-per-sm 2,4,6 \
@@ -238,11 +238,11 @@ PY
     # shaped like examples/pytorch/ddp_gpt.py (16 GPT layers of width 1024, 8 x 512 tokens, fp32
     # gradients in 25 MB buckets) for the comparison with the real PyTorch DDP run (stage ddp).
     local w
-    for w in workloads/*.json; do
+    for w in examples/workloads/*.json; do
       n=$(basename "$w" .json)
       wtune "wtune_$n" --workload "$w" --param layers=2 -g 2 -n "$iters" --budget 60
     done
-    wtune wtune_ddp_gpt_like --workload workloads/ddp_llama7b.json --param layers=16 --param hidden=1024 \
+    wtune wtune_ddp_gpt_like --workload examples/workloads/ddp_llama7b.json --param layers=16 --param hidden=1024 \
       --param ffn=2048 --param micro_batch=8 --param seq_len=512 --param grad_dtype=float -g 2 -n "$iters" --budget 60
   fi
 
@@ -1152,7 +1152,7 @@ EOF
       head -4 "$O/w_$name.report.txt"
       check bench "$O/w_$name.report.json" "$O/w_$name.json"
     }
-    wb tp --workload workloads/tp_llama7b.json --param layers=2 --modes seq,concurrent,priority \
+    wb tp --workload examples/workloads/tp_llama7b.json --param layers=2 --modes seq,concurrent,priority \
       --nccl-cta-policy default,zero
     wb membound --compute membound --count 2 --mem-bytes 512M -b 256M -d bfloat16 \
       --modes seq,concurrent,priority,shape+priority --blocks-per-sm 4,5
@@ -1202,11 +1202,11 @@ cmd_steps_procs() {
     for mode in threads procs procs2 threads2; do
       name=${w}_$mode
       if [ "${mode%2}" = threads ]; then
-        timeout 200 "$cco" bench --workload "workloads/$w.json" -g "$g" -n "$iters" -w 3 \
+        timeout 200 "$cco" bench --workload "examples/workloads/$w.json" -g "$g" -n "$iters" -w 3 \
           --json "$O/$name.json" >"$O/$name.txt" 2>"$O/$name.err"
       else
         timeout 200 torchrun --standalone --nproc-per-node "$g" --no-python "$cco" bench \
-          --workload "workloads/$w.json" -n "$iters" -w 3 --bootstrap env --bootstrap-timeout 60 \
+          --workload "examples/workloads/$w.json" -n "$iters" -w 3 --bootstrap env --bootstrap-timeout 60 \
           --json "$O/$name.json" >"$O/$name.txt" 2>"$O/$name.err"
       fi
       rc=$?
@@ -1290,11 +1290,11 @@ cmd_copy_engines() {
     rm -f "$R"/nccl_debug_*.log
     # The steps: zero-CTA rows beside default ones.
     for w in moe_mixtral tp_llama7b; do
-      run "step_$w" 200 "$cco" bench --workload "workloads/$w.json" --param layers=2 -g "$G" -n 20 -w 3 \
+      run "step_$w" 200 "$cco" bench --workload "examples/workloads/$w.json" --param layers=2 -g "$G" -n 20 -w 3 \
         --modes seq,concurrent,priority --nccl-cta-policy default,zero --json "$R/step_$w.json"
     done
     for w in tp_llama7b moe_mixtral; do
-      run "wtune_$w" 150 "$cco" tune --workload "workloads/$w.json" --param layers=2 -g "$G" -n 20 \
+      run "wtune_$w" 150 "$cco" tune --workload "examples/workloads/$w.json" --param layers=2 -g "$G" -n 20 \
         --budget 75 --no-cache --plan "$R/wtune_$w.plan.json"
     done
     run gpu_step 240 "$B/tests/cco.test.gpu_step"
@@ -1389,7 +1389,7 @@ cmd_scale() {
     run "procs_$name" torchrun --standalone --nproc-per-node "$N" --no-python "$cco" bench -n "$iters" -w 3 -c 1 "${args[@]}" \
       --bootstrap env --bootstrap-timeout 60 --json "$O/procs_$name.json"
   done
-  for w in workloads/*.json; do
+  for w in examples/workloads/*.json; do
     n=$(basename "$w" .json)
     run "step_$n" "$cco" bench --workload "$w" --param layers=2 -g "$N" -n 10 -w 2 -c 1 --blocks-per-sm 4 --json "$O/step_$n.json"
   done

@@ -199,7 +199,7 @@ void check_readable_json(const std::string& path);
 /// The folders `--workload NAME` searches when NAME is not a file, in order: each folder of
 /// CCO_WORKLOAD_PATH (colon-separated), the installed workloads beside the running binary
 /// (BIN/../share/ccoverlap/workloads: an install prefix, the DEB, the pip wheel), and the source
-/// tree's workloads/ (a cco run from its build tree). Folders that do not exist are left out.
+/// tree's examples/workloads/ (a cco run from its build tree). Folders that do not exist are left out.
 std::vector<std::string> workload_dirs();
 
 /// What `--workload` names: `name` itself when it is a file or holds a '/'; else NAME.json in the

@@ -1,6 +1,6 @@
 // The NCCL calls cco makes, forwarded to the NCCL loaded on first use (runtime/lazy.hpp).
 // NCCL 2.28's calls (ncclAlltoAll, ncclGather, ncclScatter) are looked up by
-// workloads/nccl228.hpp instead, so a build against older headers still compiles.
+// kernels/nccl228.hpp instead, so a build against older headers still compiles.
 #include <nccl.h>
 
 #include <string>

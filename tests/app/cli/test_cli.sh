@@ -103,22 +103,22 @@ expect 2 "--plan needs a value" -- tune --plan
 expect 2 "unknown collective" -- tune --collective nope
 expect 2 "--registers: unknown registration 'pinned'" -- tune --registers none,pinned
 expect 2 "--rounds: expected an integer in 1..20" -- tune --rounds 0
-expect 2 "--registers does not apply to --workload" -- tune --workload workloads/ddp_llama7b.json --registers window
+expect 2 "--registers does not apply to --workload" -- tune --workload examples/workloads/ddp_llama7b.json --registers window
 expect 2 "--nccl-register: unknown registration" -- bench --nccl-register pinned
 # Steps take the run-wide budgets of pairs (--gemm-sms, --nccl-register), checked as for pairs.
-expect 2 "^cco bench: error: --nccl-register: unknown registration 'pinned'" -- bench --workload workloads/ddp_llama7b.json --nccl-register pinned
-expect 2 "^cco bench: error: --gemm-sms: must be positive" -- bench --workload workloads/ddp_llama7b.json --gemm-sms -3
-expect 2 "^cco tune: error: --gemm-sms does not apply to --workload: cco tune --workload searches no GEMM SM budget" -- tune --workload workloads/ddp_llama7b.json --gemm-sms 66
+expect 2 "^cco bench: error: --nccl-register: unknown registration 'pinned'" -- bench --workload examples/workloads/ddp_llama7b.json --nccl-register pinned
+expect 2 "^cco bench: error: --gemm-sms: must be positive" -- bench --workload examples/workloads/ddp_llama7b.json --gemm-sms -3
+expect 2 "^cco tune: error: --gemm-sms does not apply to --workload: cco tune --workload searches no GEMM SM budget" -- tune --workload examples/workloads/ddp_llama7b.json --gemm-sms 66
 
 # bench --workload --validate needs no GPU; errors point at the line
-for w in "$root"/workloads/*.json; do
+for w in "$root"/examples/workloads/*.json; do
   "$cco" bench --workload "$w" --validate >"$tmp/v" 2>&1 || fail "validate $(basename "$w"): $(head -3 "$tmp/v")"
 done
 printf '{"schema": "ccoverlap.workload", "schema_version": "1.0.0",\n "bogus": 1}\n' >"$tmp/bad.json"
 expect 2 "bad.json:2:[0-9]+: .*bogus" -- bench --workload "$tmp/bad.json" --validate
 # --validate parses exactly what the run parses: flags the run refuses are refused here too.
-expect 2 "^cco bench: error: -n: iterations must be 1..100000" -- bench --workload "$root/workloads/ddp_llama7b.json" --validate -n 0
-expect 2 "^cco bench: error: --modes: unknown mode 'bogus'" -- bench --workload "$root/workloads/ddp_llama7b.json" --validate --modes bogus
+expect 2 "^cco bench: error: -n: iterations must be 1..100000" -- bench --workload "$root/examples/workloads/ddp_llama7b.json" --validate -n 0
+expect 2 "^cco bench: error: --modes: unknown mode 'bogus'" -- bench --workload "$root/examples/workloads/ddp_llama7b.json" --validate --modes bogus
 # --gpu-memory goes with --validate (it was refused with it: review), and only with it.
 expect 0 "" -- bench --workload tp_llama7b --validate --gpu-memory 80G
 expect 0 "" -- bench --workload tp_llama7b --validate --gpu-memory=80G
@@ -142,7 +142,7 @@ expect 2 "unexpected character \\\\x01, expected a value" -- bench --workload "$
 expect 2 "nesting deeper than 200 levels" -- bench --workload "$root/tests/fuzz/regressions/workload/expr_nesting_6000.json" --validate
 # No output may name an input: the workload file, a compared or candidate plan. Refused before
 # anything runs, and the input is left as it was.
-cp "$root/workloads/ddp_llama7b.json" "$tmp/w.json"
+cp "$root/examples/workloads/ddp_llama7b.json" "$tmp/w.json"
 before=$(cksum <"$tmp/w.json")
 expect 2 "^cco bench: error: --json $tmp/w.json names the input $tmp/w.json: cco bench never overwrites its inputs" -- bench --workload "$tmp/w.json" --validate --json "$tmp/w.json"
 expect 2 "^cco tune: error: --plan $tmp/w.json names the input $tmp/w.json: cco tune never overwrites its inputs" -- tune --workload "$tmp/w.json" -g 2 --plan "$tmp/w.json"
@@ -153,12 +153,12 @@ expect 2 "^cco run: error: --compare-json $tmp/p.json names the input $tmp/p.jso
 grep -q '"policy": "priority"' "$tmp/p.json" || fail "the plan file was changed"
 
 # --validate --json FILE writes the expanded step (with its memory per GPU); "-" is stdout
-"$cco" bench --workload "$root/workloads/ddp_llama7b.json" --validate --json "$tmp/v.json" >/dev/null 2>&1 \
+"$cco" bench --workload "$root/examples/workloads/ddp_llama7b.json" --validate --json "$tmp/v.json" >/dev/null 2>&1 \
   || fail "--validate --json"
 grep -q '"memory_per_gpu_bytes"' "$tmp/v.json" 2>/dev/null || fail "--validate --json wrote no step JSON"
-"$cco" bench --workload "$root/workloads/ddp_llama7b.json" --validate --json - 2>/dev/null | grep -q '"ops"' \
+"$cco" bench --workload "$root/examples/workloads/ddp_llama7b.json" --validate --json - 2>/dev/null | grep -q '"ops"' \
   || fail "--validate --json - wrote no JSON on stdout"
-expect 2 "--json needs a value \\(got an empty one\\)" -- bench --workload "$root/workloads/ddp_llama7b.json" --validate --json ''
+expect 2 "--json needs a value \\(got an empty one\\)" -- bench --workload "$root/examples/workloads/ddp_llama7b.json" --validate --json ''
 
 # An unknown option is named (not the value after it) and a close one suggested.
 expect 2 "^cco bench: error: unknown option '-t' \(see cco bench --help\)$" -- bench -t 2
@@ -232,7 +232,7 @@ expect 2 "^cco report: error: --json given twice \\(" -- report --json x.json y.
 # One flag vocabulary, one parser: bench, tune (a pair) and tune --workload word the same input
 # the same way, and cco run and cco tune -- CMD their shared options. (As CLI11 does, an option
 # takes the next argument as its value whatever it looks like: a value is missing at the end.)
-w="$root/workloads/ddp_llama7b.json"
+w="$root/examples/workloads/ddp_llama7b.json"
 for c in "bench" "bench --workload $w" "tune" "tune --workload $w"; do
   n=${c%% *}
   expect 2 "^cco $n: error: --iters: expected a whole number, got 'x' \\(see cco $n --help\\)$" -- $c -n x

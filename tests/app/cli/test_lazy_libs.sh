@@ -20,7 +20,7 @@ fi
 export CCO_NCCL_LIB=/nonexistent/libnccl.so.2 CCO_CUBLASLT_LIB=/nonexistent/libcublasLt.so.13
 "$cco" --help >/dev/null || fail "cco --help without NCCL"
 "$cco" plan --arch sm_90 --threads 256 --regs 32 >/dev/null || fail "cco plan without NCCL"
-"$cco" bench --workload "$(dirname "$0")/../../../workloads/ddp_llama7b.json" -g 2 --validate >/dev/null ||
+"$cco" bench --workload "$(dirname "$0")/../../../examples/workloads/ddp_llama7b.json" -g 2 --validate >/dev/null ||
   fail "cco bench --workload --validate without NCCL"
 out=$("$cco" info 2>&1)
 echo "$out" | grep -q "cuBLASLt not found, NCCL not found" || fail "cco info without NCCL: $out"

@@ -4,7 +4,7 @@
 set -u
 cco=${CCO_BIN:?set CCO_BIN to the cco binary}
 root=$(cd "$(dirname "$0")/../../.." && pwd)
-w="$root/workloads/ddp_llama7b.json"
+w="$root/examples/workloads/ddp_llama7b.json"
 fails=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -13,7 +13,7 @@ if(CCO_ENABLE_CUDA)
   cco_add_test(gpu_tune_workload GPU SOURCES lab/tune/test_tune_workload_gpu.cpp LIBS cco.tune cco.core
                LABELS "gpu;multigpu;step")
   target_compile_definitions(cco.test.gpu_tune_workload PRIVATE
-                             CCO_WORKLOADS_DIR="${PROJECT_SOURCE_DIR}/workloads")
+                             CCO_WORKLOADS_DIR="${PROJECT_SOURCE_DIR}/examples/workloads")
 endif()
 if(CCO_ENABLE_CUDA)
   # Each control has the effect it claims, seen in a CUPTI trace (NCCL CTAs, cuBLASLt SM target,
