@@ -903,16 +903,44 @@ double mean_ms(const std::vector<StepParts>& steps, int64_t StepParts::*f) {
   return steps.empty() ? 0 : sum / static_cast<double>(steps.size()) / 1e6;
 }
 
-// Each rank against the first alone diagnosis that has that rank (means: they add up exactly,
+// Each rank's steps split into parts (against `base`, the alone traces' table, if any, and
+// `own`, this trace's), with the typical step and each part's spread.
+std::vector<RankSteps> rank_steps(const StepSet& st, const std::map<int, RankView>& views,
+                                  const PeerStarts& peers, const AloneTable* base,
+                                  const AloneTable& own) {
+  std::vector<RankSteps> out;
+  for (const auto& [rank, steps] : st.ranks) {
+    RankSteps rs;
+    rs.rank = rank;
+    for (const auto& w : steps) rs.steps.push_back(step_parts(rank, w, views.at(rank), peers, base, own));
+    if (rs.steps.empty()) continue;
+    std::vector<std::size_t> idx(rs.steps.size());
+    for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+    std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
+      return rs.steps[a].time_ns < rs.steps[b].time_ns;
+    });
+    rs.typical = idx[(idx.size() - 1) / 2];
+    for (const auto& [name, f] : part_fields()) {
+      std::vector<double> v;
+      for (const auto& p : rs.steps) v.push_back(static_cast<double>(p.*f) / 1e6);
+      rs.spread[name] = spread_of(std::move(v));
+    }
+    out.push_back(std::move(rs));
+  }
+  return out;
+}
+
+// Each rank against the first alone trace that has steps of that rank (means: they add up exactly,
 // medians would not).
-std::vector<VersusAlone> versus_alone(const std::vector<RankSteps>& ranks,
-                                      const std::vector<std::pair<std::string, Diagnosis>>& alone) {
+std::vector<VersusAlone> versus_alone(
+    const std::vector<RankSteps>& ranks,
+    const std::vector<std::pair<std::string, std::vector<RankSteps>>>& alone) {
   std::vector<VersusAlone> out;
   for (const RankSteps& r : ranks) {
     const RankSteps* a = nullptr;
     std::string source;
-    for (const auto& [file, ad] : alone)
-      for (const RankSteps& ar : ad.ranks)
+    for (const auto& [file, alone_ranks] : alone)
+      for (const RankSteps& ar : alone_ranks)
         if (!a && ar.rank == r.rank && !ar.steps.empty()) {
           a = &ar;
           source = file;
@@ -956,61 +984,40 @@ Diagnosis diagnose(const Trace& t, const DiagnosisOptions& o) {
   AloneTable own;
   add_alone(own, views, d.steps, peers);
   own.finish();
+  // The alone traces: their kernels (and, where they have steps, each kernel by its place in the
+  // step) make the table of times alone; their own steps, split alike, are what each rank's steps
+  // are set against (versus_alone). Each is sorted, stepped and viewed once.
   std::optional<AloneTable> base;
+  std::vector<std::pair<std::string, std::vector<RankSteps>>> alone_steps;  // (file, its steps)
   for (const Trace* at : o.alone) {
     StepOptions so = o.alone_steps.value_or(o.steps);
     so.window = {};
+    so.config.reset();  // the alone run has no configurations of its own
     const KernelsByRank at_by_rank = kernels_by_rank(*at);
     const StepSet bs = find_steps_in(*at, so, at_by_rank);
     const auto bviews = views_of(*at, at_by_rank, calls);
     if (!base) base.emplace();
     add_alone_kernels(*base, bviews);
-    if (bs.source != "none") {
-      std::vector<std::string> ignored;
-      add_alone(*base, bviews, bs, peer_starts(bviews, ignored), false);
-    } else if (d.steps.source != "none") {
-      d.notes.push_back("the alone trace " + at->source +
-                        " has no steps: its kernels are matched by kernel only");
-    }
-  }
-  if (base) base->finish();
-  // The alone traces' own steps, diagnosed alike, for the difference per rank (below).
-  // Only real steps on both sides: a window taken as one step (no steps found) is not a step.
-  std::vector<std::pair<std::string, Diagnosis>> alone_diagnoses;  // (file, its diagnosis)
-  for (const Trace* at : o.alone) {
-    if (d.steps.source == "none") break;
-    DiagnosisOptions ao;
-    ao.steps = o.alone_steps.value_or(o.steps);
-    ao.steps.window = {};
-    ao.steps.config.reset();  // the alone run has no configurations of its own
-    Diagnosis ad = diagnose(*at, ao);
-    if (ad.steps.source == "none") {
-      d.notes.push_back("the alone trace " + at->source +
-                        " has no steps: the step is not set against it (versus_alone)");
+    if (bs.source == "none") {
+      if (d.steps.source != "none")
+        d.notes.push_back("the alone trace " + at->source +
+                          " has no steps: its kernels are matched by kernel only, and the step is "
+                          "not set against it (versus_alone)");
       continue;
     }
-    alone_diagnoses.emplace_back(at->source, std::move(ad));
+    std::vector<std::string> ignored;
+    const PeerStarts bpeers = peer_starts(bviews, ignored);
+    add_alone(*base, bviews, bs, bpeers, false);
+    // Only real steps on both sides: a window taken as one step (no steps found) is not a step.
+    if (d.steps.source == "none") continue;
+    AloneTable aown;
+    add_alone(aown, bviews, bs, bpeers);
+    aown.finish();
+    alone_steps.emplace_back(at->source, rank_steps(bs, bviews, bpeers, nullptr, aown));
   }
-  for (const auto& [rank, steps] : d.steps.ranks) {
-    RankSteps rs;
-    rs.rank = rank;
-    for (const auto& w : steps)
-      rs.steps.push_back(step_parts(rank, w, views.at(rank), peers, base ? &*base : nullptr, own));
-    if (rs.steps.empty()) continue;
-    std::vector<std::size_t> idx(rs.steps.size());
-    for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
-    std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
-      return rs.steps[a].time_ns < rs.steps[b].time_ns;
-    });
-    rs.typical = idx[(idx.size() - 1) / 2];
-    for (const auto& [name, f] : part_fields()) {
-      std::vector<double> v;
-      for (const auto& p : rs.steps) v.push_back(static_cast<double>(p.*f) / 1e6);
-      rs.spread[name] = spread_of(std::move(v));
-    }
-    d.ranks.push_back(std::move(rs));
-  }
-  d.versus_alone = versus_alone(d.ranks, alone_diagnoses);
+  if (base) base->finish();
+  d.ranks = rank_steps(d.steps, views, peers, base ? &*base : nullptr, own);
+  d.versus_alone = versus_alone(d.ranks, alone_steps);
   if (d.ranks.empty()) {
     d.sentence = d.steps.ranks.empty() && !d.steps.notes.empty()
                      ? "Nothing to diagnose: " + d.steps.notes.back() + "."

@@ -234,6 +234,34 @@ TEST(Diagnosis, DifferenceToTheAloneTraceAddsUp) {
   EXPECT_TRUE(said) << ::testing::PrintToString(d2.notes);
 }
 
+// The steps of one configuration (cco run --compare with --trace) against an alone trace: the
+// alone run has no configurations, so its own steps (ranges) are found and used, for the table of
+// times alone and for the difference. The same program as above, its steps marked by the library.
+TEST(Diagnosis, OneConfigurationAgainstTheAloneTracesOwnSteps) {
+  Builder b, a;
+  for (int s = 0; s < 11; ++s) {
+    b.kernel(0, s, kGemm, 0, 10);
+    b.kernel(0, s, kGemm, 10, 20);
+    b.kernel(0, s, kGemm, 20, 35);
+    b.kernel(0, s, kGemm, 35, 50);
+    b.kernel(0, s, kAr, 20, 60);
+    b.t.marks.push_back({s * kStep, 0, "cco step, epoch 1, config " + std::to_string(s % 2)});
+    a.range(0, s);
+    for (int i = 0; i < 4; ++i) a.kernel(0, s, kGemm, 10 * i, 10 * i + 10);
+  }
+  const Trace t = b.done(), alone = a.done();
+  DiagnosisOptions o;
+  o.steps.config = 0;
+  o.steps.warmup = 0;
+  o.alone = {&alone};
+  const Diagnosis d = cco::trace::diagnose(t, o);
+  for (const auto& n : d.notes) EXPECT_EQ(n.find("has no steps"), std::string::npos) << n;
+  ASSERT_EQ(d.versus_alone.size(), 1u);
+  EXPECT_NEAR(d.versus_alone[0].alone_time_ms, 0.040, 1e-9);
+  EXPECT_NEAR(d.versus_alone[0].compute_slowed_ms, 0.010, 1e-9);
+  EXPECT_NEAR(d.versus_alone[0].parts_ms(), d.versus_alone[0].difference_ms(), 1e-9);
+}
+
 // Calls in the trace but not in its alone trace (traced with CCO_TRACE_CALLS=0, or by a
 // profiler): matching by call would find no GEMM alone, so calls are left out, with a note.
 TEST(Diagnosis, CallsOnOneSideOnlyAreLeftOutAndSaid) {
