@@ -31,7 +31,7 @@ TESTS_SHARED = {"fixtures", "fuzz", "repo", "tools"}
 
 # src/LAYER/AREA: the layers, by where their code runs, and their areas.
 LAYERS = {
-    "core": {"model", "plan", "steps", "trace", "workload"},  # GPU-free, cco.core: in all three binaries
+    "core": {"model", "plan", "results", "steps", "trace", "workload"},  # GPU-free, cco.core: in all three binaries
     "gpu": {"runtime", "kernels"},
     "lab": {"bench", "tune", "bootstrap"},                    # cco bench, cco tune, their ranks
     "inject": {"preload", "nccl_tuner", "common"},            # loaded into the user's program
@@ -43,17 +43,18 @@ INCLUDE_RULES = {
     "model": set(),
     "workload": {"model"},
     "plan": {"model"},
+    "results": {"model"},
     "steps": {"model"},
     "trace": {"model", "steps"},
     "runtime": {"model"},
     "kernels": {"model", "runtime", "workload"},
     "bootstrap": {"model"},
-    "bench": {"model", "workload", "bootstrap", "trace", "runtime", "kernels"},
+    "bench": {"model", "workload", "bootstrap", "trace", "runtime", "kernels", "results"},
     "tune": {"model", "workload", "bootstrap", "plan", "runtime", "bench"},
     "common": {"model", "plan"},
     "preload": {"model", "plan", "steps", "trace", "common"},
     "nccl_tuner": {"model", "plan", "common"},
-    "report": {"model", "steps", "trace"},
+    "report": {"model", "steps", "trace", "results"},
     "cli": LAYERS["core"] | {"report", "bootstrap", "runtime", "bench", "tune", "preload"},
 }
 # GPU-free areas include no GPU library header, except the trace core's CUPTI session files

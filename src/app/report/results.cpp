@@ -7,12 +7,12 @@
 #include <set>
 
 #include "model/schema.hpp"
-#include "report/json_fields.hpp"
+#include "results/fields.hpp"
 
 namespace cco::report {
 
 using nlohmann::json;
-using namespace fields;
+using namespace results::fields;
 
 const char* kind_name(ResultKind k) {
   switch (k) {

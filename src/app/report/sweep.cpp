@@ -12,85 +12,49 @@
 #include "model/occupancy.hpp"
 #include "model/schema.hpp"
 #include "model/types.hpp"
-#include "report/json_fields.hpp"
+#include "results/bench.hpp"
 
 namespace cco::report {
 
 using nlohmann::json;
 
-using namespace fields;
-
-bool is_bench_json(const json& j) {
-  return j.is_object() && str_of(j, "schema") == model::kBenchSchema;
-}
-
-namespace {
-
-// A number, or NaN for anything else (the in-place fields are read as leniently as before).
-double lenient(const json& o, const char* key, const char* field = nullptr) {
-  auto it = o.find(key);
-  if (it == o.end()) return kNaN;
-  if (field) {
-    if (!it->is_object()) return kNaN;
-    return lenient(*it, field);
-  }
-  return it->is_number() ? it->get<double>() : kNaN;
-}
-
-}  // namespace
+bool is_bench_json(const json& j) { return results::is_bench(j); }
 
 BenchSweep sweep_from_json(const json& j, const std::string& src) {
-  check_schema(j, src, model::kBenchSchema, "bench result", "bench");
+  const results::BenchResult r = results::read_bench(j, src);  // the format's one reader
   BenchSweep s;
   s.source = src;
-  s.date = str_of(j, "date");
-  if (auto w = j.find("workload"); w != j.end() && w->is_object()) {
-    s.compute = str_of(*w, "compute");
-    s.collective = str_of(*w, "collective");
-    s.datatype = str_of(*w, "datatype");
-  }
-  if (auto n = j.find("nranks"); n != j.end() && n->is_number_integer()) s.nranks = n->get<int>();
-  if (auto d = j.find("devices");
-      d != j.end() && d->is_array() && !d->empty() && (*d)[0].is_object())
-    s.device = str_of((*d)[0], "name");
-  auto res = j.find("results");
-  if (res == j.end()) fail(src, "missing \"results\"");
-  if (!res->is_array()) fail(src, "\"results\" is not an array");
-  if (res->empty()) fail(src, "\"results\" is empty: nothing to report");
-  for (std::size_t i = 0; i < res->size(); ++i) {
-    const auto& r = (*res)[i];
-    const std::string w = "results[" + std::to_string(i) + "]";
-    if (!r.is_object()) fail(src, w + ": not an object");
+  s.date = r.date;
+  s.compute = r.compute;
+  s.collective = r.collective;
+  s.datatype = r.datatype;
+  s.nranks = r.nranks;
+  s.device = results::first_device_name(r);
+  for (const auto& x : r.rows) {
     SweepRow row;
-    row.bytes = int_of(r, "size_bytes", src, w, true);
-    row.mode = str_of(r, "mode");
-    if (row.mode.empty()) fail(src, w + ": missing \"mode\"");
-    row.target_k = static_cast<int>(int_of(r, "target_blocks_per_sm", src, w, false));
-    row.pad = int_of(r, "pad_bytes", src, w, false);
-    row.blocks_per_sm = static_cast<int>(int_of(r, "blocks_per_sm", src, w, false));
-    if (row.target_k < 0 || row.pad < 0 || row.blocks_per_sm < 0)
-      fail(src, w + ": target_blocks_per_sm, pad_bytes and blocks_per_sm must not be negative");
-    row.t_us = median_of(r, "t", src, w);
-    row.t_p25_us = median_of(r, "t", src, w, "p25_us");
-    row.t_p75_us = median_of(r, "t", src, w, "p75_us");
-    row.t_seq_us = median_of(r, "t_seq", src, w);
-    row.t_comp_us = median_of(r, "t_comp", src, w);
-    row.t_comm_us = median_of(r, "t_comm", src, w);
-    row.t_ideal_us = num_or_nan(r, "t_ideal_us", src, w);
-    if (std::isnan(row.t_ideal_us)) row.t_ideal_us = std::max(row.t_comp_us, row.t_comm_us);
-    row.efficiency = num_or_nan(r, "efficiency", src, w);
-    row.reduction = num_or_nan(r, "reduction", src, w);
-    row.efficiency_best = num_or_nan(r, "efficiency_best", src, w);
-    row.label = str_of(r, "label");
+    row.bytes = x.size_bytes;
+    row.mode = x.mode;
+    row.target_k = x.target_blocks_per_sm;
+    row.pad = x.pad_bytes;
+    row.blocks_per_sm = x.blocks_per_sm;
+    row.t_us = x.t.median_us;
+    row.t_p25_us = x.t.p25_us;
+    row.t_p75_us = x.t.p75_us;
+    row.t_seq_us = x.t_seq.median_us;
+    row.t_comp_us = x.t_comp.median_us;
+    row.t_comm_us = x.t_comm.median_us;
+    row.t_ideal_us = std::isnan(x.t_ideal_us) ? std::max(row.t_comp_us, row.t_comm_us) : x.t_ideal_us;
+    row.efficiency = x.efficiency;
+    row.reduction = x.reduction;
+    row.efficiency_best = x.efficiency_best;
+    row.label = x.label;
     if (row.label.empty())
       row.label = row.mode + (row.shaped() && row.target_k > 0 ? " k=" + std::to_string(row.target_k) : "");
-    if (std::isnan(row.t_us)) fail(src, w + ": the row has no time (\"t\".\"median_us\" is null)");
-    if (row.t_us < 0 || row.pad < 0) fail(src, w + ": negative time or padding");
-    row.dtype = str_of(r, "dtype");
-    row.in_place = r.contains("t_comm_in_place");
-    row.t_comm_in_place_us = lenient(r, "t_comm_in_place", "median_us");
-    row.comm_busbw_gbps = lenient(r, "comm_busbw_gbps");
-    row.in_place_busbw_gbps = lenient(r, "in_place_busbw_gbps");
+    row.dtype = x.dtype;
+    row.in_place = x.in_place;
+    row.t_comm_in_place_us = x.t_comm_in_place.median_us;
+    row.comm_busbw_gbps = x.comm_busbw_gbps;
+    row.in_place_busbw_gbps = x.in_place_busbw_gbps;
     s.rows.push_back(row);
   }
   return s;

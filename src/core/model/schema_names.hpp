@@ -9,9 +9,9 @@ namespace cco::model {
 /// The version every file cco writes carries; a reader takes major version 1.
 inline constexpr const char* kSchemaVersion = "1.0.0";
 
-inline constexpr const char* kBenchSchema = "ccoverlap.bench";             ///< bench/report, report/sweep
-inline constexpr const char* kStepBenchSchema = "ccoverlap.step_bench";    ///< bench/step_report, report/results
-inline constexpr const char* kPlanSchema = "ccoverlap.plan";               ///< plan/plan (+ tune's "tuning")
+inline constexpr const char* kBenchSchema = "ccoverlap.bench";             ///< results/bench (written by bench/report, read by report/sweep)
+inline constexpr const char* kStepBenchSchema = "ccoverlap.step_bench";    ///< bench/workload_report, report/results
+inline constexpr const char* kPlanSchema = "ccoverlap.plan";               ///< plan/plan (+ "tuning": tune/space, tune/workload_space; report/results)
 inline constexpr const char* kFootprintSchema = "ccoverlap.footprint";     ///< cli/plan_cmd, report/written_files
 inline constexpr const char* kWorkloadSchema = "ccoverlap.workload";       ///< workload/
 inline constexpr const char* kTraceSchema = "ccoverlap.trace";             ///< trace/format

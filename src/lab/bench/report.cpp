@@ -12,6 +12,7 @@
 
 #include "model/cta_policy.hpp"
 #include "model/occupancy.hpp"
+#include "results/bench.hpp"
 
 namespace cco::bench {
 
@@ -59,17 +60,9 @@ std::string bps_label(const Row& row) {
   return row.blocks_per_sm > 0 ? std::to_string(row.blocks_per_sm) : "-";
 }
 
-nlohmann::json timing_json(const Timing& t) {
+results::BenchTiming timing_record(const Timing& t) {
   const auto s = t.summary();
-  nlohmann::json j;
-  auto val = [](double v) { return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v); };
-  j["median_us"] = val(s.median);
-  j["p25_us"] = val(s.p25);
-  j["p75_us"] = val(s.p75);
-  j["min_us"] = val(s.min);
-  j["max_us"] = val(s.max);
-  j["samples_us"] = t.samples;
-  return j;
+  return {s.median, s.p25, s.p75, s.min, s.max, t.samples};
 }
 
 double tflops(const Row& r) {
@@ -347,46 +340,41 @@ nlohmann::json options_json(const Options& o) {
 }
 
 nlohmann::json to_json(const Report& r) {
-  nlohmann::json j;
-  j["schema"] = kSchema;
-  j["schema_version"] = kSchemaVersion;
-  j["argv"] = r.argv;
-  j["date"] = r.date;
-  j["host"] = r.host;
-  j["bootstrap"] = r.bootstrap;
-  j["nranks"] = r.nranks;
-  j["versions"] = r.versions;
-  j["devices"] = r.devices;
-  j["config"] = r.config;
-  j["workload"] = {{"compute", r.compute},
-                   {"collective", r.collective},
-                   {"datatype", r.dtype},
-                   {"op", r.redop}};
-  j["notes"] = r.notes;
-  if (!r.in_place.empty())
-    j["in_place"] = r.in_place == "measured"
-                        ? nlohmann::json{{"measured", true}}
-                        : nlohmann::json{{"measured", false}, {"why", r.in_place}};
-  auto val = [](double v) { return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v); };
-  nlohmann::json rows = nlohmann::json::array();
+  // The format's own writer (results/bench.hpp) writes what is filled here.
+  results::BenchResult out;
+  out.argv = r.argv;
+  out.date = r.date;
+  out.host = r.host;
+  out.bootstrap = r.bootstrap;
+  out.nranks = r.nranks;
+  out.versions = r.versions;
+  out.devices = r.devices;
+  out.config = r.config;
+  out.compute = r.compute;
+  out.collective = r.collective;
+  out.datatype = r.dtype;
+  out.op = r.redop;
+  out.notes = r.notes;
+  out.in_place = r.in_place;
   for (const auto& row : r.rows) {
     const auto t = row.times();
-    nlohmann::json x;
-    x["size_bytes"] = row.bytes;
-    x["count"] = row.count;
-    x["dtype"] = row_dtype(row, r);
-    x["mode"] = to_string(row.spec.mode);
-    x["target_blocks_per_sm"] = row.spec.blocks_per_sm;
-    x["pad_bytes"] = row.pad;
-    x["blocks_per_sm"] = row.blocks_per_sm;
-    x["t_comp"] = timing_json(row.t_comp);
-    x["t_comm"] = timing_json(row.t_comm);
-    x["t_seq"] = timing_json(row.t_seq);
-    x["t"] = timing_json(row.t);
-    x["t_comp_part"] = timing_json(row.t_comp_part);
-    x["t_comm_part"] = timing_json(row.t_comm_part);
-    x["t_comp_alone"] = timing_json(row.t_comp_alone);
-    x["t_comm_alone"] = timing_json(row.t_comm_alone);
+    results::BenchRow rec;
+    rec.size_bytes = row.bytes;
+    rec.count = row.count;
+    rec.dtype = row_dtype(row, r);
+    rec.mode = to_string(row.spec.mode);
+    rec.target_blocks_per_sm = row.spec.blocks_per_sm;
+    rec.pad_bytes = row.pad;
+    rec.blocks_per_sm = row.blocks_per_sm;
+    rec.t_comp = timing_record(row.t_comp);
+    rec.t_comm = timing_record(row.t_comm);
+    rec.t_seq = timing_record(row.t_seq);
+    rec.t = timing_record(row.t);
+    rec.t_comp_part = timing_record(row.t_comp_part);
+    rec.t_comm_part = timing_record(row.t_comm_part);
+    rec.t_comp_alone = timing_record(row.t_comp_alone);
+    rec.t_comm_alone = timing_record(row.t_comm_alone);
+    nlohmann::json& x = rec.controls;  // the row's controls, spelled by the control table
     x["gemm_sms"] = budget_number(row.spec.gemm_sms);
     x["nccl_ctas"] = budget_number(row.spec.nccl_ctas);
     x["green_sms"] = budget_number(row.spec.green_sms);
@@ -396,37 +384,38 @@ nlohmann::json to_json(const Report& r) {
     const auto cta = model::Control::CtaPolicy;
     const std::string policy = model::control_text(ran, cta, model::Spelling::Json);
     x[model::spelled(cta, model::Spelling::Json)] = policy.empty() ? nlohmann::json() : nlohmann::json(policy);
-    x["comm_path"] = row.comm_path;
-    x["label"] = row.spec.label();
-    x["t_ideal_us"] = val(model::ideal(t));
-    x["t_mem_us"] = row.t_mem_us > 0 ? nlohmann::json(row.t_mem_us) : nlohmann::json();
-    x["reduction"] = val(model::reduction(t));
-    x["ideal_reduction"] = val(model::ideal_reduction(t));
-    x["efficiency"] = val(model::overlap_efficiency(t));
+    rec.comm_path = row.comm_path;
+    rec.label = row.spec.label();
+    rec.t_ideal_us = model::ideal(t);
+    rec.t_mem_us = row.t_mem_us;
+    rec.reduction = model::reduction(t);
+    rec.ideal_reduction = model::ideal_reduction(t);
+    rec.efficiency = model::overlap_efficiency(t);
     const auto best = best_parts(r, row.bytes, row.dtype);
-    x["efficiency_best"] = val(model::efficiency_best(best.comp, best.comm, t.t));
+    rec.efficiency_best = model::efficiency_best(best.comp, best.comm, t.t);
     const auto slow = slowdown(row);
-    x["comp_slowdown"] = val(slow.comp);
-    x["comm_slowdown"] = val(slow.comm);
-    x["best_parts_us"] = {{"compute", best.comp}, {"collective", best.comm}};
-    x["tflops"] = val(tflops(row));
-    x["algbw_gbps"] = val(algbw(row));
-    x["busbw_gbps"] = val(busbw(row));
-    x["checked"] = row.checked;
-    x["wrong"] = row.wrong;
+    rec.comp_slowdown = slow.comp;
+    rec.comm_slowdown = slow.comm;
+    rec.best_compute_us = best.comp;
+    rec.best_collective_us = best.comm;
+    rec.tflops = tflops(row);
+    rec.algbw_gbps = algbw(row);
+    rec.busbw_gbps = busbw(row);
+    rec.checked = row.checked;
+    rec.wrong = row.wrong;
     if (row.in_place) {  // the collective alone, out of place (T_comm) and in place
       const double f = row.comm_busbw_factor;
-      x["comm_algbw_gbps"] = val(alone_algbw(row, false));
-      x["comm_busbw_gbps"] = val(alone_algbw(row, false) * f);
-      x["t_comm_in_place"] = timing_json(row.t_comm_in_place);
-      x["in_place_algbw_gbps"] = val(alone_algbw(row, true));
-      x["in_place_busbw_gbps"] = val(alone_algbw(row, true) * f);
-      x["in_place_wrong"] = row.in_place_wrong;
+      rec.in_place = true;
+      rec.comm_algbw_gbps = alone_algbw(row, false);
+      rec.comm_busbw_gbps = alone_algbw(row, false) * f;
+      rec.t_comm_in_place = timing_record(row.t_comm_in_place);
+      rec.in_place_algbw_gbps = alone_algbw(row, true);
+      rec.in_place_busbw_gbps = alone_algbw(row, true) * f;
+      rec.in_place_wrong = row.in_place_wrong;
     }
-    rows.push_back(x);
+    out.rows.push_back(std::move(rec));
   }
-  j["results"] = rows;
-  return j;
+  return results::write_bench(out);
 }
 
 std::vector<std::string> csv_columns() {

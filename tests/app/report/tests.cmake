@@ -16,3 +16,7 @@ if(Python3_Interpreter_FOUND)
 else()
   list(APPEND CCO_TESTS_NOT_BUILT "cco.test.report_python_readers: no python3 found")
 endif()
+# Writer -> reader per result format (bench, step bench, a tune's plan): built with the writers'
+# own code (cco.bench_core, cco.tune_core), read by cco report's readers, every field compared.
+cco_add_test(report_roundtrip SOURCES app/report/test_result_roundtrip.cpp
+             LIBS cco.report cco.tune_core LABELS "report;bench;tune")

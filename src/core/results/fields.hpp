@@ -1,6 +1,6 @@
-// Reading the fields of a result file (bench, step, tune) for cco report, and the schema check: every malformed field
-// is one model::Error naming the file and where in it ("results[3]: \"t\" is not an object").
-// GPU-free; internal to src/report.
+// Reading the fields of a result file (bench, step, tune), and the schema check, for the result
+// readers (results/bench.hpp, report/results.cpp): every malformed field is one model::Error naming
+// the file and where in it ("results[3]: \"t\" is not an object"). GPU-free.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +11,7 @@
 
 #include "model/limits.hpp"
 
-namespace cco::report::fields {
+namespace cco::results::fields {
 
 inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -68,4 +68,4 @@ inline void check_schema(const nlohmann::json& j, const std::string& src, const 
     fail(src, family + " schema version \"" + ver + "\" is not supported (this cco reads 1.x)");
 }
 
-}  // namespace cco::report::fields
+}  // namespace cco::results::fields
