@@ -335,8 +335,8 @@ nlohmann::json options_json(const Options& o) {
   j["modes"] = modes;
   j["blocks_per_sm"] = o.blocks_per_sm;
   j["pad"] = o.pads;
-  j["gemm_sms"] = o.gemm_sms;
-  j["green_sms"] = o.green_sms;
+  j[model::json_field(model::Control::GemmSms)] = o.gemm_sms;
+  j[model::json_field(model::Control::Green)] = o.green_sms;
   j["nccl"] = {{"min_ctas", budget_number(o.nccl_min_ctas)},
                {"max_ctas", budget_number(o.nccl_max_ctas)},
                {"cta_policy", model::cta_policy_number(o.nccl_cta_policy)},
@@ -376,8 +376,8 @@ nlohmann::json to_json(const Report& r) {
     x["count"] = row.count;
     x["dtype"] = row_dtype(row, r);
     x["mode"] = to_string(row.spec.mode);
-    x["target_blocks_per_sm"] = row.spec.blocks_per_sm;
-    x["pad_bytes"] = row.pad;
+    x[model::json_field(model::Control::Shaping)] = row.spec.blocks_per_sm;
+    x[model::json_field(model::Control::Pad)] = row.pad;
     x["blocks_per_sm"] = row.blocks_per_sm;
     x["t_comp"] = timing_json(row.t_comp);
     x["t_comm"] = timing_json(row.t_comm);
@@ -387,10 +387,10 @@ nlohmann::json to_json(const Report& r) {
     x["t_comm_part"] = timing_json(row.t_comm_part);
     x["t_comp_alone"] = timing_json(row.t_comp_alone);
     x["t_comm_alone"] = timing_json(row.t_comm_alone);
-    x["gemm_sms"] = budget_number(row.spec.gemm_sms);
-    x["nccl_ctas"] = budget_number(row.spec.nccl_ctas);
-    x["green_sms"] = budget_number(row.spec.green_sms);
-    x["nccl_register"] = model::comm_register_number(row.spec.nccl_reg);
+    x[model::json_field(model::Control::GemmSms)] = budget_number(row.spec.gemm_sms);
+    x[model::json_field(model::Control::NcclCtas)] = budget_number(row.spec.nccl_ctas);
+    x[model::json_field(model::Control::Green)] = budget_number(row.spec.green_sms);
+    x[model::json_field(model::Control::Register)] = model::comm_register_number(row.spec.nccl_reg);
     model::Controls ran;  // the policy the row's communicator had, as the control table spells it
     ran.cta_policy = row.cta_policy;
     const auto cta = model::Control::CtaPolicy;

@@ -491,8 +491,8 @@ StepReport prepare_step_report(const StepOptions& so, const Ranks& ranks) {
                 {"nccl_max_ctas", budget_number(o.nccl_max_ctas)},
                 {"nccl_cta_policy", model::cta_policy_number(o.nccl_cta_policy)},
                 {"nccl_cga_cluster_size", budget_number(o.nccl_cga_cluster)},
-                {"gemm_sms", o.gemm_sms},
-                {"nccl_register", model::to_string(arena_registration(o))}};
+                {model::json_field(model::Control::GemmSms), o.gemm_sms},
+                {model::json_field(model::Control::Register), model::to_string(arena_registration(o))}};
   {
     nlohmann::json modes = nlohmann::json::array();
     for (Mode m : o.modes) modes.push_back(to_string(m));
