@@ -383,10 +383,13 @@ const char* to_string(When w) {
 }
 
 When parse_when(std::string_view text) {
-  const std::string s = lower(text);
-  if (s == "always") return When::Always;
-  if (s == "overlap") return When::Overlap;
-  throw Error("unknown \"when\" '" + std::string(text) + "' (known: always, overlap)");
+  model::Controls c;
+  try {
+    model::set_control(c, model::Control::When, model::Spelling::PlanKey, text);
+  } catch (const model::Error&) {
+    throw Error("unknown \"when\" '" + std::string(text) + "' (known: always, overlap)");
+  }
+  return *c.when;
 }
 
 int Gemm::target_for(int sms) const {

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <type_traits>
 
 #include <nlohmann/json.hpp>
 
@@ -669,6 +670,22 @@ TEST(Plan, EveryControlsPlanKeyReachesWhatAppliesIt) {
       default: ADD_FAILURE() << row.name << " has a plan key but no check of what applies it";
     }
     EXPECT_EQ(parse(to_json(p)).nccl.cta_policy, p.nccl.cta_policy) << "the writer spells it back";
+  }
+}
+
+// One enum for when a control acts: the plan's is the control table's, and "when" reads through
+// the table's codec in any case, with the plan's own message for anything else.
+TEST(Plan, WhenIsTheControlTablesEnum) {
+  static_assert(std::is_same_v<When, cco::model::When>);
+  EXPECT_EQ(parse_when("OVERLAP"), cco::model::When::Overlap);
+  EXPECT_EQ(parse_when("always"), cco::model::When::Always);
+  EXPECT_STREQ(to_string(When::Overlap), "overlap");
+  EXPECT_STREQ(to_string(When::Always), "always");
+  try {
+    parse_when("@overlap");
+    FAIL() << "a policy suffix is no plan's \"when\"";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "unknown \"when\" '@overlap' (known: always, overlap)");
   }
 }
 
