@@ -24,6 +24,10 @@ constexpr const char* kCtaKey = model::spelled(kCta, model::Spelling::PlanKey);
 constexpr const char* kCtaField = kCtaKey + std::string_view(kCtaKey).find('.') + 1;
 std::string cta_text(model::Controls c, model::Spelling s) { return model::control_text(c, kCta, s); }
 
+// A named policy's parts, from the control table: "priority", "shape", "sm-target", "channels"
+// (a value after ':'), and '@' before when the controls act ("@overlap", "@always").
+std::string part_name(model::Control c) { return model::spelling_name(c, model::Spelling::PolicyPart); }
+
 std::string lower(std::string_view s) {
   std::string out(s);
   std::transform(out.begin(), out.end(), out.begin(),
@@ -511,8 +515,16 @@ Plan load(const std::string& path) {
 }
 
 std::vector<std::string> policy_names() {
-  return {"off",          "priority",         "shape:K",     "shape:model",
-          "shape+priority:K", "shape+priority:model", "sm-target:N", "channels:N",
+  using model::Control;
+  const std::string prio = part_name(Control::Priority), shape = part_name(Control::Shaping);
+  return {"off",
+          prio,
+          shape + ":K",
+          shape + ":model",
+          shape + "+" + prio + ":K",
+          shape + "+" + prio + ":model",
+          part_name(Control::GemmSms) + ":N",
+          part_name(Control::Channels) + ":N",
           "torch-priority"};
 }
 
@@ -583,6 +595,9 @@ Plan from_policy(std::string_view name) {
   if (base.empty() || !split_parts(base, parts)) throw unknown();
   bool has_shape = false, prio = false, torch = false, off = false;
   std::string shape_arg;
+  using model::Control;
+  const std::string prio_part = part_name(Control::Priority), shape_part = part_name(Control::Shaping),
+                    sms_part = part_name(Control::GemmSms), channels_part = part_name(Control::Channels);
   for (const auto& part : parts) {
     const std::string& kind = part.first;  // named, not a structured binding: clang 14 cannot
     const std::string& arg = part.second;  // capture a binding in the lambda below
@@ -593,29 +608,36 @@ Plan from_policy(std::string_view name) {
     if (kind == "off" || kind == "torch-priority") {
       if (!arg.empty() || parts.size() > 1) throw unknown();
       (kind == "off" ? off : torch) = true;
-    } else if (kind == "priority") {
+    } else if (kind == prio_part) {
       prio = true;
       if (!arg.empty()) {  // shape+priority:K
         if (!shape_arg.empty()) throw unknown();
         shape_arg = arg;
       }
-    } else if (kind == "shape") {
+    } else if (kind == shape_part) {
       has_shape = true;
       if (!arg.empty()) {
         if (!shape_arg.empty()) throw unknown();
         shape_arg = arg;
       }
-    } else if (kind == "sm-target") {
-      if (arg.empty()) throw bad("sm-target needs :N (SMs the GEMMs may use; -N leaves N free)");
-      p.gemm.sm_target = small_int(arg, "policy '" + std::string(name) +
-                                            "': sm-target:N needs an integer N (N < 0: all SMs but -N)");
-      if (p.gemm.sm_target == 0) throw bad("sm-target:0 is no budget; use N >= 1 or N <= -1");
-    } else if (kind == "channels") {
+    } else if (kind == sms_part) {
+      // A plan's target may also leave SMs free (N < 0), which the table's count cannot say.
+      if (arg.empty()) throw bad(sms_part + " needs :N (SMs the GEMMs may use; -N leaves N free)");
+      p.gemm.sm_target = small_int(arg, "policy '" + std::string(name) + "': " + sms_part +
+                                            ":N needs an integer N (N < 0: all SMs but -N)");
+      if (p.gemm.sm_target == 0) throw bad(sms_part + ":0 is no budget; use N >= 1 or N <= -1");
+    } else if (kind == channels_part) {
       if (arg.empty() || !all_digits(arg) || arg.size() > 2)
-        throw bad("channels:N needs an integer N in 1..64");
+        throw bad(channels_part + ":N needs an integer N in 1..64");
+      model::Controls c;  // the table's codec reads the part whole ("channels:8")
+      try {
+        model::set_control(c, Control::Channels, model::Spelling::PolicyPart, kind + ":" + arg);
+      } catch (const model::Error&) {
+        throw bad(channels_part + ":N needs N in 1..64");
+      }
       ChannelRule r;
-      r.max_channels = std::stoi(arg);
-      if (r.max_channels < 1 || r.max_channels > 64) throw bad("channels:N needs N in 1..64");
+      r.max_channels = *c.channels;
+      if (r.max_channels > 64) throw bad(channels_part + ":N needs N in 1..64");
       p.nccl.channels.push_back(r);
     } else {
       throw unknown();
@@ -626,26 +648,38 @@ Plan from_policy(std::string_view name) {
   }
   if (has_shape) {
     Target t;
-    if (shape_arg.empty() || shape_arg == "model") {
+    if (!shape_arg.empty() && shape_arg != "model" && (!all_digits(shape_arg) || shape_arg.size() > 4))
+      throw bad("K must be an integer >= 1 or \"model\"");
+    model::Controls c;  // the table's codec reads the part whole ("shape:3", "shape:model")
+    try {
+      model::set_control(c, Control::Shaping, model::Spelling::PolicyPart,
+                         shape_part + ":" + (shape_arg.empty() ? "model" : shape_arg));
+    } catch (const model::Error&) {
+      throw bad("K must be >= 1 (blocks per SM)");
+    }
+    if (c.shape_model) {
       t.kind = TargetKind::Model;
     } else {
-      if (!all_digits(shape_arg) || shape_arg.size() > 4)
-        throw bad("K must be an integer >= 1 or \"model\"");
       t.kind = TargetKind::Fixed;
-      t.blocks_per_sm = std::stoi(shape_arg);
-      if (t.blocks_per_sm < 1) throw bad("K must be >= 1 (blocks per SM)");
+      t.blocks_per_sm = *c.blocks_per_sm;
     }
     p.shaping.target = t;
   }
   if (prio) p.priority.nccl = NcclPriority::High;
   bool when_seen = false, method_seen = false;
+  const std::string at = part_name(Control::When);
   for (const auto& sfx : suffixes) {
-    if (sfx == "overlap" || sfx == "always") {
-      if (when_seen) throw bad("@" + sfx + ": more than one of @overlap/@always");
+    model::Controls when;  // the table's codec reads the part whole ("@overlap")
+    try {
+      model::set_control(when, Control::When, model::Spelling::PolicyPart, at + sfx);
+    } catch (const model::Error&) {
+    }
+    if (when.when) {
+      if (when_seen) throw bad(at + sfx + ": more than one of @overlap/@always");
       when_seen = true;
       if (!has_shape && !p.gemm.active())
-        throw bad("@" + sfx + " only applies to policies that shape or set an sm-target");
-      const When w = sfx == "overlap" ? When::Overlap : When::Always;
+        throw bad(at + sfx + " only applies to policies that shape or set an " + sms_part);
+      const When w = *when.when;
       if (has_shape) p.shaping.when = w;
       if (p.gemm.active()) p.gemm.when = w;
       continue;

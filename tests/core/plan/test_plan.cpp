@@ -8,6 +8,7 @@
 #include <fstream>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -687,6 +688,44 @@ TEST(Plan, WhenIsTheControlTablesEnum) {
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "unknown \"when\" '@overlap' (known: always, overlap)");
   }
+}
+
+// Every control with a policy part, written by the control table's codec, names the policy that
+// applies it; the parts are the ones users type today.
+TEST(Plan, EveryControlsPolicyPartIsAPolicy) {
+  using cco::model::Control;
+  using cco::model::Spelling;
+  auto part = [](Control c, auto set) {
+    cco::model::Controls v;
+    set(v);
+    return cco::model::control_text(v, c, Spelling::PolicyPart);
+  };
+  const std::string prio = part(Control::Priority, [](auto& v) { v.priority = true; });
+  const std::string k3 = part(Control::Shaping, [](auto& v) { v.blocks_per_sm = 3; });
+  const std::string model = part(Control::Shaping, [](auto& v) { v.shape_model = true; });
+  const std::string sms = part(Control::GemmSms, [](auto& v) { v.gemm_sms = 108; });
+  const std::string ch = part(Control::Channels, [](auto& v) { v.channels = 8; });
+  const std::string overlap = part(Control::When, [](auto& v) { v.when = cco::model::When::Overlap; });
+  const std::string always = part(Control::When, [](auto& v) { v.when = cco::model::When::Always; });
+  EXPECT_EQ(prio, "priority");
+  EXPECT_EQ(k3, "shape:3");
+  EXPECT_EQ(model, "shape:model");
+  EXPECT_EQ(sms, "sm-target:108");
+  EXPECT_EQ(ch, "channels:8");
+  EXPECT_EQ(overlap, "@overlap");
+  EXPECT_EQ(always, "@always");
+  EXPECT_EQ(from_policy(prio).priority.nccl, NcclPriority::High);
+  EXPECT_EQ(to_string(from_policy(k3).shaping.target), "3");
+  EXPECT_EQ(from_policy(model).shaping.target.kind, TargetKind::Model);
+  EXPECT_EQ(from_policy(sms).gemm.target_for(132), 108);
+  EXPECT_EQ(channel_cap(from_policy(ch).nccl, "allreduce", 1 << 20), 8);
+  const Plan joined = from_policy(k3 + "+" + prio + "+" + sms + overlap);
+  EXPECT_EQ(joined.shaping.when, When::Overlap);
+  EXPECT_EQ(joined.gemm.when, When::Overlap);
+  EXPECT_EQ(from_policy(sms + always).gemm.when, When::Always);
+  EXPECT_EQ(policy_names(), (std::vector<std::string>{"off", "priority", "shape:K", "shape:model",
+                                                      "shape+priority:K", "shape+priority:model",
+                                                      "sm-target:N", "channels:N", "torch-priority"}));
 }
 
 }  // namespace
