@@ -24,6 +24,25 @@ constexpr const char* kCtaKey = model::spelled(kCta, model::Spelling::PlanKey);
 constexpr const char* kCtaField = kCtaKey + std::string_view(kCtaKey).find('.') + 1;
 std::string cta_text(model::Controls c, model::Spelling s) { return model::control_text(c, kCta, s); }
 
+// NCCL's CTA counts, from the control table: the plan keys "nccl.min_ctas,nccl.max_ctas" and the
+// environment "NCCL_MIN_CTAS,NCCL_MAX_CTAS", key 0 the minimum and 1 the maximum (a plan may set
+// them apart; a bench row sets both to one count).
+constexpr auto kCtas = model::Control::NcclCtas;
+const std::string& ctas_key(std::size_t k) {  // "nccl.min_ctas", "nccl.max_ctas"
+  static const std::string keys[2] = {model::spelling_name(kCtas, model::Spelling::PlanKey, 0),
+                                      model::spelling_name(kCtas, model::Spelling::PlanKey, 1)};
+  return keys[k];
+}
+const char* ctas_field(std::size_t k) {  // "min_ctas", "max_ctas"
+  return ctas_key(k).c_str() + ctas_key(k).find('.') + 1;
+}
+// The count as the environment spells it, with its variable.
+std::pair<std::string, std::string> ctas_env(std::size_t k, int count) {
+  model::Controls c;
+  c.nccl_ctas = count;
+  return {model::spelling_name(kCtas, model::Spelling::Env, k), model::control_text(c, kCtas, model::Spelling::Env)};
+}
+
 // A named policy's parts, from the control table: "priority", "shape", "sm-target", "channels"
 // (a value after ':'), and '@' before when the controls act ("@overlap", "@always").
 std::string part_name(model::Control c) { return model::spelling_name(c, model::Spelling::PolicyPart); }
@@ -255,7 +274,7 @@ int parse_ctas(const json& v, const std::string& w) {
 
 Nccl parse_nccl(const json& j) {
   need_object(j, "nccl");
-  check_keys(j, "nccl", {"channels", "min_ctas", "max_ctas", kCtaField, "comment"});
+  check_keys(j, "nccl", {"channels", ctas_field(0), ctas_field(1), kCtaField, "comment"});
   Nccl n;
   if (j.contains("channels")) {
     const json& cs = j["channels"];
@@ -283,11 +302,11 @@ Nccl parse_nccl(const json& j) {
       n.channels.push_back(r);
     }
   }
-  if (j.contains("min_ctas")) n.min_ctas = parse_ctas(j["min_ctas"], "nccl.min_ctas");
-  if (j.contains("max_ctas")) n.max_ctas = parse_ctas(j["max_ctas"], "nccl.max_ctas");
+  if (j.contains(ctas_field(0))) n.min_ctas = parse_ctas(j[ctas_field(0)], ctas_key(0));
+  if (j.contains(ctas_field(1))) n.max_ctas = parse_ctas(j[ctas_field(1)], ctas_key(1));
   if (n.min_ctas > 0 && n.max_ctas > 0 && n.min_ctas > n.max_ctas)
-    fail("nccl", "min_ctas (" + std::to_string(n.min_ctas) + ") is larger than max_ctas (" +
-                     std::to_string(n.max_ctas) + ")");
+    fail("nccl", std::string(ctas_field(0)) + " (" + std::to_string(n.min_ctas) + ") is larger than " +
+                     ctas_field(1) + " (" + std::to_string(n.max_ctas) + ")");
   model::Controls c;  // the control table's codec (model/controls.hpp)
   try {
     if (j.contains(kCtaField)) set_control(c, kCta, model::Spelling::PlanKey, need_string(j[kCtaField], kCtaKey));
@@ -418,8 +437,8 @@ int channel_cap(const Nccl& nccl, std::string_view collective, int64_t bytes) {
 
 std::vector<std::pair<std::string, std::string>> Nccl::environment() const {
   std::vector<std::pair<std::string, std::string>> e;
-  if (min_ctas > 0) e.emplace_back("NCCL_MIN_CTAS", std::to_string(min_ctas));
-  if (max_ctas > 0) e.emplace_back("NCCL_MAX_CTAS", std::to_string(max_ctas));
+  if (min_ctas > 0) e.push_back(ctas_env(0, min_ctas));
+  if (max_ctas > 0) e.push_back(ctas_env(1, max_ctas));
   model::Controls c;
   c.cta_policy = cta_policy;
   if (cta_policy) e.emplace_back(model::spelled(kCta, model::Spelling::Env), cta_text(c, model::Spelling::Env));
@@ -741,8 +760,8 @@ std::string to_json(const Plan& plan, int indent) {
         n["channels"].push_back(rj);
       }
     }
-    if (plan.nccl.min_ctas > 0) n["min_ctas"] = plan.nccl.min_ctas;
-    if (plan.nccl.max_ctas > 0) n["max_ctas"] = plan.nccl.max_ctas;
+    if (plan.nccl.min_ctas > 0) n[ctas_field(0)] = plan.nccl.min_ctas;
+    if (plan.nccl.max_ctas > 0) n[ctas_field(1)] = plan.nccl.max_ctas;
     model::Controls c;
     c.cta_policy = plan.nccl.cta_policy;
     if (c.cta_policy) n[kCtaField] = cta_text(c, model::Spelling::PlanKey);

@@ -728,4 +728,29 @@ TEST(Plan, EveryControlsPolicyPartIsAPolicy) {
                                                       "sm-target:N", "channels:N", "torch-priority"}));
 }
 
+// NCCL's CTA counts: the table's two plan keys and two variables, minimum apart from maximum as a
+// plan may set them, in the spellings plans and cco run use today.
+TEST(Plan, CtaCountsKeepTheirTwoKeysThroughTheTable) {
+  using cco::model::Control;
+  using cco::model::Spelling;
+  EXPECT_EQ(cco::model::spelling_name(Control::NcclCtas, Spelling::PlanKey, 0), "nccl.min_ctas");
+  EXPECT_EQ(cco::model::spelling_name(Control::NcclCtas, Spelling::PlanKey, 1), "nccl.max_ctas");
+  const Plan p = parse(R"({"schema": "ccoverlap.plan", "schema_version": "1.0.0",
+    "nccl": {"min_ctas": 4, "max_ctas": 32}})");
+  EXPECT_EQ(p.nccl.min_ctas, 4);
+  EXPECT_EQ(p.nccl.max_ctas, 32);
+  using Env = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(p.nccl.environment(), (Env{{"NCCL_MIN_CTAS", "4"}, {"NCCL_MAX_CTAS", "32"}}));
+  const auto written = nlohmann::json::parse(to_json(p));
+  EXPECT_EQ(written["nccl"], (nlohmann::json{{"min_ctas", 4}, {"max_ctas", 32}}));
+  const Plan back = parse(to_json(p));
+  EXPECT_EQ(back.nccl.min_ctas, 4);
+  EXPECT_EQ(back.nccl.max_ctas, 32);
+  const Plan max_only = parse(R"({"schema": "ccoverlap.plan", "schema_version": "1.0.0",
+    "nccl": {"max_ctas": 16}})");
+  EXPECT_EQ(max_only.nccl.environment(), (Env{{"NCCL_MAX_CTAS", "16"}}));
+  EXPECT_EQ(error_of(R"({"schema": "ccoverlap.plan", "schema_version": "1.0.0",
+    "nccl": {"min_ctas": 0}})").rfind("nccl.min_ctas: ", 0), 0u);
+}
+
 }  // namespace
