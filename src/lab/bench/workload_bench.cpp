@@ -110,7 +110,7 @@ std::vector<PlannedRow> plan_step_rows(const std::vector<RowSpec>& specs,
     if (is_shape(s.mode)) {
       for (std::size_t ki = 0; ki < kernels.size(); ++ki) {
         const auto& k = kernels[ki];
-        const PadPlan pp = plan_padding(lim, k.fp, k.fn, s.blocks_per_sm, s.pad.value_or(-1),
+        const PadPlan pp = plan_padding(lim, k.fp, k.fn, s.blocks_per_sm, s.pad,
                                         "--pad " + model::format_bytes(s.pad.value_or(-1)) + " for " + k.name);
         if (!pp.note.empty() && notes) notes->push_back(k.name + ": " + pp.note);
         if (pp.driver_bps != pp.model_bps && notes)
