@@ -98,6 +98,10 @@ constexpr const char* spelled(Control c, Spelling s) {
   return kControls[static_cast<std::size_t>(c)].spelled[static_cast<std::size_t>(s)];
 }
 
+/// Control `c`'s field in the results (bench rows, step configurations, a tuned plan's choice):
+/// "gemm_sms", "nccl_register", ... (nullptr: none), at compile time.
+constexpr const char* json_field(Control c) { return spelled(c, Spelling::Json); }
+
 /// The row of `c`.
 const ControlRow& control_row(Control c);
 /// Control `c`'s name in spelling `s` (nullptr: not spelled there). Where the spelling names two

@@ -24,6 +24,29 @@ constexpr const char* kCtaKey = model::spelled(kCta, model::Spelling::PlanKey);
 constexpr const char* kCtaField = kCtaKey + std::string_view(kCtaKey).find('.') + 1;
 std::string cta_text(model::Controls c, model::Spelling s) { return model::control_text(c, kCta, s); }
 
+// NCCL's CTA counts, from the control table: the plan keys "nccl.min_ctas,nccl.max_ctas" and the
+// environment "NCCL_MIN_CTAS,NCCL_MAX_CTAS", key 0 the minimum and 1 the maximum (a plan may set
+// them apart; a bench row sets both to one count).
+constexpr auto kCtas = model::Control::NcclCtas;
+const std::string& ctas_key(std::size_t k) {  // "nccl.min_ctas", "nccl.max_ctas"
+  static const std::string keys[2] = {model::spelling_name(kCtas, model::Spelling::PlanKey, 0),
+                                      model::spelling_name(kCtas, model::Spelling::PlanKey, 1)};
+  return keys[k];
+}
+const char* ctas_field(std::size_t k) {  // "min_ctas", "max_ctas"
+  return ctas_key(k).c_str() + ctas_key(k).find('.') + 1;
+}
+// The count as the environment spells it, with its variable.
+std::pair<std::string, std::string> ctas_env(std::size_t k, int count) {
+  model::Controls c;
+  c.nccl_ctas = count;
+  return {model::spelling_name(kCtas, model::Spelling::Env, k), model::control_text(c, kCtas, model::Spelling::Env)};
+}
+
+// A named policy's parts, from the control table: "priority", "shape", "sm-target", "channels"
+// (a value after ':'), and '@' before when the controls act ("@overlap", "@always").
+std::string part_name(model::Control c) { return model::spelling_name(c, model::Spelling::PolicyPart); }
+
 std::string lower(std::string_view s) {
   std::string out(s);
   std::transform(out.begin(), out.end(), out.begin(),
@@ -251,7 +274,7 @@ int parse_ctas(const json& v, const std::string& w) {
 
 Nccl parse_nccl(const json& j) {
   need_object(j, "nccl");
-  check_keys(j, "nccl", {"channels", "min_ctas", "max_ctas", kCtaField, "comment"});
+  check_keys(j, "nccl", {"channels", ctas_field(0), ctas_field(1), kCtaField, "comment"});
   Nccl n;
   if (j.contains("channels")) {
     const json& cs = j["channels"];
@@ -279,11 +302,11 @@ Nccl parse_nccl(const json& j) {
       n.channels.push_back(r);
     }
   }
-  if (j.contains("min_ctas")) n.min_ctas = parse_ctas(j["min_ctas"], "nccl.min_ctas");
-  if (j.contains("max_ctas")) n.max_ctas = parse_ctas(j["max_ctas"], "nccl.max_ctas");
+  if (j.contains(ctas_field(0))) n.min_ctas = parse_ctas(j[ctas_field(0)], ctas_key(0));
+  if (j.contains(ctas_field(1))) n.max_ctas = parse_ctas(j[ctas_field(1)], ctas_key(1));
   if (n.min_ctas > 0 && n.max_ctas > 0 && n.min_ctas > n.max_ctas)
-    fail("nccl", "min_ctas (" + std::to_string(n.min_ctas) + ") is larger than max_ctas (" +
-                     std::to_string(n.max_ctas) + ")");
+    fail("nccl", std::string(ctas_field(0)) + " (" + std::to_string(n.min_ctas) + ") is larger than " +
+                     ctas_field(1) + " (" + std::to_string(n.max_ctas) + ")");
   model::Controls c;  // the control table's codec (model/controls.hpp)
   try {
     if (j.contains(kCtaField)) set_control(c, kCta, model::Spelling::PlanKey, need_string(j[kCtaField], kCtaKey));
@@ -383,10 +406,13 @@ const char* to_string(When w) {
 }
 
 When parse_when(std::string_view text) {
-  const std::string s = lower(text);
-  if (s == "always") return When::Always;
-  if (s == "overlap") return When::Overlap;
-  throw Error("unknown \"when\" '" + std::string(text) + "' (known: always, overlap)");
+  model::Controls c;
+  try {
+    model::set_control(c, model::Control::When, model::Spelling::PlanKey, text);
+  } catch (const model::Error&) {
+    throw Error("unknown \"when\" '" + std::string(text) + "' (known: always, overlap)");
+  }
+  return *c.when;
 }
 
 int Gemm::target_for(int sms) const {
@@ -411,8 +437,8 @@ int channel_cap(const Nccl& nccl, std::string_view collective, int64_t bytes) {
 
 std::vector<std::pair<std::string, std::string>> Nccl::environment() const {
   std::vector<std::pair<std::string, std::string>> e;
-  if (min_ctas > 0) e.emplace_back("NCCL_MIN_CTAS", std::to_string(min_ctas));
-  if (max_ctas > 0) e.emplace_back("NCCL_MAX_CTAS", std::to_string(max_ctas));
+  if (min_ctas > 0) e.push_back(ctas_env(0, min_ctas));
+  if (max_ctas > 0) e.push_back(ctas_env(1, max_ctas));
   model::Controls c;
   c.cta_policy = cta_policy;
   if (cta_policy) e.emplace_back(model::spelled(kCta, model::Spelling::Env), cta_text(c, model::Spelling::Env));
@@ -508,8 +534,16 @@ Plan load(const std::string& path) {
 }
 
 std::vector<std::string> policy_names() {
-  return {"off",          "priority",         "shape:K",     "shape:model",
-          "shape+priority:K", "shape+priority:model", "sm-target:N", "channels:N",
+  using model::Control;
+  const std::string prio = part_name(Control::Priority), shape = part_name(Control::Shaping);
+  return {"off",
+          prio,
+          shape + ":K",
+          shape + ":model",
+          shape + "+" + prio + ":K",
+          shape + "+" + prio + ":model",
+          part_name(Control::GemmSms) + ":N",
+          part_name(Control::Channels) + ":N",
           "torch-priority"};
 }
 
@@ -580,6 +614,9 @@ Plan from_policy(std::string_view name) {
   if (base.empty() || !split_parts(base, parts)) throw unknown();
   bool has_shape = false, prio = false, torch = false, off = false;
   std::string shape_arg;
+  using model::Control;
+  const std::string prio_part = part_name(Control::Priority), shape_part = part_name(Control::Shaping),
+                    sms_part = part_name(Control::GemmSms), channels_part = part_name(Control::Channels);
   for (const auto& part : parts) {
     const std::string& kind = part.first;  // named, not a structured binding: clang 14 cannot
     const std::string& arg = part.second;  // capture a binding in the lambda below
@@ -590,29 +627,36 @@ Plan from_policy(std::string_view name) {
     if (kind == "off" || kind == "torch-priority") {
       if (!arg.empty() || parts.size() > 1) throw unknown();
       (kind == "off" ? off : torch) = true;
-    } else if (kind == "priority") {
+    } else if (kind == prio_part) {
       prio = true;
       if (!arg.empty()) {  // shape+priority:K
         if (!shape_arg.empty()) throw unknown();
         shape_arg = arg;
       }
-    } else if (kind == "shape") {
+    } else if (kind == shape_part) {
       has_shape = true;
       if (!arg.empty()) {
         if (!shape_arg.empty()) throw unknown();
         shape_arg = arg;
       }
-    } else if (kind == "sm-target") {
-      if (arg.empty()) throw bad("sm-target needs :N (SMs the GEMMs may use; -N leaves N free)");
-      p.gemm.sm_target = small_int(arg, "policy '" + std::string(name) +
-                                            "': sm-target:N needs an integer N (N < 0: all SMs but -N)");
-      if (p.gemm.sm_target == 0) throw bad("sm-target:0 is no budget; use N >= 1 or N <= -1");
-    } else if (kind == "channels") {
+    } else if (kind == sms_part) {
+      // A plan's target may also leave SMs free (N < 0), which the table's count cannot say.
+      if (arg.empty()) throw bad(sms_part + " needs :N (SMs the GEMMs may use; -N leaves N free)");
+      p.gemm.sm_target = small_int(arg, "policy '" + std::string(name) + "': " + sms_part +
+                                            ":N needs an integer N (N < 0: all SMs but -N)");
+      if (p.gemm.sm_target == 0) throw bad(sms_part + ":0 is no budget; use N >= 1 or N <= -1");
+    } else if (kind == channels_part) {
       if (arg.empty() || !all_digits(arg) || arg.size() > 2)
-        throw bad("channels:N needs an integer N in 1..64");
+        throw bad(channels_part + ":N needs an integer N in 1..64");
+      model::Controls c;  // the table's codec reads the part whole ("channels:8")
+      try {
+        model::set_control(c, Control::Channels, model::Spelling::PolicyPart, kind + ":" + arg);
+      } catch (const model::Error&) {
+        throw bad(channels_part + ":N needs N in 1..64");
+      }
       ChannelRule r;
-      r.max_channels = std::stoi(arg);
-      if (r.max_channels < 1 || r.max_channels > 64) throw bad("channels:N needs N in 1..64");
+      r.max_channels = *c.channels;
+      if (r.max_channels > 64) throw bad(channels_part + ":N needs N in 1..64");
       p.nccl.channels.push_back(r);
     } else {
       throw unknown();
@@ -623,26 +667,38 @@ Plan from_policy(std::string_view name) {
   }
   if (has_shape) {
     Target t;
-    if (shape_arg.empty() || shape_arg == "model") {
+    if (!shape_arg.empty() && shape_arg != "model" && (!all_digits(shape_arg) || shape_arg.size() > 4))
+      throw bad("K must be an integer >= 1 or \"model\"");
+    model::Controls c;  // the table's codec reads the part whole ("shape:3", "shape:model")
+    try {
+      model::set_control(c, Control::Shaping, model::Spelling::PolicyPart,
+                         shape_part + ":" + (shape_arg.empty() ? "model" : shape_arg));
+    } catch (const model::Error&) {
+      throw bad("K must be >= 1 (blocks per SM)");
+    }
+    if (c.shape_model) {
       t.kind = TargetKind::Model;
     } else {
-      if (!all_digits(shape_arg) || shape_arg.size() > 4)
-        throw bad("K must be an integer >= 1 or \"model\"");
       t.kind = TargetKind::Fixed;
-      t.blocks_per_sm = std::stoi(shape_arg);
-      if (t.blocks_per_sm < 1) throw bad("K must be >= 1 (blocks per SM)");
+      t.blocks_per_sm = *c.blocks_per_sm;
     }
     p.shaping.target = t;
   }
   if (prio) p.priority.nccl = NcclPriority::High;
   bool when_seen = false, method_seen = false;
+  const std::string at = part_name(Control::When);
   for (const auto& sfx : suffixes) {
-    if (sfx == "overlap" || sfx == "always") {
-      if (when_seen) throw bad("@" + sfx + ": more than one of @overlap/@always");
+    model::Controls when;  // the table's codec reads the part whole ("@overlap")
+    try {
+      model::set_control(when, Control::When, model::Spelling::PolicyPart, at + sfx);
+    } catch (const model::Error&) {
+    }
+    if (when.when) {
+      if (when_seen) throw bad(at + sfx + ": more than one of @overlap/@always");
       when_seen = true;
       if (!has_shape && !p.gemm.active())
-        throw bad("@" + sfx + " only applies to policies that shape or set an sm-target");
-      const When w = sfx == "overlap" ? When::Overlap : When::Always;
+        throw bad(at + sfx + " only applies to policies that shape or set an " + sms_part);
+      const When w = *when.when;
       if (has_shape) p.shaping.when = w;
       if (p.gemm.active()) p.gemm.when = w;
       continue;
@@ -704,8 +760,8 @@ std::string to_json(const Plan& plan, int indent) {
         n["channels"].push_back(rj);
       }
     }
-    if (plan.nccl.min_ctas > 0) n["min_ctas"] = plan.nccl.min_ctas;
-    if (plan.nccl.max_ctas > 0) n["max_ctas"] = plan.nccl.max_ctas;
+    if (plan.nccl.min_ctas > 0) n[ctas_field(0)] = plan.nccl.min_ctas;
+    if (plan.nccl.max_ctas > 0) n[ctas_field(1)] = plan.nccl.max_ctas;
     model::Controls c;
     c.cta_policy = plan.nccl.cta_policy;
     if (c.cta_policy) n[kCtaField] = cta_text(c, model::Spelling::PlanKey);

@@ -39,6 +39,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/controls.hpp"
 #include "model/schema_names.hpp"
 #include "model/types.hpp"
 
@@ -81,8 +82,8 @@ struct Rule {
 };
 
 /// When a control acts: on every launch, or only inside the communication window (while NCCL work
-/// is pending on the launch's device; docs/PRELOAD.md).
-enum class When { Always, Overlap };
+/// is pending on the launch's device; docs/PRELOAD.md). The control table's one enum.
+using When = model::When;
 
 struct Shaping {
   When when = When::Always;           ///< "when"
@@ -251,7 +252,8 @@ std::string to_json(const Plan& plan, int indent = 2);
 /// Names for reports: "launch-attr", "stream", "both"; "high", "default"; "off", "model", "3".
 const char* to_string(PriorityMethod m);
 const char* to_string(When w);
-When parse_when(std::string_view text);  ///< "always" | "overlap"; throws Error
+/// "always" | "overlap" (the control table's plan-key codec, any case); throws Error
+When parse_when(std::string_view text);
 PriorityMethod parse_method(std::string_view text);  ///< throws Error
 std::string to_string(const Target& t);
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "model/controls.hpp"
 #include "model/schema_names.hpp"
 #include "results/fields.hpp"
 
@@ -40,8 +41,9 @@ constexpr const char* kSizeBytes = "size_bytes";
 constexpr const char* kCount = "count";
 constexpr const char* kDtype = "dtype";
 constexpr const char* kMode = "mode";
-constexpr const char* kTargetBlocksPerSm = "target_blocks_per_sm";
-constexpr const char* kPadBytes = "pad_bytes";
+// The controls' fields are the control table's (model/controls.hpp).
+constexpr const char* kTargetBlocksPerSm = model::json_field(model::Control::Shaping);
+constexpr const char* kPadBytes = model::json_field(model::Control::Pad);
 constexpr const char* kBlocksPerSm = "blocks_per_sm";
 constexpr const char* kTComp = "t_comp";
 constexpr const char* kTComm = "t_comm";

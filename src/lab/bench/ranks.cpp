@@ -152,10 +152,10 @@ std::vector<std::unique_ptr<rt::SmPartition>> green_partitions(
 }
 
 PadPlan plan_padding(const model::DeviceLimits& lim, const model::Footprint& fp, const void* fn,
-                     int blocks_per_sm, int64_t pad, const std::string& what) {
+                     int blocks_per_sm, std::optional<int64_t> pad, const std::string& what) {
   model::ShapeChoice sc;
   try {
-    sc = model::shape_choice(lim, fp, blocks_per_sm, pad);
+    sc = model::shape_choice(lim, fp, blocks_per_sm, pad.value_or(-1));  // the model's -1: plan it
   } catch (const model::Error& e) {
     throw UsageError(what + ": " + e.what());
   }

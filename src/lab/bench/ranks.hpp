@@ -129,10 +129,11 @@ struct PadPlan {
   int driver_bps = 0;  ///< blocks per SM the driver reports (what the launch gets)
   std::string note;    ///< the model's remark (a target it cannot reach exactly), or empty
 };
+/// `pad`: exactly this much (a row's --pad), or std::nullopt to plan it for k = `blocks_per_sm`.
 /// Throws UsageError naming `what` (the flag or the kernel) when the padding cannot be had.
 /// Leaves the kernel's dynamic shared memory limit raised to the padding.
 PadPlan plan_padding(const model::DeviceLimits& lim, const model::Footprint& fp, const void* fn,
-                     int blocks_per_sm, int64_t pad, const std::string& what);
+                     int blocks_per_sm, std::optional<int64_t> pad, const std::string& what);
 
 /// A CUPTI kernel trace of the run (--trace PATH), started before the first CUDA call so launch
 /// timestamps are recorded too; nullptr when no trace was asked for or CUPTI refused (the

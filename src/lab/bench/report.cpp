@@ -328,8 +328,8 @@ nlohmann::json options_json(const Options& o) {
   j["modes"] = modes;
   j["blocks_per_sm"] = o.blocks_per_sm;
   j["pad"] = o.pads;
-  j["gemm_sms"] = o.gemm_sms;
-  j["green_sms"] = o.green_sms;
+  j[model::json_field(model::Control::GemmSms)] = o.gemm_sms;
+  j[model::json_field(model::Control::Green)] = o.green_sms;
   j["nccl"] = {{"min_ctas", budget_number(o.nccl_min_ctas)},
                {"max_ctas", budget_number(o.nccl_max_ctas)},
                {"cta_policy", model::cta_policy_number(o.nccl_cta_policy)},
@@ -375,10 +375,10 @@ nlohmann::json to_json(const Report& r) {
     rec.t_comp_alone = timing_record(row.t_comp_alone);
     rec.t_comm_alone = timing_record(row.t_comm_alone);
     nlohmann::json& x = rec.controls;  // the row's controls, spelled by the control table
-    x["gemm_sms"] = budget_number(row.spec.gemm_sms);
-    x["nccl_ctas"] = budget_number(row.spec.nccl_ctas);
-    x["green_sms"] = budget_number(row.spec.green_sms);
-    x["nccl_register"] = model::comm_register_number(row.spec.nccl_reg);
+    x[model::json_field(model::Control::GemmSms)] = budget_number(row.spec.gemm_sms);
+    x[model::json_field(model::Control::NcclCtas)] = budget_number(row.spec.nccl_ctas);
+    x[model::json_field(model::Control::Green)] = budget_number(row.spec.green_sms);
+    x[model::json_field(model::Control::Register)] = model::comm_register_number(row.spec.nccl_reg);
     model::Controls ran;  // the policy the row's communicator had, as the control table spells it
     ran.cta_policy = row.cta_policy;
     const auto cta = model::Control::CtaPolicy;

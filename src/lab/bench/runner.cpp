@@ -47,7 +47,7 @@ RowPlan plan_rows(const std::vector<RowSpec>& specs, const DeviceContext& ctx,
     if (is_shape(s.mode)) {
       if (!ctx.shapeable) throw UsageError("shape rows need a compute part whose launches are ours");
       const PadPlan pp = plan_padding(ctx.limits, ctx.footprint, comp0.kernel(), s.blocks_per_sm,
-                                      s.pad.value_or(-1), "--pad " + model::format_bytes(s.pad.value_or(-1)));
+                                      s.pad, "--pad " + model::format_bytes(s.pad.value_or(-1)));
       if (!pp.note.empty()) notes.push_back(pp.note);
       p.pad = pp.pad;
       p.bps = pp.driver_bps;

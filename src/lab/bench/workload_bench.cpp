@@ -110,7 +110,7 @@ std::vector<PlannedRow> plan_step_rows(const std::vector<RowSpec>& specs,
     if (is_shape(s.mode)) {
       for (std::size_t ki = 0; ki < kernels.size(); ++ki) {
         const auto& k = kernels[ki];
-        const PadPlan pp = plan_padding(lim, k.fp, k.fn, s.blocks_per_sm, s.pad.value_or(-1),
+        const PadPlan pp = plan_padding(lim, k.fp, k.fn, s.blocks_per_sm, s.pad,
                                         "--pad " + model::format_bytes(s.pad.value_or(-1)) + " for " + k.name);
         if (!pp.note.empty() && notes) notes->push_back(k.name + ": " + pp.note);
         if (pp.driver_bps != pp.model_bps && notes)
@@ -491,8 +491,8 @@ StepReport prepare_step_report(const StepOptions& so, const Ranks& ranks) {
                 {"nccl_max_ctas", budget_number(o.nccl_max_ctas)},
                 {"nccl_cta_policy", model::cta_policy_number(o.nccl_cta_policy)},
                 {"nccl_cga_cluster_size", budget_number(o.nccl_cga_cluster)},
-                {"gemm_sms", o.gemm_sms},
-                {"nccl_register", model::to_string(arena_registration(o))}};
+                {model::json_field(model::Control::GemmSms), o.gemm_sms},
+                {model::json_field(model::Control::Register), model::to_string(arena_registration(o))}};
   {
     nlohmann::json modes = nlohmann::json::array();
     for (Mode m : o.modes) modes.push_back(to_string(m));

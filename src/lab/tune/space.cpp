@@ -455,9 +455,9 @@ nlohmann::json plan_json(const bench::Report& rep, const std::vector<Tried>& tri
                                "cco tune: " + b.spec.label() + " for " + rep.compute + " || " +
                                    rep.collective);
   nlohmann::json c = choice_json(b, bench::is_shape(b.spec.mode) ? b.blocks_per_sm : 0);
-  c["pad_bytes"] = b.pad;
-  c["gemm_sms"] = bench::budget_number(b.spec.gemm_sms);
-  c["nccl_register"] = model::comm_register_number(b.spec.nccl_reg);
+  c[model::json_field(model::Control::Pad)] = b.pad;
+  c[model::json_field(model::Control::GemmSms)] = bench::budget_number(b.spec.gemm_sms);
+  c[model::json_field(model::Control::Register)] = model::comm_register_number(b.spec.nccl_reg);
   c["comp_alone_us"] = b.comp_alone_us;
   c["comm_alone_us"] = b.comm_alone_us;
   c["own_efficiency"] = json_number(b.own_efficiency());
@@ -469,7 +469,7 @@ nlohmann::json plan_json(const bench::Report& rep, const std::vector<Tried>& tri
     row["comm_alone_us"] = t.comm_alone_us;
     row["own_efficiency"] = json_number(t.own_efficiency());
     row["efficiency_best"] = json_number(t.efficiency_best);
-    row["pad_bytes"] = t.pad;
+    row[model::json_field(model::Control::Pad)] = t.pad;
     rows.push_back(std::move(row));
   }
   nlohmann::json notes = nlohmann::json::array();

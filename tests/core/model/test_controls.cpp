@@ -157,4 +157,22 @@ TEST(Controls, TheCtaPolicyKeepsEachSpellingsOwnForms) {
   EXPECT_EQ(cco::model::spelling_name(Control::NcclCtas, Spelling::Env, 1), "NCCL_MAX_CTAS");
 }
 
+// The results' field names as the files written today spell them (bench rows, step configs, a
+// tuned plan's choice; golden files in tests/lab/bench/golden): the writers take them from the table.
+TEST(Controls, TheJsonFieldsAreTheOnesTheResultFilesUse) {
+  EXPECT_STREQ(cco::model::json_field(Control::Shaping), "target_blocks_per_sm");
+  EXPECT_STREQ(cco::model::json_field(Control::Pad), "pad_bytes");
+  EXPECT_STREQ(cco::model::json_field(Control::GemmSms), "gemm_sms");
+  EXPECT_STREQ(cco::model::json_field(Control::NcclCtas), "nccl_ctas");
+  EXPECT_STREQ(cco::model::json_field(Control::Green), "green_sms");
+  EXPECT_STREQ(cco::model::json_field(Control::Register), "nccl_register");
+  EXPECT_STREQ(cco::model::json_field(Control::CtaPolicy), "cta_policy");
+  EXPECT_EQ(cco::model::json_field(Control::Priority), nullptr);
+  // A row's registration is NCCL's number in the results, the name elsewhere.
+  Controls v;
+  v.nccl_reg = cco::model::CommRegister::Window;
+  EXPECT_EQ(cco::model::control_text(v, Control::Register, Spelling::Json), "2");
+  EXPECT_EQ(cco::model::control_text(v, Control::Register, Spelling::Flag), "window");
+}
+
 }  // namespace

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -670,6 +672,85 @@ TEST(Plan, EveryControlsPlanKeyReachesWhatAppliesIt) {
     }
     EXPECT_EQ(parse(to_json(p)).nccl.cta_policy, p.nccl.cta_policy) << "the writer spells it back";
   }
+}
+
+// One enum for when a control acts: the plan's is the control table's, and "when" reads through
+// the table's codec in any case, with the plan's own message for anything else.
+TEST(Plan, WhenIsTheControlTablesEnum) {
+  static_assert(std::is_same_v<When, cco::model::When>);
+  EXPECT_EQ(parse_when("OVERLAP"), cco::model::When::Overlap);
+  EXPECT_EQ(parse_when("always"), cco::model::When::Always);
+  EXPECT_STREQ(to_string(When::Overlap), "overlap");
+  EXPECT_STREQ(to_string(When::Always), "always");
+  try {
+    parse_when("@overlap");
+    FAIL() << "a policy suffix is no plan's \"when\"";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "unknown \"when\" '@overlap' (known: always, overlap)");
+  }
+}
+
+// Every control with a policy part, written by the control table's codec, names the policy that
+// applies it; the parts are the ones users type today.
+TEST(Plan, EveryControlsPolicyPartIsAPolicy) {
+  using cco::model::Control;
+  using cco::model::Spelling;
+  auto part = [](Control c, auto set) {
+    cco::model::Controls v;
+    set(v);
+    return cco::model::control_text(v, c, Spelling::PolicyPart);
+  };
+  const std::string prio = part(Control::Priority, [](auto& v) { v.priority = true; });
+  const std::string k3 = part(Control::Shaping, [](auto& v) { v.blocks_per_sm = 3; });
+  const std::string model = part(Control::Shaping, [](auto& v) { v.shape_model = true; });
+  const std::string sms = part(Control::GemmSms, [](auto& v) { v.gemm_sms = 108; });
+  const std::string ch = part(Control::Channels, [](auto& v) { v.channels = 8; });
+  const std::string overlap = part(Control::When, [](auto& v) { v.when = cco::model::When::Overlap; });
+  const std::string always = part(Control::When, [](auto& v) { v.when = cco::model::When::Always; });
+  EXPECT_EQ(prio, "priority");
+  EXPECT_EQ(k3, "shape:3");
+  EXPECT_EQ(model, "shape:model");
+  EXPECT_EQ(sms, "sm-target:108");
+  EXPECT_EQ(ch, "channels:8");
+  EXPECT_EQ(overlap, "@overlap");
+  EXPECT_EQ(always, "@always");
+  EXPECT_EQ(from_policy(prio).priority.nccl, NcclPriority::High);
+  EXPECT_EQ(to_string(from_policy(k3).shaping.target), "3");
+  EXPECT_EQ(from_policy(model).shaping.target.kind, TargetKind::Model);
+  EXPECT_EQ(from_policy(sms).gemm.target_for(132), 108);
+  EXPECT_EQ(channel_cap(from_policy(ch).nccl, "allreduce", 1 << 20), 8);
+  const Plan joined = from_policy(k3 + "+" + prio + "+" + sms + overlap);
+  EXPECT_EQ(joined.shaping.when, When::Overlap);
+  EXPECT_EQ(joined.gemm.when, When::Overlap);
+  EXPECT_EQ(from_policy(sms + always).gemm.when, When::Always);
+  EXPECT_EQ(policy_names(), (std::vector<std::string>{"off", "priority", "shape:K", "shape:model",
+                                                      "shape+priority:K", "shape+priority:model",
+                                                      "sm-target:N", "channels:N", "torch-priority"}));
+}
+
+// NCCL's CTA counts: the table's two plan keys and two variables, minimum apart from maximum as a
+// plan may set them, in the spellings plans and cco run use today.
+TEST(Plan, CtaCountsKeepTheirTwoKeysThroughTheTable) {
+  using cco::model::Control;
+  using cco::model::Spelling;
+  EXPECT_EQ(cco::model::spelling_name(Control::NcclCtas, Spelling::PlanKey, 0), "nccl.min_ctas");
+  EXPECT_EQ(cco::model::spelling_name(Control::NcclCtas, Spelling::PlanKey, 1), "nccl.max_ctas");
+  const Plan p = parse(R"({"schema": "ccoverlap.plan", "schema_version": "1.0.0",
+    "nccl": {"min_ctas": 4, "max_ctas": 32}})");
+  EXPECT_EQ(p.nccl.min_ctas, 4);
+  EXPECT_EQ(p.nccl.max_ctas, 32);
+  using Env = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(p.nccl.environment(), (Env{{"NCCL_MIN_CTAS", "4"}, {"NCCL_MAX_CTAS", "32"}}));
+  const auto written = nlohmann::json::parse(to_json(p));
+  EXPECT_EQ(written["nccl"], (nlohmann::json{{"min_ctas", 4}, {"max_ctas", 32}}));
+  const Plan back = parse(to_json(p));
+  EXPECT_EQ(back.nccl.min_ctas, 4);
+  EXPECT_EQ(back.nccl.max_ctas, 32);
+  const Plan max_only = parse(R"({"schema": "ccoverlap.plan", "schema_version": "1.0.0",
+    "nccl": {"max_ctas": 16}})");
+  EXPECT_EQ(max_only.nccl.environment(), (Env{{"NCCL_MAX_CTAS", "16"}}));
+  EXPECT_EQ(error_of(R"({"schema": "ccoverlap.plan", "schema_version": "1.0.0",
+    "nccl": {"min_ctas": 0}})").rfind("nccl.min_ctas: ", 0), 0u);
 }
 
 }  // namespace
