@@ -84,7 +84,7 @@ void read(Controls& v, Control c, Spelling s, std::string_view text) {
   const std::string t = lower(text);
   switch (c) {
     case Control::Priority:
-      if (t == "priority" || (s == Spelling::PlanKey && t == "high"))
+      if ((s != Spelling::PlanKey && t == "priority") || (s == Spelling::PlanKey && t == "high"))
         v.priority = true;
       else if ((s == Spelling::Flag && t == "concurrent") ||
                (s == Spelling::PlanKey && t == "default"))
@@ -179,6 +179,17 @@ std::size_t spelling_keys(Control c, Spelling s) {
   const char* spelled = control_row(c).spelled[static_cast<std::size_t>(s)];
   if (!spelled) return 0;
   return std::string_view(spelled).find(',') == std::string_view::npos ? 1 : 2;
+}
+
+std::string plan_field(Control c, std::size_t key) {
+  const std::string k = spelling_name(c, Spelling::PlanKey, key);
+  return k.substr(k.rfind('.') + 1);  // npos + 1 == 0: the whole key
+}
+
+std::string plan_section(Control c, std::size_t key) {
+  const std::string k = spelling_name(c, Spelling::PlanKey, key);
+  const auto dot = k.rfind('.');
+  return dot == std::string::npos ? std::string() : k.substr(0, dot);
 }
 
 std::string control_text(const Controls& v, Control c, Spelling s) {

@@ -109,6 +109,12 @@ const ControlRow& control_row(Control c);
 std::string spelling_name(Control c, Spelling s, std::size_t key = 0);
 /// How many keys spelling `s` of `c` names (0: none).
 std::size_t spelling_keys(Control c, Spelling s);
+/// Control `c`'s plan key split at its last '.': the field inside its section ("nccl" of
+/// "priority.nccl", "pad" of "shaping.rules[].pad", "max_channels" of
+/// "nccl.channels[].max_channels") and the section before it ("priority", "shaping.rules[]",
+/// "nccl.channels[]"); "" for a control with no plan key. `key` as for spelling_name.
+std::string plan_field(Control c, std::size_t key = 0);
+std::string plan_section(Control c, std::size_t key = 0);
 
 /// The value of control `c` in `v` as spelling `s` writes it ("": unset, or not spelled there).
 /// A policy part comes whole ("sm-target:108"); the rest is the value alone ("108").

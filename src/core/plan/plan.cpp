@@ -5,6 +5,7 @@
 #include "model/read_file.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <fstream>
@@ -18,6 +19,20 @@ namespace {
 
 using nlohmann::json;
 
+// A control's plan key and its field inside its section, from the control table
+// (model::plan_field): "priority.nccl" and "nccl", "shaping.rules[].pad" and "pad". `k`: which key
+// of a spelling that names two ("nccl.min_ctas,nccl.max_ctas").
+std::string key_of(model::Control c, std::size_t k = 0) { return model::spelling_name(c, model::Spelling::PlanKey, k); }
+const char* field(model::Control c, std::size_t k = 0) {
+  static const auto fields = [] {
+    std::array<std::array<std::string, 2>, model::kControls.size()> f;
+    for (const auto& row : model::kControls)
+      for (std::size_t i = 0; i < 2; ++i) f[static_cast<std::size_t>(row.id)][i] = model::plan_field(row.id, i);
+    return f;
+  }();
+  return fields[static_cast<std::size_t>(c)][k].c_str();
+}
+
 // The CTA policy's plan key, from the control table: "nccl.cta_policy" (the field "cta_policy").
 constexpr auto kCta = model::Control::CtaPolicy;
 constexpr const char* kCtaKey = model::spelled(kCta, model::Spelling::PlanKey);
@@ -28,14 +43,8 @@ std::string cta_text(model::Controls c, model::Spelling s) { return model::contr
 // environment "NCCL_MIN_CTAS,NCCL_MAX_CTAS", key 0 the minimum and 1 the maximum (a plan may set
 // them apart; a bench row sets both to one count).
 constexpr auto kCtas = model::Control::NcclCtas;
-const std::string& ctas_key(std::size_t k) {  // "nccl.min_ctas", "nccl.max_ctas"
-  static const std::string keys[2] = {model::spelling_name(kCtas, model::Spelling::PlanKey, 0),
-                                      model::spelling_name(kCtas, model::Spelling::PlanKey, 1)};
-  return keys[k];
-}
-const char* ctas_field(std::size_t k) {  // "min_ctas", "max_ctas"
-  return ctas_key(k).c_str() + ctas_key(k).find('.') + 1;
-}
+std::string ctas_key(std::size_t k) { return key_of(kCtas, k); }  // "nccl.min_ctas", "nccl.max_ctas"
+const char* ctas_field(std::size_t k) { return field(kCtas, k); }  // "min_ctas", "max_ctas"
 // The count as the environment spells it, with its variable.
 std::pair<std::string, std::string> ctas_env(std::size_t k, int count) {
   model::Controls c;
@@ -121,7 +130,8 @@ std::vector<std::string> parse_patterns(const json& j, const std::string& where)
 
 Rule parse_rule(const json& j, const std::string& where) {
   need_object(j, where);
-  check_keys(j, where, {"kernel", "blocks_per_sm", "pad", "skip", "comment"});
+  const char* pad = field(model::Control::Pad);  // "pad" ("shaping.rules[].pad")
+  check_keys(j, where, {"kernel", "blocks_per_sm", pad, "skip", "comment"});
   Rule r;
   if (!j.contains("kernel")) fail(where, "missing \"kernel\" (a kernel-name pattern)");
   r.kernel = need_string(j["kernel"], where + ".kernel");
@@ -132,19 +142,21 @@ Rule parse_rule(const json& j, const std::string& where) {
     r.action = RuleAction::Target;
     r.target = parse_target(j["blocks_per_sm"], where + ".blocks_per_sm", false);
   }
-  if (j.contains("pad")) {
+  if (j.contains(pad)) {
     ++actions;
     r.action = RuleAction::Pad;
-    const json& p = j["pad"];
-    const std::string w = where + ".pad";
+    const json& p = j[pad];
+    const std::string w = where + "." + pad;
     if (p.is_number_integer()) {
       r.pad = p.get<int64_t>();
     } else if (p.is_string()) {
+      model::Controls c;  // the control table's codec reads "16K"
       try {
-        r.pad = model::parse_bytes(p.get<std::string>());
+        model::set_control(c, model::Control::Pad, model::Spelling::PlanKey, p.get<std::string>());
       } catch (const model::Error& e) {
         fail(w, e.what());
       }
+      r.pad = *c.pad;
     } else {
       fail(w, "must be a byte count (integer or \"16K\"), got " + p.dump());
     }
@@ -159,7 +171,7 @@ Rule parse_rule(const json& j, const std::string& where) {
     }
   }
   if (actions != 1)
-    fail(where, "needs exactly one of \"blocks_per_sm\", \"pad\" or \"skip\": true (got " +
+    fail(where, "needs exactly one of \"blocks_per_sm\", \"" + std::string(pad) + "\" or \"skip\": true (got " +
                     std::to_string(actions) + ")");
   return r;
 }
@@ -167,7 +179,8 @@ Rule parse_rule(const json& j, const std::string& where) {
 Shaping parse_shaping(const json& j) {
   const std::string where = "shaping";
   need_object(j, where);
-  check_keys(j, where, {"default", "model_fraction", "rules", "denylist", "when", "comment"});
+  const auto shape = model::Control::Shaping;  // "shaping.default"
+  check_keys(j, where, {field(shape), "model_fraction", "rules", "denylist", "when", "comment"});
   Shaping s;
   if (j.contains("when")) {
     try {
@@ -176,7 +189,7 @@ Shaping parse_shaping(const json& j) {
       fail("shaping.when", e.what());
     }
   }
-  if (j.contains("default")) s.target = parse_target(j["default"], "shaping.default", true);
+  if (j.contains(field(shape))) s.target = parse_target(j[field(shape)], key_of(shape), true);
   if (j.contains("model_fraction")) {
     const json& f = j["model_fraction"];
     if (!f.is_number()) fail("shaping.model_fraction", "must be a number in (0, 1]");
@@ -196,16 +209,18 @@ Shaping parse_shaping(const json& j) {
 
 Priority parse_priority(const json& j) {
   need_object(j, "priority");
-  check_keys(j, "priority", {"nccl", "method", "nccl_kernels", "comment"});
+  const auto prio = model::Control::Priority;  // "priority.nccl"
+  check_keys(j, "priority", {field(prio), "method", "nccl_kernels", "comment"});
   Priority p;
-  if (j.contains("nccl")) {
-    const std::string v = lower(need_string(j["nccl"], "priority.nccl"));
-    if (v == "high")
-      p.nccl = NcclPriority::High;
-    else if (v == "default")
-      p.nccl = NcclPriority::Default;
-    else
-      fail("priority.nccl", "must be \"high\" or \"default\", got \"" + v + "\"");
+  if (j.contains(field(prio))) {
+    const std::string v = need_string(j[field(prio)], key_of(prio));
+    model::Controls c;  // the control table's codec: "high" or "default", in any case
+    try {
+      model::set_control(c, prio, model::Spelling::PlanKey, v);
+    } catch (const model::Error&) {
+      fail(key_of(prio), "must be \"high\" or \"default\", got \"" + lower(v) + "\"");
+    }
+    p.nccl = *c.priority ? NcclPriority::High : NcclPriority::Default;
   }
   if (j.contains("method")) {
     try {
@@ -225,14 +240,17 @@ Priority parse_priority(const json& j) {
 
 Gemm parse_gemm(const json& j) {
   need_object(j, "gemm");
-  check_keys(j, "gemm", {"sm_target", "when", "comment"});
+  const auto sms = model::Control::GemmSms;  // "gemm.sm_target"; its value may be < 0, which the
+  const char* target = field(sms);            // table's count cannot say: read here
+  check_keys(j, "gemm", {target, "when", "comment"});
   Gemm g;
-  if (!j.contains("sm_target")) fail("gemm", "missing \"sm_target\" (SMs the GEMMs may use; < 0 leaves that many free)");
-  const json& t = j["sm_target"];
-  if (!t.is_number_integer()) fail("gemm.sm_target", "must be an integer, got " + t.dump());
+  if (!j.contains(target))
+    fail("gemm", "missing \"" + std::string(target) + "\" (SMs the GEMMs may use; < 0 leaves that many free)");
+  const json& t = j[target];
+  if (!t.is_number_integer()) fail(key_of(sms), "must be an integer, got " + t.dump());
   const auto v = t.get<int64_t>();
-  if (v == 0) fail("gemm.sm_target", "must not be 0 (omit the section for no SM budget)");
-  if (v > 1024 || v < -1024) fail("gemm.sm_target", "is larger than any GPU's SM count: " + std::to_string(v));
+  if (v == 0) fail(key_of(sms), "must not be 0 (omit the section for no SM budget)");
+  if (v > 1024 || v < -1024) fail(key_of(sms), "is larger than any GPU's SM count: " + std::to_string(v));
   g.sm_target = static_cast<int>(v);
   if (j.contains("when")) {
     try {
@@ -279,7 +297,8 @@ Nccl parse_nccl(const json& j) {
       const std::string w = "nccl.channels[" + std::to_string(i) + "]";
       const json& c = cs[i];
       need_object(c, w);
-      check_keys(c, w, {"collective", "min_bytes", "max_bytes", "max_channels", "comment"});
+      const char* max = field(model::Control::Channels);  // "nccl.channels[].max_channels"
+      check_keys(c, w, {"collective", "min_bytes", "max_bytes", max, "comment"});
       ChannelRule r;
       if (c.contains("collective")) {
         r.collective = lower(need_string(c["collective"], w + ".collective"));
@@ -293,8 +312,8 @@ Nccl parse_nccl(const json& j) {
       if (c.contains("min_bytes")) r.min_bytes = parse_byte_field(c["min_bytes"], w + ".min_bytes");
       if (c.contains("max_bytes")) r.max_bytes = parse_byte_field(c["max_bytes"], w + ".max_bytes");
       if (r.min_bytes > r.max_bytes) fail(w, "min_bytes is larger than max_bytes");
-      if (!c.contains("max_channels")) fail(w, "missing \"max_channels\"");
-      r.max_channels = parse_ctas(c["max_channels"], w + ".max_channels");
+      if (!c.contains(max)) fail(w, "missing \"" + std::string(max) + "\"");
+      r.max_channels = parse_ctas(c[max], w + "." + max);
       n.channels.push_back(r);
     }
   }
@@ -536,7 +555,7 @@ std::string to_json(const Plan& plan, int indent) {
   j["policy"] = plan.policy;
   if (!plan.description.empty()) j["description"] = plan.description;
   json s;
-  s["default"] = target_json(plan.shaping.target);
+  s[field(model::Control::Shaping)] = target_json(plan.shaping.target);
   s["model_fraction"] = plan.shaping.model_fraction;
   s["rules"] = json::array();
   for (const auto& r : plan.shaping.rules) {
@@ -547,7 +566,7 @@ std::string to_json(const Plan& plan, int indent) {
         rj["blocks_per_sm"] = target_json(r.target);
         break;
       case RuleAction::Pad:
-        rj["pad"] = r.pad;
+        rj[field(model::Control::Pad)] = r.pad;
         break;
       case RuleAction::Skip:
         rj["skip"] = true;
@@ -559,14 +578,14 @@ std::string to_json(const Plan& plan, int indent) {
   s["when"] = to_string(plan.shaping.when);
   j["shaping"] = s;
   if (plan.gemm.active())
-    j["gemm"] = {{"sm_target", plan.gemm.sm_target}, {"when", to_string(plan.gemm.when)}};
+    j["gemm"] = {{field(model::Control::GemmSms), plan.gemm.sm_target}, {"when", to_string(plan.gemm.when)}};
   if (!plan.nccl.channels.empty() || plan.nccl.min_ctas > 0 || plan.nccl.max_ctas > 0 ||
       plan.nccl.cta_policy) {
     json n = json::object();
     if (!plan.nccl.channels.empty()) {
       n["channels"] = json::array();
       for (const auto& r : plan.nccl.channels) {
-        json rj = {{"collective", r.collective}, {"max_channels", r.max_channels}};
+        json rj = {{"collective", r.collective}, {field(model::Control::Channels), r.max_channels}};
         if (r.min_bytes > 0) rj["min_bytes"] = r.min_bytes;
         if (r.max_bytes != INT64_MAX) rj["max_bytes"] = r.max_bytes;
         n["channels"].push_back(rj);
@@ -579,7 +598,9 @@ std::string to_json(const Plan& plan, int indent) {
     if (c.cta_policy) n[kCtaField] = cta_text(c, model::Spelling::PlanKey);
     j["nccl"] = n;
   }
-  j["priority"] = {{"nccl", plan.priority.nccl == NcclPriority::High ? "high" : "default"},
+  model::Controls prio;  // "high" or "default", as the control table writes it
+  prio.priority = plan.priority.nccl == NcclPriority::High;
+  j["priority"] = {{field(model::Control::Priority), model::control_text(prio, model::Control::Priority, model::Spelling::PlanKey)},
                    {"method", to_string(plan.priority.method)},
                    {"nccl_kernels", plan.priority.nccl_kernels}};
   json env = json::object();

@@ -175,4 +175,36 @@ TEST(Controls, TheJsonFieldsAreTheOnesTheResultFilesUse) {
   EXPECT_EQ(cco::model::control_text(v, Control::Register, Spelling::Flag), "window");
 }
 
+// A plan key split into its section and its field, as the plan reader and writer name them; a
+// plan's priority is "high" or "default", never a flag's or a policy's "priority".
+TEST(Controls, PlanKeysSplitIntoSectionAndField) {
+  EXPECT_EQ(cco::model::plan_field(Control::Priority), "nccl");
+  EXPECT_EQ(cco::model::plan_section(Control::Priority), "priority");
+  EXPECT_EQ(cco::model::plan_field(Control::Shaping), "default");
+  EXPECT_EQ(cco::model::plan_section(Control::Shaping), "shaping");
+  EXPECT_EQ(cco::model::plan_field(Control::Pad), "pad");
+  EXPECT_EQ(cco::model::plan_section(Control::Pad), "shaping.rules[]");
+  EXPECT_EQ(cco::model::plan_field(Control::GemmSms), "sm_target");
+  EXPECT_EQ(cco::model::plan_section(Control::GemmSms), "gemm");
+  EXPECT_EQ(cco::model::plan_field(Control::Channels), "max_channels");
+  EXPECT_EQ(cco::model::plan_section(Control::Channels), "nccl.channels[]");
+  EXPECT_EQ(cco::model::plan_field(Control::NcclCtas, 1), "max_ctas");
+  EXPECT_EQ(cco::model::plan_field(Control::CtaPolicy), "cta_policy");
+  EXPECT_EQ(cco::model::plan_field(Control::When, 1), "when");
+  EXPECT_EQ(cco::model::plan_section(Control::When, 1), "gemm");
+  EXPECT_EQ(cco::model::plan_field(Control::Green), "");
+  EXPECT_EQ(cco::model::plan_section(Control::Green), "");
+  Controls v;
+  cco::model::set_control(v, Control::Priority, Spelling::PlanKey, "High");
+  EXPECT_EQ(v.priority, true);
+  EXPECT_EQ(cco::model::control_text(v, Control::Priority, Spelling::PlanKey), "high");
+  cco::model::set_control(v, Control::Priority, Spelling::PlanKey, "default");
+  EXPECT_EQ(v.priority, false);
+  EXPECT_EQ(cco::model::control_text(v, Control::Priority, Spelling::PlanKey), "default");
+  EXPECT_THROW(cco::model::set_control(v, Control::Priority, Spelling::PlanKey, "priority"),
+               cco::model::Error);
+  cco::model::set_control(v, Control::Pad, Spelling::PlanKey, "16K");
+  EXPECT_EQ(v.pad, 16384);
+}
+
 }  // namespace

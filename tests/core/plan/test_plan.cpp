@@ -753,4 +753,48 @@ TEST(Plan, CtaCountsKeepTheirTwoKeysThroughTheTable) {
     "nccl": {"min_ctas": 0}})").rfind("nccl.min_ctas: ", 0), 0u);
 }
 
+// The other plan keys, named by the control table (model::plan_field), are the ones plans use
+// today: read in these spellings, written back in them, and named in the same messages.
+TEST(Plan, TheOtherPlanKeysAreTheTablesInTodaysSpellings) {
+  using cco::model::Control;
+  using cco::model::Spelling;
+  EXPECT_EQ(cco::model::spelling_name(Control::Priority, Spelling::PlanKey), "priority.nccl");
+  EXPECT_EQ(cco::model::spelling_name(Control::Shaping, Spelling::PlanKey), "shaping.default");
+  EXPECT_EQ(cco::model::spelling_name(Control::Pad, Spelling::PlanKey), "shaping.rules[].pad");
+  EXPECT_EQ(cco::model::spelling_name(Control::GemmSms, Spelling::PlanKey), "gemm.sm_target");
+  EXPECT_EQ(cco::model::spelling_name(Control::Channels, Spelling::PlanKey), "nccl.channels[].max_channels");
+  const Plan p = parse(doc(R"("priority": {"nccl": "HIGH"},
+    "shaping": {"default": 3, "rules": [{"kernel": "k*", "pad": "16K"}]},
+    "gemm": {"sm_target": -8}, "nccl": {"channels": [{"collective": "allreduce", "max_channels": 4}]})"));
+  EXPECT_EQ(p.priority.nccl, NcclPriority::High);
+  EXPECT_EQ(to_string(p.shaping.target), "3");
+  ASSERT_EQ(p.shaping.rules.size(), 1u);
+  EXPECT_EQ(p.shaping.rules[0].pad, 16384);
+  EXPECT_EQ(p.gemm.sm_target, -8);
+  EXPECT_EQ(channel_cap(p.nccl, "allreduce", 1 << 20), 4);
+  const auto w = nlohmann::json::parse(to_json(p));
+  EXPECT_EQ(w["priority"]["nccl"], "high");
+  EXPECT_EQ(w["shaping"]["default"], 3);
+  EXPECT_EQ(w["shaping"]["rules"][0]["pad"], 16384);
+  EXPECT_EQ(w["gemm"]["sm_target"], -8);
+  EXPECT_EQ(w["nccl"]["channels"][0]["max_channels"], 4);
+  EXPECT_EQ(nlohmann::json::parse(to_json(parse(doc(""))))["priority"]["nccl"], "default");
+  EXPECT_EQ(error_of(doc(R"("priority": {"nccl": "Priority"})")),
+            "priority.nccl: must be \"high\" or \"default\", got \"priority\"");
+  EXPECT_EQ(error_of(doc(R"("shaping": {"default": 0})")),
+            "shaping.default: must be >= 1 (blocks per SM), got 0");
+  EXPECT_EQ(error_of(doc(R"("shaping": {"rules": [{"kernel": "k", "pad": "lots"}]})")).rfind(
+                "shaping.rules[0].pad: ", 0),
+            0u);
+  EXPECT_EQ(error_of(doc(R"("shaping": {"rules": [{"kernel": "k"}]})")),
+            "shaping.rules[0]: needs exactly one of \"blocks_per_sm\", \"pad\" or \"skip\": true (got 0)");
+  EXPECT_EQ(error_of(doc(R"("gemm": {"when": "always"})")),
+            "gemm: missing \"sm_target\" (SMs the GEMMs may use; < 0 leaves that many free)");
+  EXPECT_EQ(error_of(doc(R"("gemm": {"sm_target": "all"})")), "gemm.sm_target: must be an integer, got \"all\"");
+  EXPECT_EQ(error_of(doc(R"("nccl": {"channels": [{"collective": "allreduce"}]})")),
+            "nccl.channels[0]: missing \"max_channels\"");
+  EXPECT_EQ(error_of(doc(R"("nccl": {"channels": [{"max_channels": 65}]})")),
+            "nccl.channels[0].max_channels: must be in 1..64 (NCCL's channel limit), got 65");
+}
+
 }  // namespace
