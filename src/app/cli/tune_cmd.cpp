@@ -63,12 +63,15 @@ void for_each_item(const std::string& v, F item) {
 std::vector<int> register_list(const std::string& v) {
   std::vector<int> out;
   for_each_item(v, [&](const std::string& name) {
+    const auto reg = model::Control::Register;  // the control table's tune list and codec
+    model::Controls c;
     try {
-      const int r = static_cast<int>(model::parse_register(name));
-      if (std::find(out.begin(), out.end(), r) == out.end()) out.push_back(r);
+      model::set_control(c, reg, model::Spelling::TuneList, name);
     } catch (const model::Error& e) {
-      throw Usage(std::string("--registers: ") + e.what());
+      throw Usage(model::spelling_name(reg, model::Spelling::TuneList) + ": " + e.what());
     }
+    const int r = static_cast<int>(*c.nccl_reg);
+    if (std::find(out.begin(), out.end(), r) == out.end()) out.push_back(r);
   });
   return out;
 }

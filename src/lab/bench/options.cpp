@@ -121,6 +121,13 @@ std::vector<int> parse_int_list(const std::string& s, const std::string& what) {
   return out;
 }
 
+model::Controls flag_value(model::Control c, model::Spelling s, const std::string& text) {
+  model::Controls v;
+  const std::string flag = model::spelling_name(c, s);
+  model_arg([&] { model::set_control(v, c, s, text); }, flag.c_str());
+  return v;
+}
+
 void check_counts(Options& o, int check) {
   if (o.ngpus < 0) throw UsageError("-g: number of GPUs must be positive");
   if (o.iters < 1 || o.iters > 100000) throw UsageError("-n: iterations must be 1..100000");
@@ -144,7 +151,8 @@ void parse_shape_options(Options& o, const std::string& modes, const std::string
     throw UsageError("--blocks-per-sm and --pad conflict: give one of them");
   if (!bps.empty()) o.blocks_per_sm = parse_int_list(bps, "--blocks-per-sm");
   if (!pads.empty())
-    for (const auto& p : split(pads, ',')) o.pads.push_back(bytes_arg(p, "--pad"));
+    for (const auto& p : split(pads, ','))  // the control table's codec: "16K", "4096"
+      o.pads.push_back(*flag_value(model::Control::Pad, model::Spelling::Flag, p).pad);
   const bool any_shape = std::any_of(o.modes.begin(), o.modes.end(), is_shape);
   if ((!o.blocks_per_sm.empty() || !o.pads.empty()) && o.modes_given && !any_shape)
     throw UsageError("--blocks-per-sm/--pad need a shape mode in --modes (shape or shape+priority)");
@@ -441,7 +449,7 @@ Options parse_options(const std::vector<std::string>& args) {
   o.coll = model_arg([&] { return model::parse_collective(coll); }, "--collective");
   o.compute = model_arg([&] { return model::parse_compute(compute); }, "--compute");
   if (!reg.empty()) {
-    o.nccl_register = model_arg([&] { return model::parse_register(reg); }, "--nccl-register");
+    o.nccl_register = *flag_value(model::Control::Register, model::Spelling::Flag, reg).nccl_reg;
     o.nccl_register_given = true;
   }
   parse_cta_policies(o, shared.cta_policy, shared.cta_option->count() > 0);

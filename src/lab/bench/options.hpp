@@ -201,4 +201,9 @@ std::string rank_path(const std::string& path, int rank);
 /// Parses "1,2,4" style lists of positive integers; throws UsageError naming `what`.
 std::vector<int> parse_int_list(const std::string& s, const std::string& what);
 
+/// Control `c`'s value `text`, as its flag (Spelling::Flag) or tune list (Spelling::TuneList)
+/// spells it, read by the control table's codec (model::set_control) into a model::Controls;
+/// UsageError "FLAG: reason", FLAG the table's name of that spelling ("--pad: ...").
+model::Controls flag_value(model::Control c, model::Spelling s, const std::string& text);
+
 }  // namespace cco::bench

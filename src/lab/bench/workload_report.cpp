@@ -67,11 +67,7 @@ StepOptions parse_step_options(const std::vector<std::string>& args) {
   check_counts(o, shared.check);
   parse_shape_options(o, shared.modes, shared.bps, shared.pads);
   if (!reg.empty()) {
-    try {
-      o.nccl_register = model::parse_register(reg);
-    } catch (const model::Error& e) {
-      throw UsageError(std::string("--nccl-register: ") + e.what());
-    }
+    o.nccl_register = *flag_value(model::Control::Register, model::Spelling::Flag, reg).nccl_reg;
     o.nccl_register_given = true;
   }
   if (o.gemm_sms < 0) throw UsageError("--gemm-sms: must be positive");

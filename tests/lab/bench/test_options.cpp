@@ -3,6 +3,8 @@
 
 #include "bench/options.hpp"
 #include "bench/report.hpp"
+#include "model/limits.hpp"
+#include "model/occupancy.hpp"
 
 using namespace cco::bench;
 using cco::model::Collective;
@@ -122,6 +124,50 @@ TEST(Options, BadInput) {
   expect_usage({"--mem-bytes", "1"}, "--mem-bytes");
   expect_usage({"--nccl-register", "pinned"}, "--nccl-register: unknown registration 'pinned'");
   expect_usage({"--nccl-register"}, "--nccl-register");
+}
+
+// --pad, --nccl-register and tune's --registers read their values through the control table's
+// codec (bench::flag_value): the flags are today's, and each message is the flag's name and then
+// the reason the value's own parser gives, as before.
+TEST(Options, PadAndRegistrationFlagsReadThroughTheControlTable) {
+  using cco::model::Control;
+  using cco::model::Spelling;
+  EXPECT_EQ(cco::model::spelling_name(Control::Pad, Spelling::Flag), "--pad");
+  EXPECT_EQ(cco::model::spelling_name(Control::Register, Spelling::Flag), "--nccl-register");
+  EXPECT_EQ(cco::model::spelling_name(Control::Register, Spelling::TuneList), "--registers");
+  auto reason = [](auto f) {
+    try {
+      f();
+    } catch (const cco::model::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  auto usage = [](std::vector<std::string> a) {
+    try {
+      parse(a);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string lots = reason([] { cco::model::parse_bytes("lots"); });
+  ASSERT_NE(lots, "");
+  EXPECT_EQ(usage({"--compute", "builtin", "--pad", "1K,lots"}), "--pad: " + lots);
+  EXPECT_EQ(usage({"--compute", "builtin", "--pad", "1K,"}),
+            "--pad: " + reason([] { cco::model::parse_bytes(""); }));
+  const std::string pinned = reason([] { cco::model::parse_register("pinned"); });
+  ASSERT_NE(pinned, "");
+  EXPECT_EQ(usage({"--nccl-register", "pinned"}), "--nccl-register: " + pinned);
+  try {
+    (void)flag_value(Control::Register, Spelling::TuneList, "pinned");
+    FAIL() << "pinned is no registration";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "--registers: " + pinned);
+  }
+  EXPECT_EQ(parse({"--compute", "membound", "--pad", "4096,2k"}).pads, (std::vector<int64_t>{4096, 2048}));
+  EXPECT_EQ(flag_value(Control::Register, Spelling::TuneList, "Window").nccl_reg,
+            cco::model::CommRegister::Window);
 }
 
 TEST(Options, RegistrationIsParsedAndLabelled) {
