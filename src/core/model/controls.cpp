@@ -4,18 +4,13 @@
 #include <cctype>
 #include <charconv>
 
+#include "model/ascii.hpp"
 #include "model/limits.hpp"
 #include "model/occupancy.hpp"
 
 namespace cco::model {
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 std::string num(const std::optional<int>& v) {
   return v ? std::to_string(*v) : std::string();
@@ -81,7 +76,7 @@ std::string text_of(const Controls& v, Control c, Spelling s) {
 }
 
 void read(Controls& v, Control c, Spelling s, std::string_view text) {
-  const std::string t = lower(text);
+  const std::string t = ascii_lower(text);
   switch (c) {
     case Control::Priority:
       if ((s != Spelling::PlanKey && t == "priority") || (s == Spelling::PlanKey && t == "high"))
@@ -206,7 +201,11 @@ std::string label_tokens(const Controls& v) {
   std::string out;
   for (const auto& row : kControls) {
     const std::string t = control_text(v, row.id, Spelling::Label);
-    if (!t.empty()) out += " " + spelling_name(row.id, Spelling::Label) + "=" + t;
+    if (t.empty()) continue;
+    out += ' ';
+    out += spelling_name(row.id, Spelling::Label);
+    out += '=';
+    out += t;
   }
   return out;
 }

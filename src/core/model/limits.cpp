@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "model/ascii.hpp"
+
 namespace cco::model {
 namespace {
 
@@ -91,12 +93,6 @@ std::vector<DeviceLimits> make_table() {
   return t;
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 struct Alias {
   const char* name;
@@ -122,7 +118,7 @@ std::vector<std::string> architecture_names() {
 }
 
 const DeviceLimits& find_architecture(std::string_view name) {
-  const std::string key = lower(name);
+  const std::string key = ascii_lower(name);
   for (const auto& a : kAliases) {
     if (key != a.name) continue;
     for (const auto& d : builtin_architectures())

@@ -6,6 +6,7 @@
 #include <limits>
 #include <numeric>
 
+#include "model/ascii.hpp"
 #include "model/limits.hpp"
 
 namespace cco::model {
@@ -115,9 +116,7 @@ std::vector<std::string> collective_names() {
 }
 
 Collective parse_collective(std::string_view name) {
-  std::string key(name);
-  std::transform(key.begin(), key.end(), key.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::string key = ascii_lower(name);
   if (key.size() > 5 && key.ends_with("_perf")) key.resize(key.size() - 5);
   for (const auto& k : kColls)
     if (key == k.name || key == k.alias) return k.c;

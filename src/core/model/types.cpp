@@ -3,18 +3,10 @@
 #include <algorithm>
 #include <cctype>
 
+#include "model/ascii.hpp"
 #include "model/limits.hpp"
 
 namespace cco::model {
-namespace {
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-}  // namespace
-
 const char* to_string(DType t) {
   switch (t) {
     case DType::F32: return "float";
@@ -25,7 +17,7 @@ const char* to_string(DType t) {
 }
 
 DType parse_dtype(std::string_view name) {
-  const std::string k = lower(name);
+  const std::string k = ascii_lower(name);
   if (k == "float" || k == "fp32" || k == "f32" || k == "float32") return DType::F32;
   if (k == "half" || k == "fp16" || k == "f16" || k == "float16") return DType::F16;
   if (k == "bfloat16" || k == "bf16") return DType::BF16;
@@ -46,7 +38,7 @@ const char* to_string(RedOp op) {
 }
 
 RedOp parse_redop(std::string_view name) {
-  const std::string k = lower(name);
+  const std::string k = ascii_lower(name);
   if (k == "sum") return RedOp::Sum;
   if (k == "prod") return RedOp::Prod;
   if (k == "min") return RedOp::Min;
@@ -65,7 +57,7 @@ const char* to_string(ComputeKind k) {
 }
 
 ComputeKind parse_compute(std::string_view name) {
-  const std::string k = lower(name);
+  const std::string k = ascii_lower(name);
   if (k == "cublaslt" || k == "gemm" || k == "lt") return ComputeKind::CublasLt;
   if (k == "builtin") return ComputeKind::Builtin;
   if (k == "membound" || k == "memory") return ComputeKind::MemBound;
@@ -93,7 +85,7 @@ const char* to_string(CommRegister r) {
 }
 
 CommRegister parse_register(std::string_view name) {
-  const std::string k = lower(name);
+  const std::string k = ascii_lower(name);
   if (k == "none") return CommRegister::None;
   if (k == "buffer") return CommRegister::Buffer;
   if (k == "window") return CommRegister::Window;
@@ -122,7 +114,7 @@ const char* to_string(CtaPolicy p) {
 }
 
 CtaPolicy parse_cta_policy(std::string_view name) {
-  const std::string k = lower(name);
+  const std::string k = ascii_lower(name);
   if (k == "default" || k == "0") return CtaPolicy::Default;
   if (k == "efficiency" || k == "1") return CtaPolicy::Efficiency;
   if (k == "zero" || k == "2") return CtaPolicy::Zero;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "model/ascii.hpp"
 #include "model/controls.hpp"
 #include "model/limits.hpp"
 
@@ -15,12 +16,6 @@ namespace {
 // (a value after ':'), and '@' before when the controls act ("@overlap", "@always").
 std::string part_name(model::Control c) { return model::spelling_name(c, model::Spelling::PolicyPart); }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 }  // namespace
 
@@ -86,7 +81,7 @@ bool split_parts(const std::string& base, std::vector<std::pair<std::string, std
 }  // namespace
 
 Plan from_policy(std::string_view name) {
-  const std::string full = lower(name);
+  const std::string full = model::ascii_lower(name);
   auto unknown = [&]() -> Error {
     std::string list;
     for (const auto& n : policy_names()) list += (list.empty() ? "" : ", ") + n;

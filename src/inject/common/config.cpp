@@ -7,22 +7,14 @@
 #include <cstring>
 #include <tuple>
 
+#include "model/ascii.hpp"
 #include "model/env_names.hpp"
 
 namespace cco::preload {
-namespace {
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
-}  // namespace
 
 std::optional<bool> parse_flag(const char* value) {
   if (!value) return false;
-  const std::string v = lower(value);
+  const std::string v = model::ascii_lower(value);
   if (v.empty() || v == "0" || v == "false" || v == "no" || v == "off") return false;
   if (v == "1" || v == "true" || v == "yes" || v == "on") return true;
   return std::nullopt;
