@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/json_number.hpp"
 #include "model/limits.hpp"
 #include "model/schema.hpp"
 #include "model/occupancy.hpp"
@@ -15,7 +16,6 @@ namespace {
 std::string num(double v, int prec) {
   return std::isnan(v) ? std::string("n/a") : fmt::format("{:.{}f}", v, prec);
 }
-nlohmann::json val(double v) { return std::isnan(v) ? nlohmann::json() : nlohmann::json(v); }
 double spread(const SweepRow* r) {
   return r && r->t_us > 0 ? (r->t_p75_us - r->t_p25_us) / r->t_us : std::nan("");
 }
@@ -148,14 +148,14 @@ nlohmann::json compare_json(const BenchSweep& a, const BenchSweep& b) {
     auto side = [](const SweepRow* s) -> nlohmann::json {
       if (!s) return nullptr;
       return {{"t_us", s->t_us},          {"p25_us", s->t_p25_us},
-              {"p75_us", s->t_p75_us},    {"reduction", val(s->reduction)},
-              {"efficiency", val(s->efficiency)}, {"efficiency_best", val(s->efficiency_best)}};
+              {"p75_us", s->t_p75_us},    {"reduction", model::number_or_null(s->reduction)},
+              {"efficiency", model::number_or_null(s->efficiency)}, {"efficiency_best", model::number_or_null(s->efficiency_best)}};
     };
     rows.push_back({{"size_bytes", r.bytes},
                     {"label", r.label},
                     {"a", side(r.a)},
                     {"b", side(r.b)},
-                    {"ratio", val(r.ratio())},
+                    {"ratio", model::number_or_null(r.ratio())},
                     {"verdict", r.verdict()}});
   }
   j["rows"] = rows;

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "model/json_number.hpp"
 #include "model/limits.hpp"
 #include "model/occupancy.hpp"
 #include "model/schema.hpp"
@@ -118,17 +119,16 @@ json sweep_report_json(const std::vector<std::pair<std::string, BenchSweep>>& pa
   model::stamp_schema(out, model::kSweepReportSchema);
   out["input"] = input;
   json rows = json::array();
-  auto val = [](double v) { return std::isnan(v) ? json(nullptr) : json(v); };
   for (const auto& [type, s] : parts)
     for (const auto& r : s.rows) {
       json x = {{"size_bytes", r.bytes},
                 {"mode", r.mode},
                 {"blocks_per_sm", r.blocks_per_sm},
                 {"pad_bytes", r.pad},
-                {"t_us", val(r.t_us)},
-                {"t_seq_us", val(r.t_seq_us)},
-                {"reduction", val(r.reduction)},
-                {"efficiency", val(r.efficiency)}};
+                {"t_us", model::number_or_null(r.t_us)},
+                {"t_seq_us", model::number_or_null(r.t_seq_us)},
+                {"reduction", model::number_or_null(r.reduction)},
+                {"efficiency", model::number_or_null(r.efficiency)}};
       if (parts.size() > 1) x["dtype"] = type;
       rows.push_back(std::move(x));
     }

@@ -1,8 +1,9 @@
-// Whole numbers read from JSON files (step files, comparisons, tune files): a float, a string or a
-// number out of [lo, hi] is refused with one line, never cast. nlohmann's get<int>() on 2.2e25 is a
+// Numbers in JSON files. Read: whole numbers (step files, comparisons, tune files): a float, a
+// string or a number out of [lo, hi] is refused with one line, never cast. nlohmann's get<int>() on 2.2e25 is a
 // float-to-integer conversion out of range: undefined behaviour, found by the compare_file fuzzer.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
@@ -25,6 +26,11 @@ inline int64_t whole_number(const nlohmann::json& v, const std::string& field,
     throw std::runtime_error(field + " out of range (" + std::to_string(lo) + ".." +
                              std::to_string(hi) + ")");
   return x;
+}
+
+/// Written: v, or null where it is NaN (a figure that is not defined; JSON has no NaN).
+inline nlohmann::json number_or_null(double v) {
+  return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v);
 }
 
 }  // namespace cco::model

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "model/controls.hpp"
+#include "model/json_number.hpp"
 #include "model/schema_names.hpp"
 #include "results/fields.hpp"
 
@@ -86,15 +87,13 @@ constexpr const char* kMaxUs = "max_us";
 constexpr const char* kSamplesUs = "samples_us";
 }  // namespace f
 
-json val(double v) { return std::isnan(v) ? json(nullptr) : json(v); }
-
 json timing_json(const BenchTiming& t) {
   json j;
-  j[f::kMedianUs] = val(t.median_us);
-  j[f::kP25Us] = val(t.p25_us);
-  j[f::kP75Us] = val(t.p75_us);
-  j[f::kMinUs] = val(t.min_us);
-  j[f::kMaxUs] = val(t.max_us);
+  j[f::kMedianUs] = model::number_or_null(t.median_us);
+  j[f::kP25Us] = model::number_or_null(t.p25_us);
+  j[f::kP75Us] = model::number_or_null(t.p75_us);
+  j[f::kMinUs] = model::number_or_null(t.min_us);
+  j[f::kMaxUs] = model::number_or_null(t.max_us);
   j[f::kSamplesUs] = t.samples_us;
   return j;
 }
@@ -118,26 +117,26 @@ json row_json(const BenchRow& row) {
   x[f::kTCommAlone] = timing_json(row.t_comm_alone);
   x[f::kCommPath] = row.comm_path;
   x[f::kLabel] = row.label;
-  x[f::kTIdealUs] = val(row.t_ideal_us);
+  x[f::kTIdealUs] = model::number_or_null(row.t_ideal_us);
   x[f::kTMemUs] = row.t_mem_us > 0 ? json(row.t_mem_us) : json();
-  x[f::kReduction] = val(row.reduction);
-  x[f::kIdealReduction] = val(row.ideal_reduction);
-  x[f::kEfficiency] = val(row.efficiency);
-  x[f::kEfficiencyBest] = val(row.efficiency_best);
-  x[f::kCompSlowdown] = val(row.comp_slowdown);
-  x[f::kCommSlowdown] = val(row.comm_slowdown);
+  x[f::kReduction] = model::number_or_null(row.reduction);
+  x[f::kIdealReduction] = model::number_or_null(row.ideal_reduction);
+  x[f::kEfficiency] = model::number_or_null(row.efficiency);
+  x[f::kEfficiencyBest] = model::number_or_null(row.efficiency_best);
+  x[f::kCompSlowdown] = model::number_or_null(row.comp_slowdown);
+  x[f::kCommSlowdown] = model::number_or_null(row.comm_slowdown);
   x[f::kBestPartsUs] = {{f::kBestCompute, row.best_compute_us}, {f::kBestCollective, row.best_collective_us}};
-  x[f::kTflops] = val(row.tflops);
-  x[f::kAlgbwGbps] = val(row.algbw_gbps);
-  x[f::kBusbwGbps] = val(row.busbw_gbps);
+  x[f::kTflops] = model::number_or_null(row.tflops);
+  x[f::kAlgbwGbps] = model::number_or_null(row.algbw_gbps);
+  x[f::kBusbwGbps] = model::number_or_null(row.busbw_gbps);
   x[f::kChecked] = row.checked;
   x[f::kWrong] = row.wrong;
   if (row.in_place) {  // the collective alone, out of place (T_comm) and in place
-    x[f::kCommAlgbwGbps] = val(row.comm_algbw_gbps);
-    x[f::kCommBusbwGbps] = val(row.comm_busbw_gbps);
+    x[f::kCommAlgbwGbps] = model::number_or_null(row.comm_algbw_gbps);
+    x[f::kCommBusbwGbps] = model::number_or_null(row.comm_busbw_gbps);
     x[f::kTCommInPlace] = timing_json(row.t_comm_in_place);
-    x[f::kInPlaceAlgbwGbps] = val(row.in_place_algbw_gbps);
-    x[f::kInPlaceBusbwGbps] = val(row.in_place_busbw_gbps);
+    x[f::kInPlaceAlgbwGbps] = model::number_or_null(row.in_place_algbw_gbps);
+    x[f::kInPlaceBusbwGbps] = model::number_or_null(row.in_place_busbw_gbps);
     x[f::kInPlaceWrong] = row.in_place_wrong;
   }
   for (const auto& [name, value] : row.controls.items()) x[name] = value;
@@ -180,7 +179,7 @@ BenchRow read_row(const json& r, const std::string& src, const std::string& w) {
   row.label = str_of(r, f::kLabel);
   if (std::isnan(row.t.median_us))
     fail(src, w + ": the row has no time (\"" + f::kT + "\".\"" + f::kMedianUs + "\" is null)");
-  if (row.t.median_us < 0 || row.pad_bytes < 0) fail(src, w + ": negative time or padding");
+  if (row.t.median_us < 0) fail(src, w + ": negative time or padding");  // the padding: above
   row.dtype = str_of(r, f::kDtype);
   row.in_place = r.contains(f::kTCommInPlace);
   row.t_comm_in_place.median_us = lenient(r, f::kTCommInPlace, f::kMedianUs);

@@ -7,6 +7,7 @@
 #include <set>
 #include <tuple>
 
+#include "model/json_number.hpp"
 #include "model/limits.hpp"
 #include "model/schema.hpp"
 
@@ -191,8 +192,8 @@ json overlap_json(const OverlapAnalysis& a) {
   j["overlapped_ns"] = a.overlapped_ns;
   j["exposed_comm_ns"] = a.exposed_comm_ns;
   j["comm_wait_ns"] = a.comm_wait_ns;
-  j["efficiency"] = std::isnan(a.efficiency) ? json(nullptr) : json(a.efficiency);
-  j["overlap_ratio"] = std::isnan(a.overlap_ratio) ? json(nullptr) : json(a.overlap_ratio);
+  j["efficiency"] = model::number_or_null(a.efficiency);
+  j["overlap_ratio"] = model::number_or_null(a.overlap_ratio);
   j["longest_comm_wait"] = wait_json(a.longest_comm_wait);
   return j;
 }

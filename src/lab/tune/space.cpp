@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "model/cta_policy.hpp"
+#include "model/json_number.hpp"
 #include "model/metrics.hpp"
 #include "plan/plan.hpp"
 
@@ -27,7 +28,6 @@ std::vector<int> default_sm_budgets(const SpaceInput& in) {
 }
 
 /// NaN is not JSON: null instead.
-nlohmann::json json_number(double v) { return std::isnan(v) ? nlohmann::json() : nlohmann::json(v); }
 
 }  // namespace
 
@@ -460,15 +460,15 @@ nlohmann::json plan_json(const bench::Report& rep, const std::vector<Tried>& tri
   c[model::json_field(model::Control::Register)] = model::comm_register_number(b.spec.nccl_reg);
   c["comp_alone_us"] = b.comp_alone_us;
   c["comm_alone_us"] = b.comm_alone_us;
-  c["own_efficiency"] = json_number(b.own_efficiency());
-  c["efficiency_best"] = json_number(b.efficiency_best);
+  c["own_efficiency"] = model::number_or_null(b.own_efficiency());
+  c["efficiency_best"] = model::number_or_null(b.efficiency_best);
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& t : tried) {
     auto row = tried_json(t, t.blocks_per_sm);
     row["comp_alone_us"] = t.comp_alone_us;
     row["comm_alone_us"] = t.comm_alone_us;
-    row["own_efficiency"] = json_number(t.own_efficiency());
-    row["efficiency_best"] = json_number(t.efficiency_best);
+    row["own_efficiency"] = model::number_or_null(t.own_efficiency());
+    row["efficiency_best"] = model::number_or_null(t.efficiency_best);
     row[model::json_field(model::Control::Pad)] = t.pad;
     rows.push_back(std::move(row));
   }
@@ -479,7 +479,7 @@ nlohmann::json plan_json(const bench::Report& rep, const std::vector<Tried>& tri
   j["tuning"]["applied"] = {{"label", a.spec.label()},
                             {"t_us", a.t_us},
                             {"efficiency", a.efficiency},
-                            {"efficiency_best", json_number(a.efficiency_best)}};
+                            {"efficiency_best", model::number_or_null(a.efficiency_best)}};
   if (!rep.rows.empty()) {
     const auto parts = bench::best_parts(rep, rep.rows.front().bytes);
     j["tuning"]["best_parts_us"] = {{"compute", parts.comp}, {"collective", parts.comm}};
