@@ -1,7 +1,6 @@
 #include "model/controls.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 
 #include "model/ascii.hpp"
@@ -10,7 +9,6 @@
 
 namespace cco::model {
 namespace {
-
 
 std::string num(const std::optional<int>& v) {
   return v ? std::to_string(*v) : std::string();
@@ -25,6 +23,9 @@ int count(std::string_view text, int min) {
                 std::string(text) + "'");
   return v;
 }
+
+// Control c's policy part as the table names it ("shape", "sm-target", "channels", "@").
+std::string_view part(Control c) { return spelled(c, Spelling::PolicyPart); }
 
 // "name:" stripped off a policy part, or Error.
 std::string_view part_value(std::string_view text, std::string_view name) {
@@ -42,18 +43,18 @@ std::string text_of(const Controls& v, Control c, Spelling s) {
       return *v.priority ? "high" : "default";  // plan key
     case Control::Shaping:
       if (v.shape_model)
-        return s == Spelling::PolicyPart ? "shape:model" : s == Spelling::PlanKey ? "model" : "";
+        return s == Spelling::PolicyPart ? std::string(part(c)) + ":model" : s == Spelling::PlanKey ? "model" : "";
       if (!v.blocks_per_sm) return {};
-      return (s == Spelling::PolicyPart ? "shape:" : "") + std::to_string(*v.blocks_per_sm);
+      return (s == Spelling::PolicyPart ? std::string(part(c)) + ":" : "") + std::to_string(*v.blocks_per_sm);
     case Control::Pad:
       if (!v.pad) return {};
       return s == Spelling::Json ? std::to_string(*v.pad) : format_bytes(*v.pad);
     case Control::When:
       if (!v.when) return {};
-      return std::string(s == Spelling::PolicyPart ? "@" : "") +
+      return std::string(s == Spelling::PolicyPart ? part(c) : "") +
              (*v.when == When::Overlap ? "overlap" : "always");
     case Control::GemmSms:
-      if (s == Spelling::PolicyPart) return v.gemm_sms ? "sm-target:" + num(v.gemm_sms) : "";
+      if (s == Spelling::PolicyPart) return v.gemm_sms ? std::string(part(c)) + ":" + num(v.gemm_sms) : "";
       if (s == Spelling::Label && v.gemm_sms == 0) return "all";
       return num(v.gemm_sms);
     case Control::NcclCtas:
@@ -70,7 +71,7 @@ std::string text_of(const Controls& v, Control c, Spelling s) {
                                 : to_string(*v.cta_policy);
     case Control::Channels:
       if (!v.channels) return {};
-      return (s == Spelling::PolicyPart ? "channels:" : "") + std::to_string(*v.channels);
+      return (s == Spelling::PolicyPart ? std::string(part(c)) + ":" : "") + std::to_string(*v.channels);
   }
   return {};
 }
@@ -91,7 +92,7 @@ void read(Controls& v, Control c, Spelling s, std::string_view text) {
       return;
     case Control::Shaping: {
       const std::string_view k =
-          s == Spelling::PolicyPart ? part_value(t, "shape") : std::string_view(t);
+          s == Spelling::PolicyPart ? part_value(t, part(c)) : std::string_view(t);
       if (k == "model" && (s == Spelling::PolicyPart || s == Spelling::PlanKey)) {
         v.shape_model = true;
         v.blocks_per_sm.reset();
@@ -107,8 +108,8 @@ void read(Controls& v, Control c, Spelling s, std::string_view text) {
     case Control::When: {
       std::string_view w = t;
       if (s == Spelling::PolicyPart) {
-        if (w.empty() || w[0] != '@') throw Error("expected @overlap or @always, got '" + t + "'");
-        w.remove_prefix(1);
+        if (!w.starts_with(part(c))) throw Error("expected @overlap or @always, got '" + t + "'");
+        w.remove_prefix(part(c).size());
       }
       if (w == "overlap")
         v.when = When::Overlap;
@@ -122,7 +123,7 @@ void read(Controls& v, Control c, Spelling s, std::string_view text) {
       if (s == Spelling::Label && t == "all")
         v.gemm_sms = 0;
       else
-        v.gemm_sms = s == Spelling::PolicyPart ? count(part_value(t, "sm-target"), 1) : count(t, 0);
+        v.gemm_sms = s == Spelling::PolicyPart ? count(part_value(t, part(c)), 1) : count(t, 0);
       return;
     case Control::NcclCtas:
       v.nccl_ctas = count(t, 1);
@@ -145,7 +146,7 @@ void read(Controls& v, Control c, Spelling s, std::string_view text) {
       return;
     case Control::Channels:
       v.channels =
-          count(s == Spelling::PolicyPart ? part_value(t, "channels") : std::string_view(t), 1);
+          count(s == Spelling::PolicyPart ? part_value(t, part(c)) : std::string_view(t), 1);
       return;
   }
 }

@@ -1,8 +1,5 @@
 #include "model/limits.hpp"
 
-#include <algorithm>
-#include <cctype>
-
 #include "model/ascii.hpp"
 
 namespace cco::model {

@@ -1,7 +1,6 @@
 #include "model/metrics.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <limits>
 #include <numeric>

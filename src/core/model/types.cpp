@@ -1,8 +1,5 @@
 #include "model/types.hpp"
 
-#include <algorithm>
-#include <cctype>
-
 #include "model/ascii.hpp"
 #include "model/limits.hpp"
 

@@ -3,7 +3,6 @@
 #include "plan/plan.hpp"
 
 #include <algorithm>
-#include <cctype>
 
 #include "model/ascii.hpp"
 #include "model/controls.hpp"

@@ -1,7 +1,5 @@
 #include "common/config.hpp"
 
-#include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
