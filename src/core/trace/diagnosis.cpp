@@ -1,4 +1,5 @@
 #include "trace/diagnosis.hpp"
+#include "trace/step_match.hpp"
 
 #include <fnmatch.h>
 
@@ -1005,6 +1006,15 @@ Diagnosis diagnose(const Trace& t, const DiagnosisOptions& o) {
                           "not set against it (versus_alone)");
       continue;
     }
+    // Steps of another unit (a layer's period, another program) would place its kernels at
+    // wrong positions and give a split that means nothing: refused, by kernel only.
+    if (d.steps.source != "none")
+      if (const std::string why = steps_mismatch(t, d.steps, *at, bs); !why.empty()) {
+        d.notes.push_back("the alone trace " + at->source + " has other steps than this trace (" +
+                          why + "): the step is not set against it (versus_alone), and its "
+                          "kernels are matched by kernel only");
+        continue;
+      }
     std::vector<std::string> ignored;
     const PeerStarts bpeers = peer_starts(bviews, ignored);
     add_alone(*base, bviews, bs, bpeers, false);

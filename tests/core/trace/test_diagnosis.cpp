@@ -794,3 +794,41 @@ TEST(Diagnosis, ControlVerdictStopsOnlyBelowTheNoise) {
 }
 
 }  // namespace
+
+// An alone trace whose steps are another unit (the program without gradient sync, stepped by the
+// period of the few collectives it still runs: a slice of a step): set against it, the split would
+// mean nothing. Refused in one note, no versus_alone; the same alone trace stepped like this one
+// still matches (above).
+TEST(Diagnosis, AnAloneTraceOfOtherStepsIsRefused) {
+  Builder b, a;
+  for (int s = 0; s < 8; ++s) {
+    b.range(0, s);
+    for (int i = 0; i < 4; ++i) b.kernel(0, s, kGemm, 10 * i, 10 * i + 10);
+    b.kernel(0, s, kAr, 20, 60);
+    // The alone trace's "steps": one GEMM each (its ranges cut every real step in four).
+    for (int i = 0; i < 4; ++i) {
+      a.t.ranges.push_back({});
+      auto& r = a.t.ranges.back();
+      r.name = "train_step";
+      r.rank = 0;
+      r.start_ns = s * kStep + (10 + 10 * i) * us;
+      r.end_ns = s * kStep + (20 + 10 * i) * us;
+      a.kernel(0, s, kGemm, 10 * i, 10 * i + 10, 10 * i);
+    }
+  }
+  const Trace t = b.done();
+  Trace alone = a.done();
+  alone.source = "slices.json";
+  DiagnosisOptions o;
+  o.alone = {&alone};
+  const Diagnosis d = cco::trace::diagnose(t, o);
+  EXPECT_TRUE(d.versus_alone.empty());
+  int said = 0;
+  for (const auto& n : d.notes)
+    if (n.find("the alone trace slices.json has other steps than this trace (rank 0: 4 compute "
+               "kernels per step here, 1 there; 25% of this trace's step runs in its step and "
+               "100% of its step here)") != std::string::npos)
+      ++said;
+  EXPECT_EQ(said, 1) << ::testing::PrintToString(d.notes);
+  expect_adds_up(d);
+}
