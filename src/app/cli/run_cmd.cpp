@@ -28,6 +28,7 @@
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "cli/run_support.hpp"
+#include "model/controls.hpp"
 #include "model/env_names.hpp"
 #include "model/limits.hpp"
 #include "model/read_file.hpp"
@@ -293,7 +294,10 @@ std::vector<EnvChange> run_environment(const RunOptions& opts, const plan::Plan&
     out.push_back({cco::env::kCompare, items});
     // The check after the first rounds traces rank 0 in-process; a whole-run trace (--trace)
     // cannot be read while it runs, so there the bounds come after the run instead.
-    out.push_back({cco::env::kCompareDiagnose, opts.diagnose && opts.trace.empty() ? "1" : "0"});
+    // A price measurement (nocomm) runs to the end: "nothing to win" must not stop it.
+    const bool price = std::any_of(opts.compare.begin(), opts.compare.end(), model::is_nocomm);
+    out.push_back({cco::env::kCompareDiagnose,
+                   opts.diagnose && opts.trace.empty() && !price ? "1" : "0"});
     out.push_back({cco::env::kPolicy, std::nullopt});
     out.push_back({cco::env::kPlan, std::nullopt});
   } else if (!plan_path.empty()) {
@@ -508,6 +512,16 @@ std::vector<std::string> check_compare_items(const std::vector<std::string>& ite
   std::vector<std::string> out;
   *channels = false;
   for (const auto& item : items) {
+    if (flag == "--compare" && model::is_nocomm(item)) {
+      // The measuring configuration: measured against the policy before it, once.
+      if (out.empty())
+        throw Usage(flag + ": 'nocomm' cannot be the first item: it is measured against the "
+                           "policy before it (--compare off,nocomm)");
+      if (std::any_of(out.begin(), out.end(), model::is_nocomm))
+        throw Usage(flag + ": 'nocomm' is named twice");
+      out.push_back(std::string(model::kNoComm));
+      continue;
+    }
     plan::Plan p;
     try {
       p = plan::load_item(item);
@@ -775,6 +789,10 @@ int run_main(const std::vector<std::string>& args) {
   bool compare_channels = false;
   if (!o.compare.empty()) {
     o.compare = check_compare_items(o.compare, &compare_channels);
+    if (std::any_of(o.compare.begin(), o.compare.end(), model::is_nocomm))
+      std::fprintf(stderr, "cco run: nocomm: in its steps the program's collectives move no data, "
+                           "to measure what communication costs each step; this run's answers "
+                           "(losses, weights) are not kept\n");
     plan = plan::from_policy("off");  // nothing of a single plan applies (all are switchable)
   } else if (!o.plan_file.empty()) {
     try {

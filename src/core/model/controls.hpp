@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 
+#include "model/ascii.hpp"
 #include "model/types.hpp"
 
 namespace cco::model {
@@ -128,5 +129,15 @@ void set_control(Controls& v, Control c, Spelling s, std::string_view text);
 std::string label_tokens(const Controls& v);
 /// Reads such tokens back (unknown tokens: Error).
 Controls controls_from_label(std::string_view tokens);
+
+/// The measuring configuration of a comparison (steps/nocomm.hpp): the program's collectives
+/// move no data, to measure what communication costs its steps. Not a control and not a policy:
+/// plan::from_policy refuses it, only a comparison takes it (cco run --compare off,nocomm), never
+/// as its first item, and no plan holds it.
+inline constexpr std::string_view kNoComm = "nocomm";
+/// True when `item` (a comparison's item, a step file's configuration name) names it, in any case.
+inline bool is_nocomm(std::string_view item) {
+  return ascii_lower(item) == kNoComm;
+}
 
 }  // namespace cco::model

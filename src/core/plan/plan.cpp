@@ -673,6 +673,13 @@ Plan load_item(const std::string& item) {
   return is_plan_file(item) ? load(item) : from_policy(item);
 }
 
+Plan load_compare_item(const std::string& item) {
+  if (!model::is_nocomm(item)) return load_item(item);
+  Plan p = from_policy("off");
+  p.policy = std::string(model::kNoComm);
+  return p;
+}
+
 std::string rotation_refusal(const Plan& p) {
   if (p.priority.uses_stream())
     return "its priority method '" + std::string(to_string(p.priority.method)) +

@@ -233,6 +233,11 @@ bool is_plan_file(std::string_view item);
 /// The plan of such an item: load(item) for a plan file, else from_policy(item). Throws Error.
 Plan load_item(const std::string& item);
 
+/// The plan of an item of a comparison (CCO_COMPARE, cco run --compare): for the measuring
+/// configuration model::kNoComm, the plan of "off" named so (what it skips is the preload
+/// library's part); else load_item(item). Throws Error.
+Plan load_compare_item(const std::string& item);
+
 /// Why a plan cannot take part in a run-time rotation (cco run --compare, cco tune -- CMD,
 /// ccoverlap.policy()), or "" when it can. Switchable: shaping (always or overlap), priority by
 /// launch attribute, the GEMM SM budget (read at every GEMM) and the NCCL channel cap

@@ -89,6 +89,10 @@ Plan from_policy(std::string_view name) {
                  "policy in @launch-attr, @stream or @both)");
   };
   auto bad = [&](const std::string& why) { return Error("policy '" + std::string(name) + "': " + why); };
+  if (model::is_nocomm(full))
+    throw Error("'" + std::string(name) + "' is a measuring configuration, not a policy: its "
+                "collectives move no data and its answers are not kept; only a comparison takes "
+                "it, after the policy it measures (cco run --compare off,nocomm)");
   // '@' suffixes: when the controls act, and how NCCL gets its priority.
   std::vector<std::string> suffixes;
   const std::string base = split_suffixes(full, suffixes);

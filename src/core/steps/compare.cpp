@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <nlohmann/json.hpp>
 
+#include "model/controls.hpp"
 #include "model/json_number.hpp"
 #include "model/schema.hpp"
 #include "steps/schedule.hpp"
@@ -111,7 +113,34 @@ CompareReport compare(const std::vector<StepFile>& files) {
                 " steps (" + std::to_string(f.steps.size()) + " steps recorded): run more steps";
     return r;
   }
-  auto value = [&](const StepTime* s) { return r.metric == "gpu" ? *s->gpu_ms : s->host_ms; };
+  // A step's time is the mean over the ranks of that step's time on each (every file agreed on
+  // the steps and their configurations above): each rank times a step from its own arrival at the
+  // boundary, so one rank's steps trade time with their neighbours as the ranks' arrival order
+  // changes, and the more so where the ranks meet less often (nocomm meets once per step).
+  std::vector<std::map<uint64_t, const StepTime*>> others;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (i == ref) continue;
+    auto& m = others.emplace_back();
+    for (const auto& s : files[i].steps) m[s.step] = &s;
+  }
+  auto one = [&](const StepTime* s) -> std::optional<double> {
+    if (r.metric == "gpu") return s->gpu_ms;
+    return s->host_ms;
+  };
+  auto value = [&](const StepTime* s) {
+    double sum = *one(s);
+    int n_ranks = 1;
+    for (const auto& m : others) {
+      const auto it = m.find(s->step);
+      if (it == m.end() || it->second->config != s->config) continue;
+      if (const auto v = one(it->second)) {
+        sum += *v;
+        ++n_ranks;
+      }
+    }
+    r.ranks = std::max(r.ranks, static_cast<std::size_t>(n_ranks));
+    return sum / n_ranks;
+  };
   std::vector<std::vector<double>> per(static_cast<std::size_t>(n));
   for (const auto& v : used)
     for (int c = 0; c < n; ++c) per[static_cast<std::size_t>(c)].push_back(value(v[static_cast<std::size_t>(c)]));
@@ -146,6 +175,36 @@ std::string format_check(const CompareReport& r) {
   return out;
 }
 
+// The price of communication (model::kNoComm compared): what the steps cost over the same steps
+// whose collectives move no data, the ceiling of every overlap lever (docs/STEPS.md).
+std::string format_price(const CompareReport& r) {
+  if (r.configs.empty()) return "";
+  const std::string base = "'" + r.configs[0].name + "'";
+  for (std::size_t c = 1; c < r.configs.size(); ++c) {
+    const auto& cr = r.configs[c];
+    if (!model::is_nocomm(cr.name)) continue;
+    if (!cr.vs_first.enough)
+      return "# the price of communication: too few rounds for a 95% interval (run at least 6)\n";
+    const double med = -cr.vs_first.median, lo = -cr.vs_first.hi, hi = -cr.vs_first.lo;
+    const double step = r.configs[0].summary.median;
+    char share[48] = "";
+    if (step > 0) std::snprintf(share, sizeof share, " (%.1f%% of ", 100.0 * med / step);
+    std::string out = "# the price of communication: " + ms(med) + " ms [" + ms(lo) + ", " +
+                      ms(hi) + "] per step" + (step > 0 ? share + base + "'s step)" : "") +
+                      ": what " + base + "'s steps cost over the same steps whose collectives "
+                      "move no data.";
+    if (cr.vs_first.contains_zero())
+      out += " Within noise: no overlap control can win here.\n";
+    else if (med < 0)
+      out += " Negative: the steps without data movement were slower (noise, or a program that "
+             "waits on what it receives).\n";
+    else
+      out += " No overlap control can win more than this.\n";
+    return out;
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string format_report(const CompareReport& r) {
@@ -155,8 +214,9 @@ std::string format_report(const CompareReport& r) {
   out += "# compare: " + std::to_string(r.rounds) + " rounds of " +
          std::to_string(r.configs.size()) + " steps (steps found from " + r.source +
          (r.period > 0 ? ", " + std::to_string(r.period) + " collectives each" : "") + "), " +
-         r.metric + " time per step in ms, " + std::to_string(r.files) + " step file" +
-         (r.files == 1 ? "" : "s") +
+         r.metric + " time per step in ms" +
+         (r.ranks > 1 ? " (each step the mean of " + std::to_string(r.ranks) + " ranks')" : "") +
+         ", " + std::to_string(r.files) + " step file" + (r.files == 1 ? "" : "s") +
          (r.irregular ? ", " + std::to_string(r.irregular) + " irregular steps left out" : "") +
          "\n";
   char line[256];
@@ -185,7 +245,7 @@ std::string format_report(const CompareReport& r) {
                   ms(cr.summary.q3).c_str());
     out += line + diff + "\n";
   }
-  return out + format_check(r);
+  return out + format_price(r) + format_check(r);
 }
 
 std::string to_json(const CompareReport& r) {
@@ -193,6 +253,7 @@ std::string to_json(const CompareReport& r) {
   model::stamp_schema(j, kCompareSchema);
   j["metric"] = r.metric;
   j["files"] = r.files;
+  j["ranks"] = r.ranks;
   j["steps"] = r.steps;
   j["rounds"] = r.rounds;
   j["irregular"] = r.irregular;
@@ -245,6 +306,8 @@ CompareReport parse_compare(const std::string& text, const std::string& what) {
     };
     r.metric = j.at("metric").get<std::string>();
     r.files = count(j.at("files"));
+    if (const auto k = j.find("ranks"); k != j.end())  // optional: 1.x files before it
+      r.ranks = std::max<std::size_t>(1, std::min<std::size_t>(count(*k), 1u << 20));
     r.steps = count(j.at("steps"));
     r.rounds = count(j.at("rounds"));
     r.irregular = count(j.at("irregular"));

@@ -1,10 +1,13 @@
 // A paired comparison from the step files of one run (cco run --compare A,B,...).
 //
-// The numbers come from the lowest rank's file (ranks wait for each other at every collective,
-// so their step times agree to within the collectives' skew); every other file is checked to
-// agree with it -- same period, same configurations, same configuration at every step index --
-// and any disagreement is reported (and makes the comparison refused: ranks that switch at
-// different steps are not a paired comparison).
+// The steps and their configurations come from the lowest rank's file; every other file is
+// checked to agree with it -- same period, same configurations, same configuration at every step
+// index -- and any disagreement is reported (and makes the comparison refused: ranks that switch
+// at different steps are not a paired comparison). A step's time is the mean of its time on
+// every rank that has it: each rank times a step from its own arrival at the boundary, so one
+// rank's steps trade time with their neighbours as the ranks' arrival order changes (measured on
+// DDP under nocomm, 2 H200s: rank 0 alone gave a price of 4.8 ms and 8.7 ms in two runs, rank 1
+// alone 16.2 and 11.1, the mean of both 11.0 and 12.2; docs/results/2026-11-28-price.md).
 //
 // Steps are grouped into the schedule's rounds (schedule.hpp); a round where every configuration
 // has a regular step gives one sample per configuration. Configuration c is compared with
@@ -35,6 +38,7 @@ struct ConfigResult {
 struct CompareReport {
   std::string metric;  ///< "gpu" or "host"
   std::size_t files = 0;
+  std::size_t ranks = 1;      ///< the most ranks a step's time was the mean of (text only)
   std::size_t steps = 0;      ///< steps recorded (lowest rank)
   std::size_t rounds = 0;     ///< complete rounds used
   std::size_t irregular = 0;  ///< steps left out: off the period

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "model/ascii.hpp"
+#include "model/controls.hpp"
 #include "model/env_names.hpp"
 
 namespace cco::preload {
@@ -140,6 +141,12 @@ plan::Plan resolve_item(const std::string& item, std::optional<plan::PriorityMet
   plan::Plan p = plan::load_item(item);
   if (method) p.priority.method = *method;
   return p;
+}
+
+plan::Plan resolve_compare_item(const std::string& item,
+                                std::optional<plan::PriorityMethod> method) {
+  if (model::is_nocomm(item)) return plan::load_compare_item(item);  // no priority to apply
+  return resolve_item(item, method);
 }
 
 plan::Plan resolve_plan(const EnvConfig& env, std::vector<std::string>* warnings) {

@@ -68,6 +68,10 @@ EnvConfig read_env(const std::function<const char*(const char*)>& get);
 /// The plan of one item of a list (CCO_COMPARE, ccoverlap.policy()): plan::load_item(item), then
 /// `method` overrides the priority method. Throws (plan::Error or std::exception) with one line.
 plan::Plan resolve_item(const std::string& item, std::optional<plan::PriorityMethod> method);
+/// An item of CCO_COMPARE: resolve_item, and the measuring configuration nocomm as the plan of
+/// "off" named so (plan::load_compare_item).
+plan::Plan resolve_compare_item(const std::string& item,
+                                std::optional<plan::PriorityMethod> method);
 
 /// Parses a boolean variable: 1/true/yes/on, 0/false/no/off/empty (case-insensitive).
 /// Returns nullopt for anything else.

@@ -101,7 +101,7 @@ std::unique_ptr<Context> Context::create(const GetEnv& get, ccoNcclDebugLogger_t
         plan::Plan p;
         std::string why;
         try {
-          p = preload::resolve_item(item, env.method);
+          p = preload::resolve_compare_item(item, env.method);
           why = plan::rotation_refusal(p);
         } catch (const std::exception& e) {
           why = e.what();

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/controls.hpp"
 #include "model/env_names.hpp"
 #include "model/types.hpp"
 #include "preload/cco_api.h"
@@ -49,6 +50,7 @@ std::atomic<int> g_hook_index{-1};       // its index in g_hooks (cco_config_ind
 std::array<std::atomic<Hook*>, kMaxHooks> g_hooks{};
 std::atomic<int> g_nhooks{0};
 std::atomic<int> g_ncompare{0};  // > 1: a rotation owns the switch (ccoverlap.policy refused)
+std::atomic<int> g_nocomm_index{-1};  // the measuring configuration's hook (-1: none)
 // The item each hook was made from (heap strings, never freed: no static initialiser here).
 std::array<std::atomic<const std::string*>, kMaxHooks> g_hook_names{};
 // Puts hook i in force: its index first, so that whoever sees the new hook sees its index.
@@ -216,8 +218,11 @@ void init_hook() {
     for (const auto& item : env.compare) {
       std::string why;
       try {
-        plans.push_back(resolve_item(item, env.method));
+        plans.push_back(resolve_compare_item(item, env.method));
         why = plan::rotation_refusal(plans.back());
+        if (model::is_nocomm(item) && plans.size() == 1)
+          why = "the measuring configuration cannot be the baseline (compare a policy with it: "
+                "off,nocomm)";
       } catch (const std::exception& e) {
         why = e.what();
       }
@@ -250,6 +255,10 @@ void init_hook() {
     g_hook_opts.shared_window = g_shared_window;
   }
   for (std::size_t i = 0; i < plans.size(); ++i) {
+    // The measuring configuration (cco run --compare says before the start that the run's
+    // answers are not kept).
+    if (plans.size() > 1 && model::is_nocomm(names[i]))
+      g_nocomm_index.store(static_cast<int>(i), std::memory_order_release);
     gemm_controls_for(plans[i]);  // the cuBLAS SM budget and its launch-order window (blas.hpp)
     g_hook_names[i].store(new std::string(names[i]));
     g_hooks[i].store(new Hook(api, std::move(plans[i]), g_hook_opts));  // never freed

@@ -43,6 +43,9 @@ bool load_driver_api(GetProcAddressV2Fn real_get_proc, DriverApi* api) {
   get("cuEventSynchronize", &api->eventSynchronize);
   get("cuDeviceGetName", &api->deviceGetName);
   get("cuDriverGetVersion", &api->driverGetVersion);
+  get("cuMemcpyDtoDAsync", &api->memcpyDtoDAsync);
+  get("cuMemsetD8Async", &api->memsetD8Async);
+  get("cuMemAlloc", &api->memAlloc);
   return api->ctxGetDevice && api->deviceGetAttribute && (api->funcGetName || api->kernelGetName) &&
          (api->funcGetAttribute || api->kernelGetAttribute);
 }

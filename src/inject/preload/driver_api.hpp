@@ -56,6 +56,11 @@ struct DriverApi {
   CUresult (*eventSynchronize)(CUevent e) = nullptr;
   CUresult (*deviceGetName)(char* name, int len, CUdevice dev) = nullptr;
   CUresult (*driverGetVersion)(int* version) = nullptr;
+  // The measuring configuration nocomm (steps/nocomm.hpp): a skipped collective's output filled
+  // on its stream, and the one-element buffer of the all-reduce that keeps ranks in step.
+  CUresult (*memcpyDtoDAsync)(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s) = nullptr;
+  CUresult (*memsetD8Async)(CUdeviceptr dst, unsigned char value, size_t n, CUstream s) = nullptr;
+  CUresult (*memAlloc)(CUdeviceptr* p, size_t bytes) = nullptr;
 };
 
 /// Fills `api` through the driver's real cuGetProcAddress_v2 (legacy-stream variants). Entries

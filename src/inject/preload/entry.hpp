@@ -46,6 +46,8 @@ int find_other_definition(struct dl_phdr_info* info, size_t size, void* data);
 constexpr int kMaxHooks = 16;
 /// The hook in force (one of g_hooks); null until the first launch or collective made them.
 extern std::atomic<Hook*> g_hook;
+/// Its index in g_hooks (cco_config_index).
+extern std::atomic<int> g_hook_index;
 /// Every configuration's hook (a rotation, ccoverlap.policy()); slots written once.
 extern std::array<std::atomic<Hook*>, kMaxHooks> g_hooks;
 extern std::atomic<int> g_nhooks;
@@ -64,6 +66,13 @@ inline Hook* hook() {
 }
 /// The NCCL companion streams (priority method "stream"), or null.
 NcclStreams* streams();
+/// The index of the measuring configuration nocomm among the hooks (-1: none; steps/nocomm.hpp).
+extern std::atomic<int> g_nocomm_index;
+/// The configuration in force is nocomm: collectives move no data.
+inline bool nocomm_active() {
+  const int i = g_nocomm_index.load(std::memory_order_acquire);
+  return i >= 0 && g_hook_index.load(std::memory_order_acquire) == i;
+}
 /// A library the program loaded, at its version ("2.28.9"; `key` "nccl" or "cublaslt"), against
 /// the made_for of every configuration's plan: one warning per library where they differ.
 void check_made_for_library(const char* key, const char* what, const std::string& loaded);

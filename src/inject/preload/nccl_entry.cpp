@@ -1,7 +1,10 @@
 // The NCCL entry points (exports.map): every collective passes through here to NCCL's pnccl*
 // entry point; on its way the step clock sees it (a step boundary switches the configuration
 // first), the launch-order window opens on its stream, and with the priority method "stream" it
-// moves to a high-priority companion stream (nccl_streams.hpp).
+// moves to a high-priority companion stream (nccl_streams.hpp). Under the measuring
+// configuration nocomm (steps/nocomm.hpp) it does not reach NCCL: its output is filled from the
+// rank's own data on its stream, and the step's first collective becomes a one-element
+// all-reduce that keeps the ranks in step.
 #include <cuda.h>
 #include <dlfcn.h>
 #include <link.h>
@@ -15,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +26,7 @@
 #include "model/types.hpp"
 #include "preload/entry.hpp"
 #include "common/log.hpp"
+#include "steps/nocomm.hpp"
 #include "steps/period.hpp"
 
 #define CCO_EXPORT extern "C" __attribute__((visibility("default")))
@@ -49,6 +54,8 @@ struct NcclFns {
   decltype(&::pncclGroupSimulateEnd) groupSimulateEnd = nullptr;
   decltype(&::pncclCommGetAsyncError) commGetAsyncError = nullptr;
   decltype(&::pncclCommCuDevice) commCuDevice = nullptr;
+  decltype(&::pncclCommCount) commCount = nullptr;
+  decltype(&::pncclCommUserRank) commUserRank = nullptr;
   decltype(&::pncclGetVersion) getVersion = nullptr;
   NcclReal real;
 };
@@ -86,6 +93,8 @@ const NcclFns& nccl() {
     get("pncclGroupSimulateEnd", &n.groupSimulateEnd);
     get("pncclCommGetAsyncError", &n.commGetAsyncError);
     get("pncclCommCuDevice", &n.commCuDevice);
+    get("pncclCommCount", &n.commCount);
+    get("pncclCommUserRank", &n.commUserRank);
     get("pncclGetVersion", &n.getVersion);
     n.real.groupStart = n.groupStart;
     n.real.groupEnd = n.groupEnd;
@@ -124,13 +133,17 @@ bool is_capturing(CUstream s) {
   return g_wapi.streamIsCapturing(s, &st) != CUDA_SUCCESS || st != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
-// What identifies a collective in a rank's sequence (steps/period.hpp).
+// What identifies a collective in a rank's sequence (steps/period.hpp), and its buffers (what
+// nocomm fills).
 struct Coll {
   const char* kind;
   size_t count;
   int dtype;
   int op = -1;    // reduction, -1: none
   int peer = -1;  // root or peer, -1: none
+  cco::steps::CollKind k = cco::steps::CollKind::AllReduce;
+  const void* send = nullptr;
+  void* recv = nullptr;
 };
 
 // The communicator's index in order of first use: stable between runs, unlike its address.
@@ -150,24 +163,135 @@ int comm_index(ncclComm_t comm) {
 // launch-order window on the stream (not while it is being captured: a graph's collectives run
 // when it is replayed, which the library does not see). The device and the capture status are
 // asked once, and only when either needs them.
-void note_collective(const Coll& c, ncclComm_t comm, cudaStream_t stream) {
+struct Noted {
+  bool first = false;      // the first collective of a step (StepClock::collective)
+  bool capturing = false;  // its stream is being captured
+  int dev = -1;
+};
+
+Noted note_collective(const Coll& c, ncclComm_t comm, cudaStream_t stream) {
   StepClock* clock = disabled() ? nullptr : g_clock.load(std::memory_order_acquire);
   OrderWindow* w = g_order.load(std::memory_order_acquire);
-  if (!clock && !w) return;
-  const int dev = comm_device(comm);
+  Noted n;
+  if (!clock && !w) return n;
+  n.dev = comm_device(comm);
   const auto s = reinterpret_cast<CUstream>(stream);
-  const bool capturing = dev >= 0 && is_capturing(s);
-  if (clock && dev >= 0)
-    clock->collective(
-        cco::steps::signature(c.kind, c.count, c.dtype, c.op, c.peer, comm_index(comm)), dev, s,
-        capturing);
-  if (!w) return;
-  if (dev < 0) {
+  n.capturing = n.dev >= 0 && is_capturing(s);
+  if (clock && n.dev >= 0)
+    n.first = clock->collective(
+        cco::steps::signature(c.kind, c.count, c.dtype, c.op, c.peer, comm_index(comm)), n.dev,
+        s, n.capturing);
+  if (!w) return n;
+  if (n.dev < 0) {
     warn_once("window-nccl-device", "cannot tell the device of an NCCL communicator; its "
                                     "collectives do not open the launch-order window");
-    return;
+    return n;
   }
-  if (!capturing) w->collective(dev, stream_ref(s, dev));
+  if (!n.capturing) w->collective(n.dev, stream_ref(s, n.dev));
+  return n;
+}
+
+// ---- the measuring configuration nocomm (steps/nocomm.hpp) -----------------------------------
+
+// Bytes per element of an NCCL type; 0 for one this library does not know.
+std::size_t type_bytes(int t) {
+  switch (t) {
+    case ncclInt8: case ncclUint8: return 1;
+    case ncclFloat16: case ncclBfloat16: return 2;
+    case ncclInt32: case ncclUint32: case ncclFloat32: return 4;
+    case ncclInt64: case ncclUint64: case ncclFloat64: return 8;
+    default: return t == 10 || t == 11 ? 1 : 0;  // the fp8 types of NCCL 2.24+
+  }
+}
+
+// The one-element buffer of device `dev` that the step's first collective all-reduces (zeroed
+// on `s` when made); 0 when it cannot be made.
+CUdeviceptr sync_buffer(int dev, CUstream s) {
+  static std::mutex mu;
+  static std::array<CUdeviceptr, 64> bufs{};  // never freed
+  if (dev < 0 || dev >= static_cast<int>(bufs.size())) return 0;
+  std::lock_guard<std::mutex> lock(mu);
+  CUdeviceptr& b = bufs[static_cast<std::size_t>(dev)];
+  if (b) return b;
+  CUdeviceptr p = 0;
+  if (!g_wapi.memAlloc || !g_wapi.memsetD8Async || g_wapi.memAlloc(&p, 256) != CUDA_SUCCESS ||
+      g_wapi.memsetD8Async(p, 0, 256, s) != CUDA_SUCCESS)
+    return 0;
+  b = p;
+  return b;
+}
+
+// The collective as nocomm sees it, or nullopt (and *why) when its layout cannot be known.
+std::optional<cco::steps::CollCall> nocomm_call(const Coll& c, ncclComm_t comm, std::string* why) {
+  cco::steps::CollCall cc;
+  cc.kind = c.k;
+  cc.send = reinterpret_cast<uintptr_t>(c.send);
+  cc.recv = reinterpret_cast<uintptr_t>(c.recv);
+  cc.count = c.count;
+  cc.elem = type_bytes(c.dtype);
+  cc.root = c.peer;
+  if (cc.elem == 0) {
+    *why = "an NCCL data type it does not know (" + std::to_string(c.dtype) + ")";
+    return std::nullopt;
+  }
+  if (!nccl().commCount || !nccl().commUserRank || nccl().commCount(comm, &cc.nranks) != ncclSuccess ||
+      nccl().commUserRank(comm, &cc.rank) != ncclSuccess) {
+    *why = "NCCL cannot tell the communicator's size and rank";
+    return std::nullopt;
+  }
+  return cc;
+}
+
+// A collective under nocomm: the step's first becomes the one-element all-reduce that keeps the
+// ranks in step, and the output is filled as nocomm_fill says. A collective that cannot be
+// skipped safely (captured into a graph, an unknown layout, a driver without the copies) goes to
+// NCCL as asked, with one warning: the run still measures, less of the price.
+template <class Call>
+ncclResult_t nocomm_collective(const Coll& c, const Noted& n, ncclComm_t comm, cudaStream_t stream,
+                               Call&& call) {
+  const auto s = reinterpret_cast<CUstream>(stream);
+  std::string why;
+  std::optional<cco::steps::CollCall> cc;
+  if (n.capturing)
+    why = "a collective captured into a CUDA graph (its replays are not seen)";
+  else if (!g_wapi.memcpyDtoDAsync || !g_wapi.memsetD8Async)
+    why = "the driver lacks cuMemcpyDtoDAsync or cuMemsetD8Async";
+  else
+    cc = nocomm_call(c, comm, &why);
+  std::vector<cco::steps::FillOp> ops;
+  if (cc) ops = cco::steps::nocomm_fill(*cc, &why);
+  if (!why.empty()) {
+    warn_once(std::string("nocomm-pass-") + c.kind,
+              std::string("nocomm: an ") + c.kind + " ran for real in a nocomm step: " + why +
+                  "; the price measured leaves it out");
+    InsideNccl inside;
+    return call(stream);
+  }
+  if (n.first) {
+    const CUdeviceptr one = sync_buffer(n.dev, s);
+    if (!one) {
+      warn_once("nocomm-sync", "nocomm: cannot allocate the one-element buffer that keeps the "
+                               "ranks in step; the step's first collective runs for real");
+      InsideNccl inside;
+      return call(stream);
+    }
+    InsideNccl inside;
+    const auto p = reinterpret_cast<void*>(one);
+    if (const ncclResult_t r = nccl().allReduce(p, p, 1, ncclFloat32, ncclSum, comm, stream);
+        r != ncclSuccess)
+      return r;
+  }
+  for (const auto& op : ops) {
+    const CUresult r = op.what == cco::steps::FillOp::What::Copy
+                           ? g_wapi.memcpyDtoDAsync(op.dst, op.src, op.bytes, s)
+                           : g_wapi.memsetD8Async(op.dst, 0, op.bytes, s);
+    if (r != CUDA_SUCCESS) {
+      warn_once("nocomm-copy", "nocomm: a device copy standing in for a collective failed (CUDA "
+                               "error " + std::to_string(static_cast<int>(r)) + ")");
+      return ncclUnhandledCudaError;
+    }
+  }
+  return ncclSuccess;
 }
 
 // The plan's made_for against the NCCL the program loaded (not cco's), once: after the hooks
@@ -183,9 +307,13 @@ void check_program_nccl() {
 
 template <class Call>
 ncclResult_t with_priority(const Coll& info, ncclComm_t comm, cudaStream_t stream, Call&& call) {
+  // A collective NCCL calls itself (ncclBcast is ncclBroadcast inside NCCL, through its exported
+  // name, which is ours) is part of the program's call: counted, forked and skipped once, there.
+  if (t_nccl_depth > 0) return call(stream);
   NcclStreams* s = disabled() ? nullptr : streams();  // makes the hook and the window first
   if (!disabled()) check_program_nccl();
-  note_collective(info, comm, stream);
+  const Noted noted = note_collective(info, comm, stream);
+  if (!disabled() && nocomm_active()) return nocomm_collective(info, noted, comm, stream, call);
   InsideNccl inside;
   if (!s) return call(stream);
   const CUstream user = reinterpret_cast<CUstream>(stream);
@@ -200,28 +328,28 @@ CCO_EXPORT ncclResult_t ncclAllReduce(const void* sb, void* rb, size_t n, ncclDa
                                       ncclRedOp_t op, ncclComm_t comm, cudaStream_t st) {
   const auto fn = nccl().allReduce;
   if (!fn) return missing("ncclAllReduce");
-  return with_priority(Coll{"AllReduce", n, static_cast<int>(t), static_cast<int>(op)}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, op, comm, s); });
+  return with_priority(Coll{"AllReduce", n, static_cast<int>(t), static_cast<int>(op), -1, cco::steps::CollKind::AllReduce, sb, rb}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, op, comm, s); });
 }
 
 CCO_EXPORT ncclResult_t ncclBroadcast(const void* sb, void* rb, size_t n, ncclDataType_t t,
                                       int root, ncclComm_t comm, cudaStream_t st) {
   const auto fn = nccl().broadcast;
   if (!fn) return missing("ncclBroadcast");
-  return with_priority(Coll{"Broadcast", n, static_cast<int>(t), -1, root}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, root, comm, s); });
+  return with_priority(Coll{"Broadcast", n, static_cast<int>(t), -1, root, cco::steps::CollKind::Broadcast, sb, rb}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, root, comm, s); });
 }
 
 CCO_EXPORT ncclResult_t ncclBcast(void* b, size_t n, ncclDataType_t t, int root, ncclComm_t comm,
                                   cudaStream_t st) {
   const auto fn = nccl().bcast;
   if (!fn) return missing("ncclBcast");
-  return with_priority(Coll{"Broadcast", n, static_cast<int>(t), -1, root}, comm, st, [&](cudaStream_t s) { return fn(b, n, t, root, comm, s); });
+  return with_priority(Coll{"Broadcast", n, static_cast<int>(t), -1, root, cco::steps::CollKind::Broadcast, b, b}, comm, st, [&](cudaStream_t s) { return fn(b, n, t, root, comm, s); });
 }
 
 CCO_EXPORT ncclResult_t ncclReduce(const void* sb, void* rb, size_t n, ncclDataType_t t,
                                    ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t st) {
   const auto fn = nccl().reduce;
   if (!fn) return missing("ncclReduce");
-  return with_priority(Coll{"Reduce", n, static_cast<int>(t), static_cast<int>(op), root}, comm, st,
+  return with_priority(Coll{"Reduce", n, static_cast<int>(t), static_cast<int>(op), root, cco::steps::CollKind::Reduce, sb, rb}, comm, st,
                        [&](cudaStream_t s) { return fn(sb, rb, n, t, op, root, comm, s); });
 }
 
@@ -229,49 +357,49 @@ CCO_EXPORT ncclResult_t ncclAllGather(const void* sb, void* rb, size_t n, ncclDa
                                       ncclComm_t comm, cudaStream_t st) {
   const auto fn = nccl().allGather;
   if (!fn) return missing("ncclAllGather");
-  return with_priority(Coll{"AllGather", n, static_cast<int>(t)}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, comm, s); });
+  return with_priority(Coll{"AllGather", n, static_cast<int>(t), -1, -1, cco::steps::CollKind::AllGather, sb, rb}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, comm, s); });
 }
 
 CCO_EXPORT ncclResult_t ncclReduceScatter(const void* sb, void* rb, size_t n, ncclDataType_t t,
                                           ncclRedOp_t op, ncclComm_t comm, cudaStream_t st) {
   const auto fn = nccl().reduceScatter;
   if (!fn) return missing("ncclReduceScatter");
-  return with_priority(Coll{"ReduceScatter", n, static_cast<int>(t), static_cast<int>(op)}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, op, comm, s); });
+  return with_priority(Coll{"ReduceScatter", n, static_cast<int>(t), static_cast<int>(op), -1, cco::steps::CollKind::ReduceScatter, sb, rb}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, op, comm, s); });
 }
 
 CCO_EXPORT ncclResult_t ncclAlltoAll(const void* sb, void* rb, size_t n, ncclDataType_t t,
                                      ncclComm_t comm, cudaStream_t st) {
   const auto fn = nccl().alltoAll;
   if (!fn) return missing("ncclAlltoAll");
-  return with_priority(Coll{"AlltoAll", n, static_cast<int>(t)}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, comm, s); });
+  return with_priority(Coll{"AlltoAll", n, static_cast<int>(t), -1, -1, cco::steps::CollKind::AlltoAll, sb, rb}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, comm, s); });
 }
 
 CCO_EXPORT ncclResult_t ncclGather(const void* sb, void* rb, size_t n, ncclDataType_t t, int root,
                                    ncclComm_t comm, cudaStream_t st) {
   const auto fn = nccl().gather;
   if (!fn) return missing("ncclGather");
-  return with_priority(Coll{"Gather", n, static_cast<int>(t), -1, root}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, root, comm, s); });
+  return with_priority(Coll{"Gather", n, static_cast<int>(t), -1, root, cco::steps::CollKind::Gather, sb, rb}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, root, comm, s); });
 }
 
 CCO_EXPORT ncclResult_t ncclScatter(const void* sb, void* rb, size_t n, ncclDataType_t t, int root,
                                     ncclComm_t comm, cudaStream_t st) {
   const auto fn = nccl().scatter;
   if (!fn) return missing("ncclScatter");
-  return with_priority(Coll{"Scatter", n, static_cast<int>(t), -1, root}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, root, comm, s); });
+  return with_priority(Coll{"Scatter", n, static_cast<int>(t), -1, root, cco::steps::CollKind::Scatter, sb, rb}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, root, comm, s); });
 }
 
 CCO_EXPORT ncclResult_t ncclSend(const void* sb, size_t n, ncclDataType_t t, int peer,
                                  ncclComm_t comm, cudaStream_t st) {
   const auto fn = nccl().send;
   if (!fn) return missing("ncclSend");
-  return with_priority(Coll{"Send", n, static_cast<int>(t), -1, peer}, comm, st, [&](cudaStream_t s) { return fn(sb, n, t, peer, comm, s); });
+  return with_priority(Coll{"Send", n, static_cast<int>(t), -1, peer, cco::steps::CollKind::Send, sb, nullptr}, comm, st, [&](cudaStream_t s) { return fn(sb, n, t, peer, comm, s); });
 }
 
 CCO_EXPORT ncclResult_t ncclRecv(void* rb, size_t n, ncclDataType_t t, int peer, ncclComm_t comm,
                                  cudaStream_t st) {
   const auto fn = nccl().recv;
   if (!fn) return missing("ncclRecv");
-  return with_priority(Coll{"Recv", n, static_cast<int>(t), -1, peer}, comm, st, [&](cudaStream_t s) { return fn(rb, n, t, peer, comm, s); });
+  return with_priority(Coll{"Recv", n, static_cast<int>(t), -1, peer, cco::steps::CollKind::Recv, nullptr, rb}, comm, st, [&](cudaStream_t s) { return fn(rb, n, t, peer, comm, s); });
 }
 
 CCO_EXPORT ncclResult_t ncclGroupStart() {

@@ -65,6 +65,7 @@ void StepClock::restart() {
   dropped_ = 0;
   started_ = false;
   step_ = 0;
+  first_due_ = false;
   for (const auto& p : pending_) free_.push_back(p.ev);
   pending_.clear();
   // The search starts again too: a decision applies within its epoch only.
@@ -112,6 +113,7 @@ void StepClock::resolve() {
 
 void StepClock::boundary(bool ends_step, bool regular, CUstream stream, bool capturing) {
   const uint64_t t = now_();
+  first_due_ = true;  // the next collective on the followed device is the step's first
   // The diagnosis' tracing, bounded where no decision comes to use it (ask_diagnosis stops it).
   if (++boundaries_ > kDiagnosisBoundaryBudget || epoch_ > static_cast<uint64_t>(kMaxCheckTries) + 2)
     if (o_.tune.decider && o_.tune.diagnose && !diagnosed_) (void)ask_diagnosis(false);
@@ -168,18 +170,22 @@ void StepClock::boundary(bool ends_step, bool regular, CUstream stream, bool cap
   }
 }
 
-void StepClock::collective(uint64_t signature, int dev, CUstream stream, bool capturing) {
+bool StepClock::collective(uint64_t signature, int dev, CUstream stream, bool capturing) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (source_ == "marker") return;
-  if (device_ < 0) device_ = dev;
-  if (dev != device_) return;
-  const steps::Feed f = det_.feed(signature);
-  if (f.boundary) boundary(f.ends_step, f.prev_regular, stream, capturing);
-  if (f.relocked) {
-    source_ = "collectives";
-    restart();
-    set_active(0);  // until the new period's first boundary (a relock is a new warm-up)
+  if (device_ < 0 && source_ != "marker") device_ = dev;
+  if (dev != device_) return false;
+  if (source_ != "marker") {
+    const steps::Feed f = det_.feed(signature);
+    if (f.boundary) boundary(f.ends_step, f.prev_regular, stream, capturing);
+    if (f.relocked) {
+      source_ = "collectives";
+      restart();
+      set_active(0);  // until the new period's first boundary (a relock is a new warm-up)
+    }
   }
+  const bool first = first_due_;
+  first_due_ = false;
+  return first;
 }
 
 void StepClock::mark(int dev, CUstream stream, bool capturing) {

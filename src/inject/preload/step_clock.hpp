@@ -137,7 +137,10 @@ class StepClock {
 
   /// A collective about to be enqueued on `stream` of device `dev` (capturing: that stream is
   /// being captured). Ignored once marks are used, and for other devices than the first.
-  void collective(uint64_t signature, int dev, CUstream stream, bool capturing);
+  /// Returns true for the first collective of a step on the followed device (the one that made
+  /// the boundary, or under marks the first after a mark): the same collective on every rank,
+  /// where the measuring configuration nocomm keeps the ranks in step (steps/nocomm.hpp).
+  bool collective(uint64_t signature, int dev, CUstream stream, bool capturing);
 
   /// A step mark on `stream` (the program's; may be null: the legacy default stream).
   void mark(int dev, CUstream stream, bool capturing);
@@ -191,6 +194,7 @@ class StepClock {
   int device_ = -1;
   int active_ = 0;
   bool started_ = false;      // a boundary has been seen since the last (re)start
+  bool first_due_ = false;    // a boundary since the last collective of the followed device
   uint64_t step_ = 0;         // index of the step now running
   uint64_t t_start_ = 0;      // host time at its boundary
   uint64_t dropped_ = 0;      // steps beyond max_steps

@@ -255,3 +255,50 @@ TEST(Paired, AMillionPairs) {
   EXPECT_GE(d.coverage, 0.95);
   EXPECT_LT(d.coverage, 0.951);
 }
+
+TEST(Compare, ThePriceIsTheNoCommDifferenceTurnedAround) {
+  // off 59.5 ms of GPU time, nocomm 49.5: communication costs each step 10 ms, 16.8% of it.
+  StepFile f = make_file(0, 42, 60, 50, 0.0);
+  f.configs = {"off", "nocomm"};
+  const CompareReport r = compare({f});
+  ASSERT_TRUE(r.refused.empty()) << r.refused;
+  const std::string text = format_report(r);
+  EXPECT_NE(text.find("# the price of communication: 10.000 ms [10.000, 10.000] per step (16.8% "
+                      "of 'off''s step): what 'off''s steps cost over the same steps whose "
+                      "collectives move no data. No overlap control can win more than this."),
+            std::string::npos)
+      << text;
+  // A policy compared without nocomm gets no price line; a nocomm that costs nothing says so.
+  EXPECT_EQ(format_report(compare({make_file(0, 42, 60, 50, 0.0)})).find("price"),
+            std::string::npos);
+  StepFile same = make_file(0, 42, 60, 60, 0.0);
+  same.configs = {"off", "nocomm"};
+  EXPECT_NE(format_report(compare({same})).find("Within noise: no overlap control can win here."),
+            std::string::npos);
+}
+
+// Each rank times a step from its own arrival at the boundary, so the ranks' step times trade
+// time between neighbours (rank 0 long where rank 1 is short): the step's time is their mean, and
+// the comparison sees the true 10 ms, where rank 0 alone would see its noise.
+TEST(Compare, AStepIsTheMeanOverTheRanks) {
+  StepFile a = make_file(0, 42, 50, 40, 0.0), b = make_file(1, 42, 50, 40, 0.0);
+  a.configs = b.configs = {"off", "nocomm"};
+  for (std::size_t k = 0; k < a.steps.size(); ++k) {
+    const double e = (k * 7 % 5) * 3.0 - 6.0;  // -6 .. +6, trading between the ranks
+    *a.steps[k].gpu_ms += e;
+    *b.steps[k].gpu_ms -= e;
+  }
+  const CompareReport r = compare({a, b});
+  ASSERT_TRUE(r.refused.empty()) << r.refused;
+  EXPECT_EQ(r.ranks, 2u);
+  EXPECT_DOUBLE_EQ(r.configs[1].vs_first.median, -10.0);
+  EXPECT_DOUBLE_EQ(r.configs[1].vs_first.lo, -10.0);
+  EXPECT_DOUBLE_EQ(r.configs[1].vs_first.hi, -10.0);
+  EXPECT_NE(format_report(r).find("gpu time per step in ms (each step the mean of 2 ranks'), 2 step files"),
+            std::string::npos) << format_report(r);
+  EXPECT_EQ(parse_compare(to_json(r)).ranks, 2u);
+  // Rank 0 alone carries the noise.
+  const CompareReport alone = compare({a});
+  EXPECT_EQ(alone.ranks, 1u);
+  EXPECT_GT(alone.configs[1].vs_first.hi - alone.configs[1].vs_first.lo, 1.0);
+}

@@ -3,6 +3,7 @@
 // records what its launch functions receive. cco_fake_last() reports the last launch.
 #include <cuda.h>
 
+#include <cstdlib>
 #include <cstring>
 
 #include "fake_driver.hpp"
@@ -75,6 +76,22 @@ CUresult library_unload(CUlibrary) {
   return CUDA_SUCCESS;
 }
 
+// Memory is host memory here (the measuring configuration nocomm's fills: fake_nccl.cpp).
+CUresult memcpy_dtod(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream) {
+  std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), n);
+  return CUDA_SUCCESS;
+}
+CUresult memset_d8(CUdeviceptr dst, unsigned char v, size_t n, CUstream) {
+  std::memset(reinterpret_cast<void*>(dst), v, n);
+  return CUDA_SUCCESS;
+}
+CUresult mem_alloc(CUdeviceptr* p, size_t n) {
+  void* m = std::calloc(1, n);
+  if (!m) return CUDA_ERROR_OUT_OF_MEMORY;
+  *p = reinterpret_cast<CUdeviceptr>(m);
+  return CUDA_SUCCESS;
+}
+
 }  // namespace
 
 namespace {
@@ -96,6 +113,12 @@ CUresult gpa_v2(const char* sym, void** pfn, int ver, cuuint64_t flags,
     p = reinterpret_cast<void*>(module_unload);
   else if (s == "cuLibraryUnload")
     p = reinterpret_cast<void*>(library_unload);
+  else if (s == "cuMemcpyDtoDAsync")
+    p = reinterpret_cast<void*>(memcpy_dtod);
+  else if (s == "cuMemsetD8Async")
+    p = reinterpret_cast<void*>(memset_d8);
+  else if (s == "cuMemAlloc")
+    p = reinterpret_cast<void*>(mem_alloc);
   else if (s == "cuGetProcAddress")
     p = ver >= 12000 ? reinterpret_cast<void*>(gpa_v2) : reinterpret_cast<void*>(gpa_v1);
   else {

@@ -187,6 +187,18 @@ grep -qx "CCO_COMPARE_DIAGNOSE=0" <<<"$out" || fail "--compare --no-diagnose: $o
 out=$("$run" --compare off,priority --trace "$tmp/t.json" --dry-run -- true 2>&1)
 grep -qx "CCO_COMPARE_DIAGNOSE=0" <<<"$out" || fail "--compare --trace: $out"
 expect 2 "^cco run: error: --no-diagnose needs --compare \(see cco run --help\)$" -- --no-diagnose -- true
+
+# The measuring configuration nocomm: said before the start, its comparison never stopped early;
+# refused first, twice, as a policy and as a tune candidate (tune shares the check).
+out=$("$run" --compare off,nocomm --dry-run -- true 2>&1)
+grep -qx "CCO_COMPARE=off,nocomm" <<<"$out" && grep -qx "CCO_COMPARE_DIAGNOSE=0" <<<"$out" &&
+  grep -qx "cco run: nocomm: in its steps the program's collectives move no data, to measure what communication costs each step; this run's answers (losses, weights) are not kept" <<<"$out" ||
+  fail "--compare off,nocomm: $out"
+out=$("$run" --compare off,priority --dry-run -- true 2>&1)
+grep -q "nocomm" <<<"$out" && fail "--compare without nocomm spoke of it: $out"
+expect 2 "^cco run: error: --compare: 'nocomm' cannot be the first item: it is measured against the policy before it \(--compare off,nocomm\) \(see cco run --help\)$" -- --compare nocomm,off -- true
+expect 2 "^cco run: error: --compare: 'nocomm' is named twice \(see cco run --help\)$" -- --compare off,nocomm,nocomm -- true
+expect 2 "^cco run: error: --policy: 'nocomm' is a measuring configuration, not a policy: its collectives move no data and its answers are not kept; only a comparison takes it, after the policy it measures \(cco run --compare off,nocomm\) \(see cco run --help\)$" -- --policy nocomm -- true
 mkdir -p "$tmp/sc" && : >"$tmp/sc/check.json"
 expect 2 "^cco run: error: --steps-out $tmp/sc already holds step files of an earlier run \(check.json\): remove them or name another folder \(see cco run --help\)$" -- --compare off,priority --steps-out "$tmp/sc" -- true
 

@@ -80,6 +80,23 @@ if(TARGET cco.preload)
       bash ${CMAKE_CURRENT_SOURCE_DIR}/inject/preload/test_preload_process.sh)
   set_tests_properties(cco.test.preload_process PROPERTIES LABELS preload TIMEOUT 120)
 
+  # A fake libnccl.so.2 (its own folder) and a program of two-collective steps linked against it:
+  # the measuring configuration nocomm end to end.
+  add_library(cco.test.fake_nccl SHARED inject/preload/fake_nccl.cpp)
+  target_include_directories(cco.test.fake_nccl SYSTEM PRIVATE ${NCCL_INCLUDE_DIR} ${CUDAToolkit_INCLUDE_DIRS})
+  set_target_properties(cco.test.fake_nccl PROPERTIES OUTPUT_NAME nccl SOVERSION 2
+    LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fakenccl)
+  add_executable(cco.test.fake_nccl_app inject/preload/fake_nccl_app.cpp)
+  target_include_directories(cco.test.fake_nccl_app SYSTEM PRIVATE ${NCCL_INCLUDE_DIR} ${CUDAToolkit_INCLUDE_DIRS})
+  target_link_libraries(cco.test.fake_nccl_app PRIVATE cco.test.fake_nccl ${CMAKE_DL_LIBS})
+  add_test(NAME cco.test.preload_nocomm
+    COMMAND ${CMAKE_COMMAND} -E env
+      CCO_PRELOAD_LIB=$<TARGET_FILE:cco.preload>
+      CCO_FAKE_CUDA_DIR=$<TARGET_FILE_DIR:cco.test.fake_cuda>
+      CCO_FAKE_NCCL_APP=$<TARGET_FILE:cco.test.fake_nccl_app>
+      bash ${CMAKE_CURRENT_SOURCE_DIR}/inject/preload/test_nocomm_process.sh)
+  set_tests_properties(cco.test.preload_nocomm PROPERTIES LABELS preload TIMEOUT 60)
+
   # `cco run` through its own driver (the command is wired into cco separately).
   add_executable(cco.test.run_driver inject/preload/run_driver.cpp ${PROJECT_SOURCE_DIR}/src/app/cli/run_cmd.cpp)
   target_link_libraries(cco.test.run_driver PRIVATE cco.core cco.bench_core cco.warnings ${CMAKE_DL_LIBS})
