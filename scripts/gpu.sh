@@ -910,6 +910,11 @@ cmd_tune() {
 #      measured differences (DDP)
 #   w  the same check on bench traces: the TP step (copy engines), the memory-bound pair
 #      (shaping) and the built-in GEMM pair (priority), rows measured in the traced run
+#   n  the price of communication (cco run --compare off,nocomm): tests/inject/preload/gpu/
+#      nocomm_check.py on real NCCL (what nocomm leaves in each collective's output, the ranks in
+#      step), then DDP's price measured by cco beside the program's own pairing with no_sync()
+#      (--pair-nosync), twice each in A B B A order, and FSDP2's price; NSTEPS=60 steps each; the
+#      step files in logs.tgz
 #   e  cco run --compare's check after its first rounds (stop early when nothing to win): DDP
 #      and FSDP2 with the check (-v: the diagnosis' time in the log), DDP again with --no-diagnose
 #      (the whole comparison, to set beside the check's verdict); ESTEPS=60 steps each
@@ -920,7 +925,7 @@ cmd_multi() {
   [[ $G =~ ^[1-9][0-9]*$ ]] || { echo "usage: scripts/gpu.sh multi G [stages]: G is the number of GPUs, not '$G'" >&2; return 2; }
   shift || true
   stages=${*:-m k x p q t f}
-  check_stages multi "m k x p q t f d c s l b w e" || return 2
+  check_stages multi "m k x p q t f d c s l b w e n" || return 2
   export OMP_NUM_THREADS=4
   local status=0 STEPS=${STEPS:-30} mode rep order c a b pol t0 x f
   local model=(--layers "${LAYERS:-24}" --d-model "${DMODEL:-2048}" --heads 16)
@@ -944,7 +949,7 @@ cmd_multi() {
     rc=$?
     [ "$rc" = 0 ] || status=1
     say "== $name ($items): rc=$rc $((SECONDS - t0)) s"
-    grep -E '^(# compare|#config|cco: |cco run: )|^[a-z/:@0-9+-]+ +[0-9]' "$O/$name.log" \
+    grep -E '^(# compare|# the price|#config|cco: |cco run: )|^[a-z/:@0-9+-]+ +[0-9]' "$O/$name.log" \
       | grep -vE '^(result|step|rank|world|model|W[0-9]|I[0-9])' | tail -8
     grep -h '^result:' "$O/$name.log" | tail -1
   }
@@ -1009,6 +1014,31 @@ cmd_multi() {
     cmp_run e_ddp_full "$pol3" --warmup 5 --no-diagnose -- "${prog[@]}" --steps "$ESTEPS" --warmup 3
     cmp_run e_fsdp_check "off,priority" --warmup 5 -v -- "${prog[@]}" --mode fsdp --steps "$ESTEPS" --warmup 3
     grep -hE '^# compare (stopped|checked)|^#   the diagnosis|diagnosis of the first steps|compare: ' "$O/e_fsdp_check.log" | cut -c1-400 | head -6
+  fi
+  if has n; then  # the price of communication (issue 43): nocomm checked, then measured
+    mkdir -p "$O/n_check"
+    timeout 200 "$cco" run --compare off,nocomm --warmup 2 -- torchrun --standalone --nproc-per-node "$G" \
+      tests/inject/preload/gpu/nocomm_check.py "$O/n_check" >"$O/n_check.log" 2>&1
+    say "== n_check (cco run --compare off,nocomm, real NCCL): rc=$?"
+    x=$(python3 tests/inject/preload/gpu/nocomm_check.py --check "$O/n_check" 2>&1) || status=1
+    say "$x"
+    local NSTEPS=${NSTEPS:-60}
+    for rep in 1 2; do  # the program's own pairing, and cco's, twice (A B B A over processes)
+      if [ "$rep" = 1 ]; then order="pairs price"; else order="price pairs"; fi
+      for c in $order; do
+        if [ "$c" = pairs ]; then
+          plain "n_pairs_$rep" "${prog[@]}" --pair-nosync --steps "$NSTEPS" --warmup 5
+          say "   $(grep -h '^pairs:' "$O/n_pairs_$rep.log" | tail -1)"
+        else
+          mkdir -p "$O/n_price_$rep.steps"
+          cmp_run "n_price_$rep" off,nocomm --warmup 5 --steps-out "$O/n_price_$rep.steps" -- "${prog[@]}" \
+            --steps "$NSTEPS" --warmup 5
+        fi
+      done
+    done
+    mkdir -p "$O/n_price_fsdp.steps"
+    cmp_run n_price_fsdp off,nocomm --warmup 5 --steps-out "$O/n_price_fsdp.steps" -- "${prog[@]}" --mode fsdp \
+      --steps "$NSTEPS" --warmup 5
   fi
   if has c; then
     cmp_run c_ddp_channels "off,channels:16,channels:8,channels:4" --warmup 5 --stats -- "${prog[@]}" \

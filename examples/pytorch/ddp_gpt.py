@@ -18,6 +18,11 @@ matmul + softmax. Modes:
     comm-only     only the all-reduces DDP would do (25 MB buckets of the gradient size)
     fsdp          FSDP2 (fully_shard per block and on the whole model): all-gathers before
                   forward and backward of each block, reduce-scatters of its gradients
+With --pair-nosync (mode ddp), the timed steps alternate A B B A between the DDP step and the same
+step under no_sync(), in one process, and the final line gives what gradient sync costs a step,
+paired, with its 95% sign-test interval (the program's own measure of the price of
+communication, to set beside `cco run --compare off,nocomm`):
+    pairs: n=... sync_ms=... nosync_ms=... price_ms=... lo_ms=... hi_ms=...
 """
 import argparse
 import hashlib
@@ -93,6 +98,26 @@ def fhex(x):
     return float(x).hex()
 
 
+def pairs_line(paired):
+    """The paired differences (sync - no_sync) of complete pairs: median and the 95% sign-test
+    interval (order statistics d[k], d[n-1-k], k the largest with P(Binom(n, 1/2) <= k - 1) <= 2.5%)."""
+    full = [p for p in paired.values() if True in p and False in p]
+    d = sorted(p[True] - p[False] for p in full)
+    n = len(d)
+    if n == 0:
+        return "pairs: n=0"
+    k, cdf = 0, 0.0
+    while k < n:
+        cdf += math.comb(n, k) / 2 ** n
+        if cdf > 0.025:
+            break
+        k += 1
+    lo, hi = (d[k], d[n - 1 - k]) if n >= 6 else (float("nan"), float("nan"))
+    return (f"pairs: n={n} sync_ms={statistics.median(p[True] for p in full):.3f} "
+            f"nosync_ms={statistics.median(p[False] for p in full):.3f} "
+            f"price_ms={statistics.median(d):.3f} lo_ms={lo:.3f} hi_ms={hi:.3f}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--layers", type=int, default=16)
@@ -105,6 +130,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=3, help="untimed steps first (also checksummed)")
     ap.add_argument("--mode", choices=["ddp", "compute-only", "comm-only", "fsdp"], default="ddp")
     ap.add_argument("--bucket-mb", type=float, default=25.0, help="DDP bucket_cap_mb")
+    ap.add_argument("--pair-nosync", action="store_true",
+                    help="(ddp) timed steps alternate A B B A with the same step under no_sync()")
     ap.add_argument("--nvtx-steps", action="store_true",
                     help="wrap each step in an NVTX range 'train_step' (cco run --step-nvtx)")
     args = ap.parse_args()
@@ -153,7 +180,16 @@ def main():
               f"LD_PRELOAD={os.environ.get('LD_PRELOAD', '')} CCO_POLICY={os.environ.get('CCO_POLICY', '')}",
               flush=True)
 
-    losses, times = [], []
+    if args.pair_nosync and args.mode != "ddp":
+        ap.error("--pair-nosync needs --mode ddp")
+
+    def synced(step):  # A B B A over the timed steps: the same on every rank
+        if not args.pair_nosync or step < args.warmup:
+            return True
+        i = step - args.warmup
+        return (i % 2 == 0) == ((i // 2) % 2 == 0)
+
+    losses, times, paired = [], [], {}
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     for step in range(total):
         dist.barrier()
@@ -170,7 +206,7 @@ def main():
             chunk = data[step].to(dev, non_blocking=True)
             tokens, targets = chunk[:, :-1], chunk[:, 1:]
             with torch.autocast("cuda", dtype=torch.bfloat16):
-                if args.mode == "compute-only":
+                if args.mode == "compute-only" or not synced(step):
                     with net.no_sync():
                         loss = net(tokens, targets)
                         loss.backward()
@@ -192,6 +228,8 @@ def main():
         losses.append(vals)
         if step >= args.warmup:
             times.append(ms.item())
+            if args.pair_nosync:
+                paired.setdefault((step - args.warmup) // 2, {})[synced(step)] = ms.item()
         if rank == 0:
             print(f"step {step:3d} loss {vals[0]:.6f} ({fhex(vals[0])}) step_ms {ms.item():.3f}"
                   f"{'' if step >= args.warmup else ' (warmup)'}", flush=True)
@@ -210,6 +248,8 @@ def main():
     med = statistics.median(times)
     p10 = times[max(0, int(0.1 * (len(times) - 1)))]
     p90 = times[int(0.9 * (len(times) - 1))]
+    if rank == 0 and args.pair_nosync:
+        print(pairs_line(paired), flush=True)
     if rank == 0:
         print(f"result: mode={args.mode} median_step_ms={med:.3f} p10_ms={p10:.3f} p90_ms={p90:.3f} "
               f"loss_checksum=sha256:{h.hexdigest()[:16]} param_checksum={fhex(psum)} "
