@@ -388,6 +388,30 @@ std::string trace_pattern_path(const std::string& pattern) {
   return path;
 }
 
+// No output of the run replaces what it reads: the plan, a compared plan file, or a file the
+// command names (its program, script or data), checked before anything runs (issue 46: `--plan
+// p.json --trace p.json` replaced the plan, `--trace train.py -- python3 train.py` the script).
+// A trace pattern with %p or %r may name a file of any pid or rank.
+void refuse_run_inputs(const RunOptions& o) {
+  std::vector<std::string> inputs = command_files(o.command);
+  if (!o.plan_file.empty()) inputs.push_back(o.plan_file);
+  for (const auto& c : o.compare)
+    if (plan::is_plan_file(c)) inputs.push_back(c);
+  refuse_input("--compare-json", o.compare_json, inputs, "cco run");
+  if (o.trace.empty()) return;
+  const std::string dir = dir_of(o.trace);
+  const std::string pattern = dir.find('%') == std::string::npos
+                                  ? absolute(dir) + o.trace.substr(dir.size())
+                                  : o.trace;
+  for (const auto& in : inputs)
+    if (preload::trace_pattern_may_name(pattern, absolute(in)))
+      throw Usage("--trace " + o.trace + " may name the input " + in +
+                  ": cco run never overwrites its inputs");
+  if (!preload::trace_pattern_has_placeholder(o.trace))
+    if (const std::string why = model::output_problem(o.trace); !why.empty())
+      throw Usage("--trace " + o.trace + ": " + why);
+}
+
 namespace {
 // The library named by the option (`flag PATH`) or else the variable (`var=PATH`): that file,
 // absolute, or "" when neither names one. Throws when the named file does not exist.
@@ -810,6 +834,7 @@ int run_main(const std::vector<std::string>& args) {
     }
   }
 
+  refuse_run_inputs(o);
   const std::string lib = loadable_preload_library(o.lib);
   if (!o.step_nvtx.empty()) refuse_foreign_nvtx(lib);
 

@@ -136,7 +136,10 @@ Prepared prepare(TuneProgramOptions& o) {
                                      : std::string("not a regular file")));
   bool channels = false;
   p.items = check_compare_items(o.candidates, &channels, "--candidates");
-  refuse_input("--out", o.out, o.candidates, "cco tune");  // a candidate's plan file
+  // Neither a candidate's plan file nor a file the command names (its program, script, data).
+  std::vector<std::string> inputs = command_files(o.command);
+  inputs.insert(inputs.end(), o.candidates.begin(), o.candidates.end());
+  refuse_input("--out", o.out, inputs, "cco tune");
   const std::vector<std::string>& items = p.items;
   const uint64_t minimum = steps::minimum_budget(static_cast<int>(items.size()), steps::kMinRounds);
   if (o.steps >= 0 && static_cast<uint64_t>(o.steps) < minimum)

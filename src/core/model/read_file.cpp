@@ -4,7 +4,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -69,10 +71,40 @@ bool write_all(int fd, std::string_view text) {
 }
 }  // namespace
 
-void write_file(const std::string& path_in, std::string_view text) {
-  std::string path = path_in;
+std::string output_problem(const std::string& path) {
+  struct stat lst {};
+  if (::lstat(path.c_str(), &lst) != 0) return {};  // a new file
+  struct stat st {};
+  if (S_ISLNK(lst.st_mode) && ::stat(path.c_str(), &st) != 0)
+    return "a symbolic link to nothing (" + std::string(std::strerror(errno)) + ")";
+  if (S_ISLNK(lst.st_mode)) lst = st;
+  if (S_ISREG(lst.st_mode) && (lst.st_mode & 0222) == 0) {
+    char mode[16];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(lst.st_mode & 07777));
+    return std::string("write-protected (mode ") + mode + ")";
+  }
+  return {};
+}
+
+namespace {
+
+// Writes `text` into the already opened `fd` and closes it; throws WriteError naming `path`.
+void write_and_close(int fd, const std::string& path, std::string_view text) {
+  const bool ok = write_all(fd, text);
+  const int err = errno;
+  ::close(fd);
+  if (!ok) throw WriteError("cannot write '" + path + "' (" + std::strerror(err) + ")");
+}
+
+}  // namespace
+
+void write_file(const std::string& path, std::string_view text) {
+  if (const std::string why = output_problem(path); !why.empty())
+    throw WriteError("cannot write '" + path + "': " + why);
   struct stat st {};
   const bool exists = ::stat(path.c_str(), &st) == 0;
+  struct stat lst {};
+  const bool link = ::lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode);
   if (exists && !S_ISREG(st.st_mode)) {
     // /dev/stdout, a pipe, a terminal: written as it is (there is nothing to rename over). A named
     // FIFO no process reads would block the open for ever (review): opened without waiting, and
@@ -80,26 +112,30 @@ void write_file(const std::string& path_in, std::string_view text) {
     const bool fifo = S_ISFIFO(st.st_mode);
     const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | (fifo ? O_NONBLOCK : 0));
     if (fd < 0 && fifo && errno == ENXIO)
-      throw WriteError("cannot write '" + path_in + "': a FIFO that no process reads");
-    if (fd < 0) throw WriteError("cannot write '" + path_in + "' (" + std::strerror(errno) + ")");
+      throw WriteError("cannot write '" + path + "': a FIFO that no process reads");
+    if (fd < 0) throw WriteError("cannot write '" + path + "' (" + std::strerror(errno) + ")");
     if (fifo) (void)::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-    const bool ok = write_all(fd, text);
-    const int err = errno;
-    ::close(fd);
-    if (!ok) throw WriteError("cannot write '" + path_in + "' (" + std::strerror(err) + ")");
+    write_and_close(fd, path, text);
     return;
   }
-  // A symbolic link is written through (its target is replaced), as a plain write would.
-  struct stat lst {};
-  if (::lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode))
-    if (char* real = ::realpath(path.c_str(), nullptr)) {
-      path = real;
-      std::free(real);
-    }
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  if (link) {
+    // A symbolic link to a file: written through by the kernel (which applies its protection of
+    // links in shared sticky folders), in place: a rename would replace the link itself.
+    const int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (fd < 0) throw WriteError("cannot write '" + path + "' (" + std::strerror(errno) + ")");
+    write_and_close(fd, path, text);
+    return;
+  }
+  // The temporary file: a short name of its own in the same folder, so any name the filesystem
+  // takes for `path` works (PATH.tmp.<pid> failed past 243 characters).
+  static std::atomic<unsigned> serial{0};
+  const auto slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+  const std::string tmp = dir + ".cco-" + std::to_string(::getpid()) + "-" +
+                          std::to_string(serial.fetch_add(1)) + ".tmp";
   auto fail = [&](const char* what, int err) {
     ::unlink(tmp.c_str());
-    throw WriteError("cannot write '" + path_in + "' (" + what + ": " + std::strerror(err) + ")");
+    throw WriteError("cannot write '" + path + "' (" + what + ": " + std::strerror(err) + ")");
   };
   const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
   int fd = ::open(tmp.c_str(), flags, 0644);
@@ -107,7 +143,7 @@ void write_file(const std::string& path_in, std::string_view text) {
     ::unlink(tmp.c_str());
     fd = ::open(tmp.c_str(), flags, 0644);
   }
-  if (fd < 0) throw WriteError("cannot write '" + path_in + "' (" + std::strerror(errno) + ")");
+  if (fd < 0) throw WriteError("cannot write '" + path + "' (" + std::strerror(errno) + ")");
   if (exists) (void)::fchmod(fd, st.st_mode & 07777);  // keep the file's mode
   // No fsync: the rename alone keeps readers from a partial file, and the step clock writes
   // through here from inside the training process.

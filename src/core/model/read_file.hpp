@@ -42,11 +42,18 @@ class WriteError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Writes `text` to `path` whole or not at all: into a temporary file beside it
-/// ("PATH.tmp.<pid>"), then renamed over `path` (the one writer of outputs: cco report, traces,
-/// the preload library's step and decision files). On any failure (a missing or read-only
-/// folder, a full disk) the temporary file is removed, `path` is left as it was, and WriteError
-/// is thrown. A reader never sees a half-written file.
+/// Why `path` must not be written as an output, or "" when it may: a symbolic link to nothing (a
+/// file would replace the link), or an existing file without any write permission bit (refused
+/// also for root, as `rm` asks). Checked before a run (cco's outputs) and by write_file.
+std::string output_problem(const std::string& path);
+
+/// Writes `text` to `path` whole or not at all: into a temporary file beside it (a short name of
+/// its own, ".cco-<pid>-<n>.tmp", so every name the filesystem takes works), then renamed over
+/// `path` (the one writer of outputs: cco report, traces, the preload library's step and decision
+/// files). On any failure (a missing or read-only folder, a full disk, output_problem) the
+/// temporary file is removed, `path` is left as it was, and WriteError is thrown. A reader never
+/// sees a half-written file. A symbolic link to a file is written through by the kernel (its
+/// protection of links in shared sticky folders applies), in place, not renamed over.
 void write_file(const std::string& path, std::string_view text);
 
 /// Why `path` must not be given to dlopen, or "" when it may: a path (with a '/') that exists but

@@ -17,6 +17,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace cco::preload {
 
@@ -115,6 +117,46 @@ inline std::string expand_trace_path(std::string_view pattern, int64_t pid, std:
     out += std::to_string(pid);
   }
   return out;
+}
+
+/// True when a process could write its trace over `path` (cco run refuses a --trace that may
+/// name one of its inputs): `path` as expand_trace_path may make it from `pattern`, %p and %r
+/// matching one or more digits; without a placeholder, also PATTERN.<pid>. Both as given (the
+/// caller makes them absolute alike).
+inline bool trace_pattern_may_name(std::string_view pattern, std::string_view path) {
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  if (!trace_pattern_has_placeholder(pattern)) {
+    std::string plain;
+    for (std::size_t i = 0; i < pattern.size(); ++i) {
+      plain.push_back(pattern[i]);
+      if (pattern[i] == '%' && i + 1 < pattern.size() && pattern[i + 1] == '%') ++i;
+    }
+    if (path == plain) return true;
+    if (path.size() <= plain.size() + 1 || path.substr(0, plain.size()) != plain ||
+        path[plain.size()] != '.')
+      return false;
+    for (std::size_t i = plain.size() + 1; i < path.size(); ++i)
+      if (!digit(path[i])) return false;
+    return true;
+  }
+  // Matching with %p/%r as digit runs: positions (i in pattern, j in path) still possible.
+  std::vector<std::pair<std::size_t, std::size_t>> todo{{0, 0}};
+  std::size_t steps = 0;
+  while (!todo.empty() && ++steps < 100000) {
+    auto [i, j] = todo.back();
+    todo.pop_back();
+    if (i == pattern.size()) {
+      if (j == path.size()) return true;
+      continue;
+    }
+    if (pattern[i] == '%' && i + 1 < pattern.size() && (pattern[i + 1] == 'p' || pattern[i + 1] == 'r')) {
+      for (std::size_t k = j; k < path.size() && digit(path[k]); ++k) todo.push_back({i + 2, k + 1});
+      continue;
+    }
+    const bool pct = pattern[i] == '%' && i + 1 < pattern.size() && pattern[i + 1] == '%';
+    if (j < path.size() && path[j] == pattern[i]) todo.push_back({i + (pct ? 2 : 1), j + 1});
+  }
+  return false;
 }
 
 /// Whether this process is the command `cco run` started: CCO_TRACE_PID (cco run's own pid,

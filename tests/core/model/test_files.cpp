@@ -2,6 +2,7 @@
 // not at all, an output naming an input is recognised through any path, and no dlopen is handed
 // a FIFO (it would block forever), a device or a folder.
 #include <gtest/gtest.h>
+#include <dirent.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -20,6 +21,17 @@ std::string tmp(const char* tag) {
   return testing::TempDir() + "cco_files_" + tag + "_" + std::to_string(::getpid());
 }
 
+// Temporary files of this process left in the test folder (write_file's ".cco-<pid>-<n>.tmp").
+int leftovers() {
+  int n = 0;
+  const std::string prefix = ".cco-" + std::to_string(::getpid()) + "-";
+  if (DIR* d = ::opendir(testing::TempDir().c_str())) {
+    while (dirent* e = ::readdir(d)) n += std::string(e->d_name).rfind(prefix, 0) == 0;
+    ::closedir(d);
+  }
+  return n;
+}
+
 TEST(Files, WriteIsWholeOrNothing) {
   const std::string p = tmp("out");
   write_file(p, "first");
@@ -34,8 +46,7 @@ TEST(Files, WriteIsWholeOrNothing) {
     EXPECT_NE(std::string(e.what()).find("cannot write '/nonexistent/dir/x.json'"), std::string::npos);
   }
   // No temporary file stays beside the output.
-  struct stat st {};
-  EXPECT_NE(::stat((p + ".tmp." + std::to_string(::getpid())).c_str(), &st), 0);
+  EXPECT_EQ(leftovers(), 0);
   std::remove(p.c_str());
 }
 
@@ -61,14 +72,61 @@ TEST(Files, AFullDiskLeavesTheOldFileWhole) {
   std::signal(SIGXFSZ, sig);
   EXPECT_NE(error.find("cannot write '" + p + "'"), std::string::npos) << error;
   EXPECT_EQ(read_file(p, 100), "old and whole");
-  struct stat st {};
-  EXPECT_NE(::stat((p + ".tmp." + std::to_string(::getpid())).c_str(), &st), 0);
+  EXPECT_EQ(leftovers(), 0);
   std::remove(p.c_str());
 }
 
 // Targets that are not regular files are written as they are (--json=/dev/stdout worked before
 // outputs went through a temporary file); a symbolic link is written through, and a file keeps
 // its mode.
+// Any name the filesystem takes works (the temporary file has a short name of its own: a 250-
+// character name failed when it became NAME.tmp.<pid>); a write-protected file and a symbolic
+// link to nothing are refused with one line and left as they are (also for root, which could
+// write them); a link to a file stays a link, its target written.
+TEST(Files, LongNamesProtectedFilesAndLinks) {
+  const std::string dir = testing::TempDir();
+  const std::string longname = dir + std::string(250, 'n');
+  write_file(longname, "long");
+  EXPECT_EQ(read_file(longname, 100), "long");
+  std::remove(longname.c_str());
+
+  const std::string ro = tmp("ro");
+  write_file(ro, "kept");
+  ASSERT_EQ(::chmod(ro.c_str(), 0444), 0);
+  EXPECT_EQ(output_problem(ro), "write-protected (mode 0444)");
+  try {
+    write_file(ro, "replaced");
+    ADD_FAILURE() << "a write-protected file was replaced";
+  } catch (const WriteError& e) {
+    EXPECT_EQ(std::string(e.what()), "cannot write '" + ro + "': write-protected (mode 0444)");
+  }
+  EXPECT_EQ(read_file(ro, 100), "kept");
+  std::remove(ro.c_str());
+
+  const std::string dangling = tmp("dangling");
+  ASSERT_EQ(::symlink((dir + "cco_files_nowhere").c_str(), dangling.c_str()), 0);
+  EXPECT_EQ(output_problem(dangling), "a symbolic link to nothing (No such file or directory)");
+  EXPECT_THROW(write_file(dangling, "x"), WriteError);
+  struct stat lst {};
+  ASSERT_EQ(::lstat(dangling.c_str(), &lst), 0);
+  EXPECT_TRUE(S_ISLNK(lst.st_mode));  // still the link, nothing created behind it
+  EXPECT_NE(::access((dir + "cco_files_nowhere").c_str(), F_OK), 0);
+  std::remove(dangling.c_str());
+
+  const std::string target = tmp("ltarget"), link = tmp("llink");
+  write_file(target, "old");
+  ASSERT_EQ(::symlink(target.c_str(), link.c_str()), 0);
+  EXPECT_EQ(output_problem(link), "");
+  write_file(link, "new");
+  ASSERT_EQ(::lstat(link.c_str(), &lst), 0);
+  EXPECT_TRUE(S_ISLNK(lst.st_mode));
+  EXPECT_EQ(read_file(target, 100), "new");
+  EXPECT_EQ(output_problem(tmp("never_made")), "");
+  EXPECT_EQ(leftovers(), 0);
+  std::remove(link.c_str());
+  std::remove(target.c_str());
+}
+
 TEST(Files, WriteToDevicesLinksAndModes) {
   EXPECT_NO_THROW(write_file("/dev/null", "discarded"));
   const std::string target = tmp("target"), link = tmp("link");

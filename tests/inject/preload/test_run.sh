@@ -188,6 +188,22 @@ out=$("$run" --compare off,priority --trace "$tmp/t.json" --dry-run -- true 2>&1
 grep -qx "CCO_COMPARE_DIAGNOSE=0" <<<"$out" || fail "--compare --trace: $out"
 expect 2 "^cco run: error: --no-diagnose needs --compare \(see cco run --help\)$" -- --no-diagnose -- true
 
+# No output replaces what the run reads (issue 46 item 4): the plan, the program, its script, a
+# file a trace pattern may expand to; write-protected and dangling-link targets; checked before
+# anything runs (--dry-run runs nothing and still refuses).
+echo 'print(1)' >"$tmp/train.py"
+echo x >"$tmp/t_3.json"
+expect 2 "^cco run: error: --trace $tmp/good.json may name the input $tmp/good.json: cco run never overwrites its inputs \(see cco run --help\)$" -- --plan "$tmp/good.json" --trace "$tmp/good.json" --dry-run -- true
+expect 2 "^cco run: error: --trace $tmp/train.py may name the input $tmp/train.py: cco run never overwrites its inputs" -- --trace "$tmp/train.py" --dry-run -- python3 "$tmp/train.py"
+expect 2 "^cco run: error: --trace $tmp/t_%r.json may name the input --data=$tmp/t_3.json|^cco run: error: --trace $tmp/t_%r.json may name the input $tmp/t_3.json" -- --trace "$tmp/t_%r.json" --dry-run -- python3 "$tmp/train.py" "--data=$tmp/t_3.json"
+expect 2 "^cco run: error: --compare-json $tmp/train.py names the input $tmp/train.py: cco run never overwrites its inputs" -- --compare off,priority --compare-json "$tmp/train.py" --dry-run -- python3 "$tmp/train.py"
+cp "$tmp/train.py" "$tmp/ro.json" && chmod 444 "$tmp/ro.json"
+expect 2 "^cco run: error: --trace $tmp/ro.json: write-protected \(mode 0444\)" -- --trace "$tmp/ro.json" --dry-run -- true
+ln -s "$tmp/nowhere.json" "$tmp/dangling.json"
+expect 2 "^cco run: error: --trace $tmp/dangling.json: a symbolic link to nothing" -- --trace "$tmp/dangling.json" --dry-run -- true
+[ "$(cat "$tmp/train.py")" = "print(1)" ] && [ ! -e "$tmp/nowhere.json" ] || fail "an input or a link target was written"
+"$run" --trace "$tmp/t_%r.json" --dry-run -- python3 "$tmp/train.py" >/dev/null 2>&1 || fail "a trace pattern that names no input was refused"
+
 # The measuring configuration nocomm: said before the start, its comparison never stopped early;
 # refused first, twice, as a policy and as a tune candidate (tune shares the check).
 out=$("$run" --compare off,nocomm --dry-run -- true 2>&1)
