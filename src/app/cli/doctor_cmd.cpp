@@ -43,10 +43,14 @@ bool can_bind(int port) {
   return ok;
 }
 
-/// PyTorch's versions, asked of python3 with a time limit; the output is read with a bound.
+/// PyTorch's versions, asked of python3 with a time limit; the output is read with a bound. The
+/// current folder is taken off the module path first (issue 46): a ./torch.py there would run,
+/// and stand for the real PyTorch in the verdict.
 std::string ask_pytorch(int* rc) {
   const char* cmd =
       "timeout 60 python3 -c '"
+      "import sys\n"
+      "sys.path[:] = [p for p in sys.path if p not in (\"\", \".\")]\n"
       "import torch\n"
       "try:\n"
       "  v = torch.cuda.nccl.version()\n"

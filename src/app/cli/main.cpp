@@ -1,6 +1,7 @@
 // cco: the command-line entry point. Errors are caught here once and printed as one line:
 // "cco <cmd>: error: ..." with exit code 2 for bad input and 1 for everything else.
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -114,6 +115,10 @@ int run_command(const std::vector<std::string>& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A parent that ignores SIGCHLD hands that on: the kernel would reap cco's children itself, and
+  // every wait for the program's exit status would fail (exit 7 read as 0, 1 or 3; issue 46).
+  // Reset before anything starts a child, which then inherits the default too.
+  std::signal(SIGCHLD, SIG_DFL);
   const int rc = run_command(std::vector<std::string>(argv + 1, argv + argc));
   // What went to standard output must have arrived: a full disk or /dev/full failed in silence
   // with exit 0 (review). Files named by an option are checked where they are written.

@@ -266,6 +266,25 @@ else
 fi
 "$cco" doctor --no-python --json | python3 -c 'import json,sys; j=json.load(sys.stdin); assert j["schema"]=="ccoverlap.doctor" and any(c["name"]=="launcher" for c in j["checks"]), j' \
   || fail "cco doctor --json"
+# A ./torch.py in the current folder is never imported by doctor's PyTorch check (issue 46): it
+# would run, and stand for the real PyTorch in the verdict.
+if command -v python3 >/dev/null; then
+  mkdir -p "$tmp/shadow"
+  printf 'open("%s/shadow/RAN", "w").write("x")\n__version__ = "0.0-shadow"\n' "$tmp" >"$tmp/shadow/torch.py"
+  (cd "$tmp/shadow" && "$cco" doctor >"$tmp/doc" 2>&1)
+  [ ! -e "$tmp/shadow/RAN" ] && ! grep -q "0.0-shadow" "$tmp/doc" ||
+    fail "cco doctor imported ./torch.py from the current folder: $(cat "$tmp/doc")"
+fi
+# Started by a parent that ignores SIGCHLD (inherited), cco still reads the program's own exit
+# status: 7 stays 7 (it was 3 under --compare, 1 under tune; issue 46).
+if command -v python3 >/dev/null; then
+  for args in "run --compare off,priority" "run" "tune --out $tmp/sigchld-plan.json"; do
+    rc=$(cd "$tmp" && python3 -c 'import signal, subprocess, sys
+print(subprocess.run(sys.argv[1:], preexec_fn=lambda: signal.signal(signal.SIGCHLD, signal.SIG_IGN),
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode)' "$cco" $args -- sh -c 'exit 7')
+    [ "$rc" = 7 ] || fail "cco $args with SIGCHLD ignored by its parent: exit $rc, the program's was 7"
+  done
+fi
 RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 MASTER_ADDR=127.0.0.1 "$cco" doctor --no-python >"$tmp/doc" 2>&1
 grep -qE '^FAIL +launcher .*MASTER_PORT' "$tmp/doc" || fail "cco doctor: torchrun without MASTER_PORT: $(cat "$tmp/doc")"
 
