@@ -37,6 +37,7 @@ StepClock::StepClock(const DriverApi& api, StepClockOptions o, std::function<voi
     : api_(api), o_(std::move(o)), switch_to_(std::move(switch_to)), now_(std::move(now)),
       det_(o_.period) {
   if (o_.configs.empty()) o_.configs = {"(one)"};
+  if (!o_.path.empty()) writer_ = std::make_unique<StepWriter>(o_.path, o_.before_write);
   if (o_.tune.on) {
     tune_.stages = steps::layout(steps::SearchOptions{static_cast<int>(o_.configs.size()),
                                                       o_.warmup, o_.tune.budget,
@@ -66,6 +67,7 @@ void StepClock::restart() {
   started_ = false;
   step_ = 0;
   first_due_ = false;
+  handed_ = 0;
   for (const auto& p : pending_) free_.push_back(p.ev);
   pending_.clear();
   // The search starts again too: a decision applies within its epoch only.
@@ -166,7 +168,7 @@ void StepClock::boundary(bool ends_step, bool regular, CUstream stream, bool cap
   }
   if (!o_.path.empty() && o_.flush_ns > 0 && t - last_flush_ >= o_.flush_ns) {
     last_flush_ = t;
-    write_locked("running", nullptr);
+    offer_locked();  // written by the writer's thread: this boundary does not wait for it
   }
 }
 
@@ -199,6 +201,12 @@ void StepClock::mark(int dev, CUstream stream, bool capturing) {
 }
 
 steps::StepFile StepClock::build_locked(const char* ended) {
+  steps::StepFile f = head_locked(ended);
+  f.steps.assign(steps_.begin(), steps_.end());
+  return f;
+}
+
+steps::StepFile StepClock::head_locked(const char* ended) {
   resolve();
   steps::StepFile f;
   f.pid = static_cast<int>(::getpid());
@@ -212,7 +220,6 @@ steps::StepFile StepClock::build_locked(const char* ended) {
   f.configs = o_.configs;
   f.warmup = o_.warmup;
   f.ended = ended;
-  f.steps = steps_;
   if (dropped_) f.note = std::to_string(dropped_) + " later steps were counted but not kept";
   f.check = check_;
   return f;
@@ -224,7 +231,21 @@ steps::StepFile StepClock::snapshot(const char* ended) {
 }
 
 bool StepClock::write_locked(const char* ended, std::string* error) {
-  return write_atomic(o_.path, [&] { return steps::to_json(build_locked(ended)); }, error);
+  if (!writer_) return true;
+  return writer_->write_now(build_locked(ended), ++gen_, error);
+}
+
+void StepClock::offer_locked() {
+  if (!writer_) return;
+  steps::StepFile head = head_locked("running");  // resolves what GPU times it can
+  const std::size_t n = steps_.size();
+  const std::size_t from = std::min(handed_, n);
+  std::vector<steps::StepTime> tail(steps_.begin() + static_cast<std::ptrdiff_t>(from), steps_.end());
+  // Steps before the oldest unresolved GPU time are final: the next hand-over starts there.
+  std::size_t final_upto = n;
+  if (!pending_.empty()) final_upto = std::min<std::size_t>(n, pending_.front().step);
+  writer_->offer(std::move(head), from, std::move(tail), ++gen_);
+  handed_ = std::max(from, final_upto);
 }
 
 bool StepClock::write(const char* ended, std::string* error) {
@@ -290,7 +311,8 @@ steps::Decision StepClock::decide_locked(int next) {
   const steps::Stage& st = tune_.stages[static_cast<std::size_t>(stage_)];
   // GPU times when the stage has them all, else host times (a stream event could not be recorded).
   const bool gpu = gpu_timed(st.start, st.end());
-  const steps::History history = steps::history_of(steps_, gpu);
+  const steps::History history =
+      steps::history_of(std::vector<steps::StepTime>(steps_.begin(), steps_.end()), gpu);
   const steps::StageTimes times = steps::stage_times(st, history);
   const std::string metric = gpu ? "gpu" : "host";
   // The diagnosis is asked at the first stage's end.

@@ -41,8 +41,10 @@
 // boundaries without one. The step file records the check (`check`).
 //
 // The step file (record.hpp) is written to `path` at exit (ended "exit") and, while the program
-// runs, at a boundary at most every `flush_ns` (ended "running"), by write-then-rename: a program
-// that dies keeps what was measured until its last flush, marked as such.
+// runs, at most every `flush_ns` (ended "running") by the writer's own thread (step_writer.hpp: a
+// boundary hands over only the steps that changed, so its cost does not grow with the steps
+// kept), by write-then-rename: a program that dies keeps what was measured until its last flush,
+// marked as such.
 //
 // Thread-safe: every entry point takes one mutex (collectives and marks are rare next to launches).
 // Fail-open: a failing event call leaves that step without a GPU time.
@@ -51,13 +53,16 @@
 #include <cuda.h>
 
 #include <cstdint>
+#include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "preload/driver_api.hpp"
+#include "preload/step_writer.hpp"
 #include "steps/period.hpp"
 #include "steps/record.hpp"
 #include "steps/search.hpp"
@@ -124,6 +129,8 @@ struct StepClockOptions {
   /// rotation's warm-up steps, which run under config 0 but are not its rounds) and the device: `cco run --trace` puts these marks into the trace, where `cco
   /// report` finds the steps (trace/diagnosis.hpp). May be empty; must not throw.
   std::function<void(const char* name, int device)> on_boundary;
+  /// Tests: runs in the step file writer's thread before each of its writes (step_writer.hpp).
+  std::function<void()> before_write;
 };
 
 class StepClock {
@@ -167,6 +174,8 @@ class StepClock {
   void resolve();
   CUevent take_event();
   steps::StepFile build_locked(const char* ended);
+  steps::StepFile head_locked(const char* ended);  // the file without its steps
+  void offer_locked();  // the running file, to the writer's thread
   bool write_locked(const char* ended, std::string* error);  // with mu_ held
   void set_active(int c);  // calls switch_to_ when c changes
   // Online search: the candidate of step_ (deciding or waiting at a stage's first step).
@@ -195,10 +204,13 @@ class StepClock {
   int active_ = 0;
   bool started_ = false;      // a boundary has been seen since the last (re)start
   bool first_due_ = false;    // a boundary since the last collective of the followed device
+  std::unique_ptr<StepWriter> writer_;  // with a path
+  uint64_t gen_ = 0;          // the step file's generation (a newer write is never replaced)
+  std::size_t handed_ = 0;    // steps before this one are final at the writer
   uint64_t step_ = 0;         // index of the step now running
   uint64_t t_start_ = 0;      // host time at its boundary
   uint64_t dropped_ = 0;      // steps beyond max_steps
-  std::vector<steps::StepTime> steps_;
+  std::deque<steps::StepTime> steps_;  // a deque: growing never copies the steps kept (a stall)
   std::vector<Pending> pending_;   // events of boundaries whose step's GPU time is unknown
   std::vector<CUevent> free_;     // recorded and resolved: reusable
   uint64_t last_flush_ = 0;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -195,8 +196,15 @@ TEST_F(StepClockTest, WritesTheStepFileAndFlushesWhileRunning) {
   o.flush_ns = 50'000'000;  // 50 ms of the fake clock
   auto c = make(o);
   for (int i = 0; i < 12; ++i) step(*c, 10.0);
-  // Flushed while running, without an explicit write.
-  auto f = cco::steps::read_step_file(o.path);
+  // Flushed while running, without an explicit write, by the writer's thread.
+  cco::steps::StepFile f;
+  for (int i = 0; i < 2000 && f.steps.empty(); ++i) {
+    try {
+      f = cco::steps::read_step_file(o.path);
+    } catch (const std::exception&) {
+    }
+    if (f.steps.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   EXPECT_EQ(f.ended, "running");
   EXPECT_FALSE(f.steps.empty());
   std::string err;
@@ -211,6 +219,58 @@ TEST_F(StepClockTest, WritesTheStepFileAndFlushesWhileRunning) {
   auto c2 = make(bad);
   EXPECT_FALSE(c2->write("exit", &err));
   EXPECT_NE(err.find("/nonexistent/dir/steps.json"), std::string::npos);
+}
+
+// A boundary never waits for the step file (issue 46: it was built and written under the clock's
+// lock, 1.3 s at 875k kept steps): with the writer's thread held inside its write, the program's
+// boundaries go on, and what they hand over is written once it is let go -- every step, the GPU
+// times resolved since included -- and the exit's write, made later, is never replaced by an
+// older one.
+TEST_F(StepClockTest, ABoundaryNeverWaitsForTheStepFile) {
+  const std::string path =
+      testing::TempDir() + "cco_step_writer_" + std::to_string(::getpid()) + ".json";
+  std::atomic<bool> held{true};  // the writer's thread stops at its first write
+  std::atomic<int> entered{0};
+  StepClockOptions o;
+  o.path = path;
+  o.flush_ns = 1;  // a hand-over at every boundary
+  o.before_write = [&] {
+    ++entered;
+    while (held.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  };
+  auto c = make(o);
+  for (int i = 0; i < 8; ++i) step(*c, 10.0);
+  for (int i = 0; i < 2000 && entered.load() == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_EQ(entered.load(), 1) << "the writer's thread never started a write";
+  // The writer is held: boundaries (and their hand-overs) go on regardless.
+  for (int i = 0; i < 200; ++i) {
+    step(*c, 10.0);
+    fake.complete_events();
+  }
+  const std::size_t kept = c->snapshot("running").steps.size();
+  EXPECT_GE(kept, 190u);
+  held = false;
+  // Let go, it writes the newest hand-over: every step the clock had, with GPU times.
+  cco::steps::StepFile f;
+  for (int i = 0; i < 4000 && f.steps.size() < kept; ++i) {
+    try {
+      f = cco::steps::read_step_file(path);
+    } catch (const std::exception&) {
+    }
+    if (f.steps.size() < kept) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_EQ(f.steps.size(), kept);
+  EXPECT_EQ(f.ended, "running");
+  for (std::size_t k = 0; k + 2 < f.steps.size(); ++k) {
+    EXPECT_EQ(f.steps[k].step, k);
+    EXPECT_TRUE(f.steps[k].gpu_ms.has_value()) << k;
+  }
+  std::string err;
+  ASSERT_TRUE(c->write("exit", &err)) << err;
+  c.reset();  // stops and joins the writer's thread: nothing older replaces the exit's file
+  EXPECT_EQ(cco::steps::read_step_file(path).ended, "exit");
+  std::remove(path.c_str());
 }
 
 }  // namespace

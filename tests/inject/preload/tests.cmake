@@ -11,6 +11,9 @@ if(TARGET cco.preload_core)
   endforeach()
   cco_add_test(preload_window SOURCES inject/preload/test_window.cpp LIBS cco.preload_core LABELS preload)
   cco_add_test(preload_step_clock SOURCES inject/preload/test_step_clock.cpp LIBS cco.preload_core LABELS preload)
+  # What a step boundary costs as the step file grows (issue 46 item 2): a benchmark, not a test.
+  add_executable(cco.bench.step_clock inject/preload/bench_step_clock.cpp)
+  target_link_libraries(cco.bench.step_clock PRIVATE cco.preload_core cco.core)
 else()
   list(APPEND CCO_TESTS_NOT_BUILT
     "the preload library's GPU-free unit tests (preload_hook, _decide, _resolve, _config, _nccl_streams, _trace_path, _order_window, _blas, _nvtx_steps, _window, _step_clock): they need the CUDA and NCCL headers (cuda.h, nccl.h), not found here")
