@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Signals sent to cco while the program runs (issue 46 item 3), at a real pty: a Ctrl-C at the
+# terminal reaches the program once (the terminal sends it to the whole foreground group, the
+# program in it; cco forwarded it a second time, cutting the program's own clean-up short), and a
+# SIGTERM sent to cco alone reaches the program once (forwarded). GPU-free: the program is a
+# Python script that counts what it gets (the preload library loads into it and does nothing).
+set -u
+cco=${CCO_BIN:?}
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+command -v python3 >/dev/null || { echo "FAIL: python3 is needed (scripts/setup.sh installs it)"; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+unset CCO_POLICY CCO_PLAN CCO_COMPARE CCO_DISABLE
+
+cat >"$tmp/prog.py" <<'PY'
+import os, signal, sys, time
+got = {"INT": 0, "TERM": 0}
+def h(s, f):
+    got["INT" if s == signal.SIGINT else "TERM"] += 1
+signal.signal(signal.SIGINT, h)
+signal.signal(signal.SIGTERM, h)
+open(sys.argv[1], "w").write(str(os.getpid()))
+t = time.time()
+while time.time() - t < 1.5:
+    time.sleep(0.02)
+print("got INT=%d TERM=%d" % (got["INT"], got["TERM"]), flush=True)
+PY
+# drive.py READY HOW CMD...: CMD at a pty; once READY exists, a Ctrl-C typed at the terminal
+# (HOW=ctrl-c) or a SIGTERM to cco alone (HOW=term); prints what came out.
+cat >"$tmp/drive.py" <<'PY'
+import os, pty, signal, sys, time
+ready, how, cmd = sys.argv[1], sys.argv[2], sys.argv[3:]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(cmd[0], cmd)
+t = time.time()
+while not os.path.exists(ready) and time.time() - t < 30:
+    time.sleep(0.02)
+time.sleep(0.2)
+if how == "ctrl-c":
+    os.write(fd, b"\x03")
+else:
+    os.kill(pid, signal.SIGTERM)
+out = b""
+while True:
+    try:
+        b = os.read(fd, 4096)
+    except OSError:
+        break
+    if not b:
+        break
+    out += b
+os.waitpid(pid, 0)
+print(out.decode(errors="replace").replace("\r", ""))
+PY
+
+for how in ctrl-c term; do
+  want="got INT=1 TERM=0"
+  [ "$how" = term ] && want="got INT=0 TERM=1"
+  rm -f "$tmp/ready"
+  out=$(cd "$tmp" && timeout 60 python3 drive.py "$tmp/ready" "$how" \
+          "$cco" run --compare off,priority --no-diagnose -- python3 prog.py "$tmp/ready" 2>&1)
+  grep -qE "(^|\^C)$want$" <<<"$out" || fail "$how under cco run --compare: the program should get one signal ($want): $out"
+done
+
+[ $fails = 0 ] && echo "signal tests: all passed" || echo "signal tests: $fails failed"
+[ $fails = 0 ]
