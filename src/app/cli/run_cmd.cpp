@@ -768,6 +768,50 @@ void child_take_foreground(pid_t parent_group) {
 
 namespace {
 
+// The files of a folder (names only; bounded), "." and ".." left out.
+std::vector<std::string> files_in(const std::string& dir) {
+  std::vector<std::string> out;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (dirent* e = ::readdir(d)) {
+      const std::string n = e->d_name;
+      if (n != "." && n != "..") out.push_back(dir + "/" + n);
+      if (out.size() > 100000) break;
+    }
+    ::closedir(d);
+  }
+  return out;
+}
+
+void remove_folder(const std::string& dir) {
+  for (const auto& f : files_in(dir)) ::unlink(f.c_str());
+  ::rmdir(dir.c_str());
+}
+
+// cco's temporary step folder while the report reads it (the program has ended: its files are
+// final). A Ctrl-C or SIGTERM then removes them and ends cco by that signal: the folder stayed
+// behind before (106 MB for 1M steps; issue 46). Set once, never freed.
+std::vector<std::string>* g_temp_files = nullptr;
+std::string* g_temp_dir = nullptr;
+void remove_temp_and_end(int sig) {
+  if (g_temp_files)
+    for (const auto& f : *g_temp_files) ::unlink(f.c_str());  // both async-signal-safe
+  if (g_temp_dir) ::rmdir(g_temp_dir->c_str());
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+void remove_temp_on_signals(const std::string& temp_dir) {
+  g_temp_files = new std::vector<std::string>(files_in(temp_dir));
+  g_temp_dir = new std::string(temp_dir);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
+    struct sigaction old {};
+    if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler == SIG_IGN) continue;  // nohup's
+    struct sigaction sa {};
+    sa.sa_handler = remove_temp_and_end;
+    ::sigemptyset(&sa.sa_mask);
+    ::sigaction(sig, &sa, nullptr);
+  }
+}
+
 // --compare / --steps-out: the program runs as a child; its step files are read when it ends.
 int run_and_report(const RunOptions& o, const std::string& temp_dir) {
   std::fflush(nullptr);
@@ -781,9 +825,10 @@ int run_and_report(const RunOptions& o, const std::string& temp_dir) {
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   restore_default_signals();  // from here a Ctrl-C (or timeout) ends cco's own work
+  if (!temp_dir.empty()) remove_temp_on_signals(temp_dir);  // ... and removes cco's folder
   int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
   if (rc == 126 || rc == 127) {
-    if (!temp_dir.empty()) ::rmdir(temp_dir.c_str());
+    if (!temp_dir.empty()) remove_folder(temp_dir);
     return rc;
   }
   if (WIFSIGNALED(status))
@@ -795,16 +840,7 @@ int run_and_report(const RunOptions& o, const std::string& temp_dir) {
   if (ok && !o.compare.empty() && !o.trace.empty())
     report_trace_bounds(o.trace, report, files, stdout);
   std::fflush(stdout);
-  if (!temp_dir.empty()) {
-    if (DIR* d = ::opendir(temp_dir.c_str())) {
-      while (dirent* e = ::readdir(d)) {
-        const std::string n = e->d_name;
-        if (n != "." && n != "..") ::unlink((temp_dir + "/" + n).c_str());
-      }
-      ::closedir(d);
-    }
-    ::rmdir(temp_dir.c_str());
-  }
+  if (!temp_dir.empty()) remove_folder(temp_dir);
   // The program's own failure first; else a comparison that could not be made is a failure.
   if (rc != 0) return rc;
   return ok ? 0 : 3;

@@ -3,6 +3,7 @@
 // mode, progress from the decision file, the plan written, the program stopped. Shares cco run's
 // launcher (run_support.hpp).
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -241,6 +242,22 @@ bool show_progress(Watched& r) {
   return final;
 }
 
+// Once the launcher is reaped: whatever is left in the program's group (workers a launcher left
+// running when it died or exited) gets SIGTERM, then SIGKILL after 10 s (issue 46: they trained
+// on after cco tune had ended).
+void end_group(pid_t pgid) {
+  if (::kill(-pgid, 0) != 0) return;  // nobody left
+  std::fprintf(stderr, "cco tune: ending the processes the program left running\n");
+  ::kill(-pgid, SIGTERM);
+  ::kill(-pgid, SIGCONT);
+  for (int i = 0; i < 100 && ::kill(-pgid, 0) == 0; ++i) {
+    while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+    ::usleep(100000);
+  }
+  if (::kill(-pgid, 0) == 0) ::kill(-pgid, SIGKILL);
+}
+
 Watched watch(const TuneProgramOptions& o, pid_t pid, const timespec& t0,
               const std::string& tune_path, Foreground& fg) {
   Watched r;
@@ -398,11 +415,17 @@ int tune_program_main(const std::vector<std::string>& args) {
   ::clock_gettime(CLOCK_MONOTONIC, &t0);
   std::fflush(nullptr);
   Foreground fg;  // the terminal, when cco has it: the program gets it while it runs
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("cannot fork: ") + std::strerror(errno));
   if (pid == 0) {
     const pid_t born_in = ::getpgrp();
     ::setpgid(0, 0);  // its own group: stopping it stops its workers too (torchrun's)
+    // cco killed (SIGKILL, `timeout -k`) must not leave the training running: the launcher gets
+    // SIGTERM then (and ends its workers, as torchrun does). Checked after the call: cco may have
+    // died before it.
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent) ::_exit(128 + SIGTERM);
     child_take_foreground(born_in);
     exec_child(o.command, "cco tune");
   }
@@ -411,6 +434,7 @@ int tune_program_main(const std::vector<std::string>& args) {
   forward_signals_to(-pid);  // signals sent to cco itself go to its whole group
   Watched w = watch(o, pid, t0, prep.tune_path, fg);
   fg.take_back();
+  end_group(pid);  // workers the launcher left behind
   restore_default_signals();  // from here a Ctrl-C (or timeout) ends cco's own work
   const int status = w.status;
   std::optional<steps::TuneFile>& tune = w.tune;

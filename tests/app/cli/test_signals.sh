@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Signals sent to cco while the program runs (issue 46 item 3), at a real pty: a Ctrl-C at the
+# Signals sent to cco while the program runs, and the program's processes when cco ends (issue 46
+# item 3). At a real pty: a Ctrl-C at the
 # terminal reaches the program once (the terminal sends it to the whole foreground group, the
 # program in it; cco forwarded it a second time, cutting the program's own clean-up short), and a
 # SIGTERM sent to cco alone reaches the program once (forwarded). GPU-free: the program is a
@@ -63,6 +64,21 @@ for how in ctrl-c term; do
           "$cco" run --compare off,priority --no-diagnose -- python3 prog.py "$tmp/ready" 2>&1)
   grep -qE "(^|\^C)$want$" <<<"$out" || fail "$how under cco run --compare: the program should get one signal ($want): $out"
 done
+
+# cco tune -- CMD ends the program's processes with it: workers a launcher left running when it
+# exited are ended once it is reaped, and cco killed outright (SIGKILL, `timeout -k`) takes the
+# launcher with it (a parent-death SIGTERM), which ends its workers as torchrun does.
+"$cco" tune --out "$tmp/left.json" -- sh -c "sleep 300 & echo \$! >'$tmp/left.pid'; exit 0" >/dev/null 2>&1
+left=$(cat "$tmp/left.pid" 2>/dev/null)
+[ -n "$left" ] && ! kill -0 "$left" 2>/dev/null || { fail "a worker the launcher left ran on after cco tune ended"; kill "$left" 2>/dev/null; }
+"$cco" tune --out "$tmp/killed.json" -- sh -c "echo \$\$ >'$tmp/launcher.pid'; trap 'exit 0' TERM; while :; do sleep 0.1; done" >/dev/null 2>&1 &
+ccopid=$!
+for _ in $(seq 100); do [ -s "$tmp/launcher.pid" ] && break; sleep 0.1; done
+kill -9 "$ccopid"
+wait "$ccopid" 2>/dev/null
+launcher=$(cat "$tmp/launcher.pid" 2>/dev/null)
+for _ in $(seq 50); do kill -0 "$launcher" 2>/dev/null || break; sleep 0.1; done
+[ -n "$launcher" ] && ! kill -0 "$launcher" 2>/dev/null || { fail "the launcher ran on after cco tune was killed"; kill -9 "$launcher" 2>/dev/null; }
 
 [ $fails = 0 ] && echo "signal tests: all passed" || echo "signal tests: $fails failed"
 [ $fails = 0 ]
