@@ -49,6 +49,26 @@ CompareReport compare(const std::vector<StepFile>& files) {
     const auto key = [](const StepFile& f) { return std::make_pair(f.rank.value_or(1 << 30), f.pid); };
     if (key(files[i]) < key(files[ref])) ref = i;
   }
+  // A rank that recorded no step while another did (it died, or ended, before its first flush):
+  // said as such, not as "no steps were found" (issue 46: rank 0 dead within 5 s, the other rank
+  // with 59 steps).
+  {
+    std::string empty, with;
+    bool died = false;
+    for (const auto& g : files) {
+      std::string& list = g.steps.empty() ? empty : with;
+      list += (list.empty() ? "" : ", ") + process_name(g);
+      died = died || (g.steps.empty() && g.ended != "exit");
+    }
+    if (!empty.empty() && !with.empty()) {
+      r.refused = empty + " recorded no step while " + with + " did" +
+                  (died ? " (it did not exit normally: it died or was stopped before its first "
+                          "flush)"
+                        : "") +
+                  ": the comparison needs every rank's steps";
+      return r;
+    }
+  }
   const StepFile& f = files[ref];
   r.source = f.source;
   r.period = f.period;
