@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,6 +30,9 @@ SendResult send_bounded(int fd, std::string_view bytes, Deadline d, std::string*
 
 /// Message kinds on the wire. A frame is a 16-byte header (magic, kind, op, payload length) and
 /// the payload.
+/// A frame on the wire: u64 (kMagic | kind << 32 | op << 40), u64 body length, the body.
+inline constexpr std::uint32_t kMagic = 0x424f4343;  // "CCOB"
+inline constexpr std::size_t kHeader = 16;
 enum class Kind : std::uint8_t { Hello = 1, Welcome, Op, Reply, Abort, Done, Finish };
 struct Frame {
   Kind kind{};
@@ -89,9 +93,14 @@ class Link {
   /// Graceful close: stop sending (FIN), then read and drop until the peer closes or `d`, so
   /// that frames just sent are not lost to a reset.
   void shutdown_and_drain(Deadline d);
+  /// At most this many bytes read and not yet popped (default: no limit beyond kMaxPayload per
+  /// frame): more, or a frame announced larger, closes the link and drops what it held. Rank 0
+  /// holds a peer that has not said hello to kHelloLimit.
+  void set_limit(std::size_t bytes) { limit_ = bytes; }
 
  private:
   int fd_;
+  std::size_t limit_ = std::numeric_limits<std::size_t>::max();
   std::string peer_;
   std::string in_;
   bool closed_ = false;
@@ -99,8 +108,16 @@ class Link {
   std::string error_;
 };
 
-/// Listening socket on all IPv4 interfaces. ConfigError (one line) if the port is taken.
-int listen_on(int port, int backlog);
+/// What rank 0 holds of a peer before its hello is checked (a hello is a few hundred bytes), and
+/// how many such peers at once: an unknown client cannot make it hold more (issue 46: 1 GiB per
+/// anonymous connection before).
+inline constexpr std::size_t kHelloLimit = 64 * 1024;
+inline constexpr std::size_t kMaxUnknownPeers = 256;
+
+/// Listening socket on `host`'s IPv4 address when it is one of this machine's (a loopback
+/// address for one host), else on every interface; "" : every interface. ConfigError (one
+/// line) if the port is taken. `bound` (may be null): the address bound, as text.
+int listen_on(int port, int backlog, const std::string& host = "", std::string* bound = nullptr);
 int local_port(int fd);
 /// Accepts one pending connection (non-blocking); -1 if none.
 int accept_one(int listen_fd, std::string& peer);

@@ -11,15 +11,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <optional>
 #include <cstring>
 
 #include "bootstrap/detail.hpp"
 
 namespace cco::boot::detail {
 namespace {
-
-constexpr std::uint32_t kMagic = 0x424f4343;  // "CCOB"
-constexpr std::size_t kHeader = 16;
 
 std::string err_text(int e) {
   return std::strerror(e);
@@ -125,6 +123,13 @@ bool Link::fill() {
     const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
     if (n > 0) {
       in_.append(buf, static_cast<std::size_t>(n));
+      if (in_.size() > limit_) {  // more than the link may hold: dropped, nothing kept
+        error_ = "sent more than " + std::to_string(limit_) + " bytes unread";
+        eof_ = closed_ = true;
+        in_.clear();
+        in_.shrink_to_fit();
+        return false;
+      }
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
@@ -141,7 +146,8 @@ std::optional<Frame> Link::pop() {
   const auto w = r.u64();
   const auto len = r.u64();
   const auto kind = static_cast<std::uint8_t>(w >> 32);
-  if ((w & 0xffffffffu) != kMagic || kind < 1 || kind > 7 || len > kMaxPayload) {
+  if ((w & 0xffffffffu) != kMagic || kind < 1 || kind > 7 || len > kMaxPayload ||
+      len > limit_ - kHeader) {
     error_ = "garbled message";
     eof_ = closed_ = true;
     in_.clear();
@@ -187,25 +193,64 @@ void Link::shutdown_and_drain(Deadline d) {
   eof_ = closed_ = true;
 }
 
-int listen_on(int port, int backlog) {
+namespace {
+
+// The IPv4 address `host` names (its first), or nullopt.
+std::optional<in_addr> resolve_v4(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  if (host.empty() || ::getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0 || !res) return std::nullopt;
+  const in_addr a = reinterpret_cast<sockaddr_in*>(res->ai_addr)->sin_addr;
+  ::freeaddrinfo(res);
+  return a;
+}
+
+// Binds `fd` to addr:port; the errno, or 0.
+int bind_to(int fd, in_addr addr, int port) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr = addr;
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  return ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 ? 0 : errno;
+}
+
+}  // namespace
+
+int listen_on(int port, int backlog, const std::string& host, std::string* bound) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) throw ConfigError("cannot open a TCP socket: " + err_text(errno));
   int one = 1;
   // Lets a new run reuse the port while the last run's connections sit in TIME_WAIT; a port
   // that another socket holds still fails to bind.
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_ANY);
-  a.sin_port = htons(static_cast<std::uint16_t>(port));
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, backlog) != 0) {
-    const int e = errno;
+  // Where the other ranks are told to connect, when that is an address of this machine: a
+  // loopback address keeps the port off the network (one host); an interface's address keeps it
+  // off the others. An address that is not this machine's (NAT, a name resolved elsewhere):
+  // every interface, as before.
+  in_addr any{};
+  any.s_addr = htonl(INADDR_ANY);
+  const std::optional<in_addr> want = resolve_v4(host);
+  int e = want ? bind_to(fd, *want, port) : EADDRNOTAVAIL;
+  in_addr used = want && e == 0 ? *want : any;
+  if (e == EADDRNOTAVAIL) {
+    used = any;
+    e = bind_to(fd, any, port);
+  }
+  if (e == 0 && ::listen(fd, backlog) != 0) e = errno;
+  if (e != 0) {
     ::close(fd);
     if (e == EADDRINUSE)
       throw ConfigError("rank 0 cannot listen on port " + std::to_string(port) +
                         ": it is already in use on this node (another job?); choose another "
                         "with CCO_MASTER_PORT");
     throw ConfigError("rank 0 cannot listen on port " + std::to_string(port) + ": " + err_text(e));
+  }
+  if (bound) {
+    char ip[INET_ADDRSTRLEN] = "?";
+    inet_ntop(AF_INET, &used, ip, sizeof ip);
+    *bound = ip;
   }
   set_nonblocking(fd);
   return fd;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <limits>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -442,7 +443,7 @@ class TcpGroup final : public Group {
       ~Fd() {
         if (fd >= 0) ::close(fd);
       }
-    } lfd{listen_on(via_store_ ? 0 : w_.master_port, std::max(n_, 128))};
+    } lfd{listen_on(via_store_ ? 0 : w_.master_port, std::max(n_, 128), advertised())};
     const int port = local_port(lfd.fd);
     const bool file = !w_.rendezvous_file.empty();
     if (file) publish(port);
@@ -516,10 +517,12 @@ class TcpGroup final : public Group {
         hosts[static_cast<std::size_t>(rank)] = host;
         ++count;
       }
-      if (failure)
+      if (failure) {
         refuse(std::move(l));
-      else
+      } else {
+        l->set_limit(std::numeric_limits<std::size_t>::max());  // a rank: its frames as they come
         peers_[static_cast<std::size_t>(rank)] = std::move(l);
+      }
     };
 
     std::vector<pollfd> fds;
@@ -534,7 +537,12 @@ class TcpGroup final : public Group {
         if (fds[i].revents) pending[i - 1]->fill();
       std::string peer;
       for (int fd; (fd = accept_one(lfd.fd, peer)) >= 0;) {
+        if (pending.size() >= kMaxUnknownPeers) {  // more strangers than ranks could be: dropped
+          ::close(fd);
+          continue;
+        }
         pending.push_back(std::make_unique<Link>(fd, peer));
+        pending.back()->set_limit(kHelloLimit);  // nothing more is held before its hello
         pending.back()->fill();
       }
       for (auto& l : pending) consider(l);

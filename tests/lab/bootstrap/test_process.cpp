@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -18,8 +19,10 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <vector>
 
 #include "bootstrap/bootstrap.hpp"
+#include "bootstrap/detail.hpp"
 #include "fork_ranks.hpp"
 
 using namespace cco::boot;
@@ -364,4 +367,70 @@ TEST(Process, InconsistentPlaceIsRejected) {
   EXPECT_THROW(ProcessLauncher(at(2, 2, 1), 1), std::invalid_argument);
   EXPECT_THROW(ProcessLauncher(at(0, 2, 1), 0), std::invalid_argument);
   EXPECT_THROW(ProcessLauncher(at(0, 2, 0), 1), std::invalid_argument);
+}
+
+// Rank 0 listens where the ranks are told to connect when that is this machine's address (a
+// loopback address keeps the port off the network), else on every interface (issue 46).
+TEST(Process, ListensWhereTheRanksAreToldToConnect) {
+  std::string bound;
+  int fd = cco::boot::detail::listen_on(0, 1, "127.0.0.1", &bound);
+  EXPECT_EQ(bound, "127.0.0.1");
+  ::close(fd);
+  fd = cco::boot::detail::listen_on(0, 1, "localhost", &bound);
+  EXPECT_EQ(bound.rfind("127.", 0), 0u) << bound;
+  ::close(fd);
+  fd = cco::boot::detail::listen_on(0, 1, "192.0.2.1", &bound);  // TEST-NET-1: not this machine
+  EXPECT_EQ(bound, "0.0.0.0");
+  ::close(fd);
+  fd = cco::boot::detail::listen_on(0, 1, "", &bound);
+  EXPECT_EQ(bound, "0.0.0.0");
+  ::close(fd);
+}
+
+// A client that is not a rank cannot make rank 0 hold its bytes: one that announces a 512 MiB
+// hello and sends on is cut off at once (it was buffered, up to 1 GiB per connection, until the
+// ranks had all arrived), and the job forms as if it had not come.
+TEST(Process, AStrangerCannotMakeRankZeroHoldItsBytes) {
+  const int port = free_port();
+  std::atomic<double> cut_after{-1};
+  std::thread stranger([&] {
+    const auto t0 = std::chrono::steady_clock::now();
+    int fd = -1;
+    while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5)) {
+      fd = ::socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      a.sin_port = htons(static_cast<std::uint16_t>(port));
+      if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) break;
+      ::close(fd);
+      fd = -1;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (fd < 0) return;
+    const auto connected = std::chrono::steady_clock::now();
+    uint64_t head[2] = {cco::boot::detail::kMagic | (uint64_t{1} << 32), uint64_t{512} << 20};
+    (void)::send(fd, head, sizeof head, MSG_NOSIGNAL);
+    std::vector<char> junk(1 << 16, 'x');
+    for (int i = 0; i < 400; ++i) {  // up to 25 MiB, while rank 0 keeps the connection
+      if (::send(fd, junk.data(), junk.size(), MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno != EAGAIN)
+        break;
+      pollfd p{fd, POLLIN, 0};
+      char c;
+      if (::poll(&p, 1, 5) > 0 && ::recv(fd, &c, 1, MSG_DONTWAIT) <= 0) break;  // closed by rank 0
+    }
+    cut_after = std::chrono::duration<double>(std::chrono::steady_clock::now() - connected).count();
+    ::close(fd);
+  });
+  auto fns = job(2, port, 10.0, [](Group& g) { g.barrier(); });
+  fns[1] = [f = fns[1]] {  // rank 1 comes late: the stranger meets rank 0 alone
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    f();
+  };
+  const auto out = in_processes(fns);
+  stranger.join();
+  EXPECT_EQ(out[0].kind, "ok") << out[0];
+  EXPECT_EQ(out[1].kind, "ok") << out[1];
+  ASSERT_GE(cut_after.load(), 0.0) << "the stranger never reached rank 0";
+  EXPECT_LT(cut_after.load(), 1.0) << "rank 0 kept the stranger's connection until the ranks came";
 }
