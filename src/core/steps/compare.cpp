@@ -49,24 +49,23 @@ CompareReport compare(const std::vector<StepFile>& files) {
     const auto key = [](const StepFile& f) { return std::make_pair(f.rank.value_or(1 << 30), f.pid); };
     if (key(files[i]) < key(files[ref])) ref = i;
   }
-  // A rank that recorded no step while another did (it died, or ended, before its first flush):
-  // said as such, not as "no steps were found" (issue 46: rank 0 dead within 5 s, the other rank
-  // with 59 steps).
+  // A rank that recorded no step while another did (it died, or was stopped, before its first
+  // flush with steps): said as such, and the steps of the ranks that have them are compared
+  // (issue 46: rank 0 dead within 5 s, the other rank with 59 steps, was refused as "no steps
+  // were found").
   {
-    std::string empty, with;
-    bool died = false;
-    for (const auto& g : files) {
-      std::string& list = g.steps.empty() ? empty : with;
-      list += (list.empty() ? "" : ", ") + process_name(g);
-      died = died || (g.steps.empty() && g.ended != "exit");
-    }
-    if (!empty.empty() && !with.empty()) {
-      r.refused = empty + " recorded no step while " + with + " did" +
-                  (died ? " (it did not exit normally: it died or was stopped before its first "
-                          "flush)"
-                        : "") +
-                  ": the comparison needs every rank's steps";
-      return r;
+    const auto has_steps = [](const StepFile& g) { return !g.steps.empty(); };
+    if (std::any_of(files.begin(), files.end(), has_steps)) {
+      const auto key = [](const StepFile& g) { return std::make_pair(g.rank.value_or(1 << 30), g.pid); };
+      for (std::size_t i = 0; i < files.size(); ++i)
+        if (has_steps(files[i]) && (!has_steps(files[ref]) || key(files[i]) < key(files[ref]))) ref = i;
+      for (const auto& g : files)
+        if (!has_steps(g))
+          r.notes.push_back(process_name(g) + " recorded no step" +
+                            (g.ended != "exit" ? " (it did not exit normally: it died or was "
+                                                 "stopped before its steps reached its file)"
+                                               : "") +
+                            "; the other ranks' steps are compared");
     }
   }
   const StepFile& f = files[ref];
@@ -77,6 +76,7 @@ CompareReport compare(const std::vector<StepFile>& files) {
   for (std::size_t i = 0; i < files.size(); ++i) {
     if (i == ref) continue;
     const StepFile& o = files[i];
+    if (o.steps.empty() && !f.steps.empty()) continue;  // said above
     if (o.source != f.source || o.period != f.period || o.configs != f.configs ||
         o.warmup != f.warmup) {
       r.problems.push_back(process_name(o) + " found other steps than " + process_name(f) +
@@ -229,6 +229,7 @@ std::string format_price(const CompareReport& r) {
 
 std::string format_report(const CompareReport& r) {
   std::string out;
+  for (const auto& n : r.notes) out += "cco: compare: " + n + "\n";
   for (const auto& p : r.problems) out += "cco: compare: " + p + "\n";
   if (!r.refused.empty()) return out + "cco: compare: refused: " + r.refused + "\n" + format_check(r);
   out += "# compare: " + std::to_string(r.rounds) + " rounds of " +
@@ -280,6 +281,7 @@ std::string to_json(const CompareReport& r) {
   j["period"] = r.period;
   j["source"] = r.source;
   j["problems"] = r.problems;
+  j["notes"] = r.notes;
   j["refused"] = r.refused.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.refused);
   j["check"] = r.check ? check_to_json(*r.check) : nlohmann::json(nullptr);
   auto& cs = j["configs"] = nlohmann::json::array();
@@ -334,6 +336,8 @@ CompareReport parse_compare(const std::string& text, const std::string& what) {
     r.period = static_cast<int>(std::min<std::size_t>(count(j.at("period")), 1u << 20));
     r.source = j.at("source").get<std::string>();
     r.problems = j.at("problems").get<std::vector<std::string>>();
+    if (const auto n = j.find("notes"); n != j.end())  // optional: 1.x files before it
+      r.notes = n->get<std::vector<std::string>>();
     if (!j.at("refused").is_null()) r.refused = j.at("refused").get<std::string>();
     if (const auto c = j.find("check"); c != j.end() && !c->is_null())  // optional
       r.check = check_from_json(*c);

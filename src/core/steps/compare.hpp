@@ -46,6 +46,7 @@ struct CompareReport {
   std::string source;
   std::vector<ConfigResult> configs;
   std::vector<std::string> problems;  ///< ranks that disagree, files that could not be used
+  std::vector<std::string> notes;     ///< ranks left out without refusing (no step recorded)
   std::string refused;                ///< why no comparison was made (empty: one was)
   /// The check after the rotation's first rounds (the lowest rank's; docs/STEPS.md), if made.
   std::optional<RotationCheck> check;
