@@ -237,9 +237,12 @@ json kernel_event(const KernelEvent& k, int64_t origin) {
     if (k.src_device >= 0) args["src_device"] = k.src_device;
     if (k.dst_device >= 0) args["dst_device"] = k.dst_device;
   }
+  // HTA and PyTorch's own tools select GPU work by category: "kernel" (a copy: "gpu_memcpy");
+  // ours (compute or communication) is args.kind.
+  args["kind"] = to_string(k.category);
   return {{"ph", "X"},
           {"name", k.name},
-          {"cat", to_string(k.category)},
+          {"cat", k.is_copy() ? "gpu_memcpy" : "kernel"},
           {"pid", k.rank},
           {"tid", k.stream},
           {"ts", static_cast<double>(k.start_ns - origin) / 1000.0},
@@ -701,11 +704,21 @@ Trace trace_from_json(const json& j, const std::string& source) {
       }
       continue;
     }
-    const auto cat = category_of(cat_name, name, meta != nullptr);
+    // Ours since 2026-11-28: "kernel" or "gpu_memcpy", the kind in args.kind; before, the kind
+    // was the category.
+    const bool ours_gpu = meta != nullptr && (cat_name == "kernel" || cat_name == "gpu_memcpy");
+    auto cat = ours_gpu ? std::optional<KernelCategory>(KernelCategory::Compute)
+                        : category_of(cat_name, name, meta != nullptr);
     if (!cat) continue;  // CPU ops and the like in foreign traces
     if (auto a = e.find("args"); a != e.end() && !a->is_null()) {
       if (!a->is_object()) rd.fail(where + ": \"args\" is not an object");
       args = &*a;
+    }
+    if (ours_gpu) {
+      const std::string kind = rd.opt_string(*args, "kind", where);
+      cat = kind == "communication" ? KernelCategory::Communication
+            : kind == "compute"     ? KernelCategory::Compute
+                                    : classify_kernel(name);
     }
     KernelEvent k = read_kernel(rd, e, *args, origin, where, device_of_rank, file_rank);
     k.name = name;

@@ -395,8 +395,10 @@ TEST(TraceJson, PerfettoRowsAndCategories) {
     }
     if (e["ph"] == "X") {
       ++kernels;
-      const std::string cat = e["cat"];
-      EXPECT_TRUE(cat == "compute" || cat == "communication");
+      // HTA selects GPU work by category "kernel"; ours is args.kind.
+      EXPECT_EQ(e["cat"], "kernel");
+      const std::string kind = e["args"]["kind"];
+      EXPECT_TRUE(kind == "compute" || kind == "communication") << kind;
       EXPECT_TRUE(e["args"].contains("grid"));
       EXPECT_TRUE(e["args"].contains("block"));
       EXPECT_TRUE(e["args"].contains("registers"));
