@@ -54,6 +54,19 @@ std::vector<Interval> interval_intersection(const std::vector<Interval>& a,
   return out;
 }
 
+std::vector<Interval> window_intersection(Interval w, const std::vector<Interval>& u) {
+  std::vector<Interval> out;
+  if (w.end <= w.begin) return out;
+  // `u` is sorted and disjoint, so its ends are sorted too: the first that ends after w begins.
+  auto it = std::upper_bound(u.begin(), u.end(), w.begin,
+                             [](int64_t t, const Interval& i) { return t < i.end; });
+  for (; it != u.end() && it->begin < w.end; ++it) {
+    const int64_t lo = std::max(w.begin, it->begin), hi = std::min(w.end, it->end);
+    if (lo < hi) out.push_back({lo, hi});
+  }
+  return out;
+}
+
 int64_t total_length(const std::vector<Interval>& v) {
   int64_t s = 0;
   for (const auto& i : v) s += i.length();
@@ -102,7 +115,7 @@ std::vector<CommWait> waits_of_rank(const Trace& t, int rank, int64_t lo, int64_
       }
       const Interval w{std::max(ready, lo), std::min(k.start_ns, hi)};
       if (w.end <= w.begin) continue;
-      for (const auto& piece : interval_intersection({w}, comp_u))
+      for (const auto& piece : window_intersection(w, comp_u))
         out.push_back({piece.begin, piece.end, rank, k.stream, k.name, method});
     }
   }

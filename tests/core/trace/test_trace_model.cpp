@@ -116,6 +116,19 @@ TEST(Intervals, Intersection) {
   EXPECT_TRUE(cco::trace::interval_intersection(a, {}).empty());
 }
 
+// A window against a union by binary search gives what the linear walk gives, on every window of
+// a small grid over a union with touching ends, gaps and empty windows.
+TEST(Intervals, WindowIntersectionEqualsTheWalk) {
+  const auto u = cco::trace::interval_union({{0, 10}, {12, 20}, {20, 21}, {30, 31}, {40, 60}});
+  for (int64_t b = -5; b <= 65; ++b)
+    for (int64_t e = b - 1; e <= 66; e += 3) {
+      const Interval w{b, e};
+      const auto walk = e > b ? cco::trace::interval_intersection({w}, u) : std::vector<Interval>{};
+      EXPECT_EQ(cco::trace::window_intersection(w, u), walk) << b << ".." << e;
+    }
+  EXPECT_TRUE(cco::trace::window_intersection({5, 50}, {}).empty());
+}
+
 // ------------------------------------------------------------------------------------------
 // Analysis: known answers
 // ------------------------------------------------------------------------------------------
