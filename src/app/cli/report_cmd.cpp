@@ -203,10 +203,13 @@ std::string read_stdin(std::size_t limit) {
 }
 
 json read_json_file(const std::string& path) {
-  std::string text = path == "-" ? read_stdin(model::kResultFileLimit)
-                                 : model::read_file(path, model::kResultFileLimit);
+  // Every input with the largest limit of what cco writes (a trace, 2 GiB: cco run --trace caps
+  // nothing, and 256 MiB refused traces cco itself had written; issue 46), the file type being
+  // known only once it is read.
+  std::string text = path == "-" ? read_stdin(model::kTraceFileLimit)
+                                 : model::read_file(path, model::kTraceFileLimit);
   // PyTorch's profiler writes .json.gz: inflated with the same bound as a plain file.
-  if (report::is_gzip(text)) text = report::gunzip(text, model::kResultFileLimit, path);
+  if (report::is_gzip(text)) text = report::gunzip(text, model::kTraceFileLimit, path);
   try {
     return json::parse(text);
   } catch (const json::exception& e) {
