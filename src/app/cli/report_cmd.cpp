@@ -29,7 +29,7 @@
 #include "model/occupancy.hpp"
 #include "report/compare.hpp"
 #include "report/diagnosis_text.hpp"
-#include "report/gzip.hpp"
+#include "trace/gzip.hpp"
 #include "steps/paired.hpp"
 #include "steps/record.hpp"
 #include "steps/compare.hpp"
@@ -209,7 +209,7 @@ json read_json_file(const std::string& path) {
   std::string text = path == "-" ? read_stdin(model::kTraceFileLimit)
                                  : model::read_file(path, model::kTraceFileLimit);
   // PyTorch's profiler writes .json.gz: inflated with the same bound as a plain file.
-  if (report::is_gzip(text)) text = report::gunzip(text, model::kTraceFileLimit, path);
+  if (trace::is_gzip(text)) text = trace::gunzip(text, model::kTraceFileLimit, path);
   try {
     return json::parse(text);
   } catch (const json::exception& e) {
@@ -224,7 +224,7 @@ json read_json_file(const std::string& path) {
 // is written as gzip, as it says (and as cco report and PyTorch's readers take it).
 void write_text(const std::string& path, const std::string& text) {
   const bool gz = path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
-  model::write_file(path, gz ? report::gzip(text, path) : text);
+  model::write_file(path, gz ? trace::gzip(text, path) : text);
 }
 
 std::string us(int64_t ns) {

@@ -363,6 +363,11 @@ std::vector<EnvChange> run_environment(const RunOptions& opts, const plan::Plan&
 }
 
 std::string trace_pattern_path(const std::string& pattern) {
+#ifndef CCO_TRACE_HAS_ZLIB
+  if (pattern.size() > 3 && pattern.compare(pattern.size() - 3, 3, ".gz") == 0)
+    throw Usage("--trace " + pattern + ": a .gz trace, and this cco was built without zlib (name "
+                "a .json file)");
+#endif
   std::string path = pattern;
   if (path.empty() || path[0] != '/') {
     char cwd[PATH_MAX];

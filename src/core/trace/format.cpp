@@ -1,4 +1,5 @@
 #include "trace/format.hpp"
+#include "trace/gzip.hpp"
 
 #include "model/read_file.hpp"
 
@@ -332,8 +333,12 @@ std::string trace_text(const Trace& t) {
 }
 
 void write_trace_file(const Trace& t, const std::string& path) {
+  // A name ending in .gz is gzip, as it says (HTA stopped at plain JSON under such a name).
+  const bool gz = path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
+  std::string text = trace_text(t);
+  if (gz) text = gzip(text, path);  // Error (one line) where this build has no zlib
   try {
-    write_file(path, trace_text(t));  // whole or not at all
+    write_file(path, text);  // whole or not at all
   } catch (const WriteError&) {
     throw Error("cannot write trace file '" + path + "'");
   }
@@ -744,7 +749,9 @@ Trace parse_trace(std::string_view text, const std::string& source) {
 }
 
 Trace read_trace_file(const std::string& path) {
-  return parse_trace(read_file(path, kTraceFileLimit), path);
+  std::string text = read_file(path, kTraceFileLimit);
+  if (is_gzip(text)) text = gunzip(text, kTraceFileLimit, path);  // a .gz trace, ours or PyTorch's
+  return parse_trace(text, path);
 }
 
 namespace {

@@ -168,13 +168,14 @@ nlohmann::json trace_to_json(const Trace& t);
 Trace trace_from_json(const nlohmann::json& j, const std::string& source = "trace");
 /// Parses text (malformed or truncated JSON -> Error "<source>: not valid JSON (...)").
 Trace parse_trace(std::string_view text, const std::string& source = "trace");
-/// Reads a file (unreadable -> Error).
+/// Reads a file, gzip or not (unreadable -> Error).
 Trace read_trace_file(const std::string& path);
 /// The file text of a trace: trace_to_json on one line, except that a one-rank file's
 /// "distributedInfo" reads `"rank": N` with the space PyTorch's profiler writes (Holistic Trace
 /// Analysis finds a file's rank by that pattern, and maps a file without it to rank 0).
 std::string trace_text(const Trace& t);
-/// Writes a file (Error when it cannot be written).
+/// Writes a file, as gzip when its name ends in .gz (Error when it cannot be written, or is a .gz
+/// name in a build without zlib).
 void write_trace_file(const Trace& t, const std::string& path);
 
 /// Merges rank files into one trace. Two files holding the same rank throw Error (a file given

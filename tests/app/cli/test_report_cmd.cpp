@@ -7,7 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
-#ifdef CCO_REPORT_HAS_ZLIB
+#ifdef CCO_TRACE_HAS_ZLIB
 #include <zlib.h>
 #endif
 #include <fstream>
@@ -19,7 +19,7 @@
 #include "cli/commands.hpp"
 #include "cli/report_cmd.hpp"
 #include "model/limits.hpp"
-#include "report/gzip.hpp"
+#include "trace/gzip.hpp"
 #include "steps/compare.hpp"
 #include "steps/search.hpp"
 #include "steps/record.hpp"
@@ -373,7 +373,7 @@ TEST(ReportCmd, MergeWritesOneFileOfAllRanks) {
 
 // --merge NAME.gz writes gzip, as its name says, and it reads back as the plain file does.
 TEST(ReportCmd, MergeToGzWritesGzip) {
-#ifdef CCO_REPORT_HAS_ZLIB
+#ifdef CCO_TRACE_HAS_ZLIB
   const std::string m = dir() + "cco_merged.json.gz";
   std::string out;
   ASSERT_EQ(run({rank_file(0), rank_file(1), "--merge", m}, &out), 0);
@@ -417,7 +417,7 @@ TEST(ReportCmd, KinetoTwoNodesGzippedKnownAnswers) {
          kernel("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", comm_start, comm_dur, 20)});
     const std::string text = j.dump();
     const std::string name = "cco_kineto_node" + std::to_string(rank) + ".pt.trace.json";
-#ifdef CCO_REPORT_HAS_ZLIB
+#ifdef CCO_TRACE_HAS_ZLIB
     const std::string path = dir() + name + ".gz";
     gzFile f = gzopen(path.c_str(), "wb");
     EXPECT_NE(f, nullptr);
@@ -455,7 +455,7 @@ TEST(ReportCmd, KinetoTwoNodesGzippedKnownAnswers) {
 
 // gzip (PyTorch's profiler writes .json.gz): read as the plain file, and bounded.
 TEST(ReportCmd, GzipTraceReadsAsThePlainOne) {
-#ifndef CCO_REPORT_HAS_ZLIB
+#ifndef CCO_TRACE_HAS_ZLIB
   // Built without zlib: a gzip input is refused with one clear error, never read as JSON.
   expect_throw<cco::model::Error>({write("cco_nozlib.json.gz", std::string("\x1f\x8b\x08\x00", 4))},
                                   "this cco was built without zlib");
@@ -471,10 +471,10 @@ TEST(ReportCmd, GzipTraceReadsAsThePlainOne) {
   ASSERT_EQ(run({gz}, &b), 0);
   EXPECT_EQ(a.substr(a.find("# ranks")), b.substr(b.find("# ranks")));
   const std::string bytes = read(gz);
-  EXPECT_TRUE(cco::report::is_gzip(bytes));
-  EXPECT_EQ(cco::report::gunzip(bytes, plain.size(), "x.gz"), plain);
+  EXPECT_TRUE(cco::trace::is_gzip(bytes));
+  EXPECT_EQ(cco::trace::gunzip(bytes, plain.size(), "x.gz"), plain);
   try {
-    cco::report::gunzip(bytes, plain.size() - 1, "x.gz");
+    cco::trace::gunzip(bytes, plain.size() - 1, "x.gz");
     ADD_FAILURE() << "a bound below the inflated size must refuse";
   } catch (const cco::model::Error& e) {
     EXPECT_NE(std::string(e.what()).find("x.gz: inflates to more than"), std::string::npos) << e.what();

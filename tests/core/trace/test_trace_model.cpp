@@ -2,10 +2,12 @@
 // synthetic traces with hand-computed answers, the Chrome/Perfetto JSON round trip, and every
 // error path of the reader.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <regex>
 
 #include <cmath>
+#include <cstdio>
 #include <iterator>
 #include <string>
 #include <typeinfo>
@@ -1141,3 +1143,34 @@ TEST(NvtxJson, RangesFollowTheirRanksWhenFilesMerge) {
 }
 
 }  // namespace
+
+// A trace written under a .gz name is gzip, as it says (HTA stopped with BadGzipFile at plain JSON
+// there), and reads back exactly; a plain name stays plain JSON.
+TEST(TraceJson, AGzNameIsWrittenAsGzip) {
+  cco::trace::Trace t;
+  cco::trace::KernelEvent k;
+  k.name = "gemm";
+  k.start_ns = 1000;
+  k.end_ns = 2000;
+  t.kernels.push_back(k);
+  t.normalize();
+  const std::string gz = testing::TempDir() + "cco_trace_gz_" + std::to_string(::getpid()) + ".json.gz";
+  const std::string plain = testing::TempDir() + "cco_trace_plain_" + std::to_string(::getpid()) + ".json";
+#ifdef CCO_TRACE_HAS_ZLIB
+  cco::trace::write_trace_file(t, gz);
+  const std::string bytes = cco::model::read_file(gz, 1 << 20);
+  ASSERT_GE(bytes.size(), 2u);
+  EXPECT_EQ(static_cast<unsigned char>(bytes[0]), 0x1f);
+  EXPECT_EQ(static_cast<unsigned char>(bytes[1]), 0x8b);
+  const auto back = cco::trace::read_trace_file(gz);
+  ASSERT_EQ(back.kernels.size(), 1u);
+  EXPECT_EQ(back.kernels[0].name, "gemm");
+  EXPECT_EQ(back.kernels[0].end_ns - back.kernels[0].start_ns, 1000);
+#else
+  EXPECT_THROW(cco::trace::write_trace_file(t, gz), cco::model::Error);
+#endif
+  cco::trace::write_trace_file(t, plain);
+  EXPECT_EQ(cco::model::read_file(plain, 1 << 20).front(), '{');
+  std::remove(gz.c_str());
+  std::remove(plain.c_str());
+}

@@ -1,20 +1,20 @@
-#include "report/gzip.hpp"
+#include "trace/gzip.hpp"
 
 #include "model/limits.hpp"
 #include "model/occupancy.hpp"
 
-#ifdef CCO_HAVE_ZLIB
+#ifdef CCO_TRACE_HAS_ZLIB
 #include <zlib.h>
 #endif
 
-namespace cco::report {
+namespace cco::trace {
 
 bool is_gzip(const std::string& data) {
   return data.size() >= 2 && static_cast<unsigned char>(data[0]) == 0x1f &&
          static_cast<unsigned char>(data[1]) == 0x8b;
 }
 
-#ifdef CCO_HAVE_ZLIB
+#ifdef CCO_TRACE_HAS_ZLIB
 std::string gunzip(const std::string& data, std::size_t limit, const std::string& what) {
   z_stream z{};
   // 16 + MAX_WBITS: a gzip header and trailer (not a raw zlib stream).
@@ -83,4 +83,4 @@ std::string gzip(const std::string&, const std::string& what) {
 }
 #endif
 
-}  // namespace cco::report
+}  // namespace cco::trace

@@ -1,12 +1,14 @@
-// gzip input and output for `cco report` (PyTorch's profiler writes `trace.json.gz`): inflated in memory
+// gzip input and output of traces and cco report's files (PyTorch's profiler writes
+// `trace.json.gz`, HTA reads it; a trace cco writes under a .gz name is gzip): inflated in memory
 // with a bound, so a small file that inflates without end gets one clear error, never all the
-// memory. zlib (Debian's zlib1g) when the build found it; without it a .gz input is refused.
+// memory. zlib (Debian's zlib1g) when the build found it (CCO_TRACE_HAS_ZLIB); without it a .gz
+// input or output is refused in one line.
 #pragma once
 
 #include <cstddef>
 #include <string>
 
-namespace cco::report {
+namespace cco::trace {
 
 /// True when `data` starts with gzip's magic bytes (1f 8b).
 bool is_gzip(const std::string& data);
@@ -18,4 +20,4 @@ std::string gunzip(const std::string& data, std::size_t limit, const std::string
 /// naming `what` when this build has no zlib or zlib fails.
 std::string gzip(const std::string& data, const std::string& what);
 
-}  // namespace cco::report
+}  // namespace cco::trace
