@@ -310,7 +310,13 @@ std::string unknown_option(const CLI::App& app, const std::vector<std::string>& 
     const bool long_form = a.compare(0, 2, "--") == 0;
     const std::string name = long_form ? a.substr(0, a.find('=')) : a.substr(0, 2);
     const CLI::Option* o = app.get_option_no_throw(name);
-    if (!o) return "unknown option '" + name + "'" + did_you_mean(app, name);
+    if (!o) {
+      // nccl-tests' habits: -t is its threads per process, where cco runs a rank per GPU.
+      if (name == "-t" && app.get_option_no_throw("-g"))
+        return "unknown option '-t' (nccl-tests' threads per process: cco runs one rank per "
+               "GPU; give the GPU count with -g)";
+      return "unknown option '" + name + "'" + did_you_mean(app, name);
+    }
     // "--name value" or "-x value" (not "--name=value", "-xvalue"): skip the value.
     const bool attached = long_form ? a.find('=') != std::string::npos : a.size() > 2;
     value_next = o->get_items_expected_max() > 0 && !attached;

@@ -161,7 +161,7 @@ grep -q '"memory_per_gpu_bytes"' "$tmp/v.json" 2>/dev/null || fail "--validate -
 expect 2 "--json needs a value \\(got an empty one\\)" -- bench --workload "$root/examples/workloads/ddp_llama7b.json" --validate --json ''
 
 # An unknown option is named (not the value after it) and a close one suggested.
-expect 2 "^cco bench: error: unknown option '-t' \(see cco bench --help\)$" -- bench -t 2
+expect 2 "^cco bench: error: unknown option '-t' \(nccl-tests' threads per process: cco runs one rank per GPU; give the GPU count with -g\) \(see cco bench --help\)$" -- bench -t 2
 expect 2 "^cco bench: error: unknown option '--iter' \(did you mean --iters\?\)" -- bench --iter 5
 expect 2 "^cco report: error: unknown option '--fromat' \(did you mean --format\?\)" -- report x.json --fromat csv
 expect 2 "^cco run: error: unknown option '--polcy' \(did you mean --policy\?\)" -- run --polcy off -- true
