@@ -210,6 +210,16 @@ std::string format_footer(const Report& r) {
               [](const auto& a, const auto& b) { return a.first < b.first; });
   o << "# Out of bounds values : " << (checked ? std::to_string(wrong) : "not checked")
     << (checked ? (wrong == 0 ? " OK" : " FAILED") : "") << "\n";
+  // nccl-tests' summary line: the mean busbw over the sizes (and types), here of the collective
+  // alone, out of place (what nccl-tests measures).
+  double sum = 0;
+  int n = 0;
+  for (const auto& [key, row] : best)
+    if (const double b = alone_algbw(*row, false) * row->comm_busbw_factor; std::isfinite(b)) {
+      sum += b;
+      ++n;
+    }
+  if (n > 0) o << "# Avg bus bandwidth    : " << num(sum / n, 2) << " (the collective alone, GB/s)\n";
   for (const auto& [key, row] : best) {
     const auto t = row->times();
     o << "# best at " << model::format_bytes(key.second) << (typed ? " " + key.first : "") << ": "
