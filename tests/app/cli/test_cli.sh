@@ -277,7 +277,10 @@ if command -v python3 >/dev/null; then
 fi
 # Started by a parent that ignores SIGCHLD (inherited), cco still reads the program's own exit
 # status: 7 stays 7 (it was 3 under --compare, 1 under tune; issue 46).
-if command -v python3 >/dev/null; then
+# (cco run and tune -- need the preload library: a GPU-free build without the CUDA headers has none.)
+if ! "$cco" run --dry-run -- true >/dev/null 2>&1; then
+  echo "cco run has no preload library in this build: the SIGCHLD checks are left out"
+elif command -v python3 >/dev/null; then
   for args in "run --compare off,priority" "run" "tune --out $tmp/sigchld-plan.json"; do
     rc=$(cd "$tmp" && python3 -c 'import signal, subprocess, sys
 print(subprocess.run(sys.argv[1:], preexec_fn=lambda: signal.signal(signal.SIGCHLD, signal.SIG_IGN),
