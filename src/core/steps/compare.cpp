@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <stdexcept>
+#include <tuple>
 #include <nlohmann/json.hpp>
 
 #include "model/controls.hpp"
@@ -43,31 +44,24 @@ CompareReport compare(const std::vector<StepFile>& files) {
                 "mark under the preload library, or did not start under it";
     return r;
   }
-  // The lowest rank (or, without ranks, the lowest pid) is the reference.
+  // The reference: the lowest rank (or, without ranks, the lowest pid) among the files with
+  // steps. A rank that recorded no step while another did (it died, or was stopped, before its
+  // steps reached its file) is said as such and left out (issue 46: rank 0 dead within 5 s, the
+  // other rank with 59 steps, was refused as "no steps were found").
+  const auto key = [](const StepFile& g) {
+    return std::make_tuple(g.steps.empty(), g.rank.value_or(1 << 30), g.pid);
+  };
   std::size_t ref = 0;
-  for (std::size_t i = 1; i < files.size(); ++i) {
-    const auto key = [](const StepFile& f) { return std::make_pair(f.rank.value_or(1 << 30), f.pid); };
+  for (std::size_t i = 1; i < files.size(); ++i)
     if (key(files[i]) < key(files[ref])) ref = i;
-  }
-  // A rank that recorded no step while another did (it died, or was stopped, before its first
-  // flush with steps): said as such, and the steps of the ranks that have them are compared
-  // (issue 46: rank 0 dead within 5 s, the other rank with 59 steps, was refused as "no steps
-  // were found").
-  {
-    const auto has_steps = [](const StepFile& g) { return !g.steps.empty(); };
-    if (std::any_of(files.begin(), files.end(), has_steps)) {
-      const auto key = [](const StepFile& g) { return std::make_pair(g.rank.value_or(1 << 30), g.pid); };
-      for (std::size_t i = 0; i < files.size(); ++i)
-        if (has_steps(files[i]) && (!has_steps(files[ref]) || key(files[i]) < key(files[ref]))) ref = i;
-      for (const auto& g : files)
-        if (!has_steps(g))
-          r.notes.push_back(process_name(g) + " recorded no step" +
-                            (g.ended != "exit" ? " (it did not exit normally: it died or was "
-                                                 "stopped before its steps reached its file)"
-                                               : "") +
-                            "; the other ranks' steps are compared");
-    }
-  }
+  if (!files[ref].steps.empty())
+    for (const auto& g : files)
+      if (g.steps.empty())
+        r.notes.push_back(process_name(g) + " recorded no step" +
+                          (g.ended != "exit" ? " (it did not exit normally: it died or was "
+                                               "stopped before its steps reached its file)"
+                                             : "") +
+                          "; the other ranks' steps are compared");
   const StepFile& f = files[ref];
   r.source = f.source;
   r.period = f.period;

@@ -29,6 +29,22 @@ struct Filler {
 
 }  // namespace
 
+const char* to_string(CollKind k) {
+  switch (k) {
+    case CollKind::AllReduce: return "AllReduce";
+    case CollKind::Broadcast: return "Broadcast";
+    case CollKind::Reduce: return "Reduce";
+    case CollKind::AllGather: return "AllGather";
+    case CollKind::ReduceScatter: return "ReduceScatter";
+    case CollKind::AlltoAll: return "AlltoAll";
+    case CollKind::Gather: return "Gather";
+    case CollKind::Scatter: return "Scatter";
+    case CollKind::Send: return "Send";
+    case CollKind::Recv: return "Recv";
+  }
+  return "?";
+}
+
 std::vector<FillOp> nocomm_fill(const CollCall& c, std::string* why) {
   auto refuse = [&](const char* reason) {
     if (why) *why = reason;
@@ -80,12 +96,6 @@ std::vector<FillOp> nocomm_fill(const CollCall& c, std::string* why) {
   }
   if (why) why->clear();
   return std::move(f.ops);
-}
-
-std::size_t fill_bytes(const std::vector<FillOp>& ops) {
-  std::size_t b = 0;
-  for (const auto& op : ops) b += op.what == FillOp::What::Copy ? 2 * op.bytes : op.bytes;
-  return b;
 }
 
 }  // namespace cco::steps

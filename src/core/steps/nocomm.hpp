@@ -36,6 +36,9 @@ namespace cco::steps {
 
 enum class CollKind { AllReduce, Broadcast, Reduce, AllGather, ReduceScatter, AlltoAll, Gather,
                       Scatter, Send, Recv };
+/// NCCL's name of the kind ("AllReduce", ..., "Recv"): the step clock's signature of a collective
+/// (period.hpp) and messages.
+const char* to_string(CollKind k);
 
 /// One collective call as NCCL receives it. `count` is NCCL's count (per rank where NCCL says
 /// so: AllGather's send count, ReduceScatter's receive count, AlltoAll's count per peer).
@@ -64,8 +67,5 @@ struct FillOp {
 /// whose sizes overflow, or whose rank is outside the communicator, gets no operation and
 /// `*why` says so.
 std::vector<FillOp> nocomm_fill(const CollCall& c, std::string* why = nullptr);
-
-/// Bytes the fill moves (copies read and write, zero fills write).
-std::size_t fill_bytes(const std::vector<FillOp>& ops);
 
 }  // namespace cco::steps

@@ -135,15 +135,16 @@ bool is_capturing(CUstream s) {
 
 // What identifies a collective in a rank's sequence (steps/period.hpp), and its buffers (what
 // nocomm fills).
+using cco::steps::CollKind;
 struct Coll {
-  const char* kind;
+  CollKind kind;
   size_t count;
   int dtype;
   int op = -1;    // reduction, -1: none
   int peer = -1;  // root or peer, -1: none
-  cco::steps::CollKind k = cco::steps::CollKind::AllReduce;
   const void* send = nullptr;
   void* recv = nullptr;
+  const char* name() const { return cco::steps::to_string(kind); }
 };
 
 // The communicator's index in order of first use: stable between runs, unlike its address.
@@ -179,7 +180,7 @@ Noted note_collective(const Coll& c, ncclComm_t comm, cudaStream_t stream) {
   n.capturing = n.dev >= 0 && is_capturing(s);
   if (clock && n.dev >= 0)
     n.first = clock->collective(
-        cco::steps::signature(c.kind, c.count, c.dtype, c.op, c.peer, comm_index(comm)), n.dev,
+        cco::steps::signature(c.name(), c.count, c.dtype, c.op, c.peer, comm_index(comm)), n.dev,
         s, n.capturing);
   if (!w) return n;
   if (n.dev < 0) {
@@ -224,7 +225,7 @@ CUdeviceptr sync_buffer(int dev, CUstream s) {
 // The collective as nocomm sees it, or nullopt (and *why) when its layout cannot be known.
 std::optional<cco::steps::CollCall> nocomm_call(const Coll& c, ncclComm_t comm, std::string* why) {
   cco::steps::CollCall cc;
-  cc.kind = c.k;
+  cc.kind = c.kind;
   cc.send = reinterpret_cast<uintptr_t>(c.send);
   cc.recv = reinterpret_cast<uintptr_t>(c.recv);
   cc.count = c.count;
@@ -261,8 +262,8 @@ ncclResult_t nocomm_collective(const Coll& c, const Noted& n, ncclComm_t comm, c
   std::vector<cco::steps::FillOp> ops;
   if (cc) ops = cco::steps::nocomm_fill(*cc, &why);
   if (!why.empty()) {
-    warn_once(std::string("nocomm-pass-") + c.kind,
-              std::string("nocomm: an ") + c.kind + " ran for real in a nocomm step: " + why +
+    warn_once(std::string("nocomm-pass-") + c.name(),
+              std::string("nocomm: an ") + c.name() + " ran for real in a nocomm step: " + why +
                   "; the price measured leaves it out");
     InsideNccl inside;
     return call(stream);
@@ -328,28 +329,28 @@ CCO_EXPORT ncclResult_t ncclAllReduce(const void* sb, void* rb, size_t n, ncclDa
                                       ncclRedOp_t op, ncclComm_t comm, cudaStream_t st) {
   const auto fn = nccl().allReduce;
   if (!fn) return missing("ncclAllReduce");
-  return with_priority(Coll{"AllReduce", n, static_cast<int>(t), static_cast<int>(op), -1, cco::steps::CollKind::AllReduce, sb, rb}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, op, comm, s); });
+  return with_priority(Coll{CollKind::AllReduce, n, static_cast<int>(t), static_cast<int>(op), -1, sb, rb}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, op, comm, s); });
 }
 
 CCO_EXPORT ncclResult_t ncclBroadcast(const void* sb, void* rb, size_t n, ncclDataType_t t,
                                       int root, ncclComm_t comm, cudaStream_t st) {
   const auto fn = nccl().broadcast;
   if (!fn) return missing("ncclBroadcast");
-  return with_priority(Coll{"Broadcast", n, static_cast<int>(t), -1, root, cco::steps::CollKind::Broadcast, sb, rb}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, root, comm, s); });
+  return with_priority(Coll{CollKind::Broadcast, n, static_cast<int>(t), -1, root, sb, rb}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, root, comm, s); });
 }
 
 CCO_EXPORT ncclResult_t ncclBcast(void* b, size_t n, ncclDataType_t t, int root, ncclComm_t comm,
                                   cudaStream_t st) {
   const auto fn = nccl().bcast;
   if (!fn) return missing("ncclBcast");
-  return with_priority(Coll{"Broadcast", n, static_cast<int>(t), -1, root, cco::steps::CollKind::Broadcast, b, b}, comm, st, [&](cudaStream_t s) { return fn(b, n, t, root, comm, s); });
+  return with_priority(Coll{CollKind::Broadcast, n, static_cast<int>(t), -1, root, b, b}, comm, st, [&](cudaStream_t s) { return fn(b, n, t, root, comm, s); });
 }
 
 CCO_EXPORT ncclResult_t ncclReduce(const void* sb, void* rb, size_t n, ncclDataType_t t,
                                    ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t st) {
   const auto fn = nccl().reduce;
   if (!fn) return missing("ncclReduce");
-  return with_priority(Coll{"Reduce", n, static_cast<int>(t), static_cast<int>(op), root, cco::steps::CollKind::Reduce, sb, rb}, comm, st,
+  return with_priority(Coll{CollKind::Reduce, n, static_cast<int>(t), static_cast<int>(op), root, sb, rb}, comm, st,
                        [&](cudaStream_t s) { return fn(sb, rb, n, t, op, root, comm, s); });
 }
 
@@ -357,49 +358,49 @@ CCO_EXPORT ncclResult_t ncclAllGather(const void* sb, void* rb, size_t n, ncclDa
                                       ncclComm_t comm, cudaStream_t st) {
   const auto fn = nccl().allGather;
   if (!fn) return missing("ncclAllGather");
-  return with_priority(Coll{"AllGather", n, static_cast<int>(t), -1, -1, cco::steps::CollKind::AllGather, sb, rb}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, comm, s); });
+  return with_priority(Coll{CollKind::AllGather, n, static_cast<int>(t), -1, -1, sb, rb}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, comm, s); });
 }
 
 CCO_EXPORT ncclResult_t ncclReduceScatter(const void* sb, void* rb, size_t n, ncclDataType_t t,
                                           ncclRedOp_t op, ncclComm_t comm, cudaStream_t st) {
   const auto fn = nccl().reduceScatter;
   if (!fn) return missing("ncclReduceScatter");
-  return with_priority(Coll{"ReduceScatter", n, static_cast<int>(t), static_cast<int>(op), -1, cco::steps::CollKind::ReduceScatter, sb, rb}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, op, comm, s); });
+  return with_priority(Coll{CollKind::ReduceScatter, n, static_cast<int>(t), static_cast<int>(op), -1, sb, rb}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, op, comm, s); });
 }
 
 CCO_EXPORT ncclResult_t ncclAlltoAll(const void* sb, void* rb, size_t n, ncclDataType_t t,
                                      ncclComm_t comm, cudaStream_t st) {
   const auto fn = nccl().alltoAll;
   if (!fn) return missing("ncclAlltoAll");
-  return with_priority(Coll{"AlltoAll", n, static_cast<int>(t), -1, -1, cco::steps::CollKind::AlltoAll, sb, rb}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, comm, s); });
+  return with_priority(Coll{CollKind::AlltoAll, n, static_cast<int>(t), -1, -1, sb, rb}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, comm, s); });
 }
 
 CCO_EXPORT ncclResult_t ncclGather(const void* sb, void* rb, size_t n, ncclDataType_t t, int root,
                                    ncclComm_t comm, cudaStream_t st) {
   const auto fn = nccl().gather;
   if (!fn) return missing("ncclGather");
-  return with_priority(Coll{"Gather", n, static_cast<int>(t), -1, root, cco::steps::CollKind::Gather, sb, rb}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, root, comm, s); });
+  return with_priority(Coll{CollKind::Gather, n, static_cast<int>(t), -1, root, sb, rb}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, root, comm, s); });
 }
 
 CCO_EXPORT ncclResult_t ncclScatter(const void* sb, void* rb, size_t n, ncclDataType_t t, int root,
                                     ncclComm_t comm, cudaStream_t st) {
   const auto fn = nccl().scatter;
   if (!fn) return missing("ncclScatter");
-  return with_priority(Coll{"Scatter", n, static_cast<int>(t), -1, root, cco::steps::CollKind::Scatter, sb, rb}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, root, comm, s); });
+  return with_priority(Coll{CollKind::Scatter, n, static_cast<int>(t), -1, root, sb, rb}, comm, st, [&](cudaStream_t s) { return fn(sb, rb, n, t, root, comm, s); });
 }
 
 CCO_EXPORT ncclResult_t ncclSend(const void* sb, size_t n, ncclDataType_t t, int peer,
                                  ncclComm_t comm, cudaStream_t st) {
   const auto fn = nccl().send;
   if (!fn) return missing("ncclSend");
-  return with_priority(Coll{"Send", n, static_cast<int>(t), -1, peer, cco::steps::CollKind::Send, sb, nullptr}, comm, st, [&](cudaStream_t s) { return fn(sb, n, t, peer, comm, s); });
+  return with_priority(Coll{CollKind::Send, n, static_cast<int>(t), -1, peer, sb, nullptr}, comm, st, [&](cudaStream_t s) { return fn(sb, n, t, peer, comm, s); });
 }
 
 CCO_EXPORT ncclResult_t ncclRecv(void* rb, size_t n, ncclDataType_t t, int peer, ncclComm_t comm,
                                  cudaStream_t st) {
   const auto fn = nccl().recv;
   if (!fn) return missing("ncclRecv");
-  return with_priority(Coll{"Recv", n, static_cast<int>(t), -1, peer, cco::steps::CollKind::Recv, nullptr, rb}, comm, st, [&](cudaStream_t s) { return fn(rb, n, t, peer, comm, s); });
+  return with_priority(Coll{CollKind::Recv, n, static_cast<int>(t), -1, peer, nullptr, rb}, comm, st, [&](cudaStream_t s) { return fn(rb, n, t, peer, comm, s); });
 }
 
 CCO_EXPORT ncclResult_t ncclGroupStart() {
