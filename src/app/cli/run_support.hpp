@@ -93,6 +93,14 @@ class Foreground {
   pid_t given_ = 0;  // the group given the terminal (0: none)
 };
 
+/// Removes the files of `dir` (a folder cco made) and the folder.
+void remove_folder(const std::string& dir);
+
+/// Once the program is reaped and cco reads its step files from `temp_dir` (a folder of cco's
+/// own): a Ctrl-C, SIGTERM, SIGHUP or SIGQUIT (unless ignored, as nohup's) removes that folder's
+/// files, listed now, and the folder, then ends cco by the signal.
+void remove_temp_on_signals(const std::string& temp_dir);
+
 /// In a forked child that runs in its own group: take the terminal as the foreground group when
 /// `parent_group` (the group it was born in, read before setpgid) has it, before exec, so a
 /// program that reads the terminal at once is not stopped by SIGTTIN before the parent's give().
