@@ -918,6 +918,10 @@ cmd_tune() {
 #   e  cco run --compare's check after its first rounds (stop early when nothing to win): DDP
 #      and FSDP2 with the check (-v: the diagnosis' time in the log), DDP again with --no-diagnose
 #      (the whole comparison, to set beside the check's verdict); ESTEPS=60 steps each
+#   g  framework controls (cco run --framework; also on 1 GPU): DDP plain against ddp.bucket_view
+#      and ddp.bucket_view,ddp.bucket_mb=100, FSDP2 plain against fsdp.reshard=off, whole runs in
+#      A B B A order (GSTEPS=40 steps each), answers compared (checksums); one traced run of DDP
+#      with and without ddp.bucket_view: copy kernels per step (the copies the bucket view saves)
 # (Stage x measures whatever the default is: shape+priority:model@overlap before 2026-11-26,
 # priority since.) Exits non-zero when a run failed or the answers differ.
 cmd_multi() {
@@ -925,7 +929,7 @@ cmd_multi() {
   [[ $G =~ ^[1-9][0-9]*$ ]] || { echo "usage: scripts/gpu.sh multi G [stages]: G is the number of GPUs, not '$G'" >&2; return 2; }
   shift || true
   stages=${*:-m k x p q t f}
-  check_stages multi "m k x p q t f d c s l b w e n" || return 2
+  check_stages multi "m k x p q t f d c s l b w e n g" || return 2
   export OMP_NUM_THREADS=4
   local status=0 STEPS=${STEPS:-30} mode rep order c a b pol t0 x f
   local model=(--layers "${LAYERS:-24}" --d-model "${DMODEL:-2048}" --heads 16)
@@ -1039,6 +1043,53 @@ cmd_multi() {
     mkdir -p "$O/n_price_fsdp.steps"
     cmp_run n_price_fsdp off,nocomm --warmup 5 --steps-out "$O/n_price_fsdp.steps" -- "${prog[@]}" --mode fsdp \
       --steps "$NSTEPS" --warmup 5
+  fi
+  if has g; then  # framework controls (issue 44): whole runs A B B A, answers, copies per step
+    local GSTEPS=${GSTEPS:-40} fw base
+    sums() { grep -ho 'loss_checksum=[^ ]* param_checksum=[^ ]*' "$O/$1.log" | tail -1; }
+    for base in ddp fsdp; do
+      if [ "$base" = ddp ]; then fw="ddp.bucket_view ddp.bucket_view,ddp.bucket_mb=100"; else fw="fsdp.reshard=off"; fi
+      for rep in 1 2; do
+        if [ "$rep" = 1 ]; then order="plain $fw"; else order="$(echo "$fw" | tr ' ' '\n' | tac | tr '\n' ' ') plain"; fi
+        for c in $order; do
+          if [ "$c" = plain ]; then
+            plain "g_${base}_plain_$rep" "${prog[@]}" --mode "$base" --steps "$GSTEPS" --warmup 5
+          else
+            plain "g_${base}_${c//[,=.]/_}_$rep" "$cco" run --framework "$c" -- "${prog[@]}" --mode "$base" \
+              --steps "$GSTEPS" --warmup 5
+            grep -h '^cco run: framework:' "$O/g_${base}_${c//[,=.]/_}_$rep.log" | head -3
+            local want="applied to"  # the hook reached the real module, and DDP says so itself
+            [ "$base" = ddp ] && want="ddp_bucket_view=True"
+            grep -q "$want" "$O/g_${base}_${c//[,=.]/_}_$rep.log" ||
+              { say "   NOT APPLIED: no '$want' in the log of $c"; status=1; }
+          fi
+        done
+      done
+      a=$(sums "g_${base}_plain_1")
+      for c in $fw; do
+        for rep in 1 2; do
+          b=$(sums "g_${base}_${c//[,=.]/_}_$rep")
+          if [ -n "$a" ] && [ "$a" = "$b" ]; then say "answers: $base $c run $rep identical to plain"
+          else say "answers: $base $c run $rep DIFFER or missing: plain '$a' with it '$b'"; status=1; fi
+        done
+      done
+    done
+    for c in off ddp.bucket_view; do  # copy kernels per step, from a trace of each
+      local fwo=()
+      [ "$c" = off ] || fwo=(--framework "$c")
+      plain "g_trace_${c//./_}" "$cco" run --policy off "${fwo[@]}" --trace "$O/g_trace_${c//./_}_%r.json" -- \
+        "${prog[@]}" --steps 10 --warmup 2
+      python3 - "$O/g_trace_${c//./_}_0.json" 12 "$c" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+ev = t["traceEvents"] if isinstance(t, dict) else t
+k = [e for e in ev if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy")]
+cp = [e for e in k if "copy" in e.get("name", "").lower() or e.get("cat") == "gpu_memcpy"]
+steps = int(sys.argv[2])
+print(f"copies ({sys.argv[3]}): {len(cp) / steps:.1f} copy kernels per step, "
+      f"{sum(e.get('dur', 0) for e in cp) / steps / 1e3:.3f} ms per step; {len(k) / steps:.1f} kernels per step")
+PY
+    done
   fi
   if has c; then
     cmp_run c_ddp_channels "off,channels:16,channels:8,channels:4" --warmup 5 --stats -- "${prog[@]}" \

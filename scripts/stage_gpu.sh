@@ -8,6 +8,7 @@ src=${1:-build}
 rm -rf build-gpu
 mkdir -p build-gpu/src/app/cli build-gpu/src/inject/preload build-gpu/src/inject/nccl_tuner build-gpu/tests
 cp "$src/src/app/cli/cco" build-gpu/src/app/cli/
+mkdir -p build-gpu/src/inject/startup && cp "$src/src/inject/startup/sitecustomize.py" build-gpu/src/inject/startup/
 cp "$src/src/inject/preload/libcco_preload.so" build-gpu/src/inject/preload/ 2>/dev/null || true
 cp "$src/src/inject/nccl_tuner/libcco_tuner.so" build-gpu/src/inject/nccl_tuner/ 2>/dev/null || true
 cp "$src"/tests/cco.test.gpu_* build-gpu/tests/

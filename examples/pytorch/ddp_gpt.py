@@ -129,7 +129,9 @@ def main():
     ap.add_argument("--steps", type=int, default=15, help="timed steps")
     ap.add_argument("--warmup", type=int, default=3, help="untimed steps first (also checksummed)")
     ap.add_argument("--mode", choices=["ddp", "compute-only", "comm-only", "fsdp"], default="ddp")
-    ap.add_argument("--bucket-mb", type=float, default=25.0, help="DDP bucket_cap_mb")
+    ap.add_argument("--bucket-mb", type=float, default=None,
+                    help="DDP bucket_cap_mb (default: not passed, PyTorch's 25; `cco run --framework "
+                         "ddp.bucket_mb=N` can then set it)")
     ap.add_argument("--pair-nosync", action="store_true",
                     help="(ddp) timed steps alternate A B B A with the same step under no_sync()")
     ap.add_argument("--nvtx-steps", action="store_true",
@@ -156,8 +158,9 @@ def main():
     total = args.warmup + args.steps
     data = [torch.randint(0, args.vocab, (args.batch, args.seq + 1), generator=gen) for _ in range(total)]
 
+    net = None
     if args.mode == "comm-only":
-        bucket = max(1, int(args.bucket_mb * 1024 * 1024 / 4))
+        bucket = max(1, int((args.bucket_mb or 25.0) * 1024 * 1024 / 4))
         sizes = [min(bucket, nparams - i) for i in range(0, nparams, bucket)]
         bufs = [torch.ones(n, device=dev) for n in sizes]
     elif args.mode == "fsdp":
@@ -168,8 +171,8 @@ def main():
         opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.0, foreach=True)
     else:
         # compute-only uses the same wrapper under no_sync(), so both run the same kernels.
-        net = nn.parallel.DistributedDataParallel(model, device_ids=[local], bucket_cap_mb=args.bucket_mb,
-                                                  broadcast_buffers=False)
+        own = {} if args.bucket_mb is None else {"bucket_cap_mb": args.bucket_mb}
+        net = nn.parallel.DistributedDataParallel(model, device_ids=[local], broadcast_buffers=False, **own)
         opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.0, foreach=True)
 
     if rank == 0:
@@ -177,7 +180,9 @@ def main():
               f"seq={args.seq} layers={args.layers} d_model={args.d_model} steps={args.steps} "
               f"warmup={args.warmup} torch={torch.__version__} nccl={'.'.join(map(str, torch.cuda.nccl.version()))} "
               f"TORCH_NCCL_HIGH_PRIORITY={os.environ.get('TORCH_NCCL_HIGH_PRIORITY', '')} "
-              f"LD_PRELOAD={os.environ.get('LD_PRELOAD', '')} CCO_POLICY={os.environ.get('CCO_POLICY', '')}",
+              f"LD_PRELOAD={os.environ.get('LD_PRELOAD', '')} CCO_POLICY={os.environ.get('CCO_POLICY', '')}"
+              + (f" ddp_bucket_view={net.gradient_as_bucket_view} ddp_bucket_bytes={net.bucket_bytes_cap}"
+                 if hasattr(net, "bucket_bytes_cap") else ""),
               flush=True)
 
     if args.pair_nosync and args.mode != "ddp":

@@ -34,7 +34,7 @@ LAYERS = {
     "core": {"model", "plan", "results", "steps", "trace", "workload"},  # GPU-free, cco.core: in all three binaries
     "gpu": {"runtime", "kernels"},
     "lab": {"bench", "tune", "bootstrap"},                    # cco bench, cco tune, their ranks
-    "inject": {"preload", "nccl_tuner", "common"},            # loaded into the user's program
+    "inject": {"preload", "nccl_tuner", "common", "startup"},  # loaded into the user's program
     "app": {"cli", "report"},                                 # the cco command
 }
 LAYER_OF = {a: layer for layer, areas in LAYERS.items() for a in areas}
@@ -54,6 +54,7 @@ INCLUDE_RULES = {
     "common": {"model", "plan"},
     "preload": {"model", "plan", "steps", "trace", "common"},
     "nccl_tuner": {"model", "plan", "common"},
+    "startup": set(),  # Python only
     "report": {"model", "steps", "trace", "results"},
     "cli": LAYERS["core"] | {"report", "bootstrap", "runtime", "bench", "tune", "preload"},
 }

@@ -27,6 +27,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
+#include "cli/run_framework.hpp"
 #include "cli/run_support.hpp"
 #include "model/controls.hpp"
 #include "model/env_names.hpp"
@@ -240,11 +241,20 @@ RunOptions parse_run_args(const std::vector<std::string>& args) {
   app.add_option("--compare", compare);
   app.add_option("--compare-json", o.compare_json);
   app.add_option("--trace", o.trace);
+  std::string framework;
+  app.add_option("--framework", framework);
   bool no_diagnose = false;
   app.add_flag("--no-diagnose", no_diagnose);
   const auto check_launch = add_launch_options(app, o);
   o.command = parse_until_command(app, args, false, "");
   if (app.count("--compare")) o.compare = configuration_list("--compare", compare);
+  if (app.count("--framework")) {
+    try {
+      o.framework = model::parse_framework(framework);
+    } catch (const model::Error& e) {
+      throw Usage(e.what());
+    }
+  }
   check_launch();
   if (app.count("--trace"))
     if (const std::string bad = preload::check_trace_pattern(o.trace); !bad.empty())
@@ -568,139 +578,22 @@ std::vector<std::string> check_compare_items(const std::vector<std::string>& ite
   return out;
 }
 
-// The step files of a folder (bounded), with one note per file that could not be read.
-std::vector<steps::StepFile> read_step_files(const std::string& dir,
-                                             std::vector<std::string>* notes) {
-  std::vector<steps::StepFile> files;
-  if (DIR* d = ::opendir(dir.c_str())) {
-    while (dirent* e = ::readdir(d)) {
-      const std::string n = e->d_name;
-      if (n.rfind("steps-", 0) != 0 || n.size() < 11 || n.compare(n.size() - 5, 5, ".json") != 0)
-        continue;
-      try {
-        files.push_back(steps::read_step_file(dir + "/" + n));
-      } catch (const std::exception& ex) {
-        if (notes) notes->push_back(std::string("skipped ") + ex.what());
-      }
-      if (files.size() > 4096) break;
-    }
-    ::closedir(d);
-  }
-  return files;
-}
-
-bool report_steps(const std::string& dir, bool compare, const std::string& json_path,
-                  std::FILE* out, steps::CompareReport* report,
-                  std::vector<steps::StepFile>* files_out) {
-  std::vector<std::string> notes;
-  const std::vector<steps::StepFile> files = read_step_files(dir, &notes);
-  if (files_out) *files_out = files;
-  if (files.empty() && !notes.empty()) {
-    // Files were written but none could be read: not "no step file was written".
-    for (const auto& n : notes) std::fprintf(out, "cco: steps: %s\n", n.c_str());
-    std::fprintf(out, "cco: steps: %zu step file(s) found, none readable: no comparison\n",
-                 notes.size());
-    return false;
-  }
-  for (const auto& f : files)
-    if (f.ended != "exit")
-      notes.push_back(steps::process_name(f) + ": the process did not exit normally; its steps "
-                                               "until the last flush are used (partial)");
-  for (const auto& n : notes) std::fprintf(out, "cco: steps: %s\n", n.c_str());
-  if (!compare) {
-    for (const auto& f : files)
-      std::fprintf(out, "cco: steps: %s: %zu steps (%s%s)\n", steps::process_name(f).c_str(),
-                   f.steps.size(), f.source.c_str(),
-                   f.period > 0 ? (", " + std::to_string(f.period) + " collectives each").c_str()
-                                : "");
-    return true;
-  }
-  const steps::CompareReport r = steps::compare(files);
-  if (report) *report = r;
-  std::fputs(steps::format_report(r).c_str(), out);
-  try {
-    write_output(json_path, steps::to_json(r));  // whole or not at all
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "cco run: error: %s\n", e.what());
-    return false;  // the comparison was asked for as a file: exit 3, not 0
-  }
-  return r.refused.empty();
-}
 
 namespace {
 
-// The kinds of control a compared item holds (docs/TRACE.md, the bounds per lever): priority
-// and shaping; SM budgets, channel caps and CTA settings. A plan file may hold both.
-std::pair<bool, bool> lever_kinds(const std::string& item) {
-  const bool plan_file = item.find('/') != std::string::npos || item.find(".json") != std::string::npos;
-  if (plan_file) return {true, true};
-  const bool prio = item.find("priority") != std::string::npos ||
-                    item.find("shape") != std::string::npos;
-  const bool sms = item.find("sm-target") != std::string::npos ||
-                   item.find("channels") != std::string::npos ||
-                   item.find("cta") != std::string::npos;
-  return {prio, sms};
+// A folder of cco's own under $TMPDIR (or /tmp), removed after the run.
+std::string make_temp_folder(const std::string& prefix) {
+  const char* tmp = ::getenv("TMPDIR");
+  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/" + prefix + "-XXXXXX";
+  if (!::mkdtemp(pattern.data()))
+    throw std::runtime_error("cannot make a folder for cco's files (" + pattern +
+                             "): " + std::strerror(errno));
+  return pattern;
 }
 
-}  // namespace
-
-void report_trace_bounds(const std::string& pattern, const steps::CompareReport& r,
-                         const std::vector<steps::StepFile>& files, std::FILE* out) {
-  if (r.configs.size() < 2) return;
-  const bool by_rank = pattern.find("%r") != std::string::npos;
-  const bool by_pid = pattern.find("%p") != std::string::npos;
-  if (!by_rank && !by_pid) {
-    std::fprintf(out, "cco: trace: name the files with %%r (or %%p) to see here what the controls "
-                      "can win at most; or run cco report on them\n");
-    return;
-  }
-  std::vector<trace::Trace> parts;
-  for (const auto& f : files) {
-    const std::string path = preload::expand_trace_path(pattern, f.pid, f.rank, false);
-    try {
-      parts.push_back(trace::read_trace_file(path));
-    } catch (const std::exception& e) {
-      std::fprintf(out, "cco: trace: %s\n", e.what());
-    }
-  }
-  if (parts.empty()) return;
-  try {
-    const trace::Trace t = parts.size() == 1 ? parts.front() : trace::merge_traces(parts);
-    trace::DiagnosisOptions o;
-    o.steps.config = 0;
-    const trace::Diagnosis d = trace::diagnose(t, o);
-    std::fprintf(out, "# the steps under %s, from the trace (docs/TRACE.md): %s\n",
-                 r.configs.front().name.c_str(), d.sentence.c_str());
-    if (d.ranks.empty()) return;
-    // A step is as slow as its slowest rank: the largest bound over ranks.
-    trace::LeverBounds b;
-    for (const auto& rk : d.ranks) {
-      const auto lb = trace::lever_bounds(rk.steps[rk.typical]);
-      b.priority_shaping_ns = std::max(b.priority_shaping_ns, lb.priority_shaping_ns);
-      b.sm_budget_ns = std::max(b.sm_budget_ns, lb.sm_budget_ns);
-    }
-    for (std::size_t i = 1; i < r.configs.size(); ++i) {
-      const auto& c = r.configs[i];
-      const auto [prio, sms] = lever_kinds(c.name);
-      const int64_t bound =
-          (prio ? b.priority_shaping_ns : 0) + (sms ? b.sm_budget_ns : 0);
-      if (!prio && !sms) continue;
-      const double gain = -c.vs_first.median;
-      const double noise = c.vs_first.enough ? (c.vs_first.hi - c.vs_first.lo) / 2 : 0;
-      const double bound_ms = static_cast<double>(bound) / 1e6;
-      std::fprintf(out, "#   %-28s measured gain %+.3f ms, at most %.3f ms by its kind of control%s\n",
-                   c.name.c_str(), gain, bound_ms,
-                   gain > bound_ms + noise ? " -- ABOVE the bound: please report it" : "");
-    }
-  } catch (const std::exception& e) {
-    std::fprintf(out, "cco: trace: %s\n", e.what());
-  }
-}
-
-namespace {
-
-// --compare / --steps-out: the program runs as a child; its step files are read when it ends.
-int run_and_report(const RunOptions& o, const std::string& temp_dir) {
+// --compare / --steps-out / --framework: the program runs as a child; its step files are read when it ends.
+int run_and_report(const RunOptions& o, const std::string& temp_dir,
+                   const std::string& framework_dir) {
   std::fflush(nullptr);
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("cannot fork: ") + std::strerror(errno));
@@ -722,11 +615,16 @@ int run_and_report(const RunOptions& o, const std::string& temp_dir) {
     std::fprintf(stderr, "cco run: the program ended by signal %d\n", WTERMSIG(status));
   steps::CompareReport report;
   std::vector<steps::StepFile> files;
-  const bool ok =
-      report_steps(o.steps_out, !o.compare.empty(), o.compare_json, stdout, &report, &files);
-  if (ok && !o.compare.empty() && !o.trace.empty())
-    report_trace_bounds(o.trace, report, files, stdout);
+  bool ok = true;
+  if (!o.compare.empty() || !o.steps_out.empty()) {
+    ok = report_steps(o.steps_out, !o.compare.empty(), o.compare_json, stdout, &report, &files);
+    if (ok && !o.compare.empty() && !o.trace.empty())
+      report_trace_bounds(o.trace, report, files, stdout);
+  }
   std::fflush(stdout);
+  if (!o.framework.empty())
+    std::fputs(format_framework_summary(o.framework, read_framework_reports(framework_dir)).c_str(),
+               stderr);
   if (!temp_dir.empty()) remove_folder(temp_dir);
   // The program's own failure first; else a comparison that could not be made is a failure.
   if (rc != 0) return rc;
@@ -779,19 +677,28 @@ int run_main(const std::vector<std::string>& args) {
   // --compare without --steps-out: the step files go to a folder of our own, removed after.
   std::string temp_dir;
   if (!o.compare.empty() && o.steps_out.empty() && !o.dry_run) {
-    const char* tmp = ::getenv("TMPDIR");
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/cco-steps-XXXXXX";
-    if (!::mkdtemp(pattern.data()))
-      throw std::runtime_error("cannot make a folder for the step files (" + pattern +
-                               "): " + std::strerror(errno));
-    temp_dir = o.steps_out = pattern;
+    temp_dir = o.steps_out = make_temp_folder("cco-steps");
   } else if (!o.steps_out.empty()) {
     o.steps_out = steps_folder(o.steps_out);
   }
+  // --framework: the start-up hook reports what it did in each process to a folder read after.
+  std::string startup_dir, framework_dir;
+  if (!o.framework.empty()) {
+    startup_dir = find_startup_dir(self_exe());
+    for (const auto& r : model::framework_rounding(o.framework))
+      std::fprintf(stderr, "cco run: framework: %s (asked for by name: answers may differ)\n",
+                   r.c_str());
+    if (!o.dry_run) {
+      if (temp_dir.empty()) temp_dir = make_temp_folder("cco-run");
+      framework_dir = temp_dir;
+    }
+  }
   std::vector<std::string> warnings;
-  const auto changes = run_environment(
-      o, plan, plan_path, lib, tuner,
-      [](const char* n) { return static_cast<const char*>(::getenv(n)); }, &warnings);
+  const auto getenv_fn = [](const char* n) { return static_cast<const char*>(::getenv(n)); };
+  auto changes = run_environment(o, plan, plan_path, lib, tuner, getenv_fn, &warnings);
+  if (!o.framework.empty())
+    for (auto& c : framework_environment(o.framework, startup_dir, framework_dir, getenv_fn))
+      changes.push_back(std::move(c));
   for (const auto& w : warnings) std::fprintf(stderr, "cco run: warning: %s\n", w.c_str());
 
   if (o.dry_run) {
@@ -816,7 +723,8 @@ int run_main(const std::vector<std::string>& args) {
     else
       ::unsetenv(c.name.c_str());
   }
-  if (!o.compare.empty() || !o.steps_out.empty()) return run_and_report(o, temp_dir);
+  if (!o.compare.empty() || !o.steps_out.empty() || !o.framework.empty())
+    return run_and_report(o, temp_dir, framework_dir);
   std::vector<char*> argv;
   for (const auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "model/framework.hpp"
 #include "plan/plan.hpp"
 #include "steps/compare.hpp"
 #include "steps/record.hpp"
@@ -50,6 +51,9 @@ struct RunOptions : LaunchOptions {
   /// --compare A,B[,...]: policies or plan files rotated between steps (2 to 8 items).
   std::vector<std::string> compare;
   std::string compare_json;  ///< --compare-json FILE: the comparison as JSON
+  /// --framework SPEC: framework controls (model/framework.hpp), applied by cco's Python start-up
+  /// hook where the program builds its DDP or FSDP2 modules (run_framework.hpp).
+  model::FrameworkSettings framework;
   /// --compare: rank 0 checks the first rounds and stops the rotation when the controls have
   /// nothing to win (CCO_COMPARE_DIAGNOSE; not with --trace); --no-diagnose: compare to the end.
   bool diagnose = true;

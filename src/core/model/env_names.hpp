@@ -30,6 +30,10 @@ inline constexpr const char* kTuneWait = "CCO_TUNE_WAIT";               ///< how
 inline constexpr const char* kTuneDiagnose = "CCO_TUNE_DIAGNOSE";       ///< rank 0 diagnoses the first stage
 inline constexpr const char* kCompareDiagnose = "CCO_COMPARE_DIAGNOSE"; ///< rank 0 checks the first rounds
 
+// ---- read by cco's Python start-up hook (src/inject/startup/sitecustomize.py, which spells them too)
+inline constexpr const char* kFramework = "CCO_FRAMEWORK";              ///< framework controls asked for
+inline constexpr const char* kFrameworkOut = "CCO_FRAMEWORK_OUT";       ///< where it reports what it did
+
 // ---- cco itself ----------------------------------------------------------------------------------
 inline constexpr const char* kListOptions = "CCO_LIST_OPTIONS";         ///< 1: a command lists its options, runs nothing
 

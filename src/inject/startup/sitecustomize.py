@@ -1,0 +1,228 @@
+"""cco's Python start-up hook: framework controls for unmodified PyTorch programs (docs/FRAMEWORK.md).
+
+`cco run --framework ...` puts this file's folder first on PYTHONPATH, so every Python process
+of the job imports it at start-up (the `site` module imports `sitecustomize`). It then:
+
+- reads CCO_FRAMEWORK, the controls asked for ("NAME:TARGET:KEYWORD:VALUE;..." as
+  src/core/model/framework.cpp writes it), and does nothing more when it is unset;
+- waits, without importing anything of PyTorch, for the module that defines a target
+  (`torch.nn.parallel.distributed` for DDP, `torch.distributed.fsdp` for FSDP2's fully_shard)
+  to be imported by the program, and wraps what the program calls there: a keyword the program
+  passes itself is kept (and said), a keyword it leaves out gets cco's value;
+- writes what it did to CCO_FRAMEWORK_OUT/framework-PID.json, for cco's summary at the end;
+- imports the next `sitecustomize` on the path (the program's or the system's own), as if this
+  one were not there.
+
+It never fails the program: any error here is one line on stderr and the program runs as if no
+control had been asked for. Only rank 0 (RANK unset or 0) prints.
+"""
+
+import sys
+
+
+def _install():
+    import os
+
+    spec = os.environ.get("CCO_FRAMEWORK", "")
+    out_dir = os.environ.get("CCO_FRAMEWORK_OUT", "")
+    if not spec:
+        return
+    loud = os.environ.get("RANK", "0") in ("", "0")
+    said = set()
+
+    def say(text):
+        if loud and text not in said:
+            said.add(text)
+            print("cco: framework: " + text, file=sys.stderr, flush=True)
+
+    # What each target wraps: (module, attribute, "class" (its __init__) or "function").
+    targets = {
+        "ddp": [("torch.nn.parallel.distributed", "DistributedDataParallel", "class")],
+        "fsdp": [("torch.distributed.fsdp", "fully_shard", "function"),
+                 ("torch.distributed._composable.fsdp", "fully_shard", "function")],
+    }
+    wanted = {}  # target -> [(name, keyword, value)]
+    for item in spec.split(";")[:64]:
+        parts = item.split(":")
+        if len(parts) != 4 or parts[1] not in targets:
+            say(f"CCO_FRAMEWORK item '{item[:80]}' is not NAME:TARGET:KEYWORD:VALUE of a known "
+                "target; ignored")
+            continue
+        name, target, keyword, text = parts
+        if text in ("True", "False"):
+            value = text == "True"
+        else:
+            try:
+                value = float(text) if "." in text else int(text)
+            except ValueError:
+                say(f"{name}: value '{text[:40]}' is not a switch or a number; ignored")
+                continue
+        wanted.setdefault(target, []).append((name, keyword, value))
+    if not wanted:
+        return
+
+    report = {"pid": 0, "rank": os.environ.get("RANK", ""), "events": []}
+
+    def record(event):
+        report["events"].append(event)
+        if not out_dir or len(report["events"]) > 4096:
+            return
+        try:
+            import json
+            report["pid"] = os.getpid()  # after a fork, the child's own file
+            path = os.path.join(out_dir, f"framework-{os.getpid()}.json")
+            tmp = path + ".tmp"
+            with open(tmp, "w") as f:
+                json.dump(report, f)
+            os.replace(tmp, path)
+        except Exception as e:  # the folder went away, a full disk: only cco's summary is lost
+            say(f"cannot write the report for cco ({type(e).__name__}: {e})")
+
+    def set_keywords(what, target, fn, args, kwargs):
+        """Sets the keywords the call leaves out; returns what to say and record once it built."""
+        import inspect
+        try:
+            sig = inspect.signature(fn)
+        except (TypeError, ValueError):
+            sig = None
+        bound = None
+        if sig is not None:
+            try:
+                bound = sig.bind_partial(*args, **kwargs).arguments
+            except TypeError:
+                bound = None  # the call is wrong anyway: let the program's own error speak
+        done = []
+        for name, keyword, value in wanted[target]:
+            if sig is None or bound is None or (keyword not in sig.parameters and not any(
+                    p.kind == p.VAR_KEYWORD for p in sig.parameters.values())):
+                done.append((f"{what} takes no keyword {keyword} in this PyTorch: {name} not applied",
+                             {"control": name, "module": what, "outcome": "unsupported"}))
+            elif keyword in bound:
+                own = bound[keyword]
+                same = own == value and type(own) is type(value)
+                text = (f"{what}: the program sets {keyword}={own!r} itself, as {name} asks" if same
+                        else f"{what}: the program sets {keyword}={own!r} itself: kept ({name} not "
+                             "applied)")
+                done.append((text, {"control": name, "module": what,
+                                    "outcome": "same" if same else "kept",
+                                    "program_value": repr(own)}))
+            else:
+                kwargs[keyword] = value
+                done.append((f"{what} built with {keyword}={value!r} ({name})",
+                             {"control": name, "module": what, "outcome": "applied",
+                              "value": repr(value)}))
+        return done
+
+    def built(done):
+        for text, event in done:
+            say(text)
+            record(event)
+
+    def decide(what, target, fn, args, kwargs):
+        try:
+            return set_keywords(what, target, fn, args, kwargs)
+        except Exception as e:
+            say(f"{what}: {type(e).__name__}: {e}; built as the program asks")
+            return []
+
+    def wrap(module, attr, kind, target):
+        import functools
+        obj = getattr(module, attr, None)
+        if obj is None or getattr(obj, "_cco_framework", False):
+            return
+        what = attr
+        if kind == "class":
+            init = obj.__init__
+
+            @functools.wraps(init)
+            def __init__(self, *args, **kwargs):
+                done = decide(what, target, init, (self,) + args, kwargs)
+                init(self, *args, **kwargs)  # the program's own errors pass as they are
+                built(done)
+
+            __init__._cco_framework = True
+            obj.__init__ = __init__
+            obj._cco_framework = True
+        else:
+            @functools.wraps(obj)
+            def call(*args, **kwargs):
+                done = decide(what, target, obj, args, kwargs)
+                result = obj(*args, **kwargs)
+                built(done)
+                return result
+
+            call._cco_framework = True
+            setattr(module, attr, call)
+
+    watched = {}
+    for target in wanted:
+        for module_name, attr, kind in targets[target]:
+            watched[module_name] = (attr, kind, target)
+
+    def patch(module):
+        attr, kind, target = watched[module.__name__]
+        try:
+            wrap(module, attr, kind, target)
+        except Exception as e:
+            say(f"cannot wrap {module.__name__}.{attr} ({type(e).__name__}: {e}); "
+                "the program runs without it")
+
+    import importlib.abc
+
+    class Loader(importlib.abc.Loader):
+        def __init__(self, inner):
+            self._inner = inner
+
+        def create_module(self, spec):
+            create = getattr(self._inner, "create_module", None)
+            return create(spec) if create else None
+
+        def exec_module(self, module):
+            self._inner.exec_module(module)
+            patch(module)
+
+        def __getattr__(self, name):
+            return getattr(self._inner, name)
+
+    class Finder(importlib.abc.MetaPathFinder):
+        def find_spec(self, fullname, path=None, target=None):
+            if fullname not in watched:
+                return None
+            for finder in sys.meta_path:
+                if finder is self or not hasattr(finder, "find_spec"):
+                    continue
+                found = finder.find_spec(fullname, path, target)
+                if found is not None:
+                    if found.loader is not None and hasattr(found.loader, "exec_module"):
+                        found.loader = Loader(found.loader)
+                    return found
+            return None
+
+    for name in watched:  # already imported (a sitecustomize before this one imported torch)
+        if name in sys.modules:
+            patch(sys.modules[name])
+    sys.meta_path.insert(0, Finder())
+
+
+def _chain():
+    """Import the sitecustomize this one hides (the program's, the system's), as `site` would."""
+    import importlib.machinery
+    import importlib.util
+    import os
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    rest = [p for p in sys.path if os.path.abspath(p or ".") != here]
+    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
+    if spec is None or spec.loader is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["sitecustomize"] = module
+    spec.loader.exec_module(module)  # its errors are its own, as without cco
+
+
+try:
+    _install()
+except Exception as _e:  # never fail the program
+    print(f"cco: framework: the start-up hook failed ({type(_e).__name__}: {_e}); the program "
+          "runs without framework controls", file=sys.stderr)
+_chain()
