@@ -663,6 +663,12 @@ int run_main(const std::vector<std::string>& args) {
     }
   }
 
+  if (!plan.framework.empty()) {  // a plan's framework controls, as --framework
+    if (!o.framework.empty())
+      throw Usage("--framework conflicts with the framework controls of plan " + o.plan_file +
+                  ": give them in one place");
+    o.framework = plan.framework;
+  }
   refuse_run_inputs(o);
   const std::string lib = loadable_preload_library(o.lib);
   if (!o.step_nvtx.empty()) refuse_foreign_nvtx(lib);

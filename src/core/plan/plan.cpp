@@ -495,7 +495,7 @@ Plan parse(std::string_view json_text) {
   check_schema(doc);
   check_keys(doc, "",
              {"schema", "schema_version", "policy", "description", "comment", "shaping", "priority",
-              "gemm", "nccl", "environment", "generated_by", "tuning", "made_for"});
+              "gemm", "nccl", "environment", "framework", "generated_by", "tuning", "made_for"});
   Plan p;
   if (doc.contains("policy")) p.policy = need_string(doc["policy"], "policy");
   if (doc.contains("description")) p.description = need_string(doc["description"], "description");
@@ -504,6 +504,16 @@ Plan parse(std::string_view json_text) {
   if (doc.contains("gemm")) p.gemm = parse_gemm(doc["gemm"]);
   if (doc.contains("nccl")) p.nccl = parse_nccl(doc["nccl"]);
   if (doc.contains("environment")) p.environment = parse_environment(doc["environment"]);
+  if (doc.contains("framework")) {
+    try {
+      p.framework = model::parse_framework(need_string(doc["framework"], "framework"));
+    } catch (const model::Error& e) {
+      std::string what = e.what();
+      if (what.rfind("--framework", 0) == 0) what = what.substr(std::string("--framework").size());
+      if (!what.empty() && (what[0] == ' ' || what[0] == ':')) what = what.substr(what[0] == ':' ? 2 : 1);
+      fail("framework", what);
+    }
+  }
   for (const auto& [k, v] : p.nccl.environment())
     for (const auto& [k2, v2] : p.environment)
       if (k == k2 && v != v2)
@@ -606,6 +616,7 @@ std::string to_json(const Plan& plan, int indent) {
   json env = json::object();
   for (const auto& [k, v] : plan.environment) env[k] = v;
   j["environment"] = env;
+  if (!plan.framework.empty()) j["framework"] = model::framework_text(plan.framework);
   if (plan.made_for.set) {
     json m;
     m["device"] = plan.made_for.device;
@@ -687,6 +698,8 @@ std::string rotation_refusal(const Plan& p) {
   if (!p.nccl.environment().empty())
     return "its NCCL CTA settings are read by NCCL when a communicator is created";
   if (!p.environment.empty()) return "its environment is set before the program starts";
+  if (!p.framework.empty())
+    return "its framework controls are set where the program builds its modules (docs/FRAMEWORK.md)";
   return "";
 }
 

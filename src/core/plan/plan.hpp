@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "model/controls.hpp"
+#include "model/framework.hpp"
 #include "model/schema_names.hpp"
 #include "model/types.hpp"
 
@@ -181,6 +182,9 @@ struct Plan {
   Nccl nccl;
   /// Variables `cco run` sets for the program, in order (names are validated).
   std::vector<std::pair<std::string, std::string>> environment;
+  /// Framework controls `cco run --plan` hands to its start-up hook ("framework":
+  /// "ddp.bucket_view=on,...", as --framework reads them; docs/FRAMEWORK.md).
+  model::FrameworkSettings framework;
   MadeFor made_for;         ///< optional: where the plan was measured
 };
 

@@ -131,7 +131,7 @@ TEST(PlanParse, FieldErrors) {
   } cases[] = {
       {R"("shapping": {})",
        "shapping: unknown field (known: schema, schema_version, policy, description, comment, "
-       "shaping, priority, gemm, nccl, environment, generated_by, tuning, made_for)"},
+       "shaping, priority, gemm, nccl, environment, framework, generated_by, tuning, made_for)"},
       {R"("shaping": 3)", "shaping: must be an object, got number"},
       {R"("shaping": {"defualt": 2})",
        "shaping.defualt: unknown field (known: default, model_fraction, rules, denylist, when, comment)"},
@@ -548,6 +548,27 @@ TEST(PlanMadeFor, ParsedCheckedAndRoundTripped) {
     "made_for": {"device": "x", "gpu": 1}})"), cco::plan::Error);
   EXPECT_THROW(cco::plan::parse(R"({"schema": "ccoverlap.plan", "schema_version": "1.0.0",
     "made_for": {"sms": -3}})"), cco::plan::Error);
+}
+
+// A plan's framework controls (docs/FRAMEWORK.md) read as --framework reads them, written back
+// the same, refused with the reason, and never rotated between steps.
+TEST(PlanFramework, ReadWrittenRefusedAndNotRotated) {
+  const auto p = cco::plan::parse(R"({"schema": "ccoverlap.plan", "schema_version": "1.0.0",
+    "framework": "ddp.bucket_view,ddp.bucket_mb=100"})");
+  ASSERT_EQ(p.framework.size(), 2u);
+  EXPECT_EQ(cco::model::framework_text(p.framework), "ddp.bucket_view=on,ddp.bucket_mb=100");
+  EXPECT_EQ(cco::plan::parse(cco::plan::to_json(p)).framework, p.framework);
+  EXPECT_NE(cco::plan::rotation_refusal(p).find("framework controls"), std::string::npos);
+  EXPECT_TRUE(cco::plan::parse(cco::plan::to_json(cco::plan::from_policy("priority"))).framework.empty());
+  for (const char* bad : {R"("ddp.nope")", R"(true)", R"("ddp.bucket_mb=0")", R"("")"}) {
+    try {
+      cco::plan::parse(std::string(R"({"schema": "ccoverlap.plan", "schema_version": "1.0.0", "framework": )") +
+                       bad + "}");
+      ADD_FAILURE() << bad << " was read";
+    } catch (const cco::plan::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("framework"), std::string::npos) << e.what();
+    }
+  }
 }
 
 // The libraries are the program's (the preload library compares them once loaded): a plan made

@@ -156,6 +156,16 @@ if [ -n "$cco" ] && [ -n "${CCO_PRELOAD_LIB:-}" ]; then
     fail "a program without DDP not said: $(cat "$tmp/err")"
   "$cco" run --lib "$CCO_PRELOAD_LIB" --framework ddp.bucket_view,ddp.bucket_view -- true 2>"$tmp/err"
   [ $? = 2 ] && grep -q "named twice" "$tmp/err" || fail "a control named twice: $(cat "$tmp/err")"
+  # A plan's framework controls: applied as --framework; with --framework too, refused.
+  printf '{"schema": "ccoverlap.plan", "schema_version": "1.0.0", "framework": "ddp.bucket_view"}' >"$tmp/plan.json"
+  x=$("$cco" run --dry-run --lib "$CCO_PRELOAD_LIB" --plan "$tmp/plan.json" -- true | sed -n 's/^CCO_FRAMEWORK=//p' | tr -d "'")
+  [ "$x" = "ddp.bucket_view:ddp:gradient_as_bucket_view:True" ] || fail "the plan's framework: '$x'"
+  "$cco" run --lib "$CCO_PRELOAD_LIB" --plan "$tmp/plan.json" --framework fsdp.reshard=off -- true 2>"$tmp/err"
+  [ $? = 2 ] && grep -q "conflicts with the framework controls of plan" "$tmp/err" ||
+    fail "--framework with a plan's: $(cat "$tmp/err")"
+  "$cco" run --lib "$CCO_PRELOAD_LIB" --compare "off,$tmp/plan.json" -- true 2>"$tmp/err"
+  [ $? = 2 ] && grep -q "cannot switch between steps: its framework controls" "$tmp/err" ||
+    fail "a plan with framework controls compared: $(cat "$tmp/err")"
   left=$(ls -A "$tmp/t")
   [ -z "$left" ] || fail "cco run left its folder behind: $left"
 else
