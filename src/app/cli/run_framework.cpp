@@ -92,9 +92,10 @@ FrameworkSummary read_framework_reports(const std::string& report_dir) {
   return sum;
 }
 
-std::string format_framework_summary(const model::FrameworkSettings& s, const FrameworkSummary& sum) {
+std::string format_framework_summary(const model::FrameworkSettings& s, const FrameworkSummary& sum,
+                                     const std::string& command) {
   std::string out;
-  auto line = [&out](const std::string& t) { out += "cco run: framework: " + t + "\n"; };
+  auto line = [&](const std::string& t) { out += command + ": framework: " + t + "\n"; };
   for (const auto& n : sum.notes) line(n);
   auto times = [](const FrameworkOutcome& o) {
     return std::to_string(o.times) + (o.times == 1 ? " time" : " times") + " in " +

@@ -45,8 +45,10 @@ struct FrameworkSummary {
 };
 FrameworkSummary read_framework_reports(const std::string& report_dir);
 
-/// The summary as lines "cco run: framework: ...": one per control and outcome, and one per control
-/// that no process reached (the program built no such module, or its Python did not load the hook).
-std::string format_framework_summary(const model::FrameworkSettings& s, const FrameworkSummary& sum);
+/// The summary as lines "COMMAND: framework: ..." (`command`: "cco run", "cco tune"): one per
+/// control and outcome, and one per control that no process reached (the program built no such
+/// module, or its Python did not load the hook).
+std::string format_framework_summary(const model::FrameworkSettings& s, const FrameworkSummary& sum,
+                                     const std::string& command = "cco run");
 
 }  // namespace cco::cli

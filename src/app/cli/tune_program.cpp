@@ -25,6 +25,7 @@
 #include "cli/output.hpp"
 #include "cli/parse.hpp"
 #include "cli/run_cmd.hpp"
+#include "cli/run_framework.hpp"
 #include "cli/run_support.hpp"
 #include "model/env_names.hpp"
 #include "model/read_file.hpp"
@@ -48,6 +49,9 @@ struct TuneProgramOptions : LaunchOptions {  // --lib ... --warmup as cco run's
   bool online = false;
   bool diagnose = true;  // the first stage's diagnosis may end the search (--no-diagnose)
   std::string out = "cco-tune-plan.json";
+  /// --framework: held fixed through the search (set where the program builds its modules), and
+  /// written into the plan (docs/FRAMEWORK.md).
+  model::FrameworkSettings framework;
   std::vector<std::string> command;
 };
 
@@ -64,8 +68,17 @@ TuneProgramOptions parse_tune_program(const std::vector<std::string>& args) {
   bool no_diagnose = false;
   app.add_flag("--no-diagnose", no_diagnose);
   app.add_option("--out", o.out);
+  std::string framework;
+  app.add_option("--framework", framework);
   const auto check_launch = add_launch_options(app, o);  // --steps-out: see below when not given
   o.command = parse_until_command(app, args, true, " (cco tune [options] -- CMD [ARGS...])");
+  if (app.count("--framework")) {
+    try {
+      o.framework = model::parse_framework(framework);
+    } catch (const model::Error& e) {
+      throw Usage(e.what());
+    }
+  }
   if (app.count("--candidates")) o.candidates = configuration_list("--candidates", candidates);
   if (app.count("--steps")) o.steps = count_arg("--steps", steps, 1, 10000000);
   if (app.count("--time")) o.time_s = count_arg("--time", time_s, 1, 86400 * 30);
@@ -179,6 +192,14 @@ Prepared prepare(TuneProgramOptions& o) {
   auto changes = run_environment(ro, plan::from_policy("off"), "", lib, tuner,
                                  [](const char* n) { return static_cast<const char*>(::getenv(n)); },
                                  &warnings);
+  if (!o.framework.empty()) {  // fixed through the search; the hook reports into the step folder
+    for (const auto& r : model::framework_rounding(o.framework))
+      std::fprintf(stderr, "cco tune: framework: %s (asked for by name: answers may differ)\n",
+                   r.c_str());
+    for (auto& c : framework_environment(o.framework, find_startup_dir(self_exe()), o.steps_out,
+                                         [](const char* n) { return static_cast<const char*>(::getenv(n)); }))
+      changes.push_back(std::move(c));
+  }
   changes.push_back({cco::env::kTune, "1"});
   changes.push_back({cco::env::kTuneSteps, std::to_string(budget)});
   changes.push_back({cco::env::kTuneTime, std::to_string(o.time_s)});
@@ -380,6 +401,7 @@ void write_tuned_plan(const TuneProgramOptions& o, const steps::TuneFile& t,
   const std::string winner = t.candidates.at(static_cast<std::size_t>(fin.set.at(0)));
   nlohmann::json plan = nlohmann::json::parse(plan::to_json(plan::load_item(winner)));
   plan["generated_by"] = "cco tune -- CMD";
+  if (!o.framework.empty()) plan["framework"] = model::framework_text(o.framework);
   char date[32] = {};
   const std::time_t now_t = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now_t));
@@ -456,6 +478,9 @@ int tune_program_main(const std::vector<std::string>& args) {
   const auto files = read_step_files(o.steps_out, &notes);
   for (const auto& n : notes) std::printf("cco tune: %s\n", n.c_str());
   print_search_report(tune, files);
+  if (!o.framework.empty())
+    std::fputs(format_framework_summary(o.framework, read_framework_reports(o.steps_out), "cco tune").c_str(),
+               stderr);
   const steps::Decision* fin = tune ? tune->final_decision() : nullptr;
   if (!fin) {
     std::printf("# no plan written: the search did not finish (program exit %d); the step files "

@@ -21,7 +21,7 @@ unset RANK CCO_FRAMEWORK CCO_FRAMEWORK_OUT
 # --- the fake torch: torch.nn.parallel.distributed imported with torch, as in PyTorch ----------
 fake=$tmp/fake
 mkdir -p "$fake/torch/nn/parallel" "$fake/torch/distributed/fsdp" "$tmp/out" "$tmp/user"
-echo "from torch import nn" >"$fake/torch/__init__.py"
+printf 'from torch import nn\nclass cuda:\n    is_available = staticmethod(lambda: False)\n' >"$fake/torch/__init__.py"
 echo "from torch.nn import parallel" >"$fake/torch/nn/__init__.py"
 echo "from .distributed import DistributedDataParallel" >"$fake/torch/nn/parallel/__init__.py"
 cat >"$fake/torch/nn/parallel/distributed.py" <<'PY'
@@ -166,6 +166,28 @@ if [ -n "$cco" ] && [ -n "${CCO_PRELOAD_LIB:-}" ]; then
   "$cco" run --lib "$CCO_PRELOAD_LIB" --compare "off,$tmp/plan.json" -- true 2>"$tmp/err"
   [ $? = 2 ] && grep -q "cannot switch between steps: its framework controls" "$tmp/err" ||
     fail "a plan with framework controls compared: $(cat "$tmp/err")"
+  # cco tune -- CMD --framework: held through the search, reported, written into the plan.
+  if [ -n "${CCO_SOURCE_DIR:-}" ]; then
+    cat >"$tmp/tune.py" <<'PY'
+import ctypes, sys, time
+import torch, ccoverlap
+ctypes.CDLL("libcuda.so.1", mode=ctypes.RTLD_GLOBAL)
+assert torch.nn.parallel.DistributedDataParallel("m").kw["gradient_as_bucket_view"] is True
+cost = {"priority": 0.004, "off": 0.012}
+for k in range(int(sys.argv[1])):
+    ccoverlap.step()
+    time.sleep(cost[ccoverlap.current_policy()])
+PY
+    (cd "$tmp" && PYTHONPATH="$CCO_SOURCE_DIR/python:$fake" "$cco" tune --lib "$CCO_PRELOAD_LIB" \
+      --framework ddp.bucket_view --candidates off,priority --steps 20 --warmup 2 --out "$tmp/tuned.json" \
+      -- python3 "$tmp/tune.py" 300 >"$tmp/o" 2>"$tmp/err") || fail "cco tune --framework: $(cat "$tmp/err")"
+    grep -q '"framework": "ddp.bucket_view=on"' "$tmp/tuned.json" 2>/dev/null ||
+      fail "the tuned plan lacks the framework controls: $(cat "$tmp/tuned.json" 2>&1)"
+    grep -q "cco tune: framework: ddp.bucket_view: applied to DistributedDataParallel" "$tmp/err" ||
+      fail "cco tune's framework summary: $(cat "$tmp/err")"
+    x=$("$cco" run --dry-run --lib "$CCO_PRELOAD_LIB" --plan "$tmp/tuned.json" -- true | sed -n 's/^CCO_FRAMEWORK=//p' | tr -d "'")
+    [ "$x" = "ddp.bucket_view:ddp:gradient_as_bucket_view:True" ] || fail "the tuned plan's framework under cco run: '$x'"
+  fi
   left=$(ls -A "$tmp/t")
   [ -z "$left" ] || fail "cco run left its folder behind: $left"
 else
