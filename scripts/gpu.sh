@@ -922,6 +922,9 @@ cmd_tune() {
 #      and ddp.bucket_view,ddp.bucket_mb=100, FSDP2 plain against fsdp.reshard=off, whole runs in
 #      A B B A order (GSTEPS=40 steps each), answers compared (checksums); one traced run of DDP
 #      with and without ddp.bucket_view: copy kernels per step (the copies the bucket view saves)
+#   u  cco tune --framework-candidate on DDP: ddp.bucket_view and ddp.bucket_view,ddp.bucket_mb=100
+#      against none, by whole runs in two alternating rounds (USTEPS=40 steps a run); the table
+#      and the plan's framework controls
 # (Stage x measures whatever the default is: shape+priority:model@overlap before 2026-11-26,
 # priority since.) Exits non-zero when a run failed or the answers differ.
 cmd_multi() {
@@ -929,7 +932,7 @@ cmd_multi() {
   [[ $G =~ ^[1-9][0-9]*$ ]] || { echo "usage: scripts/gpu.sh multi G [stages]: G is the number of GPUs, not '$G'" >&2; return 2; }
   shift || true
   stages=${*:-m k x p q t f}
-  check_stages multi "m k x p q t f d c s l b w e n g" || return 2
+  check_stages multi "m k x p q t f d c s l b w e n g u" || return 2
   export OMP_NUM_THREADS=4
   local status=0 STEPS=${STEPS:-30} mode rep order c a b pol t0 x f
   local model=(--layers "${LAYERS:-24}" --d-model "${DMODEL:-2048}" --heads 16)
@@ -1090,6 +1093,18 @@ print(f"copies ({sys.argv[3]}): {len(cp) / steps:.1f} copy kernels per step, "
       f"{sum(e.get('dur', 0) for e in cp) / steps / 1e3:.3f} ms per step; {len(k) / steps:.1f} kernels per step")
 PY
     done
+  fi
+  if has u; then  # framework controls searched by whole runs (cco tune --framework-candidate)
+    t0=$SECONDS
+    timeout 540 "$cco" tune --framework-candidate ddp.bucket_view \
+      --framework-candidate ddp.bucket_view,ddp.bucket_mb=100 --out "$O/u_plan.json" -- \
+      "${prog[@]}" --steps "${USTEPS:-40}" --warmup 3 >"$O/u_tune.log" 2>&1
+    x=$?
+    [ "$x" = 0 ] || status=1
+    say "== u cco tune --framework-candidate (whole runs): rc=$x $((SECONDS - t0)) s"
+    grep -E '^(# |candidate |\(none\) |ddp\.|cco tune: run [0-9]+ of [0-9]+: .*median)' "$O/u_tune.log" | cut -c1-200 | tail -16
+    python3 -c "import json,sys; p=json.load(open(sys.argv[1])); print('plan:', p.get('policy'), p.get('framework'))" \
+      "$O/u_plan.json" 2>&1
   fi
   if has c; then
     cmp_run c_ddp_channels "off,channels:16,channels:8,channels:4" --warmup 5 --stats -- "${prog[@]}" \

@@ -26,6 +26,7 @@
 #include "cli/parse.hpp"
 #include "cli/run_cmd.hpp"
 #include "cli/run_framework.hpp"
+#include "cli/tune_framework.hpp"
 #include "cli/run_support.hpp"
 #include "model/env_names.hpp"
 #include "model/read_file.hpp"
@@ -52,6 +53,8 @@ struct TuneProgramOptions : LaunchOptions {  // --lib ... --warmup as cco run's
   /// --framework: held fixed through the search (set where the program builds its modules), and
   /// written into the plan (docs/FRAMEWORK.md).
   model::FrameworkSettings framework;
+  /// --framework-candidate SPEC (repeated): search these by whole runs instead (tune_framework).
+  std::vector<model::FrameworkSettings> framework_candidates;
   std::vector<std::string> command;
 };
 
@@ -70,6 +73,8 @@ TuneProgramOptions parse_tune_program(const std::vector<std::string>& args) {
   app.add_option("--out", o.out);
   std::string framework;
   app.add_option("--framework", framework);
+  std::vector<std::string> framework_candidates;
+  app.add_option("--framework-candidate", framework_candidates);
   const auto check_launch = add_launch_options(app, o);  // --steps-out: see below when not given
   o.command = parse_until_command(app, args, true, " (cco tune [options] -- CMD [ARGS...])");
   if (app.count("--framework")) {
@@ -78,6 +83,27 @@ TuneProgramOptions parse_tune_program(const std::vector<std::string>& args) {
     } catch (const model::Error& e) {
       throw Usage(e.what());
     }
+  }
+  if (!framework_candidates.empty()) {
+    // Whole runs: the options of the online search do not apply.
+    for (const char* flag : {"--candidates", "--steps", "--time", "--wait", "--online",
+                             "--no-diagnose", "--framework", "--step-nvtx"})
+      if (app.count(flag))
+        throw Usage(std::string(flag) + " does not apply to --framework-candidate (whole runs of "
+                                        "the program, under policy priority)");
+    o.framework_candidates.push_back({});  // the baseline: none
+    for (const auto& spec : framework_candidates) {
+      try {
+        o.framework_candidates.push_back(model::parse_framework(spec));
+      } catch (const model::Error& e) {
+        throw Usage(std::string("--framework-candidate: ") + e.what());
+      }
+      for (std::size_t i = 0; i + 1 < o.framework_candidates.size(); ++i)
+        if (o.framework_candidates[i] == o.framework_candidates.back())
+          throw Usage("--framework-candidate '" + spec + "' is named twice");
+    }
+    if (o.framework_candidates.size() > 8)
+      throw Usage("--framework-candidate: at most 7 candidates (each runs the program twice)");
   }
   if (app.count("--candidates")) o.candidates = configuration_list("--candidates", candidates);
   if (app.count("--steps")) o.steps = count_arg("--steps", steps, 1, 10000000);
@@ -427,10 +453,35 @@ void write_tuned_plan(const TuneProgramOptions& o, const steps::TuneFile& t,
               o.out.c_str(), winner.c_str(), fin.why.c_str(), o.out.c_str());
 }
 
+// --framework-candidate: whole runs (tune_framework.cpp), the same checks of --out and the step
+// folder before anything runs.
+int search_framework(TuneProgramOptions& o) {
+  if (struct stat st {}; ::stat(o.out.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    throw Usage("--out " + o.out + ": not a regular file");
+  if (model::is_regular_file(o.out) ? ::access(o.out.c_str(), W_OK) != 0
+                                    : ::access(dir_of(absolute(o.out)).c_str(), W_OK) != 0)
+    throw Usage("--out " + o.out + ": cannot be written");
+  std::vector<std::string> inputs = command_files(o.command);
+  refuse_input("--out", o.out, inputs, "cco tune");
+  if (::mkdir(o.steps_out.c_str(), 0777) != 0)
+    throw Usage("--steps-out " + o.steps_out + ": " +
+                (errno == EEXIST ? std::string("exists (an earlier run's?): name a new folder")
+                                 : std::string(std::strerror(errno))));
+  FrameworkSearchOptions f;
+  f.candidates = o.framework_candidates;
+  f.warmup = o.warmup;
+  f.steps_out = absolute(o.steps_out);
+  f.out = o.out;
+  f.lib = o.lib;
+  f.command = o.command;
+  return framework_search_main(f);
+}
+
 }  // namespace
 
 int tune_program_main(const std::vector<std::string>& args) {
   TuneProgramOptions o = parse_tune_program(args);
+  if (!o.framework_candidates.empty()) return search_framework(o);
   const Prepared prep = prepare(o);
 
   timespec t0{};

@@ -187,6 +187,33 @@ PY
       fail "cco tune's framework summary: $(cat "$tmp/err")"
     x=$("$cco" run --dry-run --lib "$CCO_PRELOAD_LIB" --plan "$tmp/tuned.json" -- true | sed -n 's/^CCO_FRAMEWORK=//p' | tr -d "'")
     [ "$x" = "ddp.bucket_view:ddp:gradient_as_bucket_view:True" ] || fail "the tuned plan's framework under cco run: '$x'"
+    # Whole runs: the fake step costs 12 ms plainly, 4 ms with the bucket view, 10 ms more with
+    # 100 MB buckets: the bucket view alone must win, the pair must be found slower.
+    cat >"$tmp/fw.py" <<'PY'
+import ctypes, sys, time
+import torch, ccoverlap
+ctypes.CDLL("libcuda.so.1", mode=ctypes.RTLD_GLOBAL)
+kw = torch.nn.parallel.DistributedDataParallel("m").kw
+cost = (0.004 if kw["gradient_as_bucket_view"] else 0.012) + (0.010 if kw["bucket_cap_mb"] == 100 else 0)
+for k in range(int(sys.argv[1])):
+    ccoverlap.step()
+    time.sleep(cost)
+PY
+    (cd "$tmp" && PYTHONPATH="$CCO_SOURCE_DIR/python:$fake" "$cco" tune --lib "$CCO_PRELOAD_LIB" \
+      --framework-candidate ddp.bucket_view --framework-candidate ddp.bucket_view,ddp.bucket_mb=100 \
+      --warmup 3 --out "$tmp/fw.json" -- python3 "$tmp/fw.py" 40 >"$tmp/o" 2>"$tmp/err") ||
+      fail "cco tune --framework-candidate: $(cat "$tmp/o" "$tmp/err")"
+    grep -q '"framework": "ddp.bucket_view=on"' "$tmp/fw.json" 2>/dev/null || fail "whole runs' plan: $(cat "$tmp/fw.json" 2>&1)"
+    grep -qE '^ddp.bucket_view=on +[0-9.]+, [0-9.]+ +-[0-9.]+ \[-[0-9.]+, -[0-9.]+\] +faster in every round' "$tmp/o" ||
+      fail "no winning row: $(cat "$tmp/o")"
+    grep -qE '^ddp.bucket_view=on,ddp.bucket_mb=100 .* slower$' "$tmp/o" || fail "no slower row: $(cat "$tmp/o")"
+    n=$(grep -c '^cco tune: run [0-9] of 6: .*median' "$tmp/err")
+    [ "$n" = 6 ] || fail "expected 6 whole runs, saw $n: $(cat "$tmp/err")"
+    order=$(sed -n 's/^cco tune: run [0-9] of 6: \([^:]*\)$/\1/p' "$tmp/err" | tr '\n' ' ')
+    [ "$order" = "(none) ddp.bucket_view=on ddp.bucket_view=on,ddp.bucket_mb=100 ddp.bucket_view=on,ddp.bucket_mb=100 ddp.bucket_view=on (none) " ] ||
+      fail "runs not in alternating order: '$order'"
+    "$cco" tune --lib "$CCO_PRELOAD_LIB" --framework-candidate ddp.bucket_view --online -- true 2>"$tmp/err"
+    [ $? = 2 ] && grep -q "does not apply to --framework-candidate" "$tmp/err" || fail "--online with whole runs: $(cat "$tmp/err")"
   fi
   left=$(ls -A "$tmp/t")
   [ -z "$left" ] || fail "cco run left its folder behind: $left"

@@ -1,0 +1,120 @@
+#include "steps/whole_runs.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+namespace cco::steps {
+
+std::vector<std::size_t> whole_run_order(std::size_t candidates, int rounds) {
+  std::vector<std::size_t> order;
+  for (int r = 0; r < rounds; ++r)
+    for (std::size_t i = 0; i < candidates; ++i) order.push_back(r % 2 == 0 ? i : candidates - 1 - i);
+  return order;
+}
+
+std::vector<double> run_step_times(const std::vector<StepFile>& files, uint64_t warmup) {
+  if (files.empty()) return {};
+  // step index -> (sum over files, files that have it, irregular anywhere)
+  struct Acc {
+    double sum = 0;
+    std::size_t n = 0;
+    bool irregular = false;
+  };
+  std::map<uint64_t, Acc> by_step;
+  for (const auto& f : files)
+    for (const auto& s : f.steps) {
+      if (s.step < warmup) continue;
+      Acc& a = by_step[s.step];
+      a.sum += s.gpu_ms ? *s.gpu_ms : s.host_ms;
+      ++a.n;
+      a.irregular = a.irregular || !s.regular;
+    }
+  std::vector<double> out;
+  for (const auto& [step, a] : by_step)
+    if (a.n == files.size() && !a.irregular) out.push_back(a.sum / static_cast<double>(a.n));
+  return out;
+}
+
+namespace {
+
+double median_of(std::vector<double> v) { return summarize(std::move(v)).median; }
+
+std::string fmt(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.3f", v);
+  return buf;
+}
+
+}  // namespace
+
+WholeRunDecision decide_whole_runs(const std::vector<WholeRun>& runs, std::size_t candidates) {
+  WholeRunDecision d;
+  int rounds = 0;
+  for (const auto& r : runs) rounds = std::max(rounds, r.round + 1);
+  for (std::size_t c = 0; c < candidates; ++c) {
+    WholeRunVerdict v;
+    v.candidate = c;
+    for (const auto& r : runs)
+      if (r.candidate == c) v.run_medians.push_back(median_of(r.step_ms));
+    d.verdicts.push_back(v);
+  }
+  for (std::size_t c = 1; c < candidates; ++c) {
+    WholeRunVerdict& v = d.verdicts[c];
+    std::vector<double> a_all, b_all;
+    bool short_round = false;
+    for (int round = 0; round < rounds; ++round) {
+      const WholeRun *a = nullptr, *b = nullptr;
+      for (const auto& r : runs) {
+        if (r.round != round) continue;
+        if (r.candidate == 0) a = &r;
+        if (r.candidate == c) b = &r;
+      }
+      const std::size_t n = a && b ? std::min(a->step_ms.size(), b->step_ms.size()) : 0;
+      if (n < kWholeRunMinPairs) {
+        short_round = true;
+        continue;
+      }
+      std::vector<double> ra(a->step_ms.begin(), a->step_ms.begin() + static_cast<std::ptrdiff_t>(n));
+      std::vector<double> rb(b->step_ms.begin(), b->step_ms.begin() + static_cast<std::ptrdiff_t>(n));
+      v.round_medians.push_back(paired_difference(ra, rb).median);
+      a_all.insert(a_all.end(), ra.begin(), ra.end());
+      b_all.insert(b_all.end(), rb.begin(), rb.end());
+    }
+    if (short_round || a_all.empty()) {
+      v.why = "too few steps (fewer than " + std::to_string(kWholeRunMinPairs) +
+              " in a round: the program's steps were not found, or it ran too few)";
+      continue;
+    }
+    v.vs_baseline = paired_difference(a_all, b_all);
+    const bool every_round = std::all_of(v.round_medians.begin(), v.round_medians.end(),
+                                         [](double m) { return m < 0; });
+    if (!v.vs_baseline.enough)
+      v.why = "too few steps for an interval";
+    else if (v.vs_baseline.hi < 0 && every_round)
+      v.wins = true, v.why = "faster in every round";
+    else if (v.vs_baseline.hi < 0)
+      v.why = "faster overall but not in every round (a round against it: " +
+              [&] {
+                std::string s;
+                for (double m : v.round_medians) s += (s.empty() ? "" : ", ") + fmt(m);
+                return s;
+              }() + " ms)";
+    else if (v.vs_baseline.lo > 0)
+      v.why = "slower";
+    else
+      v.why = "within noise";
+  }
+  double best = 0;
+  for (const auto& v : d.verdicts)
+    if (v.wins && -v.vs_baseline.median > best) {
+      best = -v.vs_baseline.median;
+      d.winner = v.candidate;
+    }
+  d.why = d.winner == 0 ? "no candidate beat the baseline in every round beyond noise"
+                        : "the largest gain of those faster in every round (" +
+                              fmt(d.verdicts[d.winner].vs_baseline.median) + " ms a step)";
+  return d;
+}
+
+}  // namespace cco::steps
