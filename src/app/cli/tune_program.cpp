@@ -55,6 +55,7 @@ struct TuneProgramOptions : LaunchOptions {  // --lib ... --warmup as cco run's
   model::FrameworkSettings framework;
   /// --framework-candidate SPEC (repeated): search these by whole runs instead (tune_framework).
   std::vector<model::FrameworkSettings> framework_candidates;
+  long framework_rounds = 2;  ///< --framework-rounds N: rounds of whole runs
   std::vector<std::string> command;
 };
 
@@ -75,6 +76,8 @@ TuneProgramOptions parse_tune_program(const std::vector<std::string>& args) {
   app.add_option("--framework", framework);
   std::vector<std::string> framework_candidates;
   app.add_option("--framework-candidate", framework_candidates);
+  std::string framework_rounds;
+  app.add_option("--framework-rounds", framework_rounds);
   const auto check_launch = add_launch_options(app, o);  // --steps-out: see below when not given
   o.command = parse_until_command(app, args, true, " (cco tune [options] -- CMD [ARGS...])");
   if (app.count("--framework")) {
@@ -83,6 +86,11 @@ TuneProgramOptions parse_tune_program(const std::vector<std::string>& args) {
     } catch (const model::Error& e) {
       throw Usage(e.what());
     }
+  }
+  if (app.count("--framework-rounds")) {
+    if (framework_candidates.empty()) throw Usage("--framework-rounds needs --framework-candidate");
+    o.framework_rounds = count_arg("--framework-rounds", framework_rounds, 1, 10,
+                                   "a count of rounds (1 to 10)");
   }
   if (!framework_candidates.empty()) {
     // Whole runs: the options of the online search do not apply.
@@ -470,6 +478,7 @@ int search_framework(TuneProgramOptions& o) {
   FrameworkSearchOptions f;
   f.candidates = o.framework_candidates;
   f.warmup = o.warmup;
+  f.rounds = static_cast<int>(o.framework_rounds);
   f.steps_out = absolute(o.steps_out);
   f.out = o.out;
   f.lib = o.lib;

@@ -212,6 +212,10 @@ PY
     order=$(sed -n 's/^cco tune: run [0-9] of 6: \([^:]*\)$/\1/p' "$tmp/err" | tr '\n' ' ')
     [ "$order" = "(none) ddp.bucket_view=on ddp.bucket_view=on,ddp.bucket_mb=100 ddp.bucket_view=on,ddp.bucket_mb=100 ddp.bucket_view=on (none) " ] ||
       fail "runs not in alternating order: '$order'"
+    "$cco" tune --lib "$CCO_PRELOAD_LIB" --framework-rounds 3 -- true 2>"$tmp/err"
+    [ $? = 2 ] && grep -q "needs --framework-candidate" "$tmp/err" || fail "--framework-rounds alone: $(cat "$tmp/err")"
+    "$cco" tune --lib "$CCO_PRELOAD_LIB" --framework-candidate ddp.bucket_view --framework-rounds 0 -- true 2>"$tmp/err"
+    [ $? = 2 ] || fail "--framework-rounds 0 accepted: $(cat "$tmp/err")"
     "$cco" tune --lib "$CCO_PRELOAD_LIB" --framework-candidate ddp.bucket_view --online -- true 2>"$tmp/err"
     [ $? = 2 ] && grep -q "does not apply to --framework-candidate" "$tmp/err" || fail "--online with whole runs: $(cat "$tmp/err")"
   fi
