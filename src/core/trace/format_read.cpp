@@ -1,0 +1,436 @@
+// Reading a trace (trace/format.hpp): ours and the Chrome/Perfetto JSON of other tools, every
+// field checked, one line naming the file and the event on any problem; files through the bounded
+// reader (gzip too). GPU-free.
+#include "trace/format.hpp"
+#include "trace/gzip.hpp"
+
+#include "model/read_file.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include "model/limits.hpp"
+
+namespace cco::trace {
+
+using nlohmann::json;
+using namespace cco::model;
+
+// ---------------------------------------------------------------------------------------------
+// Reading: every field checked, one line naming the file and the event on any problem.
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+class Reader {
+ public:
+  explicit Reader(std::string source) : src_(std::move(source)) {}
+
+  [[noreturn]] void fail(const std::string& what) const { throw Error(src_ + ": " + what); }
+
+  const json& need(const json& o, const char* key, const std::string& where) const {
+    auto it = o.find(key);
+    if (it == o.end()) fail(where + ": missing \"" + key + "\"");
+    return *it;
+  }
+  double number(const json& v, const std::string& where, const char* key) const {
+    if (!v.is_number()) fail(where + ": \"" + key + "\" is not a number");
+    const double d = v.get<double>();
+    if (!std::isfinite(d)) fail(where + ": \"" + key + "\" is not finite");
+    return d;
+  }
+  int64_t integer(const json& v, const std::string& where, const char* key) const {
+    if (v.is_number_integer()) return v.get<int64_t>();
+    if (v.is_number_unsigned()) {
+      const auto u = v.get<uint64_t>();
+      if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+        fail(where + ": \"" + key + "\" is out of range");
+      return static_cast<int64_t>(u);
+    }
+    if (v.is_number_float()) {
+      const double d = v.get<double>();
+      if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9e18)
+        return static_cast<int64_t>(d);
+    }
+    fail(where + ": \"" + key + "\" is not an integer");
+  }
+  int small_int(const json& v, const std::string& where, const char* key) const {
+    const int64_t x = integer(v, where, key);
+    if (x < std::numeric_limits<int>::min() || x > std::numeric_limits<int>::max())
+      fail(where + ": \"" + key + "\" is out of range");
+    return static_cast<int>(x);
+  }
+  std::optional<int64_t> opt_integer(const json& o, const char* key,
+                                     const std::string& where) const {
+    auto it = o.find(key);
+    if (it == o.end() || it->is_null()) return std::nullopt;
+    return integer(*it, where, key);
+  }
+  std::optional<int> opt_int(const json& o, const char* key, const std::string& where) const {
+    auto it = o.find(key);
+    if (it == o.end() || it->is_null()) return std::nullopt;
+    return small_int(*it, where, key);
+  }
+  /// A time in ns, bounded to |t| < 2^62 (146 years) so that the difference of any two (below
+  /// 2^63), and the analysis's sums and spans, fit in int64 (a fuzzed trace once overflowed them).
+  static constexpr int64_t kMaxTimeNs = int64_t{1} << 62;
+  int64_t time_ns(int64_t t, const std::string& where, const char* key) const {
+    if (t >= kMaxTimeNs || t <= -kMaxTimeNs)
+      fail(where + ": \"" + key + "\" is out of range (2^62 ns or more)");
+    return t;
+  }
+  std::optional<int64_t> opt_time_ns(const json& o, const char* key,
+                                     const std::string& where) const {
+    auto v = opt_integer(o, key, where);
+    if (v) time_ns(*v, where, key);
+    return v;
+  }
+  /// origin + us microseconds, in ns, checked as time_ns.
+  int64_t at_us(int64_t origin, double us, const std::string& where, const char* key) const {
+    const double off = us * 1000.0;
+    const auto lim = static_cast<double>(kMaxTimeNs);
+    if (!(off < lim && off > -lim))
+      fail(where + ": \"" + key + "\" is out of range (more than 2^62 ns from the origin)");
+    // Both within 2^62: the sum fits; checked as a time after (integer arithmetic: exact).
+    return time_ns(origin + std::llround(off), where, key);
+  }
+  std::string opt_string(const json& o, const char* key, const std::string& where) const {
+    auto it = o.find(key);
+    if (it == o.end() || it->is_null()) return {};
+    if (!it->is_string()) fail(where + ": \"" + key + "\" is not a string");
+    return it->get<std::string>();
+  }
+  Dim3 opt_dim(const json& o, const char* key, const std::string& where) const {
+    Dim3 d;
+    auto it = o.find(key);
+    if (it == o.end() || it->is_null()) return d;
+    if (it->is_array() && it->size() == 3) {
+      d.x = small_int((*it)[0], where, key);
+      d.y = small_int((*it)[1], where, key);
+      d.z = small_int((*it)[2], where, key);
+    } else if (it->is_number()) {
+      d.x = small_int(*it, where, key);
+    } else {
+      fail(where + ": \"" + std::string(key) + "\" is not [x, y, z]");
+    }
+    if (d.x < 0 || d.y < 0 || d.z < 0) fail(where + ": \"" + key + "\" is negative");
+    return d;
+  }
+
+ private:
+  std::string src_;
+};
+
+// Maps a foreign category to ours; nullopt: not a GPU kernel event.
+std::optional<KernelCategory> category_of(const std::string& cat, const std::string& name,
+                                          bool ours) {
+  if (cat == "compute") return KernelCategory::Compute;
+  if (cat == "communication") return KernelCategory::Communication;
+  if (!ours && (cat == "kernel" || cat == "Kernel" || cat == "cuda_kernel"))
+    return classify_kernel(name);
+  return std::nullopt;
+}
+
+// The rank, tid and time span of a complete ("ph" "X") event, kernel or NVTX range alike: exact
+// ns from args start_ns/end_ns when both are there, else ts/dur (us) from the file's origin.
+struct EventSpan {
+  int rank = 0;
+  int64_t tid = 0;
+  int64_t start_ns = 0, end_ns = 0;
+};
+
+EventSpan read_span(const Reader& rd, const json& e, const json& args, int64_t origin,
+                    const std::string& where) {
+  EventSpan sp;
+  sp.rank = rd.small_int(rd.need(e, "pid", where), where, "pid");
+  sp.tid = rd.integer(rd.need(e, "tid", where), where, "tid");
+  const double ts = rd.number(rd.need(e, "ts", where), where, "ts");
+  const double dur = rd.number(rd.need(e, "dur", where), where, "dur");
+  if (dur < 0) rd.fail(where + ": negative duration " + fmt::format("{}", dur) + " us");
+  auto start = rd.opt_time_ns(args, "start_ns", where);
+  auto end = rd.opt_time_ns(args, "end_ns", where);
+  if (start && end) {
+    sp.start_ns = *start;
+    sp.end_ns = *end;
+  } else {
+    sp.start_ns = rd.at_us(origin, ts, where, "ts");
+    sp.end_ns = rd.at_us(sp.start_ns, dur, where, "dur");
+  }
+  if (sp.end_ns < sp.start_ns)
+    rd.fail(where + ": ends before it starts (negative duration " +
+            std::to_string(sp.end_ns - sp.start_ns) + " ns)");
+  return sp;
+}
+
+// An NVTX range event (ph "X", cat "nvtx"): the same checks as a kernel's times.
+NvtxRange read_nvtx_range(const Reader& rd, const json& e, const json& args,
+                          const std::string& name, int64_t origin, const std::string& where) {
+  NvtxRange r;
+  r.name = name;
+  const EventSpan sp = read_span(rd, e, args, origin, where);
+  r.rank = sp.rank;
+  r.start_ns = sp.start_ns;
+  r.end_ns = sp.end_ns;
+  const int64_t tid = sp.tid;
+  const int64_t thread = rd.opt_integer(args, "thread", where)
+                             .value_or(tid >= kOldNvtxTidBase ? tid - kOldNvtxTidBase
+                                       : tid >= kNvtxTidBase  ? tid - kNvtxTidBase
+                                                              : tid);
+  if (thread < 0) rd.fail(where + ": \"thread\" is negative");
+  r.thread = static_cast<uint64_t>(thread);
+  r.domain = rd.opt_string(args, "domain", where);
+  return r;
+}
+
+}  // namespace
+
+namespace {
+
+/// otherData.ccoverlap of our own traces: checks the schema and version, reads the dropped
+/// records, notes, ranks and streams into `t`; returns the time origin (ns).
+int64_t read_our_data(Reader& rd, const json& meta, Trace& t) {
+  const std::string where = "otherData.ccoverlap";
+  const std::string schema = rd.opt_string(meta, "schema", where);
+  if (schema != kTraceSchema)
+    rd.fail("wrong schema \"" + schema + "\" (expected \"" + kTraceSchema + "\")");
+  const std::string ver = rd.opt_string(meta, "schema_version", where);
+  const std::string major = ver.substr(0, ver.find('.'));
+  const std::string ours = std::string(kTraceSchemaVersion);
+  if (major != ours.substr(0, ours.find('.')))
+    rd.fail("schema version \"" + ver + "\" is not supported (this cco reads " + ours + ")");
+  const int64_t origin = rd.opt_time_ns(meta, "time_origin_ns", where).value_or(0);
+  if (auto d = rd.opt_integer(meta, "dropped_records", where)) {
+    if (*d < 0) rd.fail(where + ": \"dropped_records\" is negative");
+    t.dropped_records = static_cast<uint64_t>(*d);
+  }
+  if (auto n = meta.find("notes"); n != meta.end() && !n->is_null()) {
+    if (!n->is_array()) rd.fail(where + ": \"notes\" is not an array");
+    for (const auto& x : *n) {
+      if (!x.is_string()) rd.fail(where + ": a note is not a string");
+      t.notes.push_back(x.get<std::string>());
+    }
+  }
+  if (auto r = meta.find("ranks"); r != meta.end() && !r->is_null()) {
+    if (!r->is_array()) rd.fail(where + ": \"ranks\" is not an array");
+    for (std::size_t i = 0; i < r->size(); ++i) {
+      const auto& x = (*r)[i];
+      const std::string w = where + ".ranks[" + std::to_string(i) + "]";
+      if (!x.is_object()) rd.fail(w + ": not an object");
+      RankInfo ri;
+      ri.rank = rd.small_int(rd.need(x, "rank", w), w, "rank");
+      ri.device = rd.opt_int(x, "device", w).value_or(ri.rank);
+      ri.device_name = rd.opt_string(x, "device_name", w);
+      ri.arch = rd.opt_string(x, "arch", w);
+      ri.sm_count = rd.opt_int(x, "sm_count", w).value_or(0);  // 0: not known
+      if (ri.sm_count < 0) rd.fail(w + ": sm_count must not be negative, got " + std::to_string(ri.sm_count));
+      ri.host = rd.opt_string(x, "host", w);
+      ri.pid = rd.opt_integer(x, "pid", w).value_or(0);
+      for (const auto& o : t.ranks)
+        if (o.rank == ri.rank) rd.fail(w + ": rank " + std::to_string(ri.rank) + " twice");
+      t.ranks.push_back(ri);
+    }
+  }
+  if (auto s = meta.find("streams"); s != meta.end() && !s->is_null()) {
+    if (!s->is_array()) rd.fail(where + ": \"streams\" is not an array");
+    for (std::size_t i = 0; i < s->size(); ++i) {
+      const auto& x = (*s)[i];
+      const std::string w = where + ".streams[" + std::to_string(i) + "]";
+      if (!x.is_object()) rd.fail(w + ": not an object");
+      StreamInfo si;
+      si.rank = rd.small_int(rd.need(x, "rank", w), w, "rank");
+      si.device = rd.opt_int(x, "device", w).value_or(si.rank);
+      si.stream = rd.integer(rd.need(x, "stream", w), w, "stream");
+      si.priority = rd.opt_int(x, "priority", w);
+      si.label = rd.opt_string(x, "label", w);
+      t.streams.push_back(si);
+    }
+  }
+  return origin;
+}
+
+/// An instant event of category "mark" (ours): its name, time and rank (-1: every rank).
+Mark read_mark(Reader& rd, const json& e, int64_t origin, const std::string& where) {
+  Mark m;
+  m.name = rd.opt_string(e, "name", where);
+  const json empty = json::object();
+  const json& args = e.contains("args") && e["args"].is_object() ? e["args"] : empty;
+  if (auto ns = rd.opt_time_ns(args, "ts_ns", where))
+    m.ts_ns = *ns;
+  else
+    m.ts_ns = rd.at_us(origin, rd.number(rd.need(e, "ts", where), where, "ts"), where, "ts");
+  m.rank = rd.opt_int(args, "rank", where).value_or(-1);
+  return m;
+}
+
+/// A kernel's span, rank, device, stream and launch figures (ours, or a profiler's names for
+/// them); the caller sets its name and category. `file_rank`: the rank a profiler's file says
+/// it holds (distributedInfo.rank), which replaces the event's pid as the rank.
+KernelEvent read_kernel(Reader& rd, const json& e, const json& args, int64_t origin,
+                        const std::string& where, const std::map<int, int>& device_of_rank,
+                        std::optional<int> file_rank) {
+  KernelEvent k;
+  const EventSpan sp = read_span(rd, e, args, origin, where);
+  // A profiler trace of one rank (distributedInfo.rank) uses the device as its pid.
+  k.rank = file_rank.value_or(sp.rank);
+  k.start_ns = sp.start_ns;
+  k.end_ns = sp.end_ns;
+  const int64_t tid = sp.tid;
+  auto dev_it = device_of_rank.find(k.rank);
+  k.device = rd.opt_int(args, "device", where)
+                 .value_or(dev_it != device_of_rank.end() ? dev_it->second : sp.rank);
+  k.stream = rd.opt_integer(args, "stream", where).value_or(tid);
+  k.priority = rd.opt_int(args, "priority", where);
+  k.grid = rd.opt_dim(args, "grid", where);
+  k.block = rd.opt_dim(args, "block", where);
+  k.registers = rd.opt_int(args, "registers", where)
+                    .value_or(rd.opt_int(args, "registers per thread", where).value_or(0));
+  k.static_smem = rd.opt_integer(args, "static_smem", where)
+                      .value_or(rd.opt_integer(args, "shared memory", where).value_or(0));
+  k.dynamic_smem = rd.opt_integer(args, "dynamic_smem", where).value_or(0);
+  k.blocks_per_sm = rd.opt_int(args, "blocks_per_sm", where).value_or(0);
+  k.queued_ns = rd.opt_time_ns(args, "queued_ns", where).value_or(0);
+  k.submitted_ns = rd.opt_time_ns(args, "submitted_ns", where).value_or(0);
+  k.correlation_id = static_cast<uint64_t>(
+      std::max<int64_t>(0, rd.opt_integer(args, "correlation", where).value_or(0)));
+  k.call = rd.opt_string(args, "call", where);
+  k.copy = rd.opt_string(args, "copy", where);
+  if (k.is_copy()) {
+    if (k.copy != "PtoP" && k.copy != "DtoD")
+      rd.fail(where + ": \"copy\" is \"" + k.copy.substr(0, 20) + "\" (expected PtoP or DtoD)");
+    k.bytes = rd.opt_integer(args, "bytes", where).value_or(0);
+    k.src_device = rd.opt_int(args, "src_device", where).value_or(-1);
+    k.dst_device = rd.opt_int(args, "dst_device", where).value_or(-1);
+    if (k.bytes < 0) rd.fail(where + ": negative \"bytes\"");
+  }
+  if (k.registers < 0 || k.static_smem < 0 || k.dynamic_smem < 0 || k.blocks_per_sm < 0)
+    rd.fail(where + ": negative registers, shared memory or blocks per SM");
+  return k;
+}
+
+}  // namespace
+
+Trace trace_from_json(const json& j, const std::string& source) {
+  Reader rd(source);
+  if (!j.is_object()) rd.fail("not a trace: expected a JSON object with \"traceEvents\"");
+  if (auto s = j.find("schema"); s != j.end() && s->is_string() && *s != kTraceSchema)
+    rd.fail("not a trace: schema is \"" + s->get<std::string>() + "\", expected \"" + kTraceSchema +
+            "\" (Chrome trace JSON with \"traceEvents\")");
+  auto evs = j.find("traceEvents");
+  if (evs == j.end()) rd.fail("not a trace: no \"traceEvents\"");
+  if (!evs->is_array()) rd.fail("\"traceEvents\" is not an array");
+
+  Trace t;
+  t.source = source;
+  const json* meta = nullptr;
+  if (auto od = j.find("otherData"); od != j.end() && od->is_object()) {
+    if (auto c = od->find("ccoverlap"); c != od->end()) {
+      if (!c->is_object()) rd.fail("\"otherData\".\"ccoverlap\" is not an object");
+      meta = &*c;
+    }
+  }
+  const int64_t origin = meta ? read_our_data(rd, *meta, t) : 0;
+  // A PyTorch profiler (kineto) trace names its rank in distributedInfo; its events' pid is the
+  // device. Our own traces carry the rank in every event's pid.
+  std::optional<int> file_rank;
+  if (!meta)
+    if (auto d = j.find("distributedInfo"); d != j.end() && d->is_object())
+      if (auto r = d->find("rank"); r != d->end() && !r->is_null())
+        file_rank = rd.small_int(*r, "distributedInfo", "rank");
+  std::map<int, int> device_of_rank;
+  for (const auto& r : t.ranks) device_of_rank[r.rank] = r.device;
+
+  for (std::size_t i = 0; i < evs->size(); ++i) {
+    const auto& e = (*evs)[i];
+    std::string where = "traceEvents[" + std::to_string(i) + "]";
+    if (!e.is_object()) rd.fail(where + ": not an object");
+    const std::string ph = rd.opt_string(e, "ph", where);
+    if (ph == "i" && meta && rd.opt_string(e, "cat", where) == "mark") {
+      t.marks.push_back(read_mark(rd, e, origin, where));
+      continue;
+    }
+    if (ph != "X") continue;  // metadata, other instants, counters, flows: not kernels
+    const std::string name = rd.opt_string(e, "name", where);
+    where += " (" + (name.size() > 60 ? name.substr(0, 57) + "..." : name) + ")";
+    const std::string cat_name = rd.opt_string(e, "cat", where);
+    const json empty = json::object();
+    const json* args = &empty;
+    if (cat_name == "nvtx") {
+      if (auto a = e.find("args"); a != e.end() && !a->is_null()) {
+        if (!a->is_object()) rd.fail(where + ": \"args\" is not an object");
+        args = &*a;
+      }
+      t.ranges.push_back(read_nvtx_range(rd, e, *args, name, origin, where));
+      continue;
+    }
+    // A PyTorch profiler's steps ("ProfilerStep#N"): its GPU-side annotation (the step's span on
+    // the device, pid = device) and its CPU-side one; read as ranges in the domains "kineto.gpu"
+    // and "kineto" for the step diagnosis (diagnosis.hpp). Best effort: an odd one is skipped.
+    if (!meta && (cat_name == "gpu_user_annotation" || cat_name == "user_annotation") &&
+        name.rfind("ProfilerStep#", 0) == 0) {
+      try {
+        const EventSpan sp = read_span(rd, e, empty, origin, where);
+        NvtxRange r;
+        r.name = name;
+        r.domain = cat_name == "gpu_user_annotation" ? "kineto.gpu" : "kineto";
+        r.rank = file_rank.value_or(cat_name == "gpu_user_annotation" ? sp.rank : 0);
+        r.start_ns = sp.start_ns;
+        r.end_ns = sp.end_ns;
+        if (cat_name == "user_annotation") r.thread = static_cast<uint64_t>(std::max<int64_t>(0, sp.tid));
+        t.ranges.push_back(std::move(r));
+      } catch (const Error&) {
+      }
+      continue;
+    }
+    // Ours since 2026-11-28: "kernel" or "gpu_memcpy", the kind in args.kind; before, the kind
+    // was the category.
+    const bool ours_gpu = meta != nullptr && (cat_name == "kernel" || cat_name == "gpu_memcpy");
+    auto cat = ours_gpu ? std::optional<KernelCategory>(KernelCategory::Compute)
+                        : category_of(cat_name, name, meta != nullptr);
+    if (!cat) continue;  // CPU ops and the like in foreign traces
+    if (auto a = e.find("args"); a != e.end() && !a->is_null()) {
+      if (!a->is_object()) rd.fail(where + ": \"args\" is not an object");
+      args = &*a;
+    }
+    if (ours_gpu) {
+      const std::string kind = rd.opt_string(*args, "kind", where);
+      cat = kind == "communication" ? KernelCategory::Communication
+            : kind == "compute"     ? KernelCategory::Compute
+                                    : classify_kernel(name);
+    }
+    KernelEvent k = read_kernel(rd, e, *args, origin, where, device_of_rank, file_rank);
+    k.name = name;
+    k.category = *cat;
+    t.kernels.push_back(std::move(k));
+  }
+  t.normalize();
+  return t;
+}
+
+Trace parse_trace(std::string_view text, const std::string& source) {
+  json j;
+  try {
+    j = json::parse(text.begin(), text.end());
+  } catch (const json::exception& e) {
+    std::string what = e.what();
+    // "[json.exception.parse_error.101] parse error at line 1, column 5: ..." -> after "] "
+    if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
+    if (const std::string blank = model::blank_text_reason(text); !blank.empty()) what = blank;
+    throw Error(source + ": not valid JSON (" + what + ")");
+  }
+  return trace_from_json(j, source);
+}
+
+Trace read_trace_file(const std::string& path) {
+  std::string text = read_file(path, kTraceFileLimit);
+  if (is_gzip(text)) text = gunzip(text, kTraceFileLimit, path);  // a .gz trace, ours or PyTorch's
+  return parse_trace(text, path);
+}
+
+}  // namespace cco::trace
