@@ -32,6 +32,7 @@ const Col kBeside[] = {
     {"comm_slowed_all_ms", "comm_slowed_all", &trace::StepParts::comm_slowed_ns},
     {"sm_wait_ms", "sm_wait", &trace::StepParts::sm_wait_ns},
     {"copy_engine_ms", "copy_engine", &trace::StepParts::copy_engine_ns},
+    {"compute_copies_ms", "compute_copies", &trace::StepParts::compute_copies_ns},
 };
 
 struct Bound {
@@ -47,6 +48,7 @@ const Bound kBounds[] = {
     {"bound_rank_skew_ms", "rank_skew", &trace::LeverBounds::rank_skew_ns},
     {"step_all_hidden_ms", "all_hidden", &trace::LeverBounds::all_hidden_ns},
     {"step_ideal_ms", "ideal", &trace::LeverBounds::ideal_ns},
+    {"bound_framework_copies_ms", "copies/bucket-view", &trace::LeverBounds::framework_copies_ns},
 };
 
 std::string steps_line(const trace::Diagnosis& d) {
@@ -150,7 +152,8 @@ std::string text(const trace::Diagnosis& d) {
        "comm_slowed + the priority bound (less what they cost the other side); scheduling (bucket sizes, prefetch: the "
        "program's) <= tail + dependent; rank skew (no overlap control: host stalls, data loading, "
        "a slower GPU) = rank_wait; all_hidden: the step if no communication were exposed; ideal: "
-       "compute at its speed alone, nothing exposed\n";
+       "compute at its speed alone, nothing exposed; copies/bucket-view: the program's own device "
+       "copies on its compute stream (DDP's bucket copies: cco run --framework ddp.bucket_view)\n";
   o += fmt::format("#{:>4}", "rank");
   for (const auto& b : kBounds) o += fmt::format(" {:>22}", b.text);
   o += "\n";

@@ -53,6 +53,7 @@ LeverBounds lever_bounds(const StepParts& p) {
   b.rank_skew_ns = p.exposed_rank_wait_ns;
   b.all_hidden_ns = p.time_ns - p.exposed_ns;
   b.ideal_ns = p.compute_alone_ns + p.idle_ns;
+  b.framework_copies_ns = p.compute_copies_ns;
   return b;
 }
 
@@ -302,7 +303,7 @@ StepParts step_parts(int rank, const StepWindow& w, const RankView& v, const Pee
   p.end_ns = w.end_ns;
   p.time_ns = w.length();
   const int64_t b = w.begin_ns, e = w.end_ns;
-  std::vector<Interval> comp, comm, rank_wait, copies;
+  std::vector<Interval> comp, comm, rank_wait, copies, own_copies;
   struct Op {
     const KernelEvent* k;
     std::string key;
@@ -316,6 +317,7 @@ StepParts step_parts(int rank, const StepWindow& w, const RankView& v, const Pee
     const bool inside = n >= 0;
     if (k.category == KernelCategory::Compute) {
       comp.push_back(iv);
+      if (k.is_copy()) own_copies.push_back(iv);
       first_comp = std::min(first_comp, iv.begin);
       last_comp = std::max(last_comp, iv.end);
       if (inside) comps.push_back({&k, std::move(key), n, k.start_ns});
@@ -347,6 +349,7 @@ StepParts step_parts(int rank, const StepWindow& w, const RankView& v, const Pee
   p.idle_ns = p.time_ns - busy;
   p.exposed_ns = p.comm_busy_ns - p.overlapped_ns;
   p.copy_engine_ns = total_length(interval_union(std::move(copies)));
+  p.compute_copies_ns = total_length(interval_union(std::move(own_copies)));
 
   // Compute slowed: each compute kernel that overlapped communication, its time beyond alone,
   // at most the time it overlapped (it ran at its own speed otherwise).
@@ -429,6 +432,7 @@ const std::vector<std::pair<const char*, int64_t StepParts::*>>& part_fields() {
       {"comm_slowed", &StepParts::comm_slowed_ns},
       {"sm_wait", &StepParts::sm_wait_ns},
       {"copy_engine", &StepParts::copy_engine_ns},
+      {"compute_copies", &StepParts::compute_copies_ns},
   };
   return f;
 }
@@ -486,6 +490,12 @@ std::string sentence_of(const StepParts& p, const Spread& time_spread, std::size
     s += fmt::format("; scheduling (bucket size, prefetch) at most {}", ms(lb.scheduling_ns));
   if (lb.rank_skew_ns > 0)
     s += fmt::format("; {} is rank skew, which no overlap control changes", ms(lb.rank_skew_ns));
+  // The program's own copies on its compute stream: a framework setting can drop them.
+  if (lb.framework_copies_ns >= p.time_ns / 100)
+    s += fmt::format("; the program's own device copies take {} (where they are DDP's bucket "
+                     "copies, `cco run --framework ddp.bucket_view` drops those out of the "
+                     "buckets: at most that)",
+                     ms(lb.framework_copies_ns));
   s += ".";
   const double noise = noise_ms(time_spread);
   const double best = best_bound_ms(lb);
@@ -714,7 +724,8 @@ json parts_json(const StepParts& p) {
                     {"scheduling", lb.scheduling_ns},
                     {"rank_skew", lb.rank_skew_ns},
                     {"step_all_hidden", lb.all_hidden_ns},
-                    {"step_ideal", lb.ideal_ns}};
+                    {"step_ideal", lb.ideal_ns},
+                    {"framework_copies", lb.framework_copies_ns}};
   return j;
 }
 

@@ -114,6 +114,10 @@ struct StepParts {
   std::size_t compute_kernels = 0, comm_kernels = 0;
   /// Communication on the copy engines (NCCL's copies, CTA policy zero): part of comm_busy
   int64_t copy_engine_ns = 0;
+  /// The program's own device copies on its compute streams (DDP's copies of gradients into and
+  /// out of its buckets): part of compute_busy; work the program does only because it syncs
+  /// gradients the way it does (docs/TRACE.md, "Copies the program makes")
+  int64_t compute_copies_ns = 0;
 
   int64_t exposed_parts_ns() const {
     return exposed_rank_wait_ns + exposed_slowed_ns + exposed_tail_ns + exposed_dependent_ns;
@@ -134,6 +138,9 @@ struct LeverBounds {
   int64_t rank_skew_ns = 0;   ///< no overlap control: rank wait
   int64_t all_hidden_ns = 0;  ///< the step with every collective hidden: time - exposed
   int64_t ideal_ns = 0;       ///< compute alone and nothing exposed: compute_alone + idle
+  /// Framework settings that drop the program's copies (DDP's bucket view: cco run --framework
+  /// ddp.bucket_view): compute_copies, the copies on its compute streams
+  int64_t framework_copies_ns = 0;
 };
 LeverBounds lever_bounds(const StepParts& p);
 

@@ -101,6 +101,17 @@ void Trace::normalize() {
   // A stream whose priority became known only from a later kernel: pass it to every kernel.
   for (auto& k : kernels)
     if (!k.priority) k.priority = streams[idx[{k.rank, k.device, k.stream}]].priority;
+  // Device copies on a stream that runs compute kernels are the program's own work on that
+  // stream (DDP copying gradients into and out of its buckets), not NCCL's copy-engine
+  // collectives, which NCCL issues on its own streams.
+  std::set<std::tuple<int, int, int64_t>> compute_streams;
+  for (const auto& k : kernels)
+    if (k.category == KernelCategory::Compute && !k.is_copy())
+      compute_streams.insert({k.rank, k.device, k.stream});
+  for (auto& k : kernels)
+    if (k.copy == "DtoD" && k.category == KernelCategory::Communication &&
+        compute_streams.count({k.rank, k.device, k.stream}))
+      k.category = KernelCategory::Compute;
   std::sort(ranks.begin(), ranks.end(),
             [](const RankInfo& a, const RankInfo& b) { return a.rank < b.rank; });
   std::sort(streams.begin(), streams.end(), [](const StreamInfo& a, const StreamInfo& b) {

@@ -76,8 +76,9 @@ struct KernelEvent {
   /// by shape (docs/TRACE.md, "Library calls").
   std::string call;
   /// A copy on the copy engines, not a kernel: "PtoP" (between devices) or "DtoD" (NCCL's
-  /// copy-engine collectives: CTA policy zero), "" for a kernel. Such copies are communication
-  /// (category Communication), take no SMs (never wait for them) and have no launch geometry.
+  /// copy-engine collectives: CTA policy zero; or the program's own copies on its compute
+  /// streams, category Compute), "" for a kernel. Copies take no SMs (never wait for them) and
+  /// have no launch geometry.
   std::string copy;
   int64_t bytes = 0;                ///< the copy's size (copies only)
   int src_device = -1, dst_device = -1;  ///< the copy's devices, when CUPTI says (PtoP)
@@ -151,7 +152,10 @@ struct Trace {
   const StreamInfo* find_stream(int rank, int device, int64_t stream) const;
   /// Fills gaps from what the trace already holds: streams seen only in kernels get a StreamInfo,
   /// kernels without a priority take their stream's, ranks seen only in kernels or NVTX ranges
-  /// get a RankInfo.
+  /// get a RankInfo. A device-to-device copy on a stream that also ran compute kernels is the
+  /// program's own (DDP's copies between gradients and buckets, say), not NCCL's: it becomes
+  /// compute (category Compute, still a copy) -- traces written before this rule counted every
+  /// copy on a stream that ran an NCCL kernel as communication.
   void normalize();
 };
 

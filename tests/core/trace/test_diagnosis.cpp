@@ -707,6 +707,55 @@ TEST(Diagnosis, CopyEngineCollectivesCountAsCommunication) {
 
 namespace {
 
+// The program's own device copies (DDP's bucket copies) run on its compute stream: they are
+// compute, not NCCL's copy-engine communication, also in a trace written before that rule; the
+// diagnosis names them (compute_copies) and bounds the bucket view by them. A copy on NCCL's own
+// stream stays communication.
+TEST(Diagnosis, CopiesOnTheComputeStreamAreTheProgramsOwn) {
+  Builder b;
+  for (int s = 0; s < 4; ++s) {
+    b.range(0, s);
+    b.kernel(0, s, kGemm, 0, 100);
+    b.kernel(0, s, kAr, 20, 60);
+    b.copy(0, s, "DtoD", 8192, 100, 130, true);  // after the GEMM, on the compute stream
+    b.t.kernels.back().stream = 7;
+    b.copy(0, s, "DtoD", 8192, 130, 135, true);  // NCCL's, on its stream
+    b.kernel(0, s, kGemm, 135, 145);               // the optimizer, say
+  }
+  const Trace t = b.done();
+  std::size_t own = 0, nccl = 0;
+  for (const auto& k : t.kernels) {
+    if (!k.is_copy()) continue;
+    if (k.stream == 7) {
+      EXPECT_EQ(k.category, KernelCategory::Compute);
+      ++own;
+    } else {
+      EXPECT_EQ(k.category, KernelCategory::Communication);
+      ++nccl;
+    }
+  }
+  EXPECT_EQ(own, 4u);
+  EXPECT_EQ(nccl, 4u);
+  // A file written with the copy as communication reads back as compute.
+  auto j = cco::trace::trace_to_json(t);
+  for (auto& e : j["traceEvents"])
+    if (e.contains("args") && e["args"].contains("copy")) e["args"]["kind"] = "communication";
+  const Trace back = cco::trace::trace_from_json(j, "old");
+  for (const auto& k : back.kernels)
+    if (k.is_copy())
+      EXPECT_EQ(k.category, k.stream == 7 ? KernelCategory::Compute : KernelCategory::Communication);
+  const Diagnosis d = cco::trace::diagnose(back);
+  expect_adds_up(d);
+  const auto& p = typical(d);
+  EXPECT_EQ(p.compute_copies_ns, 30 * us);
+  EXPECT_EQ(p.copy_engine_ns, 5 * us);
+  EXPECT_EQ(p.compute_busy_ns, 140 * us);
+  EXPECT_EQ(cco::trace::lever_bounds(p).framework_copies_ns, 30 * us);
+  EXPECT_NE(d.sentence.find("the program's own device copies take"), std::string::npos) << d.sentence;
+  EXPECT_EQ(cco::trace::diagnosis_to_json(d)["ranks"][0]["typical"]["bounds_ns"]["framework_copies"],
+            30 * us);
+}
+
 // Copies carry no launch times (CUPTI's copy records have none): they must not turn off the
 // kernels' launch times for step windows (steps then spread to the next range), and a copy that
 // starts inside a step's window extends it to its end.
