@@ -82,7 +82,7 @@ std::string csv(const trace::Diagnosis& d) {
 }
 
 std::string markdown(const trace::Diagnosis& d) {
-  std::string o = d.sentence + "\n\n";
+  std::string o = (d.headline.empty() ? "" : "**" + d.headline + "**\n\n") + d.sentence + "\n\n";
   o += steps_line(d).substr(2) + "\n";
   o += "Typical step (median time) per rank, ms; the parts add up to the step time:\n\n"
        "| rank | step | time";
@@ -133,7 +133,7 @@ std::string versus_alone_line(const trace::VersusAlone& v) {
 }
 
 std::string text(const trace::Diagnosis& d) {
-  std::string o = "# " + d.sentence + "\n";
+  std::string o = (d.headline.empty() ? "" : "# " + d.headline + "\n") + "# " + d.sentence + "\n";
   o += steps_line(d);
   o += "# typical step (the step of median time) per rank, ms; the parts from compute_alone to "
        "idle add up to the step time (docs/TRACE.md, 'Steps: where the time goes')\n";

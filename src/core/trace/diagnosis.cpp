@@ -1,4 +1,5 @@
 #include "trace/diagnosis.hpp"
+#include "trace/headline.hpp"
 #include "trace/step_find.hpp"
 #include "trace/step_match.hpp"
 
@@ -653,6 +654,7 @@ Diagnosis diagnose(const Trace& t, const DiagnosisOptions& o) {
   d.critical_rank = crit->rank;
   d.sentence = sentence_of(crit->steps[crit->typical], crit->spread.at("time"), crit->steps.size(),
                            d.steps.detail);
+  d.headline = headline(crit->steps[crit->typical]);
   if (d.partial)
     d.notes.push_back(fmt::format("{} records were dropped while tracing: busy times are lower "
                                   "bounds and the parts may move between causes",
@@ -734,6 +736,7 @@ json parts_json(const StepParts& p) {
 json diagnosis_to_json(const Diagnosis& d) {
   json j;
   model::stamp_schema(j, model::kStepDiagnosisSchema);
+  if (!d.headline.empty()) j["headline"] = d.headline;
   j["sentence"] = d.sentence;
   j["steps"] = {{"source", d.steps.source},
                 {"detail", d.steps.detail},

@@ -191,6 +191,9 @@ struct Diagnosis {
   /// Per rank found in an alone trace with steps (DiagnosisOptions::alone): empty otherwise.
   std::vector<VersusAlone> versus_alone;
   int critical_rank = -1;  ///< the rank with the longest typical step
+  /// The first line (trace/headline.hpp): at most 30 words, the largest part of the critical
+  /// rank's typical step and the one thing to try first
+  std::string headline;
   std::string sentence;    ///< the plain sentence: what holds the step back, what can win
   std::vector<std::string> notes;
   bool partial = false;  ///< dropped records: the figures are bounds
