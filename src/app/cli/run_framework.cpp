@@ -3,6 +3,7 @@
 #include <dirent.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -71,6 +72,15 @@ FrameworkSummary read_framework_reports(const std::string& report_dir) {
     try {
       const auto j = nlohmann::json::parse(model::read_file(report_dir + "/" + n, kReportLimit));
       std::set<std::tuple<std::string, std::string, std::string, std::string>> here;
+      if (j.contains("memory") && j["memory"].is_object()) {
+        const auto& m = j["memory"];
+        const int64_t peak = m.value("peak_reserved_bytes", int64_t{0});
+        const int64_t total = m.value("total_bytes", int64_t{0});
+        if (peak > 0 && total > 0) {
+          sum.peak_reserved_bytes = std::max(sum.peak_reserved_bytes, peak);
+          sum.device_bytes = sum.device_bytes == 0 ? total : std::min(sum.device_bytes, total);
+        }
+      }
       for (const auto& ev : j.at("events")) {
         const std::string value = ev.value("outcome", "") == "applied" ? ev.value("value", "")
                                                                        : ev.value("program_value", "");
@@ -126,6 +136,15 @@ std::string format_framework_summary(const model::FrameworkSettings& s, const Fr
            (sum.files == 0 ? " (if the program does, its Python did not load cco's start-up hook: "
                              "python -I, -E or -S ignore PYTHONPATH)"
                            : ""));
+  }
+  if (sum.device_bytes > 0) {
+    char b[160];
+    std::snprintf(b, sizeof b, "the most device memory a process held: %.1f of %.1f GiB (%.0f%%)",
+                  static_cast<double>(sum.peak_reserved_bytes) / 1073741824.0,
+                  static_cast<double>(sum.device_bytes) / 1073741824.0,
+                  100.0 * static_cast<double>(sum.peak_reserved_bytes) /
+                      static_cast<double>(sum.device_bytes));
+    line(b);
   }
   return out;
 }

@@ -40,6 +40,9 @@ struct FrameworkOutcome {
 };
 struct FrameworkSummary {
   std::size_t files = 0;  ///< reports read
+  /// The most device memory any process's PyTorch held (max_memory_reserved, at its exit), and the
+  /// smallest of their devices' sizes; 0: no process reported (the program never started CUDA).
+  int64_t peak_reserved_bytes = 0, device_bytes = 0;
   std::vector<FrameworkOutcome> outcomes;
   std::vector<std::string> notes;  ///< reports that could not be read
 };

@@ -39,8 +39,8 @@ int run_once(const FrameworkSearchOptions& o, const model::FrameworkSettings& c,
   const auto getenv_fn = [](const char* n) { return static_cast<const char*>(::getenv(n)); };
   std::vector<std::string> warnings;
   auto changes = run_environment(ro, plan::from_policy(o.policy), "", lib, "", getenv_fn, &warnings);
-  if (!c.empty())
-    for (auto& e : framework_environment(c, startup, dir, getenv_fn)) changes.push_back(std::move(e));
+  // The hook also for the baseline: it reports each process's peak device memory at exit.
+  for (auto& e : framework_environment(c, startup, dir, getenv_fn)) changes.push_back(std::move(e));
   std::fflush(nullptr);
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("cannot fork: ") + std::strerror(errno));
@@ -76,7 +76,8 @@ void write_plan(const FrameworkSearchOptions& o, const std::vector<steps::WholeR
     rs.push_back({{"candidate", candidate_name(o.candidates[r.candidate])},
                   {"round", r.round},
                   {"steps", r.step_ms.size()},
-                  {"median_ms", steps::summarize(r.step_ms).median}});
+                  {"median_ms", steps::summarize(r.step_ms).median},
+                  {"memory_fraction", r.memory_fraction}});
   j["tuning"] = {{"date", date},          {"program", o.command},
                  {"framework_candidates", cands}, {"policy", o.policy},
                  {"warmup", o.warmup},    {"runs", rs},
@@ -118,23 +119,31 @@ int framework_search_main(const FrameworkSearchOptions& o) {
     for (const auto& n : notes) std::fprintf(stderr, "cco tune: %s\n", n.c_str());
     steps::WholeRun r{c, static_cast<int>(i / o.candidates.size()),
                       steps::run_step_times(files, static_cast<uint64_t>(o.warmup))};
-    std::fprintf(stderr, "cco tune: run %zu of %zu: %s: %zu steps after %ld, median %.3f ms (%zu %s)\n",
+    const FrameworkSummary sum = read_framework_reports(dir);
+    std::string memory;
+    if (sum.device_bytes > 0) {
+      r.memory_fraction = static_cast<double>(sum.peak_reserved_bytes) /
+                          static_cast<double>(sum.device_bytes);
+      char b[96];
+      std::snprintf(b, sizeof b, ", peak memory %.1f of %.1f GiB", sum.peak_reserved_bytes / 1073741824.0,
+                    sum.device_bytes / 1073741824.0);
+      memory = b;
+    }
+    std::fprintf(stderr, "cco tune: run %zu of %zu: %s: %zu steps after %ld, median %.3f ms (%zu %s)%s\n",
                  i + 1, order.size(), name.c_str(), r.step_ms.size(), o.warmup,
                  steps::summarize(r.step_ms).median, files.size(),
-                 files.size() == 1 ? "process" : "processes");
+                 files.size() == 1 ? "process" : "processes", memory.c_str());
     if (!o.candidates[c].empty() && r.round == 0)
-      std::fputs(format_framework_summary(o.candidates[c], read_framework_reports(dir), "cco tune")
-                     .c_str(),
-                 stderr);
+      std::fputs(format_framework_summary(o.candidates[c], sum, "cco tune").c_str(), stderr);
     runs.push_back(std::move(r));
   }
   const auto d = steps::decide_whole_runs(runs, o.candidates.size());
   std::printf("# cco tune: framework candidates, %d rounds of whole runs; against the baseline: the "
               "median of step i of its run minus step i of the baseline's in the same round, 95%% "
-              "sign-test interval\n",
+              "sign-test interval; memory: the most device memory a process held, of its device's\n",
               o.rounds);
-  std::printf("%-44s %-22s %-30s %s\n", "candidate", "runs' medians, ms", "vs (none), ms [95%]",
-              "verdict");
+  std::printf("%-44s %-22s %-30s %-7s %s\n", "candidate", "runs' medians, ms", "vs (none), ms [95%]",
+              "memory", "verdict");
   for (const auto& v : d.verdicts) {
     std::string meds;
     for (double m : v.run_medians) {
@@ -146,8 +155,10 @@ int framework_search_main(const FrameworkSearchOptions& o) {
     if (v.candidate != 0 && v.vs_baseline.enough)
       std::snprintf(diff, sizeof diff, "%+.3f [%+.3f, %+.3f]", v.vs_baseline.median,
                     v.vs_baseline.lo, v.vs_baseline.hi);
-    std::printf("%-44s %-22s %-30s %s\n", candidate_name(o.candidates[v.candidate]).c_str(),
-                meds.c_str(), diff, v.candidate == 0 ? "baseline" : v.why.c_str());
+    char mem[16] = "-";
+    if (v.memory_fraction > 0) std::snprintf(mem, sizeof mem, "%.0f%%", 100 * v.memory_fraction);
+    std::printf("%-44s %-22s %-30s %-7s %s\n", candidate_name(o.candidates[v.candidate]).c_str(),
+                meds.c_str(), diff, mem, v.candidate == 0 ? "baseline" : v.why.c_str());
   }
   if (d.verdicts.size() > 1 &&
       std::all_of(d.verdicts.begin() + 1, d.verdicts.end(),

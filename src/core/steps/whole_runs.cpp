@@ -56,7 +56,10 @@ WholeRunDecision decide_whole_runs(const std::vector<WholeRun>& runs, std::size_
     WholeRunVerdict v;
     v.candidate = c;
     for (const auto& r : runs)
-      if (r.candidate == c) v.run_medians.push_back(median_of(r.step_ms));
+      if (r.candidate == c) {
+        v.run_medians.push_back(median_of(r.step_ms));
+        v.memory_fraction = std::max(v.memory_fraction, r.memory_fraction);
+      }
     d.verdicts.push_back(v);
   }
   for (std::size_t c = 1; c < candidates; ++c) {
@@ -91,7 +94,14 @@ WholeRunDecision decide_whole_runs(const std::vector<WholeRun>& runs, std::size_
                                          [](double m) { return m < 0; });
     if (!v.vs_baseline.enough)
       v.why = "too few steps for an interval";
-    else if (v.vs_baseline.hi < 0 && every_round)
+    else if (v.vs_baseline.hi < 0 && every_round && v.memory_fraction > kWholeRunMemoryLimit) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf,
+                    "faster, but it held %.0f%% of the device's memory at its peak (more than "
+                    "%.0f%%: no margin)",
+                    100 * v.memory_fraction, 100 * kWholeRunMemoryLimit);
+      v.why = buf;
+    } else if (v.vs_baseline.hi < 0 && every_round)
       v.wins = true, v.why = "faster in every round";
     else if (v.vs_baseline.hi < 0)
       v.why = "faster overall but not in every round (a round against it: " +

@@ -7,7 +7,7 @@
 //
 // A candidate wins when the whole interval is below zero AND its median difference is below zero
 // in every round on its own: a run that was slow as a whole (another job on the machine) cannot
-// make a winner. Of the winners the one with the largest median gain is chosen; none: the
+// make a winner; and its runs leave a margin of the device's memory (kWholeRunMemoryLimit). Of the winners the one with the largest median gain is chosen; none: the
 // baseline. Decided by cco alone from the step files, so every rank gets the same plan.
 #pragma once
 
@@ -34,13 +34,20 @@ struct WholeRun {
   std::size_t candidate = 0;
   int round = 0;
   std::vector<double> step_ms;  ///< run_step_times
+  /// The run's peak device memory as a share of the device's (0: not known).
+  double memory_fraction = 0;
 };
+
+/// A candidate whose run held more than this share of its device's memory at its peak cannot be
+/// the winner: the program's memory may vary (another batch, fragmentation) and no margin is left.
+inline constexpr double kWholeRunMemoryLimit = 0.9;
 
 struct WholeRunVerdict {
   std::size_t candidate = 0;
   std::vector<double> run_medians;    ///< per run of this candidate, in run order
   std::vector<double> round_medians;  ///< median paired difference against the baseline, per round
   PairedDiff vs_baseline;             ///< all rounds' pairs (candidate 0: none)
+  double memory_fraction = 0;         ///< the largest of its runs' (0: not known)
   bool wins = false;
   std::string why;  ///< "faster in every round", "within noise", "slower", "too few steps", ...
 };

@@ -9,7 +9,9 @@ of the job imports it at start-up (the `site` module imports `sitecustomize`). I
   (`torch.nn.parallel.distributed` for DDP, `torch.distributed.fsdp` for FSDP2's fully_shard)
   to be imported by the program, and wraps what the program calls there: a keyword the program
   passes itself is kept (and said), a keyword it leaves out gets cco's value;
-- writes what it did to CCO_FRAMEWORK_OUT/framework-PID.json, for cco's summary at the end;
+- writes what it did to CCO_FRAMEWORK_OUT/framework-PID.json, for cco's summary at the end, and
+  at exit the most device memory the process's PyTorch held (also with no control asked for:
+  the baseline's runs of cco tune --framework-candidate);
 - imports the next `sitecustomize` on the path (the program's or the system's own), as if this
   one were not there.
 
@@ -25,7 +27,7 @@ def _install():
 
     spec = os.environ.get("CCO_FRAMEWORK", "")
     out_dir = os.environ.get("CCO_FRAMEWORK_OUT", "")
-    if not spec:
+    if not spec and not out_dir:
         return
     loud = os.environ.get("RANK", "0") in ("", "0")
     said = set()
@@ -41,8 +43,48 @@ def _install():
         "fsdp": [("torch.distributed.fsdp", "fully_shard", "function"),
                  ("torch.distributed._composable.fsdp", "fully_shard", "function")],
     }
+    report = {"pid": 0, "rank": os.environ.get("RANK", ""), "events": []}
+
+    def write():
+        if not out_dir:
+            return
+        try:
+            import json
+            report["pid"] = os.getpid()  # after a fork, the child's own file
+            path = os.path.join(out_dir, f"framework-{os.getpid()}.json")
+            tmp = path + ".tmp"
+            with open(tmp, "w") as f:
+                json.dump(report, f)
+            os.replace(tmp, path)
+        except Exception as e:  # the folder went away, a full disk: only cco's summary is lost
+            say(f"cannot write the report for cco ({type(e).__name__}: {e})")
+
+    def record(event):
+        report["events"].append(event)
+        if len(report["events"]) <= 4096:
+            write()
+
+    def record_memory():
+        """At exit: the most device memory this process's PyTorch held, and the device's size
+        (what a candidate costs in memory). Nothing when the program never started CUDA."""
+        try:
+            torch = sys.modules.get("torch")
+            if torch is None or not torch.cuda.is_available() or not torch.cuda.is_initialized():
+                return
+            dev = torch.cuda.current_device()
+            report["memory"] = {"device": int(dev),
+                                "peak_reserved_bytes": int(torch.cuda.max_memory_reserved(dev)),
+                                "total_bytes": int(torch.cuda.get_device_properties(dev).total_memory)}
+            write()
+        except Exception:
+            pass  # the figure is lost, never the program's exit
+
+    if out_dir:
+        import atexit
+        atexit.register(record_memory)
+
     wanted = {}  # target -> [(name, keyword, value)]
-    for item in spec.split(";")[:64]:
+    for item in spec.split(";")[:64] if spec else []:
         parts = item.split(":")
         if len(parts) != 4 or parts[1] not in targets:
             say(f"CCO_FRAMEWORK item '{item[:80]}' is not NAME:TARGET:KEYWORD:VALUE of a known "
@@ -60,23 +102,6 @@ def _install():
         wanted.setdefault(target, []).append((name, keyword, value))
     if not wanted:
         return
-
-    report = {"pid": 0, "rank": os.environ.get("RANK", ""), "events": []}
-
-    def record(event):
-        report["events"].append(event)
-        if not out_dir or len(report["events"]) > 4096:
-            return
-        try:
-            import json
-            report["pid"] = os.getpid()  # after a fork, the child's own file
-            path = os.path.join(out_dir, f"framework-{os.getpid()}.json")
-            tmp = path + ".tmp"
-            with open(tmp, "w") as f:
-                json.dump(report, f)
-            os.replace(tmp, path)
-        except Exception as e:  # the folder went away, a full disk: only cco's summary is lost
-            say(f"cannot write the report for cco ({type(e).__name__}: {e})")
 
     def set_keywords(what, target, fn, args, kwargs):
         """Sets the keywords the call leaves out; returns what to say and record once it built."""

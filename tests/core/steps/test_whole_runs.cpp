@@ -57,6 +57,20 @@ TEST(WholeRuns, FasterInEveryRoundWinsTheLargestIsChosen) {
   EXPECT_EQ(d.verdicts[2].round_medians.size(), 2u);
 }
 
+TEST(WholeRuns, NoWinnerWithoutAMarginOfMemory) {
+  std::vector<WholeRun> runs = {{0, 0, steps_of(160, 40), 0.50}, {1, 0, steps_of(150, 40), 0.95},
+                                {1, 1, steps_of(150, 40), 0.93}, {0, 1, steps_of(160, 40), 0.50}};
+  auto d = decide_whole_runs(runs, 2);
+  EXPECT_FALSE(d.verdicts[1].wins);
+  EXPECT_DOUBLE_EQ(d.verdicts[1].memory_fraction, 0.95);
+  EXPECT_NE(d.verdicts[1].why.find("held 95% of the device's memory"), std::string::npos)
+      << d.verdicts[1].why;
+  EXPECT_EQ(d.winner, 0u);
+  runs[1].memory_fraction = runs[2].memory_fraction = 0.85;  // a margin left: it wins
+  d = decide_whole_runs(runs, 2);
+  EXPECT_TRUE(d.verdicts[1].wins) << d.verdicts[1].why;
+}
+
 TEST(WholeRuns, OneSlowBaselineRunMakesNoWinner) {
   // Round 0: the baseline's run was slow as a whole (+20 ms); round 1 (shorter runs): the
   // candidate is 1 ms slower. Pooled, two thirds of the pairs say faster and the interval is

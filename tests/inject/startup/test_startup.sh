@@ -198,13 +198,25 @@ cost = (0.004 if kw["gradient_as_bucket_view"] else 0.012) + (0.010 if kw["bucke
 for k in range(int(sys.argv[1])):
     ccoverlap.step()
     time.sleep(cost)
+import os
+if os.environ.get("FW_PEAK_VIEW"):  # CUDA "started": the hook reports the peak memory at exit
+    class _Props:
+        total_memory = 100 << 30
+    class _Cuda:
+        is_available = staticmethod(lambda: True)
+        is_initialized = staticmethod(lambda: True)
+        current_device = staticmethod(lambda: 0)
+        get_device_properties = staticmethod(lambda d: _Props)
+        max_memory_reserved = staticmethod(
+            lambda d: (int(os.environ["FW_PEAK_VIEW"]) if kw["gradient_as_bucket_view"] else 50) << 30)
+    torch.cuda = _Cuda
 PY
     (cd "$tmp" && PYTHONPATH="$CCO_SOURCE_DIR/python:$fake" "$cco" tune --lib "$CCO_PRELOAD_LIB" \
       --framework-candidate ddp.bucket_view --framework-candidate ddp.bucket_view,ddp.bucket_mb=100 \
       --warmup 3 --out "$tmp/fw.json" -- python3 "$tmp/fw.py" 40 >"$tmp/o" 2>"$tmp/err") ||
       fail "cco tune --framework-candidate: $(cat "$tmp/o" "$tmp/err")"
     grep -q '"framework": "ddp.bucket_view=on"' "$tmp/fw.json" 2>/dev/null || fail "whole runs' plan: $(cat "$tmp/fw.json" 2>&1)"
-    grep -qE '^ddp.bucket_view=on +[0-9.]+, [0-9.]+ +-[0-9.]+ \[-[0-9.]+, -[0-9.]+\] +faster in every round' "$tmp/o" ||
+    grep -qE '^ddp.bucket_view=on +[0-9.]+, [0-9.]+ +-[0-9.]+ \[-[0-9.]+, -[0-9.]+\] +- +faster in every round' "$tmp/o" ||
       fail "no winning row: $(cat "$tmp/o")"
     grep -qE '^ddp.bucket_view=on,ddp.bucket_mb=100 .* slower$' "$tmp/o" || fail "no slower row: $(cat "$tmp/o")"
     n=$(grep -c '^cco tune: run [0-9] of 6: .*median' "$tmp/err")
@@ -212,6 +224,15 @@ PY
     order=$(sed -n 's/^cco tune: run [0-9] of 6: \([^:]*\)$/\1/p' "$tmp/err" | tr '\n' ' ')
     [ "$order" = "(none) ddp.bucket_view=on ddp.bucket_view=on,ddp.bucket_mb=100 ddp.bucket_view=on,ddp.bucket_mb=100 ddp.bucket_view=on (none) " ] ||
       fail "runs not in alternating order: '$order'"
+    # A faster candidate that leaves no margin of device memory (95% of it at its peak) is not
+    # chosen; its memory and the baseline's are in the table.
+    (cd "$tmp" && FW_PEAK_VIEW=95 PYTHONPATH="$CCO_SOURCE_DIR/python:$fake" "$cco" tune --lib "$CCO_PRELOAD_LIB" \
+      --framework-candidate ddp.bucket_view --warmup 3 --out "$tmp/fwm.json" --steps-out "$tmp/fwm.steps" \
+      -- python3 "$tmp/fw.py" 40 >"$tmp/o" 2>"$tmp/err") || fail "whole runs with memory: $(cat "$tmp/o" "$tmp/err")"
+    grep -qE '^\(none\) .* 50% +baseline$' "$tmp/o" || fail "the baseline's memory: $(cat "$tmp/o")"
+    grep -q "held 95% of the device's memory at its peak" "$tmp/o" || fail "no memory refusal: $(cat "$tmp/o")"
+    grep -q '"framework"' "$tmp/fwm.json" && fail "a candidate without a memory margin was chosen: $(cat "$tmp/fwm.json")"
+    grep -q "peak memory 95.0 of 100.0 GiB" "$tmp/err" || fail "no memory in the run lines: $(cat "$tmp/err")"
     "$cco" tune --lib "$CCO_PRELOAD_LIB" --framework-rounds 3 -- true 2>"$tmp/err"
     [ $? = 2 ] && grep -q "needs --framework-candidate" "$tmp/err" || fail "--framework-rounds alone: $(cat "$tmp/err")"
     "$cco" tune --lib "$CCO_PRELOAD_LIB" --framework-candidate ddp.bucket_view --framework-rounds 0 -- true 2>"$tmp/err"
