@@ -1,11 +1,13 @@
 #include "cli/tune_framework.hpp"
 
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -45,6 +47,7 @@ int run_once(const FrameworkSearchOptions& o, const model::FrameworkSettings& c,
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("cannot fork: ") + std::strerror(errno));
   if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // cco killed: the run does not go on alone
     for (const auto& e : changes) {
       if (e.value)
         ::setenv(e.name.c_str(), e.value->c_str(), 1);
@@ -101,24 +104,35 @@ int framework_search_main(const FrameworkSearchOptions& o) {
                "program in %d alternating rounds under policy %s; steps in %s\n",
                o.candidates.size(), order.size(), o.rounds, o.policy.c_str(), o.steps_out.c_str());
   std::vector<steps::WholeRun> runs;
+  std::vector<int> failed(o.candidates.size(), 0);  // a candidate's run's exit status, once failed
   for (std::size_t i = 0; i < order.size(); ++i) {
     const std::size_t c = order[i];
+    if (failed[c] != 0) continue;
     const std::string dir = o.steps_out + "/run-" + std::to_string(i + 1);
     if (::mkdir(dir.c_str(), 0777) != 0)
       throw std::runtime_error("cannot make " + dir + ": " + std::strerror(errno));
     const std::string name = candidate_name(o.candidates[c]);
     std::fprintf(stderr, "cco tune: run %zu of %zu: %s\n", i + 1, order.size(), name.c_str());
     const int rc = run_once(o, o.candidates[c], dir, lib, startup);
-    if (rc != 0) {
-      std::printf("# no plan written: run %zu (%s) exited %d; the step files so far are in %s\n",
+    if (rc != 0 && c == 0) {
+      std::printf("# no plan written: run %zu (%s, the baseline) exited %d; the step files so far "
+                  "are in %s\n",
                   i + 1, name.c_str(), rc, o.steps_out.c_str());
       return rc;
+    }
+    if (rc != 0) {  // out of memory, say: the candidate is ruled out, the search goes on
+      failed[c] = rc;
+      std::fprintf(stderr, "cco tune: run %zu of %zu: %s exited %d: ruled out\n", i + 1,
+                   order.size(), name.c_str(), rc);
+      continue;
     }
     std::vector<std::string> notes;
     const auto files = read_step_files(dir, &notes);
     for (const auto& n : notes) std::fprintf(stderr, "cco tune: %s\n", n.c_str());
-    steps::WholeRun r{c, static_cast<int>(i / o.candidates.size()),
-                      steps::run_step_times(files, static_cast<uint64_t>(o.warmup))};
+    steps::WholeRun r;
+    r.candidate = c;
+    r.round = static_cast<int>(i / o.candidates.size());
+    r.step_ms = steps::run_step_times(files, static_cast<uint64_t>(o.warmup), &r.step_index);
     const FrameworkSummary sum = read_framework_reports(dir);
     std::string memory;
     if (sum.device_bytes > 0) {
@@ -137,7 +151,12 @@ int framework_search_main(const FrameworkSearchOptions& o) {
       std::fputs(format_framework_summary(o.candidates[c], sum, "cco tune").c_str(), stderr);
     runs.push_back(std::move(r));
   }
-  const auto d = steps::decide_whole_runs(runs, o.candidates.size());
+  auto d = steps::decide_whole_runs(runs, o.candidates.size());
+  for (auto& v : d.verdicts)
+    if (failed[v.candidate] != 0) {
+      v.wins = false;
+      v.why = "a run of it exited " + std::to_string(failed[v.candidate]) + ": ruled out";
+    }
   std::printf("# cco tune: framework candidates, %d rounds of whole runs; against the baseline: the "
               "median of step i of its run minus step i of the baseline's in the same round, 95%% "
               "sign-test interval; memory: the most device memory a process held, of its device's\n",

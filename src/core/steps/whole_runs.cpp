@@ -13,7 +13,9 @@ std::vector<std::size_t> whole_run_order(std::size_t candidates, int rounds) {
   return order;
 }
 
-std::vector<double> run_step_times(const std::vector<StepFile>& files, uint64_t warmup) {
+std::vector<double> run_step_times(const std::vector<StepFile>& files, uint64_t warmup,
+                                   std::vector<uint64_t>* index) {
+  if (index) index->clear();
   if (files.empty()) return {};
   // step index -> (sum over files, files that have it, irregular anywhere)
   struct Acc {
@@ -32,13 +34,38 @@ std::vector<double> run_step_times(const std::vector<StepFile>& files, uint64_t 
     }
   std::vector<double> out;
   for (const auto& [step, a] : by_step)
-    if (a.n == files.size() && !a.irregular) out.push_back(a.sum / static_cast<double>(a.n));
+    if (a.n == files.size() && !a.irregular) {
+      out.push_back(a.sum / static_cast<double>(a.n));
+      if (index) index->push_back(step);
+    }
   return out;
 }
 
 namespace {
 
 double median_of(std::vector<double> v) { return summarize(std::move(v)).median; }
+
+// The pairs of two runs: on the step indices both have (each run's times carry their indices),
+// else by position.
+void pair_runs(const WholeRun& a, const WholeRun& b, std::vector<double>& ra, std::vector<double>& rb) {
+  ra.clear();
+  rb.clear();
+  const bool indexed = a.step_index.size() == a.step_ms.size() && b.step_index.size() == b.step_ms.size() &&
+                       !a.step_index.empty() && !b.step_index.empty();
+  if (!indexed) {
+    const std::size_t n = std::min(a.step_ms.size(), b.step_ms.size());
+    ra.assign(a.step_ms.begin(), a.step_ms.begin() + static_cast<std::ptrdiff_t>(n));
+    rb.assign(b.step_ms.begin(), b.step_ms.begin() + static_cast<std::ptrdiff_t>(n));
+    return;
+  }
+  std::map<uint64_t, double> at;
+  for (std::size_t i = 0; i < a.step_ms.size(); ++i) at[a.step_index[i]] = a.step_ms[i];
+  for (std::size_t i = 0; i < b.step_ms.size(); ++i)
+    if (auto it = at.find(b.step_index[i]); it != at.end()) {
+      ra.push_back(it->second);
+      rb.push_back(b.step_ms[i]);
+    }
+}
 
 std::string fmt(double v) {
   char buf[32];
@@ -73,13 +100,12 @@ WholeRunDecision decide_whole_runs(const std::vector<WholeRun>& runs, std::size_
         if (r.candidate == 0) a = &r;
         if (r.candidate == c) b = &r;
       }
-      const std::size_t n = a && b ? std::min(a->step_ms.size(), b->step_ms.size()) : 0;
-      if (n < kWholeRunMinPairs) {
+      std::vector<double> ra, rb;
+      if (a && b) pair_runs(*a, *b, ra, rb);
+      if (ra.size() < kWholeRunMinPairs) {
         short_round = true;
         continue;
       }
-      std::vector<double> ra(a->step_ms.begin(), a->step_ms.begin() + static_cast<std::ptrdiff_t>(n));
-      std::vector<double> rb(b->step_ms.begin(), b->step_ms.begin() + static_cast<std::ptrdiff_t>(n));
       v.round_medians.push_back(paired_difference(ra, rb).median);
       a_all.insert(a_all.end(), ra.begin(), ra.end());
       b_all.insert(b_all.end(), rb.begin(), rb.end());
@@ -89,11 +115,19 @@ WholeRunDecision decide_whole_runs(const std::vector<WholeRun>& runs, std::size_
               " in a round: the program's steps were not found, or it ran too few)";
       continue;
     }
-    v.vs_baseline = paired_difference(a_all, b_all);
+    const double level = 1.0 - 0.05 / static_cast<double>(std::max<std::size_t>(1, candidates - 1));
+    v.vs_baseline = paired_difference(a_all, b_all, level);
     const bool every_round = std::all_of(v.round_medians.begin(), v.round_medians.end(),
                                          [](double m) { return m < 0; });
+    const auto& base_runs = d.verdicts[0].run_medians;
+    const double aa = base_runs.size() < 2 ? 0
+                      : *std::max_element(base_runs.begin(), base_runs.end()) -
+                            *std::min_element(base_runs.begin(), base_runs.end());
     if (!v.vs_baseline.enough)
       v.why = "too few steps for an interval";
+    else if (v.vs_baseline.hi < 0 && every_round && -v.vs_baseline.median <= aa)
+      v.why = "faster in every round, but by less than the baseline's own runs differ (" +
+              fmt(-aa).substr(1) + " ms): a run-to-run change could make it";
     else if (v.vs_baseline.hi < 0 && every_round && v.memory_fraction > kWholeRunMemoryLimit) {
       char buf[160];
       std::snprintf(buf, sizeof buf,

@@ -35,7 +35,10 @@ def _install():
     def say(text):
         if loud and text not in said:
             said.add(text)
-            print("cco: framework: " + text, file=sys.stderr, flush=True)
+            try:  # a program's own stderr (closed, a pipe gone, a writer without flush) wins
+                print("cco: framework: " + text, file=sys.stderr, flush=True)
+            except Exception:
+                pass
 
     # What each target wraps: (module, attribute, "class" (its __init__) or "function").
     targets = {
@@ -60,9 +63,11 @@ def _install():
             say(f"cannot write the report for cco ({type(e).__name__}: {e})")
 
     def record(event):
+        if len(report["events"]) >= 256:  # a program building thousands of modules: count them
+            report["dropped"] = report.get("dropped", 0) + 1
+            return
         report["events"].append(event)
-        if len(report["events"]) <= 4096:
-            write()
+        write()
 
     def record_memory():
         """At exit: the most device memory this process's PyTorch held, and the device's size
@@ -122,8 +127,8 @@ def _install():
                     p.kind == p.VAR_KEYWORD for p in sig.parameters.values())):
                 done.append((f"{what} takes no keyword {keyword} in this PyTorch: {name} not applied",
                              {"control": name, "module": what, "outcome": "unsupported"}))
-            elif keyword in bound:
-                own = bound[keyword]
+            elif keyword in bound or keyword in kwargs:
+                own = bound[keyword] if keyword in bound else kwargs[keyword]
                 same = own == value and type(own) is type(value)
                 text = (f"{what}: the program sets {keyword}={own!r} itself, as {name} asks" if same
                         else f"{what}: the program sets {keyword}={own!r} itself: kept ({name} not "
@@ -139,16 +144,22 @@ def _install():
         return done
 
     def built(done):
-        for text, event in done:
-            say(text)
-            record(event)
+        try:
+            for text, event in done:
+                say(text)
+                record(event)
+        except Exception:
+            pass  # only cco's summary is lost
 
     def decide(what, target, fn, args, kwargs):
+        """The keywords to add to the call, and what to say once it built; on any error none."""
         try:
-            return set_keywords(what, target, fn, args, kwargs)
+            asked = dict(kwargs)
+            done = set_keywords(what, target, fn, args, asked)
+            return {k: v for k, v in asked.items() if k not in kwargs}, done
         except Exception as e:
             say(f"{what}: {type(e).__name__}: {e}; built as the program asks")
-            return []
+            return {}, []
 
     def wrap(module, attr, kind, target):
         import functools
@@ -161,8 +172,8 @@ def _install():
 
             @functools.wraps(init)
             def __init__(self, *args, **kwargs):
-                done = decide(what, target, init, (self,) + args, kwargs)
-                init(self, *args, **kwargs)  # the program's own errors pass as they are
+                added, done = decide(what, target, init, (self,) + args, kwargs)
+                init(self, *args, **kwargs, **added)  # the program's own errors pass as they are
                 built(done)
 
             __init__._cco_framework = True
@@ -171,8 +182,8 @@ def _install():
         else:
             @functools.wraps(obj)
             def call(*args, **kwargs):
-                done = decide(what, target, obj, args, kwargs)
-                result = obj(*args, **kwargs)
+                added, done = decide(what, target, obj, args, kwargs)
+                result = obj(*args, **kwargs, **added)
                 built(done)
                 return result
 
@@ -192,9 +203,9 @@ def _install():
             say(f"cannot wrap {module.__name__}.{attr} ({type(e).__name__}: {e}); "
                 "the program runs without it")
 
-    import importlib.abc
-
-    class Loader(importlib.abc.Loader):
+    # Duck-typed, not importlib.abc's classes: importing importlib.abc loads dozens of standard
+    # modules before the program's folder is on sys.path (a program's own random.py would lose).
+    class Loader:
         def __init__(self, inner):
             self._inner = inner
 
@@ -209,19 +220,30 @@ def _install():
         def __getattr__(self, name):
             return getattr(self._inner, name)
 
-    class Finder(importlib.abc.MetaPathFinder):
+    class Finder:
+        busy = set()  # names being looked up: the other finders are asked once, never us again
+
         def find_spec(self, fullname, path=None, target=None):
-            if fullname not in watched:
+            if fullname not in watched or fullname in Finder.busy:
                 return None
-            for finder in sys.meta_path:
-                if finder is self or not hasattr(finder, "find_spec"):
-                    continue
-                found = finder.find_spec(fullname, path, target)
-                if found is not None:
-                    if found.loader is not None and hasattr(found.loader, "exec_module"):
-                        found.loader = Loader(found.loader)
-                    return found
-            return None
+            Finder.busy.add(fullname)
+            try:
+                for finder in sys.meta_path:
+                    if finder is self or getattr(finder, "_cco_framework", False) or \
+                            not hasattr(finder, "find_spec"):
+                        continue
+                    found = finder.find_spec(fullname, path, target)
+                    if found is not None:
+                        if found.loader is not None and hasattr(found.loader, "exec_module"):
+                            found.loader = Loader(found.loader)
+                        return found
+                return None
+            except Exception:
+                return None  # the import system goes on as without cco
+            finally:
+                Finder.busy.discard(fullname)
+
+    Finder._cco_framework = True
 
     for name in watched:  # already imported (a sitecustomize before this one imported torch)
         if name in sys.modules:
@@ -229,24 +251,49 @@ def _install():
     sys.meta_path.insert(0, Finder())
 
 
+_MARK = "cco's Python start-up hook"  # in every copy's first line: another cco's is skipped
+
+
 def _chain():
     """Import the sitecustomize this one hides (the program's, the system's), as `site` would."""
-    import importlib.machinery
-    import importlib.util
     import os
 
-    here = os.path.dirname(os.path.abspath(__file__))
-    rest = [p for p in sys.path if os.path.abspath(p or ".") != here]
-    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
-    if spec is None or spec.loader is None:
-        return
-    module = importlib.util.module_from_spec(spec)
+    # The import system's own frozen modules, loaded in every Python: importlib.util and even
+    # importlib.machinery would load modules the program has not (and might shadow).
+    try:
+        from _frozen_importlib import module_from_spec
+        from _frozen_importlib_external import PathFinder
+    except ImportError:
+        from importlib.machinery import PathFinder
+        from importlib.util import module_from_spec
+    rest = list(sys.path)
+    while True:
+        spec = PathFinder.find_spec("sitecustomize", rest)
+        if spec is None or spec.loader is None:
+            return
+        origin = spec.origin or ""
+        try:
+            with open(origin, "rb") as f:
+                ours = _MARK.encode() in f.read(256)
+        except OSError:
+            ours = False
+        if not ours:
+            break
+        # Ours (this copy, or another cco's folder also on the path): look past its folder.
+        here = os.path.dirname(os.path.abspath(origin))
+        left = [p for p in rest if os.path.abspath(p or ".") != here]
+        if len(left) == len(rest):
+            return  # not found by its folder's name: stop rather than loop
+        rest = left
+    module = module_from_spec(spec)
     sys.modules["sitecustomize"] = module
     spec.loader.exec_module(module)  # its errors are its own, as without cco
 
 
 try:
-    _install()
+    if not getattr(sys, "_cco_framework_hook", False):  # once per process, whatever copies run
+        sys._cco_framework_hook = True
+        _install()
 except Exception as _e:  # never fail the program
     print(f"cco: framework: the start-up hook failed ({type(_e).__name__}: {_e}); the program "
           "runs without framework controls", file=sys.stderr)

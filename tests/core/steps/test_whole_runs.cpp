@@ -58,8 +58,8 @@ TEST(WholeRuns, FasterInEveryRoundWinsTheLargestIsChosen) {
 }
 
 TEST(WholeRuns, NoWinnerWithoutAMarginOfMemory) {
-  std::vector<WholeRun> runs = {{0, 0, steps_of(160, 40), 0.50}, {1, 0, steps_of(150, 40), 0.95},
-                                {1, 1, steps_of(150, 40), 0.93}, {0, 1, steps_of(160, 40), 0.50}};
+  std::vector<WholeRun> runs = {{0, 0, steps_of(160, 40), {}, 0.50}, {1, 0, steps_of(150, 40), {}, 0.95},
+                                {1, 1, steps_of(150, 40), {}, 0.93}, {0, 1, steps_of(160, 40), {}, 0.50}};
   auto d = decide_whole_runs(runs, 2);
   EXPECT_FALSE(d.verdicts[1].wins);
   EXPECT_DOUBLE_EQ(d.verdicts[1].memory_fraction, 0.95);
@@ -69,6 +69,45 @@ TEST(WholeRuns, NoWinnerWithoutAMarginOfMemory) {
   runs[1].memory_fraction = runs[2].memory_fraction = 0.85;  // a margin left: it wins
   d = decide_whole_runs(runs, 2);
   EXPECT_TRUE(d.verdicts[1].wins) << d.verdicts[1].why;
+}
+
+TEST(WholeRuns, AGainSmallerThanTheBaselinesOwnRunToRunChangeDoesNotWin) {
+  // The baseline's runs differ by 8 ms; the candidate is 3 ms faster than each in its round.
+  std::vector<WholeRun> runs = {{0, 0, steps_of(160, 40)}, {1, 0, steps_of(157, 40, 0.5, 2)},
+                                {1, 1, steps_of(165, 40, 0.5, 3)}, {0, 1, steps_of(168, 40, 0.5, 4)}};
+  const auto d = decide_whole_runs(runs, 2);
+  EXPECT_FALSE(d.verdicts[1].wins);
+  EXPECT_NE(d.verdicts[1].why.find("by less than the baseline's own runs differ"), std::string::npos)
+      << d.verdicts[1].why;
+}
+
+TEST(WholeRuns, PairedOnStepIndices) {
+  // Step 20 of the baseline's runs was irregular (left out): pairing by position would set every
+  // later baseline step against the candidate's step before it. The steps alternate fast and slow
+  // (say, every other step does more), so a shift of one reverses every pair.
+  auto run = [](std::size_t c, int round, double base, bool drop20) {
+    WholeRun r;
+    r.candidate = c;
+    r.round = round;
+    for (uint64_t i = 0; i < 40; ++i) {
+      if (drop20 && i == 20) continue;
+      r.step_index.push_back(i);
+      r.step_ms.push_back(base + (i % 2 ? 10.0 : 0.0));
+    }
+    return r;
+  };
+  std::vector<WholeRun> runs = {run(0, 0, 160, true), run(1, 0, 158, false), run(1, 1, 158, false),
+                                run(0, 1, 160, true)};
+  const auto d = decide_whole_runs(runs, 2);
+  EXPECT_DOUBLE_EQ(d.verdicts[1].vs_baseline.median, -2.0);
+  EXPECT_EQ(d.verdicts[1].vs_baseline.pairs, 2u * 39u);
+  EXPECT_TRUE(d.verdicts[1].wins) << d.verdicts[1].why;
+  std::vector<uint64_t> idx;
+  StepFile f;
+  f.steps.push_back({3, 0, 1.0, 2.0, true});
+  f.steps.push_back({7, 0, 1.0, 4.0, true});
+  EXPECT_EQ(run_step_times({f}, 0, &idx), (std::vector<double>{2.0, 4.0}));
+  EXPECT_EQ(idx, (std::vector<uint64_t>{3, 7}));
 }
 
 TEST(WholeRuns, OneSlowBaselineRunMakesNoWinner) {

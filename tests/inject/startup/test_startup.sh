@@ -109,6 +109,47 @@ import os, torch
 print(os.environ.get("USER_SITE_RAN"), torch.nn.parallel.DistributedDataParallel("m").kw["gradient_as_bucket_view"])' 2>/dev/null)
 [ "$out" = "1 True" ] || fail "the program's sitecustomize or the control lost: $out"
 
+# --- the hook never breaks the program --------------------------------------------------------
+# A stderr without flush (a program's own tee): the line is lost, not the DDP module.
+out=$(py CCO_FRAMEWORK="$all" python3 -c '
+import sys, torch
+class Tee:
+    def write(self, s): return len(s)
+sys.stderr = Tee()
+print(torch.nn.parallel.DistributedDataParallel("m").kw["gradient_as_bucket_view"])' 2>&1)
+[ "$out" = True ] || fail "a stderr without flush broke the program: $out"
+# Two cco hook folders on the path (two installs): one hook acts, torch imports, the program's own
+# sitecustomize after both still runs.
+mkdir -p "$tmp/hook2" && cp "$hook/sitecustomize.py" "$tmp/hook2/"
+out=$(env PYTHONPATH="$tmp/hook2:$hook:$tmp/user:$fake" CCO_FRAMEWORK="$all" python3 -c '
+import os, sys, torch
+print(os.environ.get("USER_SITE_RAN"), torch.nn.parallel.DistributedDataParallel("m").kw["bucket_cap_mb"],
+      sum(1 for f in sys.meta_path if getattr(f, "_cco_framework", False)))' 2>/dev/null)
+[ "$out" = "1 100 1" ] || fail "two hook folders: $out"
+# A target whose visible signature is (*args, **kwargs): the program's keyword is still its own.
+cat >"$fake/torch/distributed/fsdp/__init__.py" <<'PY'
+from ._fully_shard import fully_shard as _real
+def fully_shard(*args, **kwargs):
+    return _real(*args, **kwargs)
+PY
+out=$(py CCO_FRAMEWORK="$all" python3 -c '
+from torch.distributed.fsdp import fully_shard
+print(fully_shard("b", reshard_after_forward=True)["reshard_after_forward"])' 2>/dev/null)
+[ "$out" = True ] || fail "a keyword passed through **kwargs was replaced: $out"
+echo "from ._fully_shard import fully_shard" >"$fake/torch/distributed/fsdp/__init__.py"
+# The program's own module named like a standard one (random.py beside the script) is its own.
+mkdir -p "$tmp/prog2" && echo 'MINE = 1' >"$tmp/prog2/random.py"
+echo 'import random; print(getattr(random, "MINE", 0))' >"$tmp/prog2/main.py"
+# (Some Pythons load random at start-up anyway: the answer must be the one without cco.)
+want=$(env PYTHONPATH="$fake" python3 "$tmp/prog2/main.py" 2>&1)
+out=$(py CCO_FRAMEWORK="$all" CCO_FRAMEWORK_OUT="$tmp/out" python3 "$tmp/prog2/main.py" 2>&1)
+[ "$out" = "$want" ] || fail "the hook changed which random the program imports: $out, without cco $want"
+want=$(env PYTHONPATH="$fake" python3 -c 'import sys; print(sorted(sys.modules))')
+out=$(py CCO_FRAMEWORK="$all" CCO_FRAMEWORK_OUT="$tmp/out" python3 -c 'import sys; print(sorted(sys.modules))' 2>/dev/null)
+extra=$(comm -13 <(tr -d "[]' " <<<"$want" | tr , '\n' | sort) <(tr -d "[]' " <<<"$out" | tr , '\n' | sort) |
+  grep -v '^sitecustomize$' | tr '\n' ' ')
+[ -z "$extra" ] || fail "modules the hook imported that Python without cco does not: $extra"
+
 # --- rank 1 is silent but reports; bad items and old PyTorch are one line ---------------------
 rm -f "$tmp"/out/*
 py RANK=1 CCO_FRAMEWORK="$all" CCO_FRAMEWORK_OUT="$tmp/out" python3 "$tmp/prog.py" >/dev/null 2>"$tmp/err" ||
@@ -194,6 +235,8 @@ import ctypes, sys, time
 import torch, ccoverlap
 ctypes.CDLL("libcuda.so.1", mode=ctypes.RTLD_GLOBAL)
 kw = torch.nn.parallel.DistributedDataParallel("m").kw
+if kw["gradient_as_bucket_view"] and "FW_FAIL_VIEW" in __import__("os").environ:
+    sys.exit(9)  # out of memory, say
 cost = (0.004 if kw["gradient_as_bucket_view"] else 0.012) + (0.010 if kw["bucket_cap_mb"] == 100 else 0)
 for k in range(int(sys.argv[1])):
     ccoverlap.step()
@@ -233,6 +276,13 @@ PY
     grep -q "held 95% of the device's memory at its peak" "$tmp/o" || fail "no memory refusal: $(cat "$tmp/o")"
     grep -q '"framework"' "$tmp/fwm.json" && fail "a candidate without a memory margin was chosen: $(cat "$tmp/fwm.json")"
     grep -q "peak memory 95.0 of 100.0 GiB" "$tmp/err" || fail "no memory in the run lines: $(cat "$tmp/err")"
+    # A candidate whose run fails is ruled out; the search goes on and keeps the baseline.
+    (cd "$tmp" && FW_FAIL_VIEW=1 PYTHONPATH="$CCO_SOURCE_DIR/python:$fake" "$cco" tune --lib "$CCO_PRELOAD_LIB" \
+      --framework-candidate ddp.bucket_view --warmup 3 --out "$tmp/fwf.json" --steps-out "$tmp/fwf.steps" \
+      -- python3 "$tmp/fw.py" 40 >"$tmp/o" 2>"$tmp/err") || fail "a failing candidate ended the search: $(cat "$tmp/o" "$tmp/err")"
+    grep -q "a run of it exited 9: ruled out" "$tmp/o" || fail "no ruled-out row: $(cat "$tmp/o")"
+    n=$(grep -c "ddp.bucket_view=on exited 9: ruled out" "$tmp/err")
+    [ "$n" = 1 ] || fail "the failed candidate ran again ($n failures): $(cat "$tmp/err")"
     "$cco" tune --lib "$CCO_PRELOAD_LIB" --framework-rounds 3 -- true 2>"$tmp/err"
     [ $? = 2 ] && grep -q "needs --framework-candidate" "$tmp/err" || fail "--framework-rounds alone: $(cat "$tmp/err")"
     "$cco" tune --lib "$CCO_PRELOAD_LIB" --framework-candidate ddp.bucket_view --framework-rounds 0 -- true 2>"$tmp/err"
