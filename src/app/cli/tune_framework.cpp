@@ -143,10 +143,16 @@ int framework_search_main(const FrameworkSearchOptions& o) {
                     sum.device_bytes / 1073741824.0);
       memory = b;
     }
-    std::fprintf(stderr, "cco tune: run %zu of %zu: %s: %zu steps after %ld, median %.3f ms (%zu %s)%s\n",
-                 i + 1, order.size(), name.c_str(), r.step_ms.size(), o.warmup,
-                 steps::summarize(r.step_ms).median, files.size(),
-                 files.size() == 1 ? "process" : "processes", memory.c_str());
+    if (r.step_ms.empty())
+      std::fprintf(stderr, "cco tune: run %zu of %zu: %s: no steps after %ld (%zu step %s: the "
+                   "program ran no collectives, marked no steps, or ended first)%s\n",
+                   i + 1, order.size(), name.c_str(), o.warmup, files.size(),
+                   files.size() == 1 ? "file" : "files", memory.c_str());
+    else
+      std::fprintf(stderr, "cco tune: run %zu of %zu: %s: %zu steps after %ld, median %.3f ms (%zu %s)%s\n",
+                   i + 1, order.size(), name.c_str(), r.step_ms.size(), o.warmup,
+                   steps::summarize(r.step_ms).median, files.size(),
+                   files.size() == 1 ? "process" : "processes", memory.c_str());
     if (!o.candidates[c].empty() && r.round == 0)
       std::fputs(format_framework_summary(o.candidates[c], sum, "cco tune").c_str(), stderr);
     runs.push_back(std::move(r));
@@ -165,9 +171,12 @@ int framework_search_main(const FrameworkSearchOptions& o) {
               "memory", "verdict");
   for (const auto& v : d.verdicts) {
     std::string meds;
-    for (double m : v.run_medians) {
-      char b[24];
-      std::snprintf(b, sizeof b, "%.3f", m);
+    for (std::size_t k = 0; k < v.run_medians.size(); ++k) {
+      char b[24] = "-";  // a run without steps has no median
+      std::size_t n = 0, seen = 0;
+      for (const auto& r : runs)
+        if (r.candidate == v.candidate && seen++ == k) n = r.step_ms.size();
+      if (n > 0) std::snprintf(b, sizeof b, "%.3f", v.run_medians[k]);
       meds += (meds.empty() ? "" : ", ") + std::string(b);
     }
     char diff[64] = "";

@@ -75,7 +75,7 @@ TuneProgramOptions parse_tune_program(const std::vector<std::string>& args) {
   std::string framework;
   app.add_option("--framework", framework);
   std::vector<std::string> framework_candidates;
-  app.add_option("--framework-candidate", framework_candidates);
+  app.add_option("--framework-candidate", framework_candidates)->allow_extra_args(false);  // one each
   std::string framework_rounds;
   app.add_option("--framework-rounds", framework_rounds);
   const auto check_launch = add_launch_options(app, o);  // --steps-out: see below when not given
@@ -102,7 +102,9 @@ TuneProgramOptions parse_tune_program(const std::vector<std::string>& args) {
     o.framework_candidates.push_back({});  // the baseline: none
     for (const auto& spec : framework_candidates) {
       try {
-        o.framework_candidates.push_back(model::parse_framework(spec));
+        auto c = model::parse_framework(spec);  // the order of a candidate's controls is no matter
+        std::sort(c.begin(), c.end(), [](const auto& a, const auto& b) { return a.row < b.row; });
+        o.framework_candidates.push_back(std::move(c));
       } catch (const model::Error& e) {
         throw Usage(std::string("--framework-candidate: ") + e.what());
       }
