@@ -139,6 +139,42 @@ TEST(Period, OneExtraCollectiveKeepsTheStep) {
   EXPECT_GE(irregular, 1);
 }
 
+// FSDP2 with fully_shard per block (issue 43 item 4): each step all-gathers every block in forward
+// (equal signatures), then all-gathers and reduce-scatters every block in backward (a unit of 2),
+// with a root module's collectives of other sizes. Layer-sized periods lock first (P = 1, then
+// P = 2); the training step must win once seen three times, and stay: every later boundary one
+// whole step apart.
+TEST(Period, FsdpStepsAreTrainingStepsNotLayers) {
+  constexpr int kBlocks = 24;
+  const uint64_t ag = 101, rs = 202, ag_root = 303, rs_root = 404;
+  std::vector<uint64_t> step = {ag_root};
+  for (int b = 0; b < kBlocks; ++b) step.push_back(ag);
+  for (int b = 0; b < kBlocks; ++b) {
+    step.push_back(ag);
+    step.push_back(rs);
+  }
+  step.push_back(rs_root);
+  const int L = static_cast<int>(step.size());  // 74
+  PeriodDetector d;
+  const auto r = feed_all(d, repeat(step, 12));
+  EXPECT_EQ(d.period(), L);
+  ASSERT_GE(r.boundaries.size(), 6u);
+  // From the lock on, every boundary is one step after the one before.
+  const uint64_t anchor = d.anchor();
+  std::size_t after = 0;
+  for (std::size_t i = 1; i < r.boundaries.size(); ++i)
+    if (r.boundaries[i - 1] >= anchor) {
+      EXPECT_EQ(r.boundaries[i] - r.boundaries[i - 1], static_cast<uint64_t>(L));
+      ++after;
+    }
+  EXPECT_GE(after, 6u) << "the training step locked too late";
+  // Without a root module's own collectives (only blocks wrapped) the step is still found.
+  std::vector<uint64_t> bare(step.begin() + 1, step.end() - 1);
+  PeriodDetector d2;
+  feed_all(d2, repeat(bare, 12));
+  EXPECT_EQ(d2.period(), static_cast<int>(bare.size()));
+}
+
 TEST(Period, NeverRepeatingFindsNothing) {
   std::mt19937_64 rng(42);
   std::vector<uint64_t> seq(3000);
