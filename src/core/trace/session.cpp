@@ -814,7 +814,7 @@ trace::Trace Session::trace(int rank) const {
         call_of[corr] = &it->second;
   }
   // The streams that ran NCCL kernels: a device-to-device copy on one is NCCL's (below).
-  std::set<std::tuple<uint32_t, uint32_t, uint32_t>> nccl_streams;
+  std::set<std::tuple<uint32_t, uint32_t, uint32_t>> nccl_streams, compute_streams;
   for (const auto& r : s.kernels) {
     const int rk = rank_of(r.device);
     if (rank >= 0 && rk != rank) continue;
@@ -824,6 +824,8 @@ trace::Trace Session::trace(int rank) const {
     k.category = trace::classify_kernel(s.names[r.name]);
     if (k.category == trace::KernelCategory::Communication)
       nccl_streams.insert({r.device, r.context, r.stream});
+    else
+      compute_streams.insert({r.device, r.context, r.stream});
     k.queued_ns = static_cast<int64_t>(r.queued);
     k.submitted_ns = static_cast<int64_t>(r.submitted);
     k.grid = {r.grid[0], r.grid[1], r.grid[2]};
@@ -835,14 +837,17 @@ trace::Trace Session::trace(int rank) const {
     t.kernels.push_back(std::move(k));
   }
   // Copies that are communication: between devices (peer to peer), or device to device on a
-  // stream that also ran NCCL kernels (NCCL's copy-engine collectives on mapped peer memory).
-  // Other copies (host to device, a program's own device copies) are neither compute nor
-  // communication: left out. (A copy's device has the rank of that device's kernels, so the
-  // streams gathered above, of this rank, are the ones that matter.)
+  // stream that ran NCCL kernels and no compute kernel (NCCL's copy-engine collectives on mapped
+  // peer memory). Device to device on a stream that runs compute kernels: the program's own work
+  // (DDP's copies between gradients and buckets), compute (Trace::normalize says the same of
+  // traces written before). Other copies (host to device, copies on streams of neither kind)
+  // are left out. (A copy's device has the rank of that device's kernels, so the streams
+  // gathered above, of this rank, are the ones that matter.)
   for (const auto& c : s.copies) {
     const bool ptop = c.kind == CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
+    const bool on_compute = compute_streams.count({c.device, c.context, c.stream}) > 0;
     const bool dtod = c.kind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOD &&
-                      nccl_streams.count({c.device, c.context, c.stream}) > 0;
+                      (on_compute || nccl_streams.count({c.device, c.context, c.stream}) > 0);
     if (!ptop && !dtod) continue;
     const int rk = rank_of(c.device);
     if (rank >= 0 && rk != rank) continue;
@@ -852,7 +857,8 @@ trace::Trace Session::trace(int rank) const {
     k.src_device = c.src_device;
     k.dst_device = c.dst_device;
     k.name = "memcpy " + k.copy + " " + std::to_string(c.bytes) + " B (copy engine)";
-    k.category = trace::KernelCategory::Communication;
+    k.category = dtod && on_compute ? trace::KernelCategory::Compute
+                                    : trace::KernelCategory::Communication;
     t.kernels.push_back(std::move(k));
   }
   for (const auto& m : s.marks)
