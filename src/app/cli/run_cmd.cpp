@@ -277,6 +277,15 @@ RunOptions parse_run_args(const std::vector<std::string>& args) {
   return o;
 }
 
+void apply_environment(const std::vector<EnvChange>& changes) {
+  for (const auto& c : changes) {
+    if (c.value)
+      ::setenv(c.name.c_str(), c.value->c_str(), 1);
+    else
+      ::unsetenv(c.name.c_str());
+  }
+}
+
 std::vector<EnvChange> run_environment(const RunOptions& opts, const plan::Plan& plan,
                                        const std::string& plan_path, const std::string& lib_path,
                                        const std::string& tuner_path,
@@ -600,13 +609,9 @@ int run_and_report(const RunOptions& o, const std::string& temp_dir,
   if (pid == 0) {
     exec_child(o.command, "cco run");
   }
-  forward_signals_to(pid);  // Ctrl-C and termination go to the program; the report still follows
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  restore_default_signals();  // from here a Ctrl-C (or timeout) ends cco's own work
-  if (!temp_dir.empty()) remove_temp_on_signals(temp_dir);  // ... and removes cco's folder
-  int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  const int status = wait_forwarding(pid);
+  if (!temp_dir.empty()) remove_temp_on_signals(temp_dir);  // a Ctrl-C now removes cco's folder
+  const int rc = exit_code(status);
   if (rc == 126 || rc == 127) {
     if (!temp_dir.empty()) remove_folder(temp_dir);
     return rc;
@@ -723,12 +728,7 @@ int run_main(const std::vector<std::string>& args) {
     return 0;
   }
 
-  for (const auto& c : changes) {
-    if (c.value)
-      ::setenv(c.name.c_str(), c.value->c_str(), 1);
-    else
-      ::unsetenv(c.name.c_str());
-  }
+  apply_environment(changes);
   if (!o.compare.empty() || !o.steps_out.empty() || !o.framework.empty())
     return run_and_report(o, temp_dir, framework_dir);
   std::vector<char*> argv;

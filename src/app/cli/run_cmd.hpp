@@ -93,6 +93,9 @@ struct EnvChange {
   std::optional<std::string> value;  ///< nullopt: unset
 };
 
+/// Makes `changes` (run_environment's, in order) this process's environment: each set or unset.
+void apply_environment(const std::vector<EnvChange>& changes);
+
 /// What `cco run` changes in the environment, in order: LD_PRELOAD (the library appended to an
 /// existing list unless already there), CCO_POLICY or CCO_PLAN (the other one unset), CCO_STATS
 /// and CCO_VERBOSE when asked, CCO_TRACE (opts.trace as given) and CCO_TRACE_PID (this

@@ -102,6 +102,16 @@ FrameworkSummary read_framework_reports(const std::string& report_dir) {
   return sum;
 }
 
+std::string memory_text(const FrameworkSummary& sum) {
+  if (sum.device_bytes <= 0) return "";
+  const double peak = static_cast<double>(sum.peak_reserved_bytes);
+  const double total = static_cast<double>(sum.device_bytes);
+  char b[96];
+  std::snprintf(b, sizeof b, "%.1f of %.1f GiB (%.0f%%)", peak / 1073741824.0, total / 1073741824.0,
+                100.0 * peak / total);
+  return b;
+}
+
 std::string format_framework_summary(const model::FrameworkSettings& s, const FrameworkSummary& sum,
                                      const std::string& command) {
   std::string out;
@@ -137,15 +147,7 @@ std::string format_framework_summary(const model::FrameworkSettings& s, const Fr
                              "python -I, -E or -S ignore PYTHONPATH)"
                            : ""));
   }
-  if (sum.device_bytes > 0) {
-    char b[160];
-    std::snprintf(b, sizeof b, "the most device memory a process held: %.1f of %.1f GiB (%.0f%%)",
-                  static_cast<double>(sum.peak_reserved_bytes) / 1073741824.0,
-                  static_cast<double>(sum.device_bytes) / 1073741824.0,
-                  100.0 * static_cast<double>(sum.peak_reserved_bytes) /
-                      static_cast<double>(sum.device_bytes));
-    line(b);
-  }
+  if (sum.device_bytes > 0) line("the most device memory a process held: " + memory_text(sum));
   return out;
 }
 

@@ -48,6 +48,9 @@ struct FrameworkSummary {
 };
 FrameworkSummary read_framework_reports(const std::string& report_dir);
 
+/// The most device memory a process held, "12.3 of 139.8 GiB (9%)"; "" when none reported.
+std::string memory_text(const FrameworkSummary& sum);
+
 /// The summary as lines "COMMAND: framework: ..." (`command`: "cco run", "cco tune"): one per
 /// control and outcome, and one per control that no process reached (the program built no such
 /// module, or its Python did not load the hook).

@@ -3,8 +3,10 @@
 // cco's temporary step folder removed on every way out.
 #include <dirent.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <string>
 #include <vector>
 
@@ -47,6 +49,19 @@ void restore_default_signals() {
   if (!g_have_saved) return;
   for (int i = 0; i < 4; ++i) ::sigaction(kForwarded[i], &g_saved[i], nullptr);
   g_signal_target = 0;
+}
+
+int wait_forwarding(pid_t pid) {
+  forward_signals_to(pid);  // Ctrl-C and termination go to the program; cco's report still follows
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  restore_default_signals();  // from here a Ctrl-C (or timeout) ends cco's own work
+  return status;
+}
+
+int exit_code(int status) {
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
 namespace {

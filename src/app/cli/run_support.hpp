@@ -67,6 +67,13 @@ std::vector<steps::StepFile> read_step_files(const std::string& dir,
 /// while cco waits for it.
 void forward_signals_to(pid_t target);
 
+/// Waits for the child `pid`, forwarding those four signals to it, then restores them
+/// (restore_default_signals); returns its wait status.
+int wait_forwarding(pid_t pid);
+
+/// A child's wait status as a shell gives it: its exit status, or 128 + its signal.
+int exit_code(int status);
+
 /// Once the program is reaped: those four signals get back the disposition cco inherited (the
 /// default, or an ignored SIGHUP under nohup), so a Ctrl-C or a `timeout` ends cco's own work
 /// (reading and comparing step files) at once.

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/report.hpp"
 #include "cli/output.hpp"
 #include "cli/run_cmd.hpp"
 #include "cli/run_framework.hpp"
@@ -48,20 +49,10 @@ int run_once(const FrameworkSearchOptions& o, const model::FrameworkSettings& c,
   if (pid < 0) throw std::runtime_error(std::string("cannot fork: ") + std::strerror(errno));
   if (pid == 0) {
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // cco killed: the run does not go on alone
-    for (const auto& e : changes) {
-      if (e.value)
-        ::setenv(e.name.c_str(), e.value->c_str(), 1);
-      else
-        ::unsetenv(e.name.c_str());
-    }
+    apply_environment(changes);
     exec_child(o.command, "cco tune");
   }
-  forward_signals_to(pid);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  restore_default_signals();
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  return exit_code(wait_forwarding(pid));
 }
 
 void write_plan(const FrameworkSearchOptions& o, const std::vector<steps::WholeRun>& runs,
@@ -70,9 +61,6 @@ void write_plan(const FrameworkSearchOptions& o, const std::vector<steps::WholeR
   p.framework = o.candidates[d.winner];
   nlohmann::json j = nlohmann::json::parse(plan::to_json(p));
   j["generated_by"] = "cco tune --framework-candidate -- CMD";
-  char date[32] = {};
-  const std::time_t now = std::time(nullptr);
-  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
   nlohmann::json cands = nlohmann::json::array(), rs = nlohmann::json::array();
   for (const auto& c : o.candidates) cands.push_back(candidate_name(c));
   for (const auto& r : runs)
@@ -81,7 +69,7 @@ void write_plan(const FrameworkSearchOptions& o, const std::vector<steps::WholeR
                   {"steps", r.step_ms.size()},
                   {"median_ms", steps::summarize(r.step_ms).median},
                   {"memory_fraction", r.memory_fraction}});
-  j["tuning"] = {{"date", date},          {"program", o.command},
+  j["tuning"] = {{"date", bench::iso_now()},          {"program", o.command},
                  {"framework_candidates", cands}, {"policy", o.policy},
                  {"warmup", o.warmup},    {"runs", rs},
                  {"winner", candidate_name(o.candidates[d.winner])},
@@ -138,10 +126,7 @@ int framework_search_main(const FrameworkSearchOptions& o) {
     if (sum.device_bytes > 0) {
       r.memory_fraction = static_cast<double>(sum.peak_reserved_bytes) /
                           static_cast<double>(sum.device_bytes);
-      char b[96];
-      std::snprintf(b, sizeof b, ", peak memory %.1f of %.1f GiB", sum.peak_reserved_bytes / 1073741824.0,
-                    sum.device_bytes / 1073741824.0);
-      memory = b;
+      memory = ", peak memory " + memory_text(sum);
     }
     if (r.step_ms.empty())
       std::fprintf(stderr, "cco tune: run %zu of %zu: %s: no steps after %ld (%zu step %s: the "

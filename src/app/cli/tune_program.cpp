@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/report.hpp"
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "cli/parse.hpp"
@@ -242,12 +243,7 @@ Prepared prepare(TuneProgramOptions& o) {
   changes.push_back({cco::env::kTuneWait, std::to_string(o.wait_s)});
   changes.push_back({cco::env::kTuneDiagnose, o.diagnose ? "1" : "0"});
   for (const auto& w : warnings) std::fprintf(stderr, "cco tune: warning: %s\n", w.c_str());
-  for (const auto& c : changes) {
-    if (c.value)
-      ::setenv(c.name.c_str(), c.value->c_str(), 1);
-    else
-      ::unsetenv(c.name.c_str());
-  }
+  apply_environment(changes);
   uint64_t search_steps = 0;
   for (const auto& s : p.stages) search_steps += s.end() - s.start;
   std::fprintf(stderr,
@@ -438,11 +434,8 @@ void write_tuned_plan(const TuneProgramOptions& o, const steps::TuneFile& t,
   nlohmann::json plan = nlohmann::json::parse(plan::to_json(plan::load_item(winner)));
   plan["generated_by"] = "cco tune -- CMD";
   if (!o.framework.empty()) plan["framework"] = model::framework_text(o.framework);
-  char date[32] = {};
-  const std::time_t now_t = std::time(nullptr);
-  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now_t));
   nlohmann::json decisions = nlohmann::json::parse(steps::to_json(t))["decisions"];
-  plan["tuning"] = {{"date", date},
+  plan["tuning"] = {{"date", bench::iso_now()},
                     {"program", o.command},
                     {"candidates", t.candidates},
                     {"winner", winner},
@@ -522,9 +515,7 @@ int tune_program_main(const std::vector<std::string>& args) {
   restore_default_signals();  // from here a Ctrl-C (or timeout) ends cco's own work
   const int status = w.status;
   std::optional<steps::TuneFile>& tune = w.tune;
-  const int rc = !w.exited ? 1
-                 : WIFEXITED(status) ? WEXITSTATUS(status)
-                                     : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  const int rc = w.exited ? exit_code(status) : 1;
   if (w.exited && (rc == 126 || rc == 127) && !tune) {
     ::rmdir(o.steps_out.c_str());  // made for this run and still empty
     return rc;
