@@ -1,5 +1,7 @@
 #include "trace/gzip.hpp"
 
+#include <algorithm>
+
 #include "model/limits.hpp"
 #include "model/occupancy.hpp"
 
@@ -15,32 +17,56 @@ bool is_gzip(const std::string& data) {
 }
 
 #ifdef CCO_TRACE_HAS_ZLIB
-std::string gunzip(const std::string& data, std::size_t limit, const std::string& what) {
+namespace {
+
+// zlib counts its input in 32-bit uInt: a trace of 4 GiB or more is fed in pieces of `chunk`.
+struct Feeder {
+  const char* next;
+  std::size_t left;
+  std::size_t chunk;
+  void refill(z_stream& z) {
+    if (z.avail_in != 0 || left == 0) return;
+    const std::size_t n = std::min(left, chunk);
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(next));
+    z.avail_in = static_cast<uInt>(n);
+    next += n;
+    left -= n;
+  }
+};
+
+constexpr std::size_t kZlibChunk = std::size_t{1} << 30;
+
+}  // namespace
+
+namespace detail {
+
+std::string gunzip(const std::string& data, std::size_t limit, const std::string& what,
+                   std::size_t chunk) {
   z_stream z{};
   // 16 + MAX_WBITS: a gzip header and trailer (not a raw zlib stream).
   if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) throw model::Error(what + ": cannot start zlib");
   std::string out;
   char buf[1 << 16];
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  z.avail_in = static_cast<uInt>(data.size());
+  Feeder in{data.data(), data.size(), chunk};
   int rc = Z_OK;
   try {
     while (true) {
+      in.refill(z);
       z.next_out = reinterpret_cast<Bytef*>(buf);
       z.avail_out = sizeof buf;
       rc = inflate(&z, Z_NO_FLUSH);
-      if (rc != Z_OK && rc != Z_STREAM_END)
+      if (rc != Z_OK && rc != Z_STREAM_END && !(rc == Z_BUF_ERROR && in.left > 0))
         throw model::Error(what + ": not valid gzip (" + (z.msg ? z.msg : "zlib error " + std::to_string(rc)) + ")");
       out.append(buf, sizeof buf - z.avail_out);
       if (out.size() > limit)
         throw model::Error(what + ": inflates to more than " +
                            model::format_bytes(static_cast<int64_t>(limit)) + " (the limit for this input)");
       if (rc == Z_STREAM_END) {
-        if (z.avail_in == 0) break;
+        if (z.avail_in == 0 && in.left == 0) break;
         inflateReset(&z);  // another gzip member follows
         continue;
       }
-      if (z.avail_in == 0 && z.avail_out != 0)
+      if (z.avail_in == 0 && in.left == 0 && z.avail_out != 0)
         throw model::Error(what + ": not valid gzip (the data ends early)");
     }
   } catch (...) {
@@ -51,20 +77,20 @@ std::string gunzip(const std::string& data, std::size_t limit, const std::string
   return out;
 }
 
-std::string gzip(const std::string& data, const std::string& what) {
+std::string gzip(const std::string& data, const std::string& what, std::size_t chunk) {
   z_stream z{};
   // 16 + MAX_WBITS: a gzip header and trailer; level 6, zlib's default.
   if (deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
     throw model::Error(what + ": cannot start zlib");
   std::string out;
   char buf[1 << 16];
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  z.avail_in = static_cast<uInt>(data.size());
+  Feeder in{data.data(), data.size(), chunk};
   int rc = Z_OK;
   do {
+    in.refill(z);
     z.next_out = reinterpret_cast<Bytef*>(buf);
     z.avail_out = sizeof buf;
-    rc = deflate(&z, Z_FINISH);
+    rc = deflate(&z, in.left == 0 ? Z_FINISH : Z_NO_FLUSH);
     if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
       deflateEnd(&z);
       throw model::Error(what + ": cannot compress (zlib error " + std::to_string(rc) + ")");
@@ -73,6 +99,16 @@ std::string gzip(const std::string& data, const std::string& what) {
   } while (rc != Z_STREAM_END);
   deflateEnd(&z);
   return out;
+}
+
+}  // namespace detail
+
+std::string gunzip(const std::string& data, std::size_t limit, const std::string& what) {
+  return detail::gunzip(data, limit, what, kZlibChunk);
+}
+
+std::string gzip(const std::string& data, const std::string& what) {
+  return detail::gzip(data, what, kZlibChunk);
 }
 #else
 std::string gunzip(const std::string&, std::size_t, const std::string& what) {

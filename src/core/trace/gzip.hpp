@@ -20,4 +20,12 @@ std::string gunzip(const std::string& data, std::size_t limit, const std::string
 /// naming `what` when this build has no zlib or zlib fails.
 std::string gzip(const std::string& data, const std::string& what);
 
+namespace detail {
+/// The same, feeding zlib at most `chunk` bytes at a time (zlib counts input in 32 bits: the
+/// public functions use 1 GiB pieces, so a trace of 4 GiB or more is whole); for tests.
+std::string gunzip(const std::string& data, std::size_t limit, const std::string& what,
+                   std::size_t chunk);
+std::string gzip(const std::string& data, const std::string& what, std::size_t chunk);
+}  // namespace detail
+
 }  // namespace cco::trace

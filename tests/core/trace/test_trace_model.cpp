@@ -16,6 +16,7 @@
 #include "trace/analysis.hpp"
 #include "model/read_file.hpp"
 #include "trace/format.hpp"
+#include "trace/gzip.hpp"
 #include "trace/nvtx.hpp"
 
 namespace {
@@ -1143,6 +1144,23 @@ TEST(NvtxJson, RangesFollowTheirRanksWhenFilesMerge) {
 }
 
 }  // namespace
+
+#ifdef CCO_TRACE_HAS_ZLIB
+// zlib counts its input in 32 bits: gzip and gunzip feed it in pieces (1 GiB; here 7 bytes), and
+// the bytes come back whole, across pieces and gzip members; data cut short is still refused.
+TEST(TraceGzip, InputFedInPiecesComesBackWhole) {
+  std::string text;
+  for (int i = 0; i < 20000; ++i) text += "{\"ts\": " + std::to_string(i * 7919 % 10007) + "},";
+  const std::string one = cco::trace::detail::gzip(text, "t", 7);
+  EXPECT_EQ(one, cco::trace::gzip(text, "t"));  // the pieces do not change the stream
+  EXPECT_EQ(cco::trace::detail::gunzip(one, text.size(), "t", 7), text);
+  const std::string two = one + cco::trace::detail::gzip("tail", "t", 3);
+  EXPECT_EQ(cco::trace::detail::gunzip(two, text.size() + 4, "t", 5), text + "tail");
+  EXPECT_THROW(cco::trace::detail::gunzip(one.substr(0, one.size() / 2), text.size(), "t", 7),
+               cco::model::Error);
+  EXPECT_THROW(cco::trace::detail::gunzip(one, text.size() - 1, "t", 7), cco::model::Error);
+}
+#endif
 
 // A trace written under a .gz name is gzip, as it says (HTA stopped with BadGzipFile at plain JSON
 // there), and reads back exactly; a plain name stays plain JSON.
