@@ -74,7 +74,8 @@ def _install():
         (what a candidate costs in memory). Nothing when the program never started CUDA."""
         try:
             torch = sys.modules.get("torch")
-            if torch is None or not torch.cuda.is_available() or not torch.cuda.is_initialized():
+            if report.get("forked") or torch is None or not torch.cuda.is_available() or \
+                    not torch.cuda.is_initialized():
                 return
             dev = torch.cuda.current_device()
             report["memory"] = {"device": int(dev),
@@ -87,6 +88,16 @@ def _install():
     if out_dir:
         import atexit
         atexit.register(record_memory)
+
+    def forked():
+        # A child after fork starts its own report: its parent's events are the parent's, and its
+        # copy of the parent's memory figures is not its own (a forked child cannot use CUDA).
+        report["events"] = []
+        report.pop("dropped", None)
+        report["forked"] = True
+
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=forked)
 
     wanted = {}  # target -> [(name, keyword, value)]
     for item in spec.split(";")[:64] if spec else []:

@@ -175,6 +175,20 @@ if pid == 0: os._exit(0)
 os.waitpid(pid, 0)' 2>/dev/null
 n=$(ls "$tmp"/out/framework-*.json 2>/dev/null | wc -l)
 [ "$n" = 2 ] || fail "parent and child after fork: $n report files"
+# Built once before the fork and once in each: each report holds its own events only.
+rm -f "$tmp"/out/*
+py CCO_FRAMEWORK="$all" CCO_FRAMEWORK_OUT="$tmp/out" python3 -c '
+import os, torch
+torch.nn.parallel.DistributedDataParallel("m")
+pid = os.fork()
+torch.nn.parallel.DistributedDataParallel("m")
+if pid == 0: os._exit(0)
+os.waitpid(pid, 0)' 2>/dev/null
+python3 - "$tmp/out" <<'PY' || fail "a forked child's report holds its parent's events"
+import glob, json, sys
+counts = sorted(len(json.load(open(f))["events"]) for f in glob.glob(sys.argv[1] + "/framework-*.json"))
+assert counts == [2, 4], counts  # the child: 1 construction x 2 DDP controls; the parent: 2 x 2
+PY
 
 # --- cco run --framework end to end ------------------------------------------------------------
 if [ -n "$cco" ] && [ -n "${CCO_PRELOAD_LIB:-}" ]; then
