@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -156,12 +157,9 @@ int framework_search_main(const FrameworkSearchOptions& o) {
               "memory", "verdict");
   for (const auto& v : d.verdicts) {
     std::string meds;
-    for (std::size_t k = 0; k < v.run_medians.size(); ++k) {
+    for (double m : v.run_medians) {
       char b[24] = "-";  // a run without steps has no median
-      std::size_t n = 0, seen = 0;
-      for (const auto& r : runs)
-        if (r.candidate == v.candidate && seen++ == k) n = r.step_ms.size();
-      if (n > 0) std::snprintf(b, sizeof b, "%.3f", v.run_medians[k]);
+      if (!std::isnan(m)) std::snprintf(b, sizeof b, "%.3f", m);
       meds += (meds.empty() ? "" : ", ") + std::string(b);
     }
     char diff[64] = "";

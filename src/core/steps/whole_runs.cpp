@@ -1,6 +1,7 @@
 #include "steps/whole_runs.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 
@@ -84,7 +85,7 @@ WholeRunDecision decide_whole_runs(const std::vector<WholeRun>& runs, std::size_
     v.candidate = c;
     for (const auto& r : runs)
       if (r.candidate == c) {
-        v.run_medians.push_back(median_of(r.step_ms));
+        v.run_medians.push_back(r.step_ms.empty() ? std::nan("") : median_of(r.step_ms));
         v.memory_fraction = std::max(v.memory_fraction, r.memory_fraction);
       }
     d.verdicts.push_back(v);

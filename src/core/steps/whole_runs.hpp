@@ -52,7 +52,7 @@ inline constexpr double kWholeRunMemoryLimit = 0.9;
 
 struct WholeRunVerdict {
   std::size_t candidate = 0;
-  std::vector<double> run_medians;    ///< per run of this candidate, in run order
+  std::vector<double> run_medians;    ///< per run of this candidate, in run order (NaN: no steps)
   std::vector<double> round_medians;  ///< median paired difference against the baseline, per round
   PairedDiff vs_baseline;             ///< all rounds' pairs (candidate 0: none)
   double memory_fraction = 0;         ///< the largest of its runs' (0: not known)

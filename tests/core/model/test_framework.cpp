@@ -30,7 +30,9 @@ TEST(Framework, TableIsWhole) {
     EXPECT_TRUE(keywords.insert(std::string(target_name(r.target)) + ":" + r.keyword).second) << r.name;
     EXPECT_EQ(std::string(r.name).rfind(std::string(target_name(r.target)) + ".", 0), 0u) << r.name;
     EXPECT_GT(std::string(r.what).size(), 10u) << r.name;
-    if (r.kind == FrameworkValue::Number) EXPECT_GT(std::string(r.unit).size(), 0u) << r.name;
+    if (r.kind == FrameworkValue::Number) {
+      EXPECT_GT(std::string(r.unit).size(), 0u) << r.name;
+    }
     // Every row reads with a value and writes back as read.
     const std::string v = r.kind == FrameworkValue::Switch ? "off" : "12.5";
     const auto s = parse_framework(std::string(r.name) + "=" + v);

@@ -18,6 +18,15 @@ std::vector<double> steps_of(double base, std::size_t n, double wiggle = 0.5, un
   return v;
 }
 
+WholeRun wr(std::size_t c, int round, std::vector<double> ms, double memory = 0) {
+  WholeRun r;
+  r.candidate = c;
+  r.round = round;
+  r.step_ms = std::move(ms);
+  r.memory_fraction = memory;
+  return r;
+}
+
 TEST(WholeRuns, OrderAlternates) {
   EXPECT_EQ(whole_run_order(2, 2), (std::vector<std::size_t>{0, 1, 1, 0}));
   EXPECT_EQ(whole_run_order(3, 2), (std::vector<std::size_t>{0, 1, 2, 2, 1, 0}));
@@ -45,7 +54,7 @@ TEST(WholeRuns, FasterInEveryRoundWinsTheLargestIsChosen) {
   for (std::size_t i = 0; i < order.size(); ++i) {
     const std::size_t c = order[i];
     const double base = c == 0 ? 160 : c == 1 ? 157 : 150;  // 1: -3 ms, 2: -10 ms
-    runs.push_back({c, static_cast<int>(i / 3), steps_of(base, 40, 0.5, static_cast<unsigned>(i))});
+    runs.push_back(wr(c, static_cast<int>(i / 3), steps_of(base, 40, 0.5, static_cast<unsigned>(i))));
   }
   const auto d = decide_whole_runs(runs, 3);
   ASSERT_EQ(d.verdicts.size(), 3u);
@@ -58,8 +67,8 @@ TEST(WholeRuns, FasterInEveryRoundWinsTheLargestIsChosen) {
 }
 
 TEST(WholeRuns, NoWinnerWithoutAMarginOfMemory) {
-  std::vector<WholeRun> runs = {{0, 0, steps_of(160, 40), {}, 0.50}, {1, 0, steps_of(150, 40), {}, 0.95},
-                                {1, 1, steps_of(150, 40), {}, 0.93}, {0, 1, steps_of(160, 40), {}, 0.50}};
+  std::vector<WholeRun> runs = {wr(0, 0, steps_of(160, 40), 0.50), wr(1, 0, steps_of(150, 40), 0.95),
+                                wr(1, 1, steps_of(150, 40), 0.93), wr(0, 1, steps_of(160, 40), 0.50)};
   auto d = decide_whole_runs(runs, 2);
   EXPECT_FALSE(d.verdicts[1].wins);
   EXPECT_DOUBLE_EQ(d.verdicts[1].memory_fraction, 0.95);
@@ -73,8 +82,8 @@ TEST(WholeRuns, NoWinnerWithoutAMarginOfMemory) {
 
 TEST(WholeRuns, AGainSmallerThanTheBaselinesOwnRunToRunChangeDoesNotWin) {
   // The baseline's runs differ by 8 ms; the candidate is 3 ms faster than each in its round.
-  std::vector<WholeRun> runs = {{0, 0, steps_of(160, 40)}, {1, 0, steps_of(157, 40, 0.5, 2)},
-                                {1, 1, steps_of(165, 40, 0.5, 3)}, {0, 1, steps_of(168, 40, 0.5, 4)}};
+  std::vector<WholeRun> runs = {wr(0, 0, steps_of(160, 40)), wr(1, 0, steps_of(157, 40, 0.5, 2)),
+                                wr(1, 1, steps_of(165, 40, 0.5, 3)), wr(0, 1, steps_of(168, 40, 0.5, 4))};
   const auto d = decide_whole_runs(runs, 2);
   EXPECT_FALSE(d.verdicts[1].wins);
   EXPECT_NE(d.verdicts[1].why.find("by less than the baseline's own runs differ"), std::string::npos)
@@ -114,8 +123,8 @@ TEST(WholeRuns, OneSlowBaselineRunMakesNoWinner) {
   // Round 0: the baseline's run was slow as a whole (+20 ms); round 1 (shorter runs): the
   // candidate is 1 ms slower. Pooled, two thirds of the pairs say faster and the interval is
   // below zero; per round it is not faster.
-  std::vector<WholeRun> runs = {{0, 0, steps_of(180, 40)}, {1, 0, steps_of(160, 40, 0.5, 2)},
-                                {1, 1, steps_of(161, 20, 0.5, 3)}, {0, 1, steps_of(160, 20, 0.5, 4)}};
+  std::vector<WholeRun> runs = {wr(0, 0, steps_of(180, 40)), wr(1, 0, steps_of(160, 40, 0.5, 2)),
+                                wr(1, 1, steps_of(161, 20, 0.5, 3)), wr(0, 1, steps_of(160, 20, 0.5, 4))};
   const auto d = decide_whole_runs(runs, 2);
   EXPECT_FALSE(d.verdicts[1].wins);
   EXPECT_NE(d.verdicts[1].why.find("not in every round"), std::string::npos) << d.verdicts[1].why;
@@ -123,14 +132,14 @@ TEST(WholeRuns, OneSlowBaselineRunMakesNoWinner) {
 }
 
 TEST(WholeRuns, NoiseSlowerAndTooFewSteps) {
-  std::vector<WholeRun> same = {{0, 0, steps_of(160, 40, 2.0, 1)}, {1, 0, steps_of(160, 40, 2.0, 2)},
-                                {1, 1, steps_of(160, 40, 2.0, 3)}, {0, 1, steps_of(160, 40, 2.0, 4)}};
+  std::vector<WholeRun> same = {wr(0, 0, steps_of(160, 40, 2.0, 1)), wr(1, 0, steps_of(160, 40, 2.0, 2)),
+                                wr(1, 1, steps_of(160, 40, 2.0, 3)), wr(0, 1, steps_of(160, 40, 2.0, 4))};
   EXPECT_EQ(decide_whole_runs(same, 2).verdicts[1].why, "within noise");
-  std::vector<WholeRun> slower = {{0, 0, steps_of(160, 40)}, {1, 0, steps_of(170, 40)},
-                                  {1, 1, steps_of(170, 40)}, {0, 1, steps_of(160, 40)}};
+  std::vector<WholeRun> slower = {wr(0, 0, steps_of(160, 40)), wr(1, 0, steps_of(170, 40)),
+                                  wr(1, 1, steps_of(170, 40)), wr(0, 1, steps_of(160, 40))};
   EXPECT_EQ(decide_whole_runs(slower, 2).verdicts[1].why, "slower");
-  std::vector<WholeRun> few = {{0, 0, steps_of(160, 40)}, {1, 0, steps_of(150, 3)},
-                               {1, 1, steps_of(150, 40)}, {0, 1, steps_of(160, 40)}};
+  std::vector<WholeRun> few = {wr(0, 0, steps_of(160, 40)), wr(1, 0, steps_of(150, 3)),
+                               wr(1, 1, steps_of(150, 40)), wr(0, 1, steps_of(160, 40))};
   const auto d = decide_whole_runs(few, 2);
   EXPECT_FALSE(d.verdicts[1].wins);
   EXPECT_NE(d.verdicts[1].why.find("too few steps"), std::string::npos);

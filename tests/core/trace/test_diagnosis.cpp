@@ -741,9 +741,11 @@ TEST(Diagnosis, CopiesOnTheComputeStreamAreTheProgramsOwn) {
   for (auto& e : j["traceEvents"])
     if (e.contains("args") && e["args"].contains("copy")) e["args"]["kind"] = "communication";
   const Trace back = cco::trace::trace_from_json(j, "old");
-  for (const auto& k : back.kernels)
-    if (k.is_copy())
+  for (const auto& k : back.kernels) {
+    if (k.is_copy()) {
       EXPECT_EQ(k.category, k.stream == 7 ? KernelCategory::Compute : KernelCategory::Communication);
+    }
+  }
   const Diagnosis d = cco::trace::diagnose(back);
   expect_adds_up(d);
   const auto& p = typical(d);
