@@ -62,7 +62,8 @@ INCLUDE_RULES = {
 # (built only with CUDA: "session only" in docs/ARCHITECTURE.md).
 GPU_HEADER = re.compile(r'^\s*#\s*include\s*<(cuda|cupti|nccl|cublas)[A-Za-z_]*\.h>', re.M)
 GPU_FILES_IN_CORE = {"core/trace/session.cpp", "core/trace/session.hpp", "core/trace/cupti_loader.cpp",
-                     "core/trace/cupti_loader.hpp"}
+                     "core/trace/cupti_loader.hpp", "core/trace/session_state.hpp",
+                     "core/trace/session_trace.cpp"}
 
 
 def files_under(root, top):

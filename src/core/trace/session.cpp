@@ -4,7 +4,6 @@
 #include "trace/session.hpp"
 
 #include <cupti.h>
-#include <cxxabi.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <sys/syscall.h>
@@ -25,6 +24,7 @@
 
 #include "trace/cupti_loader.hpp"
 #include "trace/nvtx.hpp"
+#include "trace/session_state.hpp"
 
 // NVTX ranges are recorded by cco.trace and inside libcco_preload.so alike (its exit writer,
 // src/inject/preload/trace_hook.cpp, moves a one-rank process's ranges to its rank with its kernels).
@@ -68,16 +68,6 @@ constexpr CUpti_CallbackId kDriverLaunches[] = {
     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
     CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
     CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz};
-constexpr std::size_t kMaxCallLabels = 100000;
-
-std::string demangle(const std::string& n) {
-  if (n.rfind("_Z", 0) != 0) return n;
-  int status = 0;
-  char* d = abi::__cxa_demangle(n.c_str(), nullptr, nullptr, &status);
-  std::string out = (status == 0 && d) ? std::string(d) : n;
-  std::free(d);
-  return out;
-}
 
 uint64_t os_thread_id() {
   return static_cast<uint64_t>(::syscall(SYS_gettid));
@@ -88,100 +78,24 @@ uint64_t pthread_thread_id() {
   return static_cast<uint32_t>(pthread_self());
 }
 
-struct RawKernel {
-  uint32_t name = 0;  // index into State::names
-  uint64_t start = 0, end = 0, queued = 0, submitted = 0;
-  uint32_t device = 0, context = 0, stream = 0, correlation = 0;
-  int32_t grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
-  uint16_t registers = 0;
-  int32_t static_smem = 0, dynamic_smem = 0;
-};
-
-// A memory copy (CUPTI_ACTIVITY_KIND_MEMCPY / MEMCPY2): NCCL's copy-engine collectives are copies.
-struct RawCopy {
-  uint64_t start = 0, end = 0, bytes = 0;
-  uint32_t device = 0, context = 0, stream = 0, correlation = 0;
-  uint8_t kind = 0;  // CUpti_ActivityMemcpyKind
-  int32_t src_device = -1, dst_device = -1;
-};
-
-struct DeviceInfo {
-  std::string name, arch;
-  int sm_count = 0;
-};
-
 }  // namespace
 
-// ---------------------------------------------------------------------------------------------
-// State: everything the callbacks touch, guarded by g_mu
-// ---------------------------------------------------------------------------------------------
-
-struct Session::State {
-  Options opt;
-  bool active = false;
-  CUpti_SubscriberHandle subscriber = nullptr;
-  std::vector<std::string> warnings;
-  std::vector<std::string> facts;  // for the trace's notes only (not warnings: nothing failed)
-  std::vector<CUpti_ActivityKind> enabled;
-  bool latency = false;
-  bool traced = false;  // started successfully at least once
-
-  std::size_t outstanding = 0;  // buffers handed to CUPTI and not yet returned
-  uint64_t dropped = 0;
-  uint64_t refused_buffers = 0;
-  uint64_t bad_buffers = 0;
-
-  std::vector<std::string> names;
-  std::unordered_map<const char*, uint32_t> name_index;
-  std::vector<RawKernel> kernels;
-  std::vector<RawCopy> copies;
-  std::vector<trace::Mark> marks;
-  trace::NvtxPairing nvtx;
-  bool ranges_on = false;                   // the marker kind was enabled at least once
-  std::map<uint64_t, int> rank_of_tid;      // gettid() of set_rank's caller -> rank
-  std::map<uint64_t, int> rank_of_pthread;  // the same by pthread_self() (CUPTI's default id)
-  std::map<std::pair<uint32_t, uint32_t>, int> stream_priority;  // (context, stream)
-  std::map<uint32_t, uint32_t> context_device;
-  std::map<uint32_t, uint32_t> null_stream;  // context -> stream id
-  struct Label {
-    uint32_t device, context, stream;
-    std::optional<int> priority;
-    std::string label;
-  };
-  std::vector<Label> labels;
-  std::map<int, int> rank_of_device;
-  std::map<int, DeviceInfo> devices;
-  // Library calls (push_call): (launch correlation id, call id) from the launch callback, and
-  // each call id's label, guarded by g_calls_mu (not g_mu: the callback and push_call() run on
-  // the program's threads, and g_mu may be held for a whole buffer).
-  std::atomic<bool> calls_on{false};
-  std::vector<std::pair<uint32_t, uint64_t>> call_of_launch;
-  std::unordered_map<uint64_t, std::string> call_labels;
-  uint64_t labels_refused = 0;  // ids beyond kMaxCallLabels: their kernels carry no call
-
-  uint32_t intern(const char* n) {
-    if (!n) n = "?";
-    auto it = name_index.find(n);
-    if (it != name_index.end() && names[it->second] == n) return it->second;
-    const auto idx = static_cast<uint32_t>(names.size());
-    names.emplace_back(n);
-    name_index[n] = idx;
-    return idx;
-  }
-  void warn(const std::string& w) {
-    for (const auto& x : warnings)
-      if (x == w) return;
-    warnings.push_back(w);
-    if (opt.print_warnings) std::fprintf(stderr, "cco trace: warning: %s\n", w.c_str());
-  }
-};
+namespace detail {
+constinit std::mutex g_mu;        // guards g_active and every State reachable from it
+constinit std::mutex g_calls_mu;  // guards g_calls and every State's calls and labels
+}  // namespace detail
 
 namespace {
 
-constinit std::mutex g_mu;        // guards g_active and every State reachable from it
+using detail::DeviceInfo;
+using detail::g_calls_mu;
+using detail::g_mu;
+using detail::kMaxCallLabels;
+using detail::RawCopy;
+using detail::RawKernel;
+
 constinit std::mutex g_start_mu;  // serializes start/stop (never taken by the callbacks)
 constinit Session::State* g_active = nullptr;
-constinit std::mutex g_calls_mu;  // guards g_calls and every State's calls and labels
 constinit Session::State* g_calls = nullptr;  // the session noting library calls
 
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
@@ -768,166 +682,6 @@ void Session::pop_call() noexcept {
 
 bool Session::calls_on() const noexcept {
   return s_->calls_on.load(std::memory_order_acquire);
-}
-
-trace::Trace Session::trace(int rank) const {
-  std::lock_guard lk(g_mu);
-  const State& s = *s_;
-  auto rank_of = [&](uint32_t device) {
-    auto it = s.rank_of_device.find(static_cast<int>(device));
-    return it != s.rank_of_device.end() ? it->second : static_cast<int>(device);
-  };
-  auto priority_of = [&](uint32_t ctx, uint32_t stream) -> std::optional<int> {
-    if (auto it = s.stream_priority.find({ctx, stream}); it != s.stream_priority.end())
-      return it->second;
-    if (auto it = s.null_stream.find(ctx); it != s.null_stream.end() && it->second == stream)
-      return 0;  // the NULL stream has the default priority
-    return std::nullopt;
-  };
-  trace::Trace t;
-  std::vector<std::string> demangled(s.names.size());
-  for (std::size_t i = 0; i < s.names.size(); ++i) demangled[i] = demangle(s.names[i]);
-  std::set<int> devs;
-  // An event of the trace: a kernel's or a copy's place and time (the caller fills the rest).
-  auto event = [&](int rk, uint32_t device, uint32_t context, uint32_t stream, uint64_t start,
-                   uint64_t end, uint32_t correlation) {
-    trace::KernelEvent k;
-    k.rank = rk;
-    k.device = static_cast<int>(device);
-    k.stream = stream;
-    k.priority = priority_of(context, stream);
-    k.start_ns = static_cast<int64_t>(start);
-    k.end_ns = static_cast<int64_t>(std::max(end, start));
-    k.correlation_id = correlation;
-    devs.insert(static_cast<int>(device));
-    return k;
-  };
-  // Each launch's library call, by its correlation id (the last record wins: CUPTI writes one).
-  std::unordered_map<uint32_t, const std::string*> call_of;
-  uint64_t labels_refused = 0;
-  {
-    std::lock_guard ll(g_calls_mu);
-    labels_refused = s.labels_refused;
-    call_of.reserve(s.call_of_launch.size());
-    for (const auto& [corr, id] : s.call_of_launch)
-      if (auto it = s.call_labels.find(id); it != s.call_labels.end() && !it->second.empty())
-        call_of[corr] = &it->second;
-  }
-  // The streams that ran NCCL kernels: a device-to-device copy on one is NCCL's (below).
-  std::set<std::tuple<uint32_t, uint32_t, uint32_t>> nccl_streams, compute_streams;
-  for (const auto& r : s.kernels) {
-    const int rk = rank_of(r.device);
-    if (rank >= 0 && rk != rank) continue;
-    trace::KernelEvent k =
-        event(rk, r.device, r.context, r.stream, r.start, r.end, r.correlation);
-    k.name = demangled[r.name];
-    k.category = trace::classify_kernel(s.names[r.name]);
-    if (k.category == trace::KernelCategory::Communication)
-      nccl_streams.insert({r.device, r.context, r.stream});
-    else
-      compute_streams.insert({r.device, r.context, r.stream});
-    k.queued_ns = static_cast<int64_t>(r.queued);
-    k.submitted_ns = static_cast<int64_t>(r.submitted);
-    k.grid = {r.grid[0], r.grid[1], r.grid[2]};
-    k.block = {r.block[0], r.block[1], r.block[2]};
-    k.registers = r.registers;
-    k.static_smem = r.static_smem;
-    k.dynamic_smem = r.dynamic_smem;
-    if (auto it = call_of.find(r.correlation); it != call_of.end()) k.call = *it->second;
-    t.kernels.push_back(std::move(k));
-  }
-  // Copies that are communication: between devices (peer to peer), or device to device on a
-  // stream that ran NCCL kernels and no compute kernel (NCCL's copy-engine collectives on mapped
-  // peer memory). Device to device on a stream that runs compute kernels: the program's own work
-  // (DDP's copies between gradients and buckets), compute (Trace::normalize says the same of
-  // traces written before). Other copies (host to device, copies on streams of neither kind)
-  // are left out. (A copy's device has the rank of that device's kernels, so the streams
-  // gathered above, of this rank, are the ones that matter.)
-  for (const auto& c : s.copies) {
-    const bool ptop = c.kind == CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
-    const bool on_compute = compute_streams.count({c.device, c.context, c.stream}) > 0;
-    const bool dtod = c.kind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOD &&
-                      (on_compute || nccl_streams.count({c.device, c.context, c.stream}) > 0);
-    if (!ptop && !dtod) continue;
-    const int rk = rank_of(c.device);
-    if (rank >= 0 && rk != rank) continue;
-    trace::KernelEvent k = event(rk, c.device, c.context, c.stream, c.start, c.end, c.correlation);
-    k.copy = ptop ? "PtoP" : "DtoD";
-    k.bytes = static_cast<int64_t>(c.bytes);
-    k.src_device = c.src_device;
-    k.dst_device = c.dst_device;
-    k.name = "memcpy " + k.copy + " " + std::to_string(c.bytes) + " B (copy engine)";
-    k.category = dtod && on_compute ? trace::KernelCategory::Compute
-                                    : trace::KernelCategory::Communication;
-    t.kernels.push_back(std::move(k));
-  }
-  for (const auto& m : s.marks)
-    if (rank < 0 || m.rank < 0 || m.rank == rank) t.marks.push_back(m);
-  // NVTX ranges: a rank's own thread (set_rank) gives its rank; other threads the lowest rank
-  // of the process (its only one, when a process drives one device).
-  {
-    std::optional<int> lowest;
-    auto low = [&](int r) { lowest = lowest ? std::min(*lowest, r) : r; };
-    for (const auto& r : s.kernels) low(rank_of(r.device));
-    for (const auto& l : s.labels) low(rank_of(l.device));
-    if (!lowest)
-      for (const auto& [d, r] : s.rank_of_device) low(r);
-    std::vector<trace::NvtxRange> ranges = s.nvtx.ranges();
-    trace::assign_nvtx_ranks(ranges, cupti_api().system_thread_ids ? s.rank_of_tid : s.rank_of_pthread,
-                             lowest.value_or(0));
-    for (auto& r : ranges)
-      if (rank < 0 || r.rank == rank) t.ranges.push_back(std::move(r));
-  }
-  std::set<std::tuple<int, int, int64_t>> labelled;
-  for (const auto& l : s.labels) {
-    const int rk = rank_of(l.device);
-    if (rank >= 0 && rk != rank) continue;
-    trace::StreamInfo si;
-    si.rank = rk;
-    si.device = static_cast<int>(l.device);
-    si.stream = l.stream;
-    si.priority = l.priority ? l.priority : priority_of(l.context, l.stream);
-    si.label = l.label;
-    if (labelled.insert({si.rank, si.device, si.stream}).second) t.streams.push_back(si);
-    devs.insert(si.device);
-  }
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  for (int d : devs) {
-    trace::RankInfo ri;
-    ri.rank = rank_of(static_cast<uint32_t>(d));
-    ri.device = d;
-    if (auto it = s.devices.find(d); it != s.devices.end()) {
-      ri.device_name = it->second.name;
-      ri.arch = it->second.arch;
-      ri.sm_count = it->second.sm_count;
-    }
-    ri.host = host;
-    ri.pid = getpid();
-    bool dup = false;
-    for (const auto& o : t.ranks) dup = dup || o.rank == ri.rank;
-    if (!dup) t.ranks.push_back(ri);
-  }
-  t.dropped_records = s.dropped;
-  t.notes = s.warnings;
-  if (labels_refused > 0)
-    t.notes.push_back("more than " + std::to_string(kMaxCallLabels) +
-                      " distinct library calls: the kernels of later ones carry no call");
-  t.notes.insert(t.notes.end(), s.facts.begin(), s.facts.end());
-  for (auto& n : s.nvtx.notes()) t.notes.push_back(std::move(n));
-  if (s.traced)
-    t.notes.push_back("traced with CUPTI API " + std::to_string(cupti_api().version) + " from " +
-                      cupti_api().path +
-                      (s.latency ? "; launch timestamps on" : "; launch timestamps off") +
-                      (s.ranges_on ? "; NVTX ranges on" : "; NVTX ranges off"));
-  t.source = "cupti";
-  t.normalize();
-  trace::fill_blocks_per_sm(t);
-  return t;
-}
-
-void Session::write(const std::string& path, int rank) const {
-  trace::write_trace_file(trace(rank), path);
 }
 
 }  // namespace cco::trace
