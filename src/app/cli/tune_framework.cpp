@@ -78,6 +78,32 @@ void write_plan(const FrameworkSearchOptions& o, const std::vector<steps::WholeR
   write_output(o.out, j.dump(2) + "\n");
 }
 
+// The comparison: each candidate's runs, its paired difference to the baseline, memory, verdict.
+void print_table(const FrameworkSearchOptions& o, const steps::WholeRunDecision& d) {
+  std::printf("# cco tune: framework candidates, %d rounds of whole runs; against the baseline: the "
+              "median of step i of its run minus step i of the baseline's in the same round, 95%% "
+              "sign-test interval; memory: the most device memory a process held, of its device's\n",
+              o.rounds);
+  std::printf("%-44s %-22s %-30s %-7s %s\n", "candidate", "runs' medians, ms", "vs (none), ms [95%]",
+              "memory", "verdict");
+  for (const auto& v : d.verdicts) {
+    std::string meds;
+    for (double m : v.run_medians) {
+      char b[24] = "-";  // a run without steps has no median
+      if (!std::isnan(m)) std::snprintf(b, sizeof b, "%.3f", m);
+      meds += (meds.empty() ? "" : ", ") + std::string(b);
+    }
+    char diff[64] = "";
+    if (v.candidate != 0 && v.vs_baseline.enough)
+      std::snprintf(diff, sizeof diff, "%+.3f [%+.3f, %+.3f]", v.vs_baseline.median,
+                    v.vs_baseline.lo, v.vs_baseline.hi);
+    char mem[16] = "-";
+    if (v.memory_fraction > 0) std::snprintf(mem, sizeof mem, "%.0f%%", 100 * v.memory_fraction);
+    std::printf("%-44s %-22s %-30s %-7s %s\n", candidate_name(o.candidates[v.candidate]).c_str(),
+                meds.c_str(), diff, mem, v.candidate == 0 ? "baseline" : v.why.c_str());
+  }
+}
+
 }  // namespace
 
 int framework_search_main(const FrameworkSearchOptions& o) {
@@ -149,28 +175,7 @@ int framework_search_main(const FrameworkSearchOptions& o) {
       v.wins = false;
       v.why = "a run of it exited " + std::to_string(failed[v.candidate]) + ": ruled out";
     }
-  std::printf("# cco tune: framework candidates, %d rounds of whole runs; against the baseline: the "
-              "median of step i of its run minus step i of the baseline's in the same round, 95%% "
-              "sign-test interval; memory: the most device memory a process held, of its device's\n",
-              o.rounds);
-  std::printf("%-44s %-22s %-30s %-7s %s\n", "candidate", "runs' medians, ms", "vs (none), ms [95%]",
-              "memory", "verdict");
-  for (const auto& v : d.verdicts) {
-    std::string meds;
-    for (double m : v.run_medians) {
-      char b[24] = "-";  // a run without steps has no median
-      if (!std::isnan(m)) std::snprintf(b, sizeof b, "%.3f", m);
-      meds += (meds.empty() ? "" : ", ") + std::string(b);
-    }
-    char diff[64] = "";
-    if (v.candidate != 0 && v.vs_baseline.enough)
-      std::snprintf(diff, sizeof diff, "%+.3f [%+.3f, %+.3f]", v.vs_baseline.median,
-                    v.vs_baseline.lo, v.vs_baseline.hi);
-    char mem[16] = "-";
-    if (v.memory_fraction > 0) std::snprintf(mem, sizeof mem, "%.0f%%", 100 * v.memory_fraction);
-    std::printf("%-44s %-22s %-30s %-7s %s\n", candidate_name(o.candidates[v.candidate]).c_str(),
-                meds.c_str(), diff, mem, v.candidate == 0 ? "baseline" : v.why.c_str());
-  }
+  print_table(o, d);
   if (d.verdicts.size() > 1 &&
       std::all_of(d.verdicts.begin() + 1, d.verdicts.end(),
                   [](const steps::WholeRunVerdict& v) { return v.why.rfind("too few", 0) == 0; })) {
