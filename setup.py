@@ -1,4 +1,4 @@
-"""The wheel of ccoverlap (pyproject.toml holds the metadata; docs/INSTALL.md the commands).
+"""The wheel of ccoverlap (pyproject.toml holds the metadata; README.md, "The two commands", the commands).
 
 The package is the Python module ccoverlap plus the tree `cmake --install` writes, under
 ccoverlap/_prefix/: bin/cco, lib/ccoverlap/libcco_preload.so and libcco_tuner.so, and

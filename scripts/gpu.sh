@@ -895,7 +895,8 @@ cmd_tune() {
 #      (shape+priority:model@overlap, the default until 2026-11-26), and a GEMM SM budget only
 #      while NCCL works
 #   q  the same under TORCH_NCCL_HIGH_PRIORITY=1: does cco add to PyTorch's knob?
-#   t  cco tune -- torchrun ... (online search in the program's own steps)
+#   t  cco tune -- torchrun ... (online search in the program's own steps) on DDP: restarts of the
+#      search, Python tracebacks, the steps it compared beside the program's own (as v)
 #   f  FSDP2: paired, off, priority and shape+priority:model@overlap
 #   d  the default policy (priority since 2026-11-26) against off, paired, over more steps
 #   c  NCCL channel caps through the tuner plugin (fewer SMs for DDP's all-reduces), paired
@@ -922,6 +923,9 @@ cmd_tune() {
 #      and ddp.bucket_view,ddp.bucket_mb=100, FSDP2 plain against fsdp.reshard=off, whole runs in
 #      A B B A order (GSTEPS=40 steps each), answers compared (checksums); one traced run of DDP
 #      with and without ddp.bucket_view: copy kernels per step (the copies the bucket view saves)
+#   v  cco tune -- on FSDP2 (issue 43 item 4): the steps the search compared (their period in
+#      collectives and median length, from the step files) beside the program's own step time,
+#      and whether a Python traceback reached the user's terminal when tune stopped the program
 #   u  cco tune --framework-candidate on DDP: ddp.bucket_view and ddp.bucket_view,ddp.bucket_mb=100
 #      against none, by whole runs in two alternating rounds (USTEPS=40 steps a run); the table
 #      and the plan's framework controls
@@ -932,7 +936,7 @@ cmd_multi() {
   [[ $G =~ ^[1-9][0-9]*$ ]] || { echo "usage: scripts/gpu.sh multi G [stages]: G is the number of GPUs, not '$G'" >&2; return 2; }
   shift || true
   stages=${*:-m k x p q t f}
-  check_stages multi "m k x p q t f d c s l b w e n g u" || return 2
+  check_stages multi "m k x p q t f d c s l b w e n g u v" || return 2
   export OMP_NUM_THREADS=4
   local status=0 STEPS=${STEPS:-30} mode rep order c a b pol t0 x f
   local model=(--layers "${LAYERS:-24}" --d-model "${DMODEL:-2048}" --heads 16)
@@ -959,6 +963,26 @@ cmd_multi() {
     grep -E '^(# compare|# the price|#config|cco: |cco run: )|^[a-z/:@0-9+-]+ +[0-9]' "$O/$name.log" \
       | grep -vE '^(result|step|rank|world|model|W[0-9]|I[0-9])' | tail -8
     grep -h '^result:' "$O/$name.log" | tail -1
+  }
+
+  tune_steps_summary() {  # LOG STEPS_DIR: what cco tune -- CMD said, the steps it compared beside
+    # the program's own (their period and median, from the step files), restarts and tracebacks
+    say "   restarts (a new period): $(grep -c 'steps changed' "$1"); Python tracebacks: $(grep -c '^Traceback' "$1")"
+    grep -E '^(cco tune|# tune|cco: )' "$1" | cut -c1-300 | tail -12
+    python3 - "$2" "$1" <<'PY' 2>&1 | while IFS= read -r l; do say "$l"; done
+import glob, json, re, statistics, sys
+own = [float(m) for m in re.findall(r"step_ms ([0-9.]+)", open(sys.argv[2], errors="replace").read())]
+for f in sorted(glob.glob(sys.argv[1] + "/steps-*.json")):
+    try:
+        j = json.load(open(f))
+    except Exception as e:
+        print(f"   {f}: {e}"); continue
+    ms = [s["host_ms"] for s in j.get("steps", [])]
+    print(f"   {f.split('/')[-1]}: source {j.get('source')}, period {j.get('period')} collectives, "
+          f"{j.get('locks')} locks, {len(ms)} steps kept, median "
+          f"{statistics.median(ms) if ms else float('nan'):.2f} ms, ended {j.get('ended')}")
+print(f"   the program's own steps: {len(own)}, median {statistics.median(own) if own else float('nan'):.2f} ms")
+PY
   }
 
   if has m; then
@@ -1003,9 +1027,16 @@ cmd_multi() {
     timeout 240 "$cco" tune --candidates "$pol" --out "$O/t_plan.json" -- "${prog[@]}" --steps 400 --warmup 3 \
       >"$O/t_tune.log" 2>&1
     say "== t cco tune -- DDP: rc=$? $((SECONDS - t0)) s"
-    grep -E '^(cco tune|# tune|cco: )' "$O/t_tune.log" | tail -12
+    tune_steps_summary "$O/t_tune.log" "$O/t_plan.steps"
     python3 -c "import json,sys; p=json.load(open(sys.argv[1])); print('plan policy:', p.get('policy'))" \
       "$O/t_plan.json" 2>&1
+  fi
+  if has v; then
+    t0=$SECONDS
+    timeout 300 "$cco" tune --out "$O/v_plan.json" --steps-out "$O/v_steps" -- "${prog[@]}" --mode fsdp \
+      --steps 400 --warmup 3 >"$O/v_tune.log" 2>&1
+    say "== v cco tune -- FSDP2: rc=$? $((SECONDS - t0)) s"
+    tune_steps_summary "$O/v_tune.log" "$O/v_steps"
   fi
   if has f; then
     cmp_run f_fsdp "off,priority,shape+priority:model@overlap" --warmup 5 -- "${prog[@]}" --mode fsdp \

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The repository is a product (issue 35 item 4): checks of the tree, GPU-free, in the default suite.
 
-- every relative Markdown link in README.md, docs/ and examples/ points at a file or folder that exists;
+- every relative Markdown link in README.md, docs/ and examples/ points at a file or folder that exists,
+  and every page "docs/....md" named anywhere in the tree (code, scripts, packaging) exists;
 - docs/ stays under 2 MB, and docs/results/ holds pages and the files they cite, never raw logs
   (*.log, *.err, *.result) and no file no page names;
 - scripts/ holds at most 11 files (what users and CI run, and one GPU runner);
@@ -92,6 +93,20 @@ def main(root):
                 continue
             if not os.path.exists(os.path.normpath(os.path.join(os.path.dirname(p), target))):
                 problems.append(f"{os.path.relpath(p, root)}: link to {target}, which does not exist")
+
+    # Pages named in code, comments, scripts and packaging: "see docs/X.md" must not dangle.
+    named = re.compile(r"(?<![A-Za-z0-9_./$}-])docs/[A-Za-z0-9_./-]*[A-Za-z0-9_-]\.md")
+    tops = ("README.md", "CHANGELOG.md", "pyproject.toml", "setup.py", "CMakeLists.txt", "src",
+            "docs", "scripts", "tests", "python", "examples", "cmake", ".ci")
+    for top in tops:
+        whole = os.path.join(root, top)
+        for f in ([whole] if os.path.isfile(whole) else files_under(root, top)):
+            if os.path.dirname(os.path.abspath(f)) == os.path.dirname(os.path.abspath(__file__)):
+                continue  # this check and its test name missing pages on purpose
+            for n, line in enumerate(read(f).splitlines(), 1):
+                for page in named.findall(line):
+                    if not os.path.exists(os.path.join(root, page)):
+                        problems.append(f"{os.path.relpath(f, root)}:{n}: names {page}, which does not exist")
 
     docs_size = sum(os.path.getsize(p) for p in files_under(root, "docs"))
     if docs_size > DOCS_LIMIT:

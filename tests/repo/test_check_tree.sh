@@ -36,4 +36,7 @@ expect "names one letter apart" '^tree: tests/: folders workload/ and workloads/
 fresh  # an env name spelled outside env_names.hpp
 echo 'const char* k = "CCO_POLICY";' >>"$tmp/t/src/app/cli/main.cpp"
 expect "env name spelled twice" '^tree: src/app/cli/main.cpp:[0-9]+: "CCO_POLICY" spelled here'
+fresh  # a comment names a page that does not exist
+echo '// the commands: docs/INSTALL.md' >>"$tmp/t/src/app/cli/main.cpp"
+expect "a dangling page name" '^tree: src/app/cli/main.cpp:[0-9]+: names docs/INSTALL.md, which does not exist'
 echo "check_tree.py fails on each broken copy"

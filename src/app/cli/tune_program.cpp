@@ -242,6 +242,7 @@ Prepared prepare(TuneProgramOptions& o) {
   changes.push_back({cco::env::kTuneTime, std::to_string(o.time_s)});
   changes.push_back({cco::env::kTuneWait, std::to_string(o.wait_s)});
   changes.push_back({cco::env::kTuneDiagnose, o.diagnose ? "1" : "0"});
+  changes.push_back({cco::env::kTuneExit, o.online ? "0" : "1"});
   for (const auto& w : warnings) std::fprintf(stderr, "cco tune: warning: %s\n", w.c_str());
   apply_environment(changes);
   uint64_t search_steps = 0;
@@ -264,8 +265,17 @@ struct Watched {
   uint64_t epoch = 0;     // the search's epoch they belong to (0: none seen yet)
   bool diagnosis_shown = false;
   bool stopped = false, exited = false;
+  bool ending_said = false;  // the line that the ranks end at the decision's step
   int status = 0;
 };
+
+// Said once the final decision is seen (cco tune without --online): the ranks end themselves.
+void say_ending(Watched& r) {
+  if (r.ending_said) return;
+  r.ending_said = true;
+  std::fprintf(stderr, "cco tune: the search is done; every rank ends at the decision's step "
+               "(--online keeps the program running with the winner)\n");
+}
 
 // What the decision file says that was not printed yet, on stderr: a new period (the program's
 // steps changed: DDP's buckets give way to the whole step, and the search starts again), the
@@ -283,7 +293,7 @@ bool show_progress(Watched& r) {
   }
   if (!r.diagnosis_shown && !t.diagnosis.empty()) {
     r.diagnosis_shown = true;
-    std::fprintf(stderr, "cco tune: the first stage's steps under %s, diagnosed on the deciding "
+    std::fprintf(stderr, "cco tune: the steps under %s (candidate 0), diagnosed on the deciding "
                  "process: %s\n", t.candidates.empty() ? "candidate 0" : t.candidates[0].c_str(),
                  t.diagnosis.c_str());
   }
@@ -311,11 +321,26 @@ void end_group(pid_t pgid) {
   if (::kill(-pgid, 0) == 0) ::kill(-pgid, SIGKILL);
 }
 
+// After the final decision: how long the ranks may take to reach its step and end, and how long
+// the launcher may take after its ranks ended (torchrun polls its workers, then tears down its
+// rendezvous), before cco tune stops what is left.
+constexpr double kRanksGrace = 60, kLauncherGrace = 15;
+
+// True when every process that wrote a step file has ended (each ended itself at the final
+// decision's step). A process not reaped yet still counts as running.
+bool ranks_gone(const std::string& steps_dir) {
+  const auto files = read_step_files(steps_dir, nullptr);
+  if (files.empty()) return false;
+  for (const auto& f : files)
+    if (f.pid > 0 && (::kill(f.pid, 0) == 0 || errno == EPERM)) return false;
+  return true;
+}
+
 Watched watch(const TuneProgramOptions& o, pid_t pid, const timespec& t0,
               const std::string& tune_path, Foreground& fg) {
   Watched r;
   bool final_seen = false;
-  double final_at = 0, term_at = -1;
+  double final_at = 0, term_at = -1, ranks_gone_at = -1, gone_checked = -1;
   const double hard_limit = static_cast<double>(o.time_s) + std::max(120.0, static_cast<double>(o.time_s) / 2.0);
   // SIGTERM to the program's group (SIGKILL follows after 30 s, below).
   auto stop = [&](const std::string& why, double now) {
@@ -358,15 +383,17 @@ Watched watch(const TuneProgramOptions& o, pid_t pid, const timespec& t0,
     }
     const double now = seconds_since(t0);
     if (!r.stopped && !o.online && final_seen) {
-      // Every rank wrote its steps at the final decision; give them a moment to land.
-      const auto* fin = r.tune->final_decision();
-      bool all = true;
-      for (const auto& f : read_step_files(o.steps_out, nullptr))
-        if (f.steps.empty() || f.steps.back().step + 1 < fin->at_step) all = false;
-      if (all || now - final_at > 10) {
-        stop("cco tune: the search is done; stopping the program (--online keeps it running "
-             "with the winner)", now);
+      // Every rank ends itself at the final decision's step (CCO_TUNE_EXIT), its steps written,
+      // and the launcher then ends on its own. What is left after that -- a rank that gave up
+      // waiting for the decision, a launcher that goes on to other work -- is stopped.
+      say_ending(r);
+      if (ranks_gone_at < 0 && now - gone_checked >= 1) {  // the step files, read once a second
+        gone_checked = now;
+        if (ranks_gone(o.steps_out)) ranks_gone_at = now;
       }
+      if ((ranks_gone_at >= 0 && now - ranks_gone_at > kLauncherGrace) ||
+          now - final_at > kRanksGrace)
+        stop("cco tune: the program did not end at the decision's step; stopping it", now);
     }
     if (!r.stopped && !final_seen && now > hard_limit)
       stop("cco tune: no final decision " + std::to_string(std::lround(now)) +
@@ -525,7 +552,7 @@ int tune_program_main(const std::vector<std::string>& args) {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cco tune: %s\n", e.what());
   }
-  if (tune) show_progress(w);
+  if (tune && show_progress(w) && !o.online && !w.stopped) say_ending(w);
 
   std::vector<std::string> notes;
   const auto files = read_step_files(o.steps_out, &notes);

@@ -28,6 +28,7 @@ inline constexpr const char* kTuneSteps = "CCO_TUNE_STEPS";             ///< the
 inline constexpr const char* kTuneTime = "CCO_TUNE_TIME";               ///< its time budget (s)
 inline constexpr const char* kTuneWait = "CCO_TUNE_WAIT";               ///< how long a rank waits for rank 0 (s)
 inline constexpr const char* kTuneDiagnose = "CCO_TUNE_DIAGNOSE";       ///< rank 0 diagnoses the first stage
+inline constexpr const char* kTuneExit = "CCO_TUNE_EXIT";               ///< each rank ends itself at the final decision
 inline constexpr const char* kCompareDiagnose = "CCO_COMPARE_DIAGNOSE"; ///< rank 0 checks the first rounds
 
 // ---- read by cco's Python start-up hook (src/inject/startup/sitecustomize.py, which spells them too)

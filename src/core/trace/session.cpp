@@ -219,24 +219,37 @@ void read_record(Session::State& s, const CUpti_Activity* rec) {
   }
 }
 
+// CUPTI's own calls (the records walked, the drop count) are made before g_mu is taken: CUPTI
+// may hold its internal lock when it asks for a buffer (buffer_requested takes g_mu), so calling
+// into CUPTI under g_mu here could wait on it the other way round. A tuned 1.3B DDP program hung
+// after about 30 traced steps, when buffers began to turn over (issue 43).
 void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t,
                                size_t valid) {
+  std::vector<const CUpti_Activity*> recs;
+  bool bad = false;
+  CUpti_Activity* rec = nullptr;
+  try {  // nothing may escape into CUPTI
+    while (buffer && valid > 0) {
+      const CUptiResult r = cupti_api().GetNextRecord(buffer, valid, &rec);
+      if (r == CUPTI_ERROR_MAX_LIMIT_REACHED) break;
+      if (r != CUPTI_SUCCESS) {
+        bad = true;
+        break;
+      }
+      recs.push_back(rec);
+    }
+  } catch (...) {
+    bad = true;  // out of memory: the rest of this buffer is lost, and the trace says so
+  }
+  size_t dropped = 0;
+  const bool counted = cupti_api().GetNumDropped(ctx, stream, &dropped) == CUPTI_SUCCESS;
   {
     std::lock_guard lk(g_mu);
     if (auto* s = g_active) {
       if (s->outstanding > 0) --s->outstanding;
-      CUpti_Activity* rec = nullptr;
-      while (buffer && valid > 0) {
-        const CUptiResult r = cupti_api().GetNextRecord(buffer, valid, &rec);
-        if (r == CUPTI_ERROR_MAX_LIMIT_REACHED) break;
-        if (r != CUPTI_SUCCESS) {
-          ++s->bad_buffers;
-          break;
-        }
-        read_record(*s, rec);
-      }
-      size_t dropped = 0;
-      if (cupti_api().GetNumDropped(ctx, stream, &dropped) == CUPTI_SUCCESS) s->dropped += dropped;
+      for (const CUpti_Activity* r : recs) read_record(*s, r);
+      if (bad) ++s->bad_buffers;
+      if (counted) s->dropped += dropped;
     }
   }
   std::free(buffer);

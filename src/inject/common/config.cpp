@@ -90,6 +90,7 @@ EnvConfig read_env(const std::function<const char*(const char*)>& get) {
   // CCO_STEPS_DIR (its decision file lives there).
   flag(cco::env::kTune, &c.tune, "no search");
   flag(cco::env::kCompareDiagnose, &c.compare_diagnose, "no check of the first rounds");
+  flag(cco::env::kTuneExit, &c.tune_exit, "the program runs on after the search");
   // A count from 0 to `max`; anything else keeps the default, with "NAME='v' " + `bad` said once.
   auto count = [&](const char* name, uint64_t max, uint64_t* out, const std::string& bad) {
     const char* v = get(name);

@@ -57,6 +57,7 @@ struct EnvConfig {
   uint64_t tune_time_s = 0;          ///< CCO_TUNE_TIME
   uint64_t tune_wait_s = 300;        ///< CCO_TUNE_WAIT (also the rotation check's wait)
   bool compare_diagnose = false;     ///< CCO_COMPARE_DIAGNOSE
+  bool tune_exit = false;            ///< CCO_TUNE_EXIT: end the process (exit 0) at the final decision
   std::optional<int> rank;           ///< from the launcher's variables
   bool bad = false;  ///< a value was invalid or CCO_PLAN and CCO_POLICY conflict: run unshaped
   std::vector<std::string> warnings;  ///< one line each, for warn_once

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -112,6 +113,14 @@ void init_step_clock(const EnvConfig& env, const std::vector<std::string>& names
     o.tune.decider = !env.rank || *env.rank == 0;
     o.tune.path = env.steps_dir + "/tune.json";
     o.tune.must_agree = must_agree;
+    // cco tune -- CMD without --online: every rank ends itself at the final decision's step
+    // (step file written), status 0: a signal would make a launcher like torchrun print a
+    // traceback, and would reach the ranks at different steps.
+    if (env.tune_exit)
+      o.tune.end_process = [] {
+        std::fflush(nullptr);
+        ::_exit(0);
+      };
   }
   // cco run --compare's check after the rotation's first rounds (CCO_COMPARE_DIAGNOSE): the
   // search's decision plumbing, with the decision file DIR/check.json.
@@ -143,6 +152,14 @@ void init_step_clock(const EnvConfig& env, const std::vector<std::string>& names
   if (diagnose) {
     o.tune.diagnose = [](bool settled) { return diagnosis_verdict(settled); };
     o.tune.search_done = [] { diagnosis_trace_done(); };
+    o.tune.launches = [] {  // every configuration's hook counts the launches it saw
+      uint64_t n = 0;
+      const int k = std::min(g_nhooks.load(std::memory_order_acquire), kMaxHooks);
+      for (int i = 0; i < k; ++i)
+        if (const Hook* h = g_hooks[static_cast<std::size_t>(i)].load(std::memory_order_acquire))
+          n += h->stats().seen.load(std::memory_order_relaxed);
+      return n;
+    };
   }
   auto* c = new StepClock(api, std::move(o),  // never freed
                           [](int i) { set_hook(i); },

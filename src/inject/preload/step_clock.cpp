@@ -42,6 +42,7 @@ StepClock::StepClock(const DriverApi& api, StepClockOptions o, std::function<voi
     tune_.stages = steps::layout(steps::SearchOptions{static_cast<int>(o_.configs.size()),
                                                       o_.warmup, o_.tune.budget,
                                                       o_.tune.min_rounds});
+    layout_ = tune_.stages;
     tune_.candidates = o_.configs;
     tune_.warmup = o_.warmup;
     tune_.decider.rank = o_.rank;
@@ -78,8 +79,13 @@ void StepClock::restart() {
   winner_ = 0;
   stopped_ = false;
   tune_.epoch = epoch_;
+  if (o_.tune.on) {  // the search is laid out anew from the new period's first step
+    tune_.stages = layout_;
+    tune_.warmup = o_.warmup;
+  }
   tune_.decisions.clear();
   tune_.diagnosis.clear();  // of the earlier period's steps (one diagnosis per process)
+  held_verdict_.reset();
 }
 
 CUevent StepClock::take_event() {
@@ -117,7 +123,8 @@ void StepClock::boundary(bool ends_step, bool regular, CUstream stream, bool cap
   const uint64_t t = now_();
   first_due_ = true;  // the next collective on the followed device is the step's first
   // The diagnosis' tracing, bounded where no decision comes to use it (ask_diagnosis stops it).
-  if (++boundaries_ > kDiagnosisBoundaryBudget || epoch_ > static_cast<uint64_t>(kMaxCheckTries) + 2)
+  if (++boundaries_ > kDiagnosisBoundaryBudget || epoch_ > static_cast<uint64_t>(kMaxCheckTries) + 2 ||
+      (o_.tune.launches && o_.tune.launches() > kDiagnosisLaunchBudget))
     if (o_.tune.decider && o_.tune.diagnose && !diagnosed_) (void)ask_diagnosis(false);
   if (ends_step && started_) {
     if (steps_.size() < o_.max_steps) {
@@ -159,9 +166,9 @@ void StepClock::boundary(bool ends_step, bool regular, CUstream stream, bool cap
   set_active(o_.tune.on ? tune_config() : rotation_config());
   if (o_.on_boundary) {
     char name[80];
-    // Warm-up: the rotation's, or the search's steps before its first stage.
-    const bool warm = o_.tune.on ? !tune_.stages.empty() && step_ < tune_.stages[0].start
-                                 : step_ < o_.warmup;
+    // Warm-up: the rotation's, or the search's (steps held after it for the period to settle
+    // are candidate 0's, and the diagnosis' steps).
+    const bool warm = step_ < o_.warmup;
     std::snprintf(name, sizeof name, "cco step, epoch %llu, config %d%s",
                   static_cast<unsigned long long>(epoch_), active_, warm ? ", warm-up" : "");
     o_.on_boundary(name, device_);
@@ -286,6 +293,18 @@ bool StepClock::period_settled(uint64_t from) const {
   return true;
 }
 
+bool StepClock::search_ready() const {
+  if (source_ != "collectives") return true;  // marks or NVTX ranges: the program's own steps
+  const auto p = static_cast<uint64_t>(det_.period());
+  if (p == 0) return false;
+  const uint64_t cap = static_cast<uint64_t>(o_.period.repeats) * static_cast<uint64_t>(o_.period.max_period);
+  if (det_.fed() - det_.anchor() >= cap) return true;  // no longer period can be found now
+  uint64_t regular = 0;  // the latest steps that repeated the period without a miss
+  for (auto it = steps_.rbegin(); it != steps_.rend() && it->regular; ++it) ++regular;
+  return step_ >= o_.warmup + kSettleSteps && regular >= kSettleSteps &&
+         regular * p >= kSettleCollectives;
+}
+
 bool StepClock::gpu_timed(uint64_t from, uint64_t to) const {
   for (uint64_t k = from; k < to; ++k)
     if (k >= steps_.size() || (steps_[k].regular && !steps_[k].gpu_ms)) return false;
@@ -315,15 +334,15 @@ steps::Decision StepClock::decide_locked(int next) {
       steps::history_of(std::vector<steps::StepTime>(steps_.begin(), steps_.end()), gpu);
   const steps::StageTimes times = steps::stage_times(st, history);
   const std::string metric = gpu ? "gpu" : "host";
-  // The diagnosis is asked at the first stage's end.
+  // The diagnosis is asked at the first stage's end (or was made on the held steps before it).
   if (stage_ == 0) {
-    if (const auto v = ask_diagnosis(period_settled(0))) {
+    if (const auto v = held_verdict_ ? held_verdict_ : ask_diagnosis(period_settled(0))) {
       tune_.diagnosis = v->sentence;
       if (v->nothing_to_win)
         return steps::decide_nothing_to_win(
             tune_.stages, stage_, set_, times, metric, step_,
-            "nothing to win here: the diagnosis of candidate 0's steps in the first stage bounds "
-            "what the controls can win below the step-to-step noise");
+            "nothing to win here: the diagnosis of candidate 0's steps before the search or in its "
+            "first stage bounds what the controls can win below the step-to-step noise");
     }
   }
   const bool out_of_time = o_.tune.time_ns > 0 && now_() - search_t0_ >= o_.tune.time_ns;
@@ -392,6 +411,19 @@ int StepClock::tune_config() {
   if (stopped_) return 0;
   if (final_) return winner_;
   if (tune_.stages.empty() || step_ < tune_.stages[0].start) return 0;  // warm-up (or nothing to search)
+  if (stage_ < 0 && !search_ready()) {
+    // Not yet the program's steps, it seems: the warm-up goes on, and the search moves with it.
+    const uint64_t by = step_ + 1 - tune_.stages[0].start;
+    for (auto& st : tune_.stages) st.start += by;
+    tune_.warmup += by;
+    return 0;
+  }
+  if (stage_ < 0 && source_ == "collectives" && o_.tune.decider) {
+    // The held steps since the warm-up are candidate 0's: diagnosed now, tracing stopped.
+    drain_locked();
+    held_verdict_ = ask_diagnosis(period_settled(o_.warmup));
+    if (held_verdict_) tune_.diagnosis = held_verdict_->sentence;
+  }
   if (stage_ < 0) {
     stage_ = 0;
     set_.clear();
@@ -434,9 +466,10 @@ int StepClock::tune_config() {
       winner_ = d.set.at(0);
       if (o_.tune.decider && o_.tune.search_done) o_.tune.search_done();
       // Every rank's steps on disk before the decision is (cco tune stops the program after it).
-      if (!o_.path.empty()) write_locked("running", nullptr);
+      if (!o_.path.empty()) write_locked(o_.tune.end_process ? "exit" : "running", nullptr);
       std::string err;
       if (!write_tune_locked(&err)) warn_once("tune-write", "tune: " + err);
+      if (o_.tune.end_process) o_.tune.end_process();
       return winner_;
     }
     stage_ = d.stage;

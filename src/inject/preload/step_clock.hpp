@@ -93,7 +93,29 @@ struct TuneOptions {
   std::function<std::optional<steps::StageVerdict>(bool settled)> diagnose;
   /// Called in the decider when the final decision is made (tracing for the diagnosis stops).
   std::function<void()> search_done;
+  /// The process's kernel launches so far (the preload library's hooks): the decider stops
+  /// tracing for the diagnosis past kDiagnosisLaunchBudget. Unset: not bounded by launches.
+  std::function<uint64_t()> launches;
+  /// Called on every rank at the final decision's step, after its step file is written, before
+  /// the step's first collective goes on (cco tune -- CMD without --online, CCO_TUNE_EXIT: the
+  /// library ends the process there with status 0, so every rank ends at the same step and a
+  /// launcher such as torchrun ends quietly, where a signal makes it print a traceback).
+  std::function<void()> end_process;
 };
+
+/// The search starts only on steps that look like the program's steps: where they come from
+/// the period of the collectives, the latest steps must have repeated the period without a miss
+/// over at least this many collectives and kSettleSteps steps, all after the warm-up. A period
+/// found early may be a unit inside the step (FSDP2's per-block all-gathers repeat with a period
+/// of one collective through the whole forward pass; DDP's equally sized buckets too) until the
+/// whole step has been seen `repeats` times; such a period is irregular within the step and so
+/// never gathers this run. The warm-up goes on until then (a period found from marks or NVTX
+/// ranges starts at once), or until repeats x max_period collectives after the lock, past which
+/// no longer period can be found. The decider diagnoses those held steps (candidate 0's, after the
+/// warm-up) when the search starts, and stops tracing there: tracing on through the first stage
+/// of a whole-step period hung a 1.3B DDP program in the driver (docs/STEPS.md).
+inline constexpr uint64_t kSettleCollectives = 256;
+inline constexpr uint64_t kSettleSteps = 6;
 
 /// Rounds of the rotation before its check (cco run --compare): 6 pairs is the fewest with a 95%
 /// sign-test interval, and configuration 0 then has more steps than the diagnosis needs
@@ -110,6 +132,12 @@ inline constexpr const char* kNotYet = "not settled yet";
 /// the check points allow: in-process tracing stays bounded (longer tracing hung a 4-GPU DDP run;
 /// docs/STEPS.md), also where the check point never comes.
 inline constexpr uint64_t kDiagnosisBoundaryBudget = 4000;
+/// ... or after this many kernel launches of the process (TuneOptions::launches): in-process
+/// tracing hung real programs in the driver after about 28 steps of a 1.3B DDP program and 45 of
+/// its FSDP2 form on one H200 (about 2,000 kernels a step: 55,000 to 90,000 launches), whether
+/// held for the period to settle or run through a first stage. A longer hold or stage goes on
+/// untraced and undiagnosed.
+inline constexpr uint64_t kDiagnosisLaunchBudget = 40000;
 
 struct StepClockOptions {
   std::vector<std::string> configs = {"(one)"};  ///< names, for the step file; >= 1
@@ -186,6 +214,7 @@ class StepClock {
                      const std::string& what, const std::string& keeps);
   void drain_locked();                          // the decider waits for the GPU up to step_
   bool period_settled(uint64_t from) const;     // steps [from, step_) may be the program's steps
+  bool search_ready() const;                    // the search may start at step_ (kSettleCollectives)
   bool gpu_timed(uint64_t from, uint64_t to) const;  // every regular step there has a GPU time
   std::optional<steps::StageVerdict> ask_diagnosis(bool settled);  // fail-open
   // The rotation: the configuration of step_, with the check after its first rounds.
@@ -224,11 +253,14 @@ class StepClock {
   bool stopped_ = false;             // a follower gave up waiting: candidate 0 from then on
   uint64_t search_t0_ = 0;
   bool diagnosed_ = false;           // the decider called tune.diagnose (once per process)
+  // The verdict on the steps held before the search (collectives), used at stage 0's end.
+  std::optional<steps::StageVerdict> held_verdict_;
   bool checked_ = false;             // the rotation's check was made (once per process)
   int check_tries_ = 0;              // its check points that found the steps not settled yet
   uint64_t boundaries_ = 0;          // step boundaries seen by this process (all epochs)
   std::optional<steps::RotationCheck> check_;  // its outcome, for the step file
   steps::TuneFile tune_;            // the layout, the decisions so far (the decision file)
+  std::vector<steps::Stage> layout_;  // the stages as laid out (tune_.stages moves while held)
 };
 
 }  // namespace cco::preload

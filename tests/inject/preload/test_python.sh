@@ -161,16 +161,27 @@ for k in range(int(sys.argv[1])):
     time.sleep(cost[p])
 print("rank%s %s" % (os.environ.get("RANK", "-"), " ".join(seen)), flush=True)
 PY
+# The program runs under a launcher that, like torchrun, answers a signal with a traceback: the
+# rank ends itself at the decision's step (status 0), so the launcher ends quietly, never signalled.
+cat >"$tmp/launcher.sh" <<SH
+trap 'echo "Traceback: the launcher got SIGTERM"; exit 1' TERM
+python3 "$tmp/tune.py" 400 & w=\$!
+wait \$w; echo "launcher: the rank exited \$?"
+SH
 out=$(cd "$tmp" && env LD_LIBRARY_PATH="$fakedir" CCO_PRELOAD_LIB="$lib" "$cco" tune \
   --candidates off,priority,shape:1 --steps 30 --warmup 2 --out "$tmp/plan.json" \
-  -- python3 "$tmp/tune.py" 400 2>"$tmp/err")
+  -- bash "$tmp/launcher.sh" 2>"$tmp/err")
 rc=$?
 [ $rc = 0 ] || fail "cco tune exited $rc: $out $(cat "$tmp/err")"
+grep -q '^launcher: the rank exited 0$' <<<"$out" || fail "the rank did not end itself with status 0: $out $(cat "$tmp/err")"
+grep -q 'Traceback' <<<"$out" && fail "the launcher was signalled: $out"
+grep -q '^rank- ' <<<"$out" && fail "the rank ran on to its end after the search: $out"
 grep -q '"policy": "priority"' "$tmp/plan.json" 2>/dev/null || fail "tuned plan: $(cat "$tmp/plan.json" 2>&1) $(cat "$tmp/err")"
 grep -q '"generated_by": "cco tune -- CMD"' "$tmp/plan.json" || fail "plan provenance: $(cat "$tmp/plan.json")"
 grep -q 'stage 2 of 2 keeps off, priority' "$tmp/err" || fail "no stage line (shape:1 dropped): $(cat "$tmp/err")"
 grep -q 'the winner is priority (one left)' "$tmp/err" || fail "no winner line: $(cat "$tmp/err")"
-grep -q 'stopping the program' "$tmp/err" || fail "the program was not stopped after the search: $(cat "$tmp/err")"
+grep -q "every rank ends at the decision's step" "$tmp/err" || fail "no line says the program ends after the search: $(cat "$tmp/err")"
+grep -q 'stopping it' "$tmp/err" && fail "cco tune had to stop the program: $(cat "$tmp/err")"
 grep -q '^# plan written to' <<<"$out" || fail "no plan line: $out"
 grep -qE '^priority +[0-9]+ +[0-9.]+ .* -[0-9.]+ \[-[0-9.]+, -[0-9.]+\] over' <<<"$out" ||
   fail "no paired line for the winner: $out"
