@@ -202,7 +202,9 @@ std::string read_stdin(std::size_t limit) {
   return text;
 }
 
-json read_json_file(const std::string& path) {
+// The file as JSON and, for a trace, the trace read in the same pass (trace::parse_json_or_trace:
+// the events never held as a document).
+trace::JsonOrTrace read_json_file(const std::string& path) {
   // Every input with the largest limit of what cco writes (a trace, 2 GiB: cco run --trace caps
   // nothing, and 256 MiB refused traces cco itself had written; issue 46), the file type being
   // known only once it is read.
@@ -210,14 +212,13 @@ json read_json_file(const std::string& path) {
                                  : model::read_file(path, model::kTraceFileLimit);
   // PyTorch's profiler writes .json.gz: inflated with the same bound as a plain file.
   if (trace::is_gzip(text)) text = trace::gunzip(text, model::kTraceFileLimit, path);
-  try {
-    return json::parse(text);
-  } catch (const json::exception& e) {
-    std::string what = e.what();
-    if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
-    if (const std::string blank = model::blank_text_reason(text); !blank.empty()) what = blank;
-    throw model::Error(path + ": not valid JSON (" + what + ")");
-  }
+  return trace::parse_json_or_trace(text, path);
+}
+
+// The trace of a file read by read_json_file, or the trace reader's one line on what it lacks.
+trace::Trace trace_of(trace::JsonOrTrace&& f, const std::string& path) {
+  if (f.trace) return std::move(*f.trace);
+  return trace::trace_from_json(f.doc, path);
 }
 
 // An output, whole or not at all (WriteError: "cannot write 'PATH' (...)"); a name ending in .gz
@@ -431,10 +432,9 @@ std::string format_breakdown(const std::vector<trace::KernelGroup>& groups, bool
   return out;
 }
 
-int report_trace(const Args& a, const std::vector<json>& docs) {
+int report_trace(const Args& a, std::vector<trace::JsonOrTrace>& files) {
   std::vector<trace::Trace> parts;
-  for (std::size_t i = 0; i < docs.size(); ++i)
-    parts.push_back(trace::trace_from_json(docs[i], a.files[i]));
+  for (std::size_t i = 0; i < files.size(); ++i) parts.push_back(trace_of(std::move(files[i]), a.files[i]));
   trace::Trace t = parts.size() == 1 ? parts.front() : trace::merge_traces(parts);
   if (t.kernels.empty())
     throw model::Error(t.source + ": no GPU kernel events in the trace" +
@@ -451,7 +451,7 @@ int report_trace(const Args& a, const std::vector<json>& docs) {
   const auto an = trace::analyze(t, opt);
   // The steps and where their time goes (trace/diagnosis.hpp).
   std::vector<trace::Trace> alone;
-  for (const auto& f : a.alone) alone.push_back(trace::trace_from_json(read_json_file(f), f));
+  for (const auto& f : a.alone) alone.push_back(trace_of(read_json_file(f), f));
   trace::DiagnosisOptions dopt;
   dopt.steps = a.steps;
   dopt.steps.window = opt;
@@ -710,11 +710,13 @@ int report_main(const std::vector<std::string>& args) {
     inputs.insert(inputs.end(), a.alone.begin(), a.alone.end());
     refuse_input(flag, *out, inputs, "cco report");
   }
-  std::vector<json> docs;
+  std::vector<trace::JsonOrTrace> files;
+  std::vector<json> docs;  // a trace's without its events
   std::vector<std::optional<report::ResultKind>> kinds;
   std::size_t results = 0, benches = 0;
   for (const auto& f : a.files) {
-    docs.push_back(read_json_file(f));
+    files.push_back(read_json_file(f));
+    docs.push_back(files.back().doc);
     if (std::string schema; is_run_output(docs.back(), f, &schema)) {
       if (a.files.size() > 1)
         throw Usage(f + " (" + schema + ") is read alone: give it as the only file");
@@ -761,7 +763,7 @@ int report_main(const std::vector<std::string>& args) {
   if (kinds.front() == report::ResultKind::Bench) return report_bench(a, docs.front());
   if (kinds.front()) return report_result(a, docs.front());
   if (a.axis != report::SweepAxis::Auto) throw Usage("--x applies to a bench result, not traces");
-  return report_trace(a, docs);
+  return report_trace(a, files);
 }
 
 }  // namespace cco::cli

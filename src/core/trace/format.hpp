@@ -172,6 +172,16 @@ nlohmann::json trace_to_json(const Trace& t);
 Trace trace_from_json(const nlohmann::json& j, const std::string& source = "trace");
 /// Parses text (malformed or truncated JSON -> Error "<source>: not valid JSON (...)").
 Trace parse_trace(std::string_view text, const std::string& source = "trace");
+/// Any JSON file cco report reads, in one pass: the document, and where it has a top-level
+/// "traceEvents" array, the trace read from it as trace_from_json does (the same checks and
+/// lines). The events are read as they are parsed and left out of `doc` (its "traceEvents" is
+/// empty), so memory holds the kernels, never a document of them (issue 46); a file whose
+/// otherData or distributedInfo comes after its events is parsed again whole.
+struct JsonOrTrace {
+  nlohmann::json doc;
+  std::optional<Trace> trace;
+};
+JsonOrTrace parse_json_or_trace(std::string_view text, const std::string& source = "file");
 /// Reads a file, gzip or not (unreadable -> Error).
 Trace read_trace_file(const std::string& path);
 /// The file text of a trace: trace_to_json on one line, except that a one-rank file's

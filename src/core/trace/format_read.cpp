@@ -316,115 +316,222 @@ KernelEvent read_kernel(Reader& rd, const json& e, const json& args, int64_t ori
 
 }  // namespace
 
-Trace trace_from_json(const json& j, const std::string& source) {
-  Reader rd(source);
-  if (!j.is_object()) rd.fail("not a trace: expected a JSON object with \"traceEvents\"");
-  if (auto s = j.find("schema"); s != j.end() && s->is_string() && *s != kTraceSchema)
-    rd.fail("not a trace: schema is \"" + s->get<std::string>() + "\", expected \"" + kTraceSchema +
-            "\" (Chrome trace JSON with \"traceEvents\")");
-  auto evs = j.find("traceEvents");
-  if (evs == j.end()) rd.fail("not a trace: no \"traceEvents\"");
-  if (!evs->is_array()) rd.fail("\"traceEvents\" is not an array");
+namespace {
 
-  Trace t;
-  t.source = source;
-  const json* meta = nullptr;
-  if (auto od = j.find("otherData"); od != j.end() && od->is_object()) {
-    if (auto c = od->find("ccoverlap"); c != od->end()) {
-      if (!c->is_object()) rd.fail("\"otherData\".\"ccoverlap\" is not an object");
-      meta = &*c;
-    }
+// The events of "traceEvents", one at a time (the DOM reader hands them over in a loop, the
+// streaming one as each is parsed): each read into `t` by what the file is (ours, with its time
+// origin and ranks from otherData.ccoverlap, or another tool's, with the rank its
+// distributedInfo names).
+class EventReader {
+ public:
+  EventReader(Reader& rd, Trace& t, const json* meta, const json* distributed) : rd_(rd), t_(t) {
+    ours_ = meta != nullptr;
+    origin_ = meta ? read_our_data(rd_, *meta, t_) : 0;
+    // A PyTorch profiler (kineto) trace names its rank in distributedInfo; its events' pid is
+    // the device. Our own traces carry the rank in every event's pid.
+    if (!meta && distributed && distributed->is_object())
+      if (auto r = distributed->find("rank"); r != distributed->end() && !r->is_null())
+        file_rank_ = rd_.small_int(*r, "distributedInfo", "rank");
+    for (const auto& r : t_.ranks) device_of_rank_[r.rank] = r.device;
   }
-  const int64_t origin = meta ? read_our_data(rd, *meta, t) : 0;
-  // A PyTorch profiler (kineto) trace names its rank in distributedInfo; its events' pid is the
-  // device. Our own traces carry the rank in every event's pid.
-  std::optional<int> file_rank;
-  if (!meta)
-    if (auto d = j.find("distributedInfo"); d != j.end() && d->is_object())
-      if (auto r = d->find("rank"); r != d->end() && !r->is_null())
-        file_rank = rd.small_int(*r, "distributedInfo", "rank");
-  std::map<int, int> device_of_rank;
-  for (const auto& r : t.ranks) device_of_rank[r.rank] = r.device;
 
-  for (std::size_t i = 0; i < evs->size(); ++i) {
-    const auto& e = (*evs)[i];
+  void event(const json& e, std::size_t i) {
     std::string where = "traceEvents[" + std::to_string(i) + "]";
-    if (!e.is_object()) rd.fail(where + ": not an object");
-    const std::string ph = rd.opt_string(e, "ph", where);
-    if (ph == "i" && meta && rd.opt_string(e, "cat", where) == "mark") {
-      t.marks.push_back(read_mark(rd, e, origin, where));
-      continue;
+    if (!e.is_object()) rd_.fail(where + ": not an object");
+    // Every trace event has its phase; a file of events without one is not a trace (a gzip of
+    // 240 MiB of "{}," once took 8.66 GB and 23 s to say so).
+    const std::string ph = rd_.opt_string(e, "ph", where);
+    if (ph.empty()) rd_.fail(where + ": no \"ph\" (the event's phase, which every trace event has)");
+    if (ph == "i" && ours_ && rd_.opt_string(e, "cat", where) == "mark") {
+      t_.marks.push_back(read_mark(rd_, e, origin_, where));
+      return;
     }
-    if (ph != "X") continue;  // metadata, other instants, counters, flows: not kernels
-    const std::string name = rd.opt_string(e, "name", where);
+    if (ph != "X") return;  // metadata, other instants, counters, flows: not kernels
+    const std::string name = rd_.opt_string(e, "name", where);
     where += " (" + (name.size() > 60 ? name.substr(0, 57) + "..." : name) + ")";
-    const std::string cat_name = rd.opt_string(e, "cat", where);
-    const json empty = json::object();
-    const json* args = &empty;
+    const std::string cat_name = rd_.opt_string(e, "cat", where);
+    const json* args = &empty_;
     if (cat_name == "nvtx") {
       if (auto a = e.find("args"); a != e.end() && !a->is_null()) {
-        if (!a->is_object()) rd.fail(where + ": \"args\" is not an object");
+        if (!a->is_object()) rd_.fail(where + ": \"args\" is not an object");
         args = &*a;
       }
-      t.ranges.push_back(read_nvtx_range(rd, e, *args, name, origin, where));
-      continue;
+      t_.ranges.push_back(read_nvtx_range(rd_, e, *args, name, origin_, where));
+      return;
     }
     // A PyTorch profiler's steps ("ProfilerStep#N"): its GPU-side annotation (the step's span on
     // the device, pid = device) and its CPU-side one; read as ranges in the domains "kineto.gpu"
     // and "kineto" for the step diagnosis (diagnosis.hpp). Best effort: an odd one is skipped.
-    if (!meta && (cat_name == "gpu_user_annotation" || cat_name == "user_annotation") &&
+    if (!ours_ && (cat_name == "gpu_user_annotation" || cat_name == "user_annotation") &&
         name.rfind("ProfilerStep#", 0) == 0) {
       try {
-        const EventSpan sp = read_span(rd, e, empty, origin, where);
+        const EventSpan sp = read_span(rd_, e, empty_, origin_, where);
         NvtxRange r;
         r.name = name;
         r.domain = cat_name == "gpu_user_annotation" ? "kineto.gpu" : "kineto";
-        r.rank = file_rank.value_or(cat_name == "gpu_user_annotation" ? sp.rank : 0);
+        r.rank = file_rank_.value_or(cat_name == "gpu_user_annotation" ? sp.rank : 0);
         r.start_ns = sp.start_ns;
         r.end_ns = sp.end_ns;
         if (cat_name == "user_annotation") r.thread = static_cast<uint64_t>(std::max<int64_t>(0, sp.tid));
-        t.ranges.push_back(std::move(r));
+        t_.ranges.push_back(std::move(r));
       } catch (const Error&) {
       }
-      continue;
+      return;
     }
     // Ours since 2026-11-28: "kernel" or "gpu_memcpy", the kind in args.kind; before, the kind
     // was the category.
-    const bool ours_gpu = meta != nullptr && (cat_name == "kernel" || cat_name == "gpu_memcpy");
+    const bool ours_gpu = ours_ && (cat_name == "kernel" || cat_name == "gpu_memcpy");
     auto cat = ours_gpu ? std::optional<KernelCategory>(KernelCategory::Compute)
-                        : category_of(cat_name, name, meta != nullptr);
-    if (!cat) continue;  // CPU ops and the like in foreign traces
+                        : category_of(cat_name, name, ours_);
+    if (!cat) return;  // CPU ops and the like in foreign traces
     if (auto a = e.find("args"); a != e.end() && !a->is_null()) {
-      if (!a->is_object()) rd.fail(where + ": \"args\" is not an object");
+      if (!a->is_object()) rd_.fail(where + ": \"args\" is not an object");
       args = &*a;
     }
     if (ours_gpu) {
-      const std::string kind = rd.opt_string(*args, "kind", where);
+      const std::string kind = rd_.opt_string(*args, "kind", where);
       cat = kind == "communication" ? KernelCategory::Communication
             : kind == "compute"     ? KernelCategory::Compute
                                     : classify_kernel(name);
     }
-    KernelEvent k = read_kernel(rd, e, *args, origin, where, device_of_rank, file_rank);
+    KernelEvent k = read_kernel(rd_, e, *args, origin_, where, device_of_rank_, file_rank_);
     k.name = name;
     k.category = *cat;
-    t.kernels.push_back(std::move(k));
+    t_.kernels.push_back(std::move(k));
   }
+
+ private:
+  Reader& rd_;
+  Trace& t_;
+  bool ours_ = false;
+  int64_t origin_ = 0;
+  std::optional<int> file_rank_;
+  std::map<int, int> device_of_rank_;
+  const json empty_ = json::object();
+};
+
+// The top level's checks, before any event: an object, not another schema; otherData.ccoverlap
+// (nullptr: none) and distributedInfo (nullptr: none) of `j`.
+const json* our_meta(const Reader& rd, const json& j) {
+  if (auto od = j.find("otherData"); od != j.end() && od->is_object()) {
+    if (auto c = od->find("ccoverlap"); c != od->end()) {
+      if (!c->is_object()) rd.fail("\"otherData\".\"ccoverlap\" is not an object");
+      return &*c;
+    }
+  }
+  return nullptr;
+}
+void check_top(const Reader& rd, const json& j) {
+  if (!j.is_object()) rd.fail("not a trace: expected a JSON object with \"traceEvents\"");
+  if (auto s = j.find("schema"); s != j.end() && s->is_string() && *s != kTraceSchema)
+    rd.fail("not a trace: schema is \"" + s->get<std::string>() + "\", expected \"" + kTraceSchema +
+            "\" (Chrome trace JSON with \"traceEvents\")");
+}
+const json* distributed_info(const json& j) {
+  auto d = j.find("distributedInfo");
+  return d != j.end() && d->is_object() ? &*d : nullptr;
+}
+
+// Malformed JSON as one line: "<source>: not valid JSON (...)".
+[[noreturn]] void not_json(const json::exception& e, std::string_view text, const std::string& source) {
+  std::string what = e.what();
+  // "[json.exception.parse_error.101] parse error at line 1, column 5: ..." -> after "] "
+  if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
+  if (const std::string blank = model::blank_text_reason(text); !blank.empty()) what = blank;
+  throw Error(source + ": not valid JSON (" + what + ")");
+}
+
+// The streaming reader met otherData or distributedInfo after the events it read without them.
+struct LateHeader {};
+
+}  // namespace
+
+Trace trace_from_json(const json& j, const std::string& source) {
+  Reader rd(source);
+  check_top(rd, j);
+  auto evs = j.find("traceEvents");
+  if (evs == j.end()) rd.fail("not a trace: no \"traceEvents\"");
+  if (!evs->is_array()) rd.fail("\"traceEvents\" is not an array");
+  Trace t;
+  t.source = source;
+  EventReader er(rd, t, our_meta(rd, j), distributed_info(j));
+  for (std::size_t i = 0; i < evs->size(); ++i) er.event((*evs)[i], i);
   t.normalize();
   return t;
 }
 
-Trace parse_trace(std::string_view text, const std::string& source) {
-  json j;
+JsonOrTrace parse_json_or_trace(std::string_view text, const std::string& source) {
+  // One pass: the elements of a top-level "traceEvents" array are read into the trace as each
+  // is parsed, then dropped, so memory holds the kernels, not a document of them (issue 46). The
+  // file's header (otherData, distributedInfo) must come before its events, as cco (keys in
+  // order) and PyTorch's profiler write it; where it comes after, the document is parsed again
+  // whole.
+  Reader rd(source);
+  Trace t;
+  t.source = source;
+  std::optional<EventReader> er;
+  json other, distributed;  // copies of the header's parts, once parsed
+  bool late = false;
+  std::string key;          // the top level's key being parsed
+  std::size_t i = 0;
+  const auto cb = [&](int depth, json::parse_event_t ev, json& parsed) -> bool {
+    if (depth == 1) {
+      if (ev == json::parse_event_t::key) {
+        key = parsed.is_string() ? parsed.get<std::string>() : std::string();
+      } else if (ev == json::parse_event_t::array_start && key == "traceEvents" && !er) {
+        json head = json::object();
+        if (!other.is_null()) head["otherData"] = other;
+        if (!distributed.is_null()) head["distributedInfo"] = distributed;
+        er.emplace(rd, t, our_meta(rd, head), distributed_info(head));
+      } else if (ev == json::parse_event_t::object_end && key == "otherData") {
+        if (er && parsed.contains("ccoverlap")) late = true;
+        other = parsed;
+      } else if (ev == json::parse_event_t::object_end && key == "distributedInfo") {
+        if (er && !(other.is_object() && other.contains("ccoverlap"))) late = true;
+        distributed = parsed;
+      }
+      if (late) throw LateHeader{};
+      return true;
+    }
+    if (depth == 2 && key == "traceEvents" && er) {
+      if (ev == json::parse_event_t::object_end || ev == json::parse_event_t::value ||
+          ev == json::parse_event_t::array_end) {
+        er->event(parsed, i++);  // a value or an array: "not an object"
+        return false;            // read: dropped from the document
+      }
+    }
+    return true;
+  };
+  JsonOrTrace out;
   try {
-    j = json::parse(text.begin(), text.end());
+    out.doc = json::parse(text.begin(), text.end(), cb);
   } catch (const json::exception& e) {
-    std::string what = e.what();
-    // "[json.exception.parse_error.101] parse error at line 1, column 5: ..." -> after "] "
-    if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
-    if (const std::string blank = model::blank_text_reason(text); !blank.empty()) what = blank;
-    throw Error(source + ": not valid JSON (" + what + ")");
+    not_json(e, text, source);
+  } catch (const LateHeader&) {
+    try {
+      out.doc = json::parse(text.begin(), text.end());
+    } catch (const json::exception& e) {
+      not_json(e, text, source);
+    }
+    if (out.doc.is_object() && out.doc.contains("traceEvents")) {
+      out.trace = trace_from_json(out.doc, source);
+      out.doc["traceEvents"] = json::array();  // as the streaming reader leaves it
+    }
+    return out;
   }
-  return trace_from_json(j, source);
+  if (out.doc.is_object() && out.doc.contains("traceEvents")) {
+    check_top(rd, out.doc);
+    if (!out.doc["traceEvents"].is_array()) rd.fail("\"traceEvents\" is not an array");
+    t.normalize();
+    out.trace = std::move(t);
+  }
+  return out;
+}
+
+Trace parse_trace(std::string_view text, const std::string& source) {
+  JsonOrTrace r = parse_json_or_trace(text, source);
+  if (r.trace) return std::move(*r.trace);
+  return trace_from_json(r.doc, source);  // its one line: not an object, no "traceEvents", ...
 }
 
 Trace read_trace_file(const std::string& path) {

@@ -381,6 +381,32 @@ TEST(TraceJson, RoundTripIsExact) {
   EXPECT_EQ(cco::trace::trace_to_json(u).dump(), text);
 }
 
+// The streaming reader (issue 46): one pass gives the document without its events and the
+// trace; a file whose header (otherData) comes after its events, as another tool may reorder
+// ours, is read the same; a JSON file without "traceEvents" is a document and no trace.
+TEST(TraceJson, OnePassGivesTheDocumentAndTheTrace) {
+  const nlohmann::json j = cco::trace::trace_to_json(rich());
+  const std::string text = j.dump();
+  const auto r = cco::trace::parse_json_or_trace(text, "mem");
+  ASSERT_TRUE(r.trace.has_value());
+  EXPECT_EQ(cco::trace::trace_to_json(*r.trace).dump(), text);
+  ASSERT_TRUE(r.doc.contains("traceEvents"));
+  EXPECT_TRUE(r.doc["traceEvents"].empty());  // read, then left out
+  EXPECT_EQ(r.doc["otherData"], j["otherData"]);
+  // The header after the events: parsed again whole, the same trace.
+  std::string late = "{\"traceEvents\": " + j["traceEvents"].dump() + ", \"otherData\": " +
+                     j["otherData"].dump() + "}";
+  ASSERT_LT(late.find("traceEvents"), late.find("otherData"));
+  EXPECT_EQ(cco::trace::trace_to_json(cco::trace::parse_trace(late, "late")).dump(), text);
+  const auto late_r = cco::trace::parse_json_or_trace(late, "late");
+  ASSERT_TRUE(late_r.trace.has_value());
+  EXPECT_TRUE(late_r.doc["traceEvents"].empty());
+  // Not a trace: the whole document, no trace.
+  const auto other = cco::trace::parse_json_or_trace(R"({"schema": "ccoverlap.bench", "rows": [1, 2]})", "b");
+  EXPECT_FALSE(other.trace.has_value());
+  EXPECT_EQ(other.doc["rows"].size(), 2u);
+}
+
 TEST(TraceJson, TimesFromTsAndDurWhenNsArgsAreAbsent) {
   auto j = cco::trace::trace_to_json(rich());
   for (auto& e : j["traceEvents"])
@@ -646,6 +672,8 @@ TEST(TraceErrors, BadEvents) {
       },
       {"\"args\" is not an object"});
   expect_error([&] { parse_trace(ev("7"), "f"); }, {"traceEvents[0]: not an object"});
+  expect_error([&] { parse_trace(ev("{},[1]"), "f"); }, {"f: traceEvents[0]: no \"ph\""});
+  expect_error([&] { parse_trace(ev(R"({"ph":"M"},[1])"), "f"); }, {"f: traceEvents[1]: not an object"});
   // An empty trace is valid (no kernels), and so is one with only metadata.
   EXPECT_TRUE(parse_trace(ev(""), "f").kernels.empty());
   EXPECT_TRUE(

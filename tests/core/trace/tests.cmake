@@ -6,3 +6,6 @@ cco_add_test(trace_diagnosis SOURCES core/trace/test_diagnosis.cpp core/trace/te
 if(CCO_ENABLE_CUDA AND TARGET cco.trace)
   cco_add_test(gpu_trace GPU SOURCES core/trace/test_trace_gpu.cpp core/trace/trace_kernels.cu LIBS cco.trace LABELS gpu)
 endif()
+# What reading and diagnosing a long trace costs (issue 46 item 1): a benchmark, not a test.
+add_executable(cco.bench.trace_scale core/trace/bench_trace_scale.cpp)
+target_link_libraries(cco.bench.trace_scale PRIVATE cco.core cco.warnings)
