@@ -177,6 +177,15 @@ int64_t time_origin(const Trace& t) {
   return origin;
 }
 
+/// The preload library's step marks ("cco step, epoch E, config C") of each rank, in time order:
+/// the steps PyTorch's tools and HTA look for.
+std::map<int, std::vector<const Mark*>> step_marks(const Trace& t) {
+  std::map<int, std::vector<const Mark*>> by_rank;
+  for (const auto& m : t.marks)
+    if (m.rank >= 0 && m.name.rfind("cco step, ", 0) == 0) by_rank[m.rank].push_back(&m);
+  return by_rank;  // t.marks is sorted by time (normalize)
+}
+
 /// Perfetto's metadata events: a process per rank, then its rows -- the NVTX threads first
 /// (above), then its streams, most urgent priority first, then by stream id.
 void row_events(const Trace& t, json& events) {
@@ -192,6 +201,19 @@ void row_events(const Trace& t, json& events) {
                       {"tid", 0},
                       {"args", {{"sort_index", r.rank}}}});
   }
+  // The host row of PyTorch's step annotations and launch calls (host_events), on ranks that have
+  // either.
+  std::set<int> host;
+  for (const auto& [rank, marks] : step_marks(t))
+    if (marks.size() > 1) host.insert(rank);
+  for (const auto& k : t.kernels)
+    if (!k.is_copy() && k.correlation_id != 0 && k.queued_ns > 0) host.insert(k.rank);
+  for (int rank : host)
+    events.push_back({{"ph", "M"},
+                      {"name", "thread_name"},
+                      {"pid", rank},
+                      {"tid", kHostTid},
+                      {"args", {{"name", "host: steps and launch calls"}}}});
   std::vector<const StreamInfo*> order;
   for (const auto& s : t.streams) order.push_back(&s);
   std::stable_sort(order.begin(), order.end(), [](const StreamInfo* a, const StreamInfo* b) {
@@ -286,6 +308,38 @@ json mark_event(const Mark& m, int64_t origin) {
           {"args", {{"ts_ns", m.ts_ns}, {"rank", m.rank}}}};
 }
 
+/// What PyTorch's profiler writes and Holistic Trace Analysis reads (issue 45), made from what
+/// the trace holds, on one host row per rank (tid kHostTid): each step between two of the
+/// library's step marks as "ProfilerStep#N" (cat "user_annotation", N from 1 per rank), and each
+/// kernel's launch as "cuLaunchKernel" (cat "cuda_driver", the host call that queued it:
+/// CUPTI's queued..submitted times, args.correlation the kernel's). cco's own reader skips them
+/// (it has the marks and the kernels).
+void host_events(const Trace& t, int64_t origin, json& events) {
+  auto us = [origin](int64_t ns) { return static_cast<double>(ns - origin) / 1000.0; };
+  for (const auto& [rank, marks] : step_marks(t))
+    for (std::size_t i = 0; i + 1 < marks.size(); ++i)
+      events.push_back({{"ph", "X"},
+                        {"name", "ProfilerStep#" + std::to_string(i + 1)},
+                        {"cat", "user_annotation"},
+                        {"pid", rank},
+                        {"tid", kHostTid},
+                        {"ts", us(marks[i]->ts_ns)},
+                        {"dur", static_cast<double>(marks[i + 1]->ts_ns - marks[i]->ts_ns) / 1000.0},
+                        {"args", {{"from", marks[i]->name}}}});
+  for (const auto& k : t.kernels) {
+    if (k.is_copy() || k.correlation_id == 0 || k.queued_ns <= 0) continue;
+    const int64_t end = std::max(k.queued_ns + 1, k.submitted_ns);
+    events.push_back({{"ph", "X"},
+                      {"name", "cuLaunchKernel"},
+                      {"cat", "cuda_driver"},
+                      {"pid", k.rank},
+                      {"tid", kHostTid},
+                      {"ts", us(k.queued_ns)},
+                      {"dur", static_cast<double>(end - k.queued_ns) / 1000.0},
+                      {"args", {{"correlation", k.correlation_id}}}});
+  }
+}
+
 /// otherData.ccoverlap: the schema, the time origin, dropped records, notes, ranks and streams.
 json our_data(const Trace& t, int64_t origin) {
   json ranks = json::array();
@@ -320,6 +374,7 @@ json trace_to_json(const Trace& in) {
   for (const auto& k : t.kernels) events.push_back(kernel_event(k, origin));
   for (const auto& r : t.ranges) events.push_back(range_event(r, origin));
   for (const auto& m : t.marks) events.push_back(mark_event(m, origin));
+  host_events(t, origin, events);
   json j;
   j["displayTimeUnit"] = "ns";
   // One rank's file (one process per GPU): the rank as PyTorch's profiler writes it, so Holistic

@@ -135,6 +135,10 @@ struct NvtxRange {
 /// 32-bit numbers, so the row stays below 2^31: Linux thread ids are below 2^22 (pid_max), and
 /// CUPTI stream ids (the tids of the kernel rows) are small counters, far below 2^30.
 inline constexpr int64_t kNvtxTidBase = int64_t{1} << 30;
+/// Chrome "tid" of each rank's host row: the steps as PyTorch's "ProfilerStep#N" annotations and
+/// the kernels' launch calls, written for PyTorch's tools and Holistic Trace Analysis (never read
+/// back: the marks and kernels hold them). Below the NVTX rows, clear of every stream id.
+inline constexpr int64_t kHostTid = kNvtxTidBase - 1;
 /// The base files of ccoverlap before 0.1.0's 2026-11-24 change used (2^32), still read.
 inline constexpr int64_t kOldNvtxTidBase = int64_t{1} << 32;
 

@@ -8,6 +8,8 @@
 // from 1M to 10M.
 //   build/tests/cco.bench.trace_scale [N] [DIR]     both, the second as a child process
 //   build/tests/cco.bench.trace_scale write N FILE  /  read FILE
+// With "%r" in FILE, write makes one file per rank, as `cco run --trace 't_%r.json'` does (the
+// files other tools read, Holistic Trace Analysis among them).
 #include <unistd.h>
 
 #include <chrono>
@@ -72,6 +74,8 @@ cco::trace::Trace make(long n) {
           c.priority = -5;
           c.start_ns = now;
           c.end_ns = now + 90'000;
+          c.queued_ns = now - 3'000;
+          c.submitted_ns = now - 2'000;
           c.grid = {16, 1, 1};
           c.block = {640, 1, 1};
           c.correlation_id = static_cast<uint64_t>(k + 1) << 20;
@@ -111,7 +115,25 @@ int read_and_diagnose(const std::string& path) {
 
 int write(long n, const std::string& path) {
   const auto a = std::chrono::steady_clock::now();
-  cco::trace::write_trace_file(make(n), path);
+  const cco::trace::Trace t = make(n);
+  const auto at = path.find("%r");
+  if (at == std::string::npos) {
+    cco::trace::write_trace_file(t, path);
+  } else {
+    for (const auto& r : t.ranks) {
+      cco::trace::Trace one;
+      one.ranks = {r};
+      for (const auto& s : t.streams)
+        if (s.rank == r.rank) one.streams.push_back(s);
+      for (const auto& k : t.kernels)
+        if (k.rank == r.rank) one.kernels.push_back(k);
+      for (const auto& m : t.marks)
+        if (m.rank == r.rank) one.marks.push_back(m);
+      std::string p = path;
+      p.replace(at, 2, std::to_string(r.rank));
+      cco::trace::write_trace_file(one, p);
+    }
+  }
   std::printf("write: %ld kernels, %.1f s\n", n,
               std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count());
   return 0;

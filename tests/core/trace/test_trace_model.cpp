@@ -407,6 +407,66 @@ TEST(TraceJson, OnePassGivesTheDocumentAndTheTrace) {
   EXPECT_EQ(other.doc["rows"].size(), 2u);
 }
 
+// What PyTorch's tools and HTA look for, made from the trace (issue 45): each step between two of
+// the library's step marks as "ProfilerStep#N" on the rank's host row (N from 1; HTA's iteration
+// windows), each kernel's launch as "cuLaunchKernel" with the kernel's correlation and no stream
+// (HTA links launch and kernel by it: queue length, launch delays); reading ours back skips them.
+TEST(TraceJson, StepAnnotationsAndLaunchCallsForHta) {
+  Trace t;
+  t.ranks.push_back({0, 0, "NVIDIA H200", "sm_90", 132, "h", 1});
+  for (int i = 0; i < 3; ++i) {
+    KernelEvent k;
+    k.name = "gemm";
+    k.stream = 7;
+    k.start_ns = 1'000'000 + i * 100'000;
+    k.end_ns = k.start_ns + 50'000;
+    k.queued_ns = k.start_ns - 20'000;
+    k.submitted_ns = k.start_ns - 15'000;
+    k.correlation_id = 40 + static_cast<uint64_t>(i);
+    t.kernels.push_back(k);
+  }
+  t.kernels[2].queued_ns = 0;  // no launch time known: no launch event
+  for (int i = 0; i < 3; ++i)
+    t.marks.push_back({970'000 + i * 100'000, 0, "cco step, epoch 1, config 0"});
+  t.marks.push_back({1'500'000, -1, "process-wide mark"});  // not a step
+  const auto j = cco::trace::trace_to_json(t);
+  std::vector<nlohmann::json> steps, launches;
+  for (const auto& e : j["traceEvents"]) {
+    if (e.value("cat", "") == "user_annotation") steps.push_back(e);
+    if (e.value("cat", "") == "cuda_driver") launches.push_back(e);
+  }
+  ASSERT_EQ(steps.size(), 2u);  // three marks: two steps between them
+  EXPECT_EQ(steps[0]["name"], "ProfilerStep#1");
+  EXPECT_EQ(steps[1]["name"], "ProfilerStep#2");
+  EXPECT_EQ(steps[0]["ph"], "X");
+  EXPECT_EQ(steps[0]["pid"], 0);
+  EXPECT_EQ(steps[0]["tid"], cco::trace::kHostTid);
+  EXPECT_DOUBLE_EQ(steps[0]["ts"].get<double>(), -30.0);  // 970 us; the origin is the first kernel
+  EXPECT_DOUBLE_EQ(steps[0]["dur"].get<double>(), 100.0);
+  ASSERT_EQ(launches.size(), 2u);
+  EXPECT_EQ(launches[0]["name"], "cuLaunchKernel");
+  EXPECT_EQ(launches[0]["args"]["correlation"], 40);
+  EXPECT_FALSE(launches[0]["args"].contains("stream"));
+  EXPECT_DOUBLE_EQ(launches[0]["ts"].get<double>(), -20.0);
+  EXPECT_DOUBLE_EQ(launches[0]["dur"].get<double>(), 5.0);
+  EXPECT_EQ(launches[1]["args"]["correlation"], 41);
+  // Each launch lies inside a step window, as HTA gives kernels their iteration.
+  for (const auto& l : launches) {
+    const double ts = l["ts"].get<double>();
+    bool inside = false;
+    for (const auto& s : steps)
+      inside = inside || (ts >= s["ts"].get<double>() &&
+                          ts < s["ts"].get<double>() + s["dur"].get<double>());
+    EXPECT_TRUE(inside) << l.dump();
+  }
+  // Read back: the same trace (the host events are made again from it, not read).
+  const std::string text = j.dump();
+  const Trace u = cco::trace::parse_trace(text, "mem");
+  EXPECT_EQ(u.kernels.size(), 3u);
+  EXPECT_EQ(u.ranges.size(), 0u);
+  EXPECT_EQ(cco::trace::trace_to_json(u).dump(), text);
+}
+
 TEST(TraceJson, TimesFromTsAndDurWhenNsArgsAreAbsent) {
   auto j = cco::trace::trace_to_json(rich());
   for (auto& e : j["traceEvents"])
@@ -431,11 +491,11 @@ TEST(TraceJson, PerfettoRowsAndCategories) {
       ++procs;
       EXPECT_NE(e["args"]["name"].get<std::string>().find("rank"), std::string::npos);
     }
-    if (e["ph"] == "M" && e["name"] == "thread_name") {
+    if (e["ph"] == "M" && e["name"] == "thread_name" && e["tid"] != cco::trace::kHostTid) {
       ++threads;
       if (e["args"]["name"] == "stream 13 priority -5 (comm)") prio_named = true;
     }
-    if (e["ph"] == "X") {
+    if (e["ph"] == "X" && e["tid"] != cco::trace::kHostTid) {
       ++kernels;
       // HTA selects GPU work by category "kernel"; ours is args.kind.
       EXPECT_EQ(e["cat"], "kernel");
