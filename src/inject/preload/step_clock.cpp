@@ -1,8 +1,10 @@
 #include "preload/step_clock.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -30,7 +32,37 @@ bool write_atomic(const std::string& path, const Text& text, std::string* error)
   }
 }
 
+// This host's name ("" when unknown).
+std::string host_name() {
+  char h[256] = {};
+  if (::gethostname(h, sizeof h - 1) != 0) return {};
+  return h;
+}
+
 }  // namespace
+
+std::string decider_file(const std::string& decision_path) {
+  const auto slash = decision_path.rfind('/');
+  return (slash == std::string::npos ? std::string() : decision_path.substr(0, slash + 1)) +
+         "decider";
+}
+
+bool StepClock::decider_ended() const {
+  // "PID HOST" of the deciding process (write_decider): ended when it runs on this host and no
+  // process has its pid. Another host's, or a file not written yet: not known to have ended.
+  try {
+    const std::string text = model::read_file(decider_file(o_.tune.path), 4096);
+    const auto space = text.find(' ');
+    if (space == std::string::npos) return false;
+    const int pid = std::stoi(text.substr(0, space));
+    std::string host = text.substr(space + 1);
+    while (!host.empty() && (host.back() == '\n' || host.back() == '\r')) host.pop_back();
+    if (pid <= 0 || host.empty() || host != host_name()) return false;
+    return ::kill(pid, 0) != 0 && errno == ESRCH;
+  } catch (...) {
+    return false;
+  }
+}
 
 StepClock::StepClock(const DriverApi& api, StepClockOptions o, std::function<void(int)> switch_to,
                      std::function<uint64_t()> now)
@@ -122,6 +154,17 @@ void StepClock::resolve() {
 void StepClock::boundary(bool ends_step, bool regular, CUstream stream, bool capturing) {
   const uint64_t t = now_();
   first_due_ = true;  // the next collective on the followed device is the step's first
+  // The deciding process says who it is, once, so a rank waiting for its decisions can tell
+  // when it has ended (decider_ended).
+  if (o_.tune.decider && !o_.tune.path.empty() && !decider_written_) {
+    decider_written_ = true;
+    const std::string host = host_name();
+    std::string err;
+    if (!host.empty() &&
+        !write_atomic(decider_file(o_.tune.path),
+                      [&] { return std::to_string(::getpid()) + " " + host + "\n"; }, &err))
+      warn_once("decider-write", "tune: " + err);
+  }
   // The diagnosis' tracing, bounded where no decision comes to use it (ask_diagnosis stops it).
   if (++boundaries_ > kDiagnosisBoundaryBudget || epoch_ > static_cast<uint64_t>(kMaxCheckTries) + 2 ||
       (o_.tune.launches && o_.tune.launches() > kDiagnosisLaunchBudget))
@@ -359,6 +402,7 @@ bool StepClock::wait_decision(steps::Decision* out,
   const auto t0 = std::chrono::steady_clock::now();
   uint64_t next_warning = o_.tune.wait_ns;
   std::string last_error;
+  uint64_t polls = 0;
   for (;;) {
     try {
       const steps::TuneFile f = steps::read_tune_file(o_.tune.path);
@@ -377,6 +421,13 @@ bool StepClock::wait_decision(steps::Decision* out,
       }
     } catch (const std::exception& e) {
       last_error = e.what();  // not written yet (or being replaced): read again
+    }
+    // The deciding rank gone (issue 46: a channel comparison waited for ever when rank 0 died):
+    // no decision will come, and no peer is left to disagree with; looked at every 100 reads.
+    if (++polls % 100 == 0 && decider_ended()) {
+      warn_once(what + "-ended", what + ": the deciding rank has ended without a decision for step " +
+                                     std::to_string(step_) + "; this rank keeps " + keeps);
+      return false;
     }
     const auto waited_ns = static_cast<uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)

@@ -161,6 +161,12 @@ struct StepClockOptions {
   std::function<void()> before_write;
 };
 
+/// The file beside the decision file (DIR/decider) where the deciding process writes "PID HOST"
+/// at its first step boundary: a waiting rank on that host stops waiting once no process has
+/// that pid (the decider died before its decision), keeping candidate 0, instead of waiting for
+/// ever where the candidates must agree.
+std::string decider_file(const std::string& decision_path);
+
 class StepClock {
  public:
   /// `switch_to` is called (under the clock's mutex) when the configuration changes; may be empty.
@@ -213,6 +219,7 @@ class StepClock {
   bool wait_decision(steps::Decision* out, const std::function<bool(const steps::Decision&)>& fits,
                      const std::string& what, const std::string& keeps);
   void drain_locked();                          // the decider waits for the GPU up to step_
+  bool decider_ended() const;                   // the deciding process ran here and has ended
   bool period_settled(uint64_t from) const;     // steps [from, step_) may be the program's steps
   bool search_ready() const;                    // the search may start at step_ (kSettleCollectives)
   bool gpu_timed(uint64_t from, uint64_t to) const;  // every regular step there has a GPU time
@@ -253,6 +260,7 @@ class StepClock {
   bool stopped_ = false;             // a follower gave up waiting: candidate 0 from then on
   uint64_t search_t0_ = 0;
   bool diagnosed_ = false;           // the decider called tune.diagnose (once per process)
+  bool decider_written_ = false;     // the decider wrote decider_file (once per process)
   // The verdict on the steps held before the search (collectives), used at stage 0's end.
   std::optional<steps::StageVerdict> held_verdict_;
   bool checked_ = false;             // the rotation's check was made (once per process)

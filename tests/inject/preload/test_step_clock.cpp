@@ -1,6 +1,7 @@
 // The step clock (step_clock.hpp) against the fake driver: steps found from collectives or marks,
 // host and GPU times, the rotation of configurations at step boundaries, the step file.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -12,6 +13,7 @@
 
 #include "fake_driver.hpp"
 #include "common/log.hpp"
+#include "model/read_file.hpp"
 #include "preload/step_clock.hpp"
 #include "steps/record.hpp"
 #include "steps/schedule.hpp"
@@ -290,7 +292,8 @@ class TuneClockTest : public StepClockTest {
   }
   void TearDown() override {
     std::remove((dir + "/tune.json").c_str());
-    ::rmdir(dir.c_str());
+    std::remove((dir + "/decider").c_str());
+    EXPECT_EQ(::rmdir(dir.c_str()), 0) << "a file left in " << dir;
   }
   StepClockOptions options(bool decider) {
     StepClockOptions o;
@@ -646,6 +649,44 @@ TEST_F(TuneClockTest, AFollowerWaitsOnWhenTheCandidatesMustAgree) {
   for (const auto& l : g_warned)
     said = said || l.find("still no decision for step 20") != std::string::npos;
   EXPECT_TRUE(said) << "no line said that the follower waits on";
+}
+
+// The deciding rank died before its decision (issue 46: a channel comparison waited for ever): a
+// follower that must agree stops waiting once the process the decider file names is gone from
+// this host, keeps the baseline and says why; while that process lives, it waits on. The decider
+// writes the file at its first boundary.
+TEST_F(TuneClockTest, AFollowerStopsWaitingWhenTheDeciderHasEnded) {
+  {
+    auto d = make(options(true));
+    d->mark(0, S(0x77), false);
+    const std::string text = cco::model::read_file(cco::preload::decider_file(dir + "/tune.json"), 4096);
+    EXPECT_EQ(text.rfind(std::to_string(::getpid()) + " ", 0), 0u) << text;
+  }
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ASSERT_GT(child, 0);
+  ASSERT_EQ(::waitpid(child, nullptr, 0), child);  // reaped: no process has that pid now
+  char host[256] = {};
+  ASSERT_EQ(::gethostname(host, sizeof host - 1), 0);
+  cco::model::write_file(cco::preload::decider_file(dir + "/tune.json"),
+                         std::to_string(child) + " " + host + "\n");
+  auto o = options(false);
+  o.tune.wait_ns = 30'000'000;
+  o.tune.must_agree = true;
+  auto f = make(o);
+  g_warned.clear();
+  cco::preload::reset_warnings();
+  cco::preload::set_log_sink(keep_line);
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::vector<int> active = actives_over_marks(*f, 30);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  cco::preload::set_log_sink(nullptr);
+  EXPECT_LT(s, 5.0) << "the follower waited on for a decider that had ended";
+  for (std::size_t k = 20; k < active.size(); ++k) EXPECT_EQ(active[k], 0) << k;
+  bool said = false;
+  for (const auto& l : g_warned)
+    said = said || l.find("the deciding rank has ended without a decision for step 20") != std::string::npos;
+  EXPECT_TRUE(said) << "no line said why the follower stopped waiting";
 }
 
 // ---- the rotation's check (cco run --compare, CCO_COMPARE_DIAGNOSE) -----------------------------
