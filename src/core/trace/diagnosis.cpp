@@ -318,7 +318,7 @@ StepParts step_parts(int rank, const StepWindow& w, const RankView& v, const Pee
     const bool inside = n >= 0;
     if (k.category == KernelCategory::Compute) {
       comp.push_back(iv);
-      if (k.is_copy()) own_copies.push_back(iv);
+      if (k.copy == "DtoD") own_copies.push_back(iv);  // not a profiler's HtoD or memset
       first_comp = std::min(first_comp, iv.begin);
       last_comp = std::max(last_comp, iv.end);
       if (inside) comps.push_back({&k, std::move(key), n, k.start_ns});

@@ -276,7 +276,7 @@ json kernel_event(const KernelEvent& k, int64_t origin) {
   args["kind"] = to_string(k.category);
   return {{"ph", "X"},
           {"name", k.name},
-          {"cat", k.is_copy() ? "gpu_memcpy" : "kernel"},
+          {"cat", !k.is_copy() ? "kernel" : k.copy == "Memset" ? "gpu_memset" : "gpu_memcpy"},
           {"pid", k.rank},
           {"tid", k.stream},
           {"ts", static_cast<double>(k.start_ns - origin) / 1000.0},

@@ -77,8 +77,9 @@ struct KernelEvent {
   std::string call;
   /// A copy on the copy engines, not a kernel: "PtoP" (between devices) or "DtoD" (NCCL's
   /// copy-engine collectives: CTA policy zero; or the program's own copies on its compute
-  /// streams, category Compute), "" for a kernel. Copies take no SMs (never wait for them) and
-  /// have no launch geometry.
+  /// streams, category Compute), "" for a kernel. A profiler's trace adds "HtoD", "DtoH",
+  /// "HtoH", "Memcpy" (direction not named) and "Memset" (kCopyKinds). Copies take no SMs (never
+  /// wait for them) and have no launch geometry.
   std::string copy;
   int64_t bytes = 0;                ///< the copy's size (copies only)
   int src_device = -1, dst_device = -1;  ///< the copy's devices, when CUPTI says (PtoP)
@@ -88,6 +89,13 @@ struct KernelEvent {
   /// submitted_ns if known, else queued_ns, else 0.
   int64_t launch_ns() const { return submitted_ns > 0 ? submitted_ns : queued_ns; }
 };
+
+/// The copy kinds a trace holds (KernelEvent::copy), as one line for messages.
+inline constexpr const char* kCopyKinds = "PtoP, DtoD, HtoD, DtoH, HtoH, Memcpy or Memset";
+inline bool is_copy_kind(std::string_view c) {
+  return c == "PtoP" || c == "DtoD" || c == "HtoD" || c == "DtoH" || c == "HtoH" ||
+         c == "Memcpy" || c == "Memset";
+}
 
 /// A stream as the trace knows it: (rank, device, stream) identifies it.
 struct StreamInfo {

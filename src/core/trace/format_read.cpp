@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 #include <tuple>
+#include <unordered_map>
 
 #include "model/limits.hpp"
 
@@ -128,14 +129,34 @@ class Reader {
   std::string src_;
 };
 
-// Maps a foreign category to ours; nullopt: not a GPU kernel event.
+// Maps a foreign category to ours; nullopt: not a GPU kernel event. A profiler's copies and
+// memsets (cat gpu_memcpy, gpu_memset) are GPU work too, classified by name like kernels.
 std::optional<KernelCategory> category_of(const std::string& cat, const std::string& name,
                                           bool ours) {
   if (cat == "compute") return KernelCategory::Compute;
   if (cat == "communication") return KernelCategory::Communication;
-  if (!ours && (cat == "kernel" || cat == "Kernel" || cat == "cuda_kernel"))
+  if (!ours && (cat == "kernel" || cat == "Kernel" || cat == "cuda_kernel" ||
+                cat == "gpu_memcpy" || cat == "gpu_memset"))
     return classify_kernel(name);
   return std::nullopt;
+}
+
+// The copy kind of a profiler's memcpy or memset event by its name ("Memcpy HtoD (Pageable ->
+// Device)" -> "HtoD", "Memset (Device)" -> "Memset"; a direction not known: "Memcpy").
+std::string copy_kind_of(const std::string& cat, const std::string& name) {
+  if (cat == "gpu_memset") return "Memset";
+  const std::string head = "Memcpy ";
+  if (name.rfind(head, 0) == 0) {
+    const std::string dir = name.substr(head.size(), name.find(' ', head.size()) - head.size());
+    if (is_copy_kind(dir)) return dir;
+  }
+  return "Memcpy";
+}
+
+// A profiler's host call that launched GPU work (cat cuda_runtime or cuda_driver, with the
+// correlation id its kernel, copy or memset carries).
+bool is_launch_call(const std::string& cat) {
+  return cat == "cuda_runtime" || cat == "cuda_driver";
 }
 
 // The rank, tid and time span of a complete ("ph" "X") event, kernel or NVTX range alike: exact
@@ -302,8 +323,9 @@ KernelEvent read_kernel(Reader& rd, const json& e, const json& args, int64_t ori
   k.call = rd.opt_string(args, "call", where);
   k.copy = rd.opt_string(args, "copy", where);
   if (k.is_copy()) {
-    if (k.copy != "PtoP" && k.copy != "DtoD")
-      rd.fail(where + ": \"copy\" is \"" + k.copy.substr(0, 20) + "\" (expected PtoP or DtoD)");
+    if (!is_copy_kind(k.copy))
+      rd.fail(where + ": \"copy\" is \"" + k.copy.substr(0, 20) + "\" (expected " +
+              kCopyKinds + ")");
     k.bytes = rd.opt_integer(args, "bytes", where).value_or(0);
     k.src_device = rd.opt_int(args, "src_device", where).value_or(-1);
     k.dst_device = rd.opt_int(args, "dst_device", where).value_or(-1);
@@ -378,9 +400,19 @@ class EventReader {
       }
       return;
     }
+    // A profiler's launch call: its time is the launch time of the GPU work of its correlation
+    // id (finish()), which makes that work's wait exact (analysis.hpp: launch_ns).
+    if (!ours_ && is_launch_call(cat_name)) {
+      if (auto a = e.find("args"); a != e.end() && a->is_object())
+        if (auto c = a->find("correlation"); c != a->end() && c->is_number_integer()) {
+          const int64_t id = c->get<int64_t>();
+          if (id > 0) launch_at_[static_cast<uint64_t>(id)] = read_span(rd_, e, empty_, origin_, where).start_ns;
+        }
+      return;
+    }
     // Ours since 2026-11-28: "kernel" or "gpu_memcpy", the kind in args.kind; before, the kind
     // was the category.
-    const bool ours_gpu = ours_ && (cat_name == "kernel" || cat_name == "gpu_memcpy");
+    const bool ours_gpu = ours_ && (cat_name == "kernel" || cat_name == "gpu_memcpy" || cat_name == "gpu_memset");
     auto cat = ours_gpu ? std::optional<KernelCategory>(KernelCategory::Compute)
                         : category_of(cat_name, name, ours_);
     if (!cat) return;  // CPU ops and the like in foreign traces
@@ -397,7 +429,22 @@ class EventReader {
     KernelEvent k = read_kernel(rd_, e, *args, origin_, where, device_of_rank_, file_rank_);
     k.name = name;
     k.category = *cat;
+    if (!ours_ && (cat_name == "gpu_memcpy" || cat_name == "gpu_memset")) {
+      k.copy = copy_kind_of(cat_name, name);
+      k.bytes = std::max<int64_t>(0, rd_.opt_integer(*args, "bytes", where).value_or(0));
+    }
     t_.kernels.push_back(std::move(k));
+  }
+
+  // After the last event: a profiler's GPU work takes its launch call's time as its launch time
+  // (the calls may come before or after the work in the file).
+  void finish() {
+    if (ours_ || launch_at_.empty()) return;
+    for (auto& k : t_.kernels) {
+      if (k.queued_ns > 0 || k.correlation_id == 0) continue;
+      if (auto it = launch_at_.find(k.correlation_id); it != launch_at_.end() && it->second <= k.start_ns)
+        k.queued_ns = it->second;
+    }
   }
 
  private:
@@ -407,6 +454,7 @@ class EventReader {
   int64_t origin_ = 0;
   std::optional<int> file_rank_;
   std::map<int, int> device_of_rank_;
+  std::unordered_map<uint64_t, int64_t> launch_at_;  // correlation id -> launch call's start (ns)
   const json empty_ = json::object();
 };
 
@@ -456,6 +504,7 @@ Trace trace_from_json(const json& j, const std::string& source) {
   t.source = source;
   EventReader er(rd, t, our_meta(rd, j), distributed_info(j));
   for (std::size_t i = 0; i < evs->size(); ++i) er.event((*evs)[i], i);
+  er.finish();
   t.normalize();
   return t;
 }
@@ -522,6 +571,7 @@ JsonOrTrace parse_json_or_trace(std::string_view text, const std::string& source
   if (out.doc.is_object() && out.doc.contains("traceEvents")) {
     check_top(rd, out.doc);
     if (!out.doc["traceEvents"].is_array()) rd.fail("\"traceEvents\" is not an array");
+    er->finish();
     t.normalize();
     out.trace = std::move(t);
   }

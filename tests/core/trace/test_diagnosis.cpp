@@ -699,7 +699,7 @@ TEST(Diagnosis, CopyEngineCollectivesCountAsCommunication) {
   // A copy kind the format does not know is refused with one line.
   auto j = cco::trace::trace_to_json(t);
   for (auto& e : j["traceEvents"])
-    if (e.contains("args") && e["args"].contains("copy")) e["args"]["copy"] = "HtoD";
+    if (e.contains("args") && e["args"].contains("copy")) e["args"]["copy"] = "Teleport";
   EXPECT_THROW(cco::trace::trace_from_json(j, "bad"), cco::model::Error);
 }
 
@@ -756,6 +756,15 @@ TEST(Diagnosis, CopiesOnTheComputeStreamAreTheProgramsOwn) {
   EXPECT_NE(d.sentence.find("the program's own device copies take"), std::string::npos) << d.sentence;
   EXPECT_EQ(cco::trace::diagnosis_to_json(d)["ranks"][0]["typical"]["bounds_ns"]["framework_copies"],
             30 * us);
+  // A profiler's host-to-device copy and memset on that stream are compute work, but not copies
+  // the bucket view drops: not in compute_copies.
+  Trace h = back;
+  for (auto& k : h.kernels)
+    if (k.is_copy() && k.stream == 7) k.copy = (k.start_ns / us) % 2 ? "HtoD" : "Memset";
+  const Diagnosis dh = cco::trace::diagnose(h);
+  const auto& q = typical(dh);
+  EXPECT_EQ(q.compute_busy_ns, 140 * us);
+  EXPECT_EQ(q.compute_copies_ns, 0);
 }
 
 // Copies carry no launch times (CUPTI's copy records have none): they must not turn off the

@@ -467,6 +467,61 @@ TEST(TraceJson, StepAnnotationsAndLaunchCallsForHta) {
   EXPECT_EQ(cco::trace::trace_to_json(u).dump(), text);
 }
 
+// A PyTorch profiler trace read whole (issue 45): its copies and memsets are GPU work with their
+// kind and bytes, and each piece of GPU work takes the time of the host call of its correlation
+// id as its launch time (whether the call comes before or after it in the file; never a call
+// after the work started), so its wait is exact. Written as ours and read back: the same.
+TEST(TraceJson, ProfilerCopiesMemsetsAndLaunchCalls) {
+  const std::string text = R"js({"distributedInfo": {"rank": 1}, "traceEvents": [
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":900,"tid":900,"ts":5,"dur":3,
+     "args":{"correlation":11}},
+    {"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":10,"dur":20,
+     "args":{"device":0,"stream":7,"correlation":11}},
+    {"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pageable -> Device)","pid":0,"tid":7,
+     "ts":40,"dur":5,"args":{"device":0,"stream":7,"correlation":12,"bytes":4096}},
+    {"ph":"X","cat":"gpu_memset","name":"Memset (Device)","pid":0,"tid":7,"ts":50,"dur":1,
+     "args":{"device":0,"stream":7,"correlation":13,"bytes":64}},
+    {"ph":"X","cat":"gpu_memcpy","name":"Memcpy DtoD (Device -> Device)","pid":0,"tid":7,
+     "ts":60,"dur":2,"args":{"device":0,"stream":7,"correlation":14,"bytes":128}},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaMemcpyAsync","pid":900,"tid":900,"ts":30,"dur":2,
+     "args":{"correlation":12}},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaMemcpyAsync","pid":900,"tid":900,"ts":70,"dur":2,
+     "args":{"correlation":14}}]})js";
+  const Trace t = cco::trace::parse_trace(text, "prof");
+  ASSERT_EQ(t.kernels.size(), 4u);
+  const auto& k = t.kernels[0];
+  EXPECT_EQ(k.name, "gemm");
+  EXPECT_EQ(k.rank, 1);
+  EXPECT_FALSE(k.is_copy());
+  EXPECT_EQ(k.queued_ns, 5'000);  // its cudaLaunchKernel
+  EXPECT_EQ(t.kernels[1].copy, "HtoD");
+  EXPECT_EQ(t.kernels[1].bytes, 4096);
+  EXPECT_EQ(t.kernels[1].queued_ns, 30'000);  // its call comes later in the file
+  EXPECT_EQ(t.kernels[2].copy, "Memset");
+  EXPECT_EQ(t.kernels[2].bytes, 64);
+  EXPECT_EQ(t.kernels[2].queued_ns, 0);  // no call for it
+  EXPECT_EQ(t.kernels[3].copy, "DtoD");
+  EXPECT_EQ(t.kernels[3].queued_ns, 0);  // a call after the copy started is not its launch
+  for (const auto& x : t.kernels) EXPECT_EQ(x.category, KernelCategory::Compute);
+  const nlohmann::json j = cco::trace::trace_to_json(t);
+  int memsets = 0;
+  for (const auto& e : j["traceEvents"]) memsets += e.value("cat", "") == "gpu_memset";
+  EXPECT_EQ(memsets, 1);
+  const Trace u = cco::trace::parse_trace(j.dump(), "ours");
+  ASSERT_EQ(u.kernels.size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(u.kernels[i].copy, t.kernels[i].copy) << i;
+    EXPECT_EQ(u.kernels[i].bytes, t.kernels[i].bytes) << i;
+    EXPECT_EQ(u.kernels[i].queued_ns, t.kernels[i].queued_ns) << i;
+  }
+  expect_error([&] {
+    auto bad = j;
+    for (auto& e : bad["traceEvents"])
+      if (e.value("cat", "") == "gpu_memset") e["args"]["copy"] = "Teleport";
+    cco::trace::parse_trace(bad.dump(), "bad");
+  }, {"\"copy\" is \"Teleport\" (expected PtoP, DtoD"});
+}
+
 TEST(TraceJson, TimesFromTsAndDurWhenNsArgsAreAbsent) {
   auto j = cco::trace::trace_to_json(rich());
   for (auto& e : j["traceEvents"])
