@@ -492,9 +492,12 @@ int report_trace(const Args& a, std::vector<trace::JsonOrTrace>& files) {
     // By default the typical step (of the rank whose typical step is longest), on every rank.
     if (!a.whole && !opt.from_ns && !opt.to_ns && diag.steps.source != "none" &&
         diag.critical_rank >= 0) {
-      int64_t step = -1;
+      int64_t step = -1, shown = -1;
       for (const auto& r : diag.ranks)
-        if (r.rank == diag.critical_rank) step = r.steps[r.typical].step;
+        if (r.rank == diag.critical_rank) {
+          step = r.steps[r.typical].step;
+          shown = r.steps[r.typical].shown_step();
+        }
       for (const auto& r : diag.ranks)
         for (const auto& p : r.steps)
           if (p.step == step) {
@@ -502,7 +505,7 @@ int report_trace(const Args& a, std::vector<trace::JsonOrTrace>& files) {
             to.to_ns = to.to_ns ? std::max(*to.to_ns, p.end_ns) : p.end_ns;
           }
       if (to.from_ns)
-        drawn = fmt::format("step {} (the typical step; --whole draws the whole trace)", step);
+        drawn = fmt::format("step {} (the typical step; --whole draws the whole trace)", shown);
     }
     if (a.width > 0) to.width = a.width;
     to.title = a.title.empty() ? "ccoverlap timeline: " + t.source +

@@ -69,7 +69,7 @@ std::string csv(const trace::Diagnosis& d) {
     for (std::size_t i = 0; i < r.steps.size(); ++i) {
       const auto& p = r.steps[i];
       const auto lb = trace::lever_bounds(p);
-      o += fmt::format("{},{},{},{},{}", p.rank, p.step, i == r.typical ? 1 : 0, p.begin_ns,
+      o += fmt::format("{},{},{},{},{}", p.rank, p.shown_step(), i == r.typical ? 1 : 0, p.begin_ns,
                        ms(p.time_ns));
       for (const auto& c : kParts) o.append(",").append(ms(p.*(c.field)));
       for (const auto& c : kBeside) o.append(",").append(ms(p.*(c.field)));
@@ -92,7 +92,7 @@ std::string markdown(const trace::Diagnosis& d) {
   o += "|\n";
   for (const auto& r : d.ranks) {
     const auto& p = r.steps[r.typical];
-    o += fmt::format("| {} | {} | {}", p.rank, p.step, ms(p.time_ns));
+    o += fmt::format("| {} | {} | {}", p.rank, p.shown_step(), ms(p.time_ns));
     for (const auto& c : kParts) o += " | " + ms(p.*(c.field));
     o += " | " + ms(p.sm_wait_ns) + " |\n";
   }
@@ -142,7 +142,7 @@ std::string text(const trace::Diagnosis& d) {
   o += fmt::format(" | {:>9} {:>9} {:>9} {:>6}\n", "sm_wait", "comm_busy", "on_CE", "est%");
   for (const auto& r : d.ranks) {
     const auto& p = r.steps[r.typical];
-    o += fmt::format(" {:>4} {:>6} {:>9}", p.rank, p.step, ms(p.time_ns));
+    o += fmt::format(" {:>4} {:>6} {:>9}", p.rank, p.shown_step(), ms(p.time_ns));
     for (const auto& c : kParts) o += fmt::format(" {:>14}", ms(p.*(c.field)));
     o += fmt::format(" | {:>9} {:>9} {:>9} {:>6.0f}\n", ms(p.sm_wait_ns), ms(p.comm_busy_ns),
                      ms(p.copy_engine_ns), 100 * p.compute_estimated);

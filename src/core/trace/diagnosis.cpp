@@ -300,6 +300,7 @@ StepParts step_parts(int rank, const StepWindow& w, const RankView& v, const Pee
   StepParts p;
   p.rank = rank;
   p.step = w.index;
+  p.program_step = w.program_step;
   p.begin_ns = w.begin_ns;
   p.end_ns = w.end_ns;
   p.time_ns = w.length();
@@ -708,6 +709,7 @@ json parts_json(const StepParts& p) {
   json j;
   j["rank"] = p.rank;
   j["step"] = p.step;
+  if (p.program_step >= 0) j["program_step"] = p.program_step;
   j["begin_ns"] = p.begin_ns;
   j["end_ns"] = p.end_ns;
   for (const auto& [name, f] : part_fields()) j[std::string(name) + "_ns"] = p.*f;

@@ -56,6 +56,9 @@ struct StepWindow {
   int64_t index = 0;  ///< the step's number among all found (warm-up included), per rank
   int64_t begin_ns = 0, end_ns = 0;
   int config = -1;  ///< the configuration its mark names (the library's marks), else -1
+  /// The program's own number of the step, where its source names one (PyTorch's
+  /// "ProfilerStep#551": 551), else -1.
+  int64_t program_step = -1;
   int64_t length() const { return end_ns - begin_ns; }
 };
 
@@ -90,6 +93,9 @@ const char* to_string(AloneSource s);
 struct StepParts {
   int rank = 0;
   int64_t step = 0;  ///< StepWindow::index
+  int64_t program_step = -1;  ///< StepWindow::program_step: the program's number, -1: none
+  /// The step as tables show it: the program's own number where it has one, else the index.
+  int64_t shown_step() const { return program_step >= 0 ? program_step : step; }
   int64_t begin_ns = 0, end_ns = 0;
   int64_t time_ns = 0;  ///< end - begin
   // The exact split of time_ns.

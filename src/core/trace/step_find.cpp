@@ -117,6 +117,18 @@ std::optional<Interval> gpu_window(const HostIndex& x, int64_t lo, int64_t hi) {
 }
 
 // Steps from host-side ranges (NVTX, or a profiler's CPU annotation) per rank.
+// The number PyTorch's profiler gives a step ("ProfilerStep#551" -> 551), else -1.
+int64_t program_step_of(const std::string& name) {
+  const std::string head = "ProfilerStep#";
+  if (name.rfind(head, 0) != 0 || name.size() == head.size() || name.size() > head.size() + 18) return -1;
+  int64_t n = 0;
+  for (std::size_t i = head.size(); i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return -1;
+    n = n * 10 + (name[i] - '0');
+  }
+  return n;
+}
+
 std::map<int, std::vector<StepWindow>> steps_from_ranges(
     const std::map<int, std::vector<const NvtxRange*>>& ranges,
     const std::map<int, std::vector<const KernelEvent*>>& ks, bool gpu_side,
@@ -157,8 +169,10 @@ std::map<int, std::vector<StepWindow>> steps_from_ranges(
         w = gpu_window(hx, r.start_ns, hi);
         by_start_note = true;
       }
-      if (w && w->end > w->begin)
+      if (w && w->end > w->begin) {
         steps.push_back({static_cast<int64_t>(i), w->begin, w->end});
+        steps.back().program_step = program_step_of(r.name);
+      }
     }
   }
   if (by_start_note)

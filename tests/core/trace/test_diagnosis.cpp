@@ -500,14 +500,16 @@ TEST(Diagnosis, ExplicitSourcesAndWarmup) {
   EXPECT_EQ(w.ranks.at(0).size(), 0u);
 }
 
-// A PyTorch profiler trace: kernels (cat "kernel") and the GPU-side step annotations.
+// A PyTorch profiler trace: kernels (cat "kernel") and the GPU-side step annotations. The steps
+// keep the profiler's own numbers (ProfilerStep#551...: 551...) beside their index, in the JSON
+// and as the step the tables show (issue 45).
 TEST(Diagnosis, ProfilerStepsFromAKinetoTrace) {
   nlohmann::json j;
   j["distributedInfo"] = {{"rank", 1}};
   auto& ev = j["traceEvents"];
   for (int s = 0; s < 5; ++s) {
     const double base = 1000.0 * s;
-    ev.push_back({{"ph", "X"}, {"cat", "gpu_user_annotation"}, {"name", "ProfilerStep#" + std::to_string(s)},
+    ev.push_back({{"ph", "X"}, {"cat", "gpu_user_annotation"}, {"name", "ProfilerStep#" + std::to_string(551 + s)},
                   {"pid", 0}, {"tid", 7}, {"ts", base}, {"dur", 50.0}});
     ev.push_back({{"ph", "X"}, {"cat", "kernel"}, {"name", kGemm}, {"pid", 0}, {"tid", 7},
                   {"ts", base}, {"dur", 40.0}, {"args", {{"device", 0}, {"stream", 7}}}});
@@ -522,6 +524,13 @@ TEST(Diagnosis, ProfilerStepsFromAKinetoTrace) {
   expect_adds_up(d);
   EXPECT_EQ(typical(d, 1).time_ns, 50 * us);
   EXPECT_EQ(typical(d, 1).exposed_tail_ns, 10 * us);
+  for (const auto& p : d.ranks[0].steps) {
+    EXPECT_EQ(p.program_step, 551 + p.step);
+    EXPECT_EQ(p.shown_step(), p.program_step);
+  }
+  const auto j2 = cco::trace::diagnosis_to_json(d);
+  EXPECT_EQ(j2["ranks"][0]["typical"]["program_step"], typical(d, 1).program_step);
+  EXPECT_GE(typical(d, 1).program_step, 551);
 }
 
 TEST(Diagnosis, DroppedRecordsMakeItPartial) {
