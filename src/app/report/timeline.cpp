@@ -452,10 +452,13 @@ Svg timeline_svg(const trace::Trace& t, const TimelineOptions& opt) {
   svg.text(8, 22, title, 15, "start", "#222", "bold");
   const auto an = trace::analyze(t, {lo, hi});
   svg.text(8, 42,
-           fmt::format("{} kernels, window {} {}; overlap efficiency {} (overlapped / min(compute "
-                       "busy, comm busy)){}",
-                       an.kernels, format_number(static_cast<double>(hi - lo) / f.unit.div, 3),
-                       f.unit.name, format_number(an.all.efficiency, 2),
+           fmt::format("{} kernels, window {} {}; {}{}", an.kernels,
+                       format_number(static_cast<double>(hi - lo) / f.unit.div, 3), f.unit.name,
+                       // the measure and words of cco report's first line
+                       std::isfinite(an.all.overlap_ratio)
+                           ? fmt::format("communication {:.0f}% hidden (overlapped / comm busy)",
+                                         100 * an.all.overlap_ratio)
+                           : std::string("no communication"),
                        t.dropped_records ? fmt::format("; {} records DROPPED", t.dropped_records)
                                          : std::string()),
            11, "start", "#555");

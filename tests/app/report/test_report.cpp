@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+
+#include <fmt/format.h>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -13,6 +15,7 @@
 #include <typeinfo>
 
 #include "model/limits.hpp"
+#include "trace/analysis.hpp"
 #include "trace/format.hpp"
 #include "report/diagnosis_text.hpp"
 #include "report/svg.hpp"
@@ -231,6 +234,14 @@ TEST(Timeline, TwoRanksTwoStreams) {
   EXPECT_NE(all.find("stream 13  priority -5  (comm)"), std::string::npos);
   EXPECT_NE(all.find("stream 14  priority 0  (compute)"), std::string::npos);
   EXPECT_NE(all.find("GEMM || all-reduce <synthetic>"), std::string::npos);
+  // One measure and one wording with cco report's first line (issue 45: the SVG said "overlap
+  // efficiency 0.23" where the text said "20% hidden").
+  const auto an = cco::trace::analyze(t);
+  EXPECT_NE(all.find(fmt::format("communication {:.0f}% hidden (overlapped / comm busy)",
+                                 100 * an.all.overlap_ratio)),
+            std::string::npos)
+      << all;
+  EXPECT_EQ(all.find("overlap efficiency"), std::string::npos);
   EXPECT_NE(all.find("communication kernel (NCCL)"), std::string::npos);
   EXPECT_NE(all.find("time (ms)"), std::string::npos);
   EXPECT_NE(all.find("iteration 1"), std::string::npos);  // marks are drawn
