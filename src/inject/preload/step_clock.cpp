@@ -469,7 +469,8 @@ int StepClock::tune_config() {
     tune_.warmup += by;
     return 0;
   }
-  if (stage_ < 0 && source_ == "collectives" && o_.tune.decider) {
+  if (stage_ < 0 && source_ == "collectives" && o_.tune.decider && o_.tune.diagnose &&
+      !diagnosed_) {
     // The held steps since the warm-up are candidate 0's: diagnosed now, tracing stopped.
     drain_locked();
     held_verdict_ = ask_diagnosis(period_settled(o_.warmup));
