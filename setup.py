@@ -72,6 +72,16 @@ class BuildWithCMake(build_py):
                 shutil.copytree(src, dest / part)
             else:
                 shutil.copy2(src, dest / part)
+        # The man pages and bash completion also go where the environment's own tools look:
+        # VENV/share/man/man1 (man finds it from VENV/bin on PATH) and
+        # VENV/share/bash-completion/completions (issue 45: after pip install, `man cco-report`
+        # found nothing). Data files of the wheel, known only once the tree is installed.
+        data = []
+        for where in ("share/man/man1", "share/bash-completion/completions"):
+            files = sorted(str(f) for f in (stage / where).glob("*") if f.is_file())
+            if files:
+                data.append((where, files))
+        self.distribution.data_files = data
 
 
 class BinaryDistribution(Distribution):

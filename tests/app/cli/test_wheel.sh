@@ -60,8 +60,17 @@ PY
 out=$(CCO_WORKLOAD_PATH= "$cco" bench --workload tp_llama7b --validate 2>&1) || fail "--workload tp_llama7b: $out"
 echo "$out" | head -1 | grep -q "/venv/.*/_prefix/share/ccoverlap/workloads/tp_llama7b.json" ||
   fail "the workload did not come from the wheel: $(echo "$out" | head -1)"
+# The man pages and bash completion where the environment's tools look (issue 45: after pip
+# install, `man cco-report` found nothing): VENV/share/man/man1, which man finds from VENV/bin on
+# PATH, and VENV/share/bash-completion/completions.
+[ -f "$tmp/venv/share/man/man1/cco-report.1" ] || fail "no man page cco-report.1 in the venv: $(ls -R "$tmp/venv/share" 2>&1 | head)"
+[ -f "$tmp/venv/share/bash-completion/completions/cco" ] || fail "no bash completion in the venv"
+if command -v man >/dev/null; then
+  page=$(PATH="$tmp/venv/bin:/usr/bin:/bin" MANPATH= man -w cco-report 2>&1) || fail "man -w cco-report: $page"
+  case "$page" in "$tmp/venv/"*) ;; *) fail "man found cco-report outside the venv: $page" ;; esac
+fi
 # The cco command of a module installed without the binary says so in one line.
 mv "$tmp/venv/lib/"python3*/site-packages/ccoverlap/_prefix "$tmp/moved"
 msg=$("$cco" --version 2>&1); rc=$?
 [ $rc -eq 2 ] && echo "$msg" | grep -q "has no cco binary" || fail "no binary: rc $rc, '$msg'"
-echo "ok: $(basename "$whl") installed into a fresh venv; cco, its libraries, the workloads and the module found"
+echo "ok: $(basename "$whl") installed into a fresh venv; cco, its libraries, the workloads, the module, man pages and completion found"
