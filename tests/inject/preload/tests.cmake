@@ -10,7 +10,7 @@ if(TARGET cco.preload_core)
     cco_add_test(preload_${_t} SOURCES inject/preload/test_${_t}.cpp LIBS cco.preload_core LABELS preload)
   endforeach()
   cco_add_test(preload_window SOURCES inject/preload/test_window.cpp LIBS cco.preload_core LABELS preload)
-  cco_add_test(preload_step_clock SOURCES inject/preload/test_step_clock.cpp LIBS cco.preload_core LABELS preload)
+  cco_add_test(preload_step_clock SOURCES inject/preload/test_step_clock.cpp inject/preload/test_tune_clock.cpp LIBS cco.preload_core LABELS preload)
   # What a step boundary costs as the step file grows (issue 46 item 2): a benchmark, not a test.
   add_executable(cco.bench.step_clock inject/preload/bench_step_clock.cpp)
   target_link_libraries(cco.bench.step_clock PRIVATE cco.preload_core cco.core)
