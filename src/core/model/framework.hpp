@@ -70,8 +70,9 @@ using FrameworkSettings = std::vector<FrameworkSetting>;
 /// Reads "ddp.bucket_view,ddp.bucket_mb=100,fsdp.reshard=off" (names in any case; a switch takes
 /// on/off/true/false/1/0, a bare name its `bare` value; a number is positive and at most 1e6).
 /// Throws Error naming the item and the reason (an unknown name lists the known ones; a name
-/// given twice is refused).
-FrameworkSettings parse_framework(std::string_view spec);
+/// given twice is refused), led by `what`, the option the spec came from ("" for none: a plan's
+/// key, which its reader names).
+FrameworkSettings parse_framework(std::string_view spec, std::string_view what = "--framework");
 /// The settings as parse_framework reads them back, canonical ("ddp.bucket_view=on,...").
 std::string framework_text(const FrameworkSettings& s);
 /// The hook's environment value (CCO_FRAMEWORK), NAME:TARGET:KEYWORD:VALUE items joined by ';':

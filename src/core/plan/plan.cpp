@@ -506,12 +506,9 @@ Plan parse(std::string_view json_text) {
   if (doc.contains("environment")) p.environment = parse_environment(doc["environment"]);
   if (doc.contains("framework")) {
     try {
-      p.framework = model::parse_framework(need_string(doc["framework"], "framework"));
+      p.framework = model::parse_framework(need_string(doc["framework"], "framework"), "");
     } catch (const model::Error& e) {
-      std::string what = e.what();
-      if (what.rfind("--framework", 0) == 0) what = what.substr(std::string("--framework").size());
-      if (!what.empty() && (what[0] == ' ' || what[0] == ':')) what = what.substr(what[0] == ':' ? 2 : 1);
-      fail("framework", what);
+      fail("framework", e.what());
     }
   }
   for (const auto& [k, v] : p.nccl.environment())
