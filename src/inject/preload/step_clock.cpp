@@ -48,8 +48,9 @@ std::string decider_file(const std::string& decision_path) {
 }
 
 bool StepClock::decider_ended() const {
-  // "PID HOST" of the deciding process (write_decider): ended when it runs on this host and no
-  // process has its pid. Another host's, or a file not written yet: not known to have ended.
+  // "PID HOST" of the deciding process (written at its first boundary): ended when it runs on
+  // this host and no process has its pid. Another host's, or a file not yet written: not known
+  // to have ended.
   try {
     const std::string text = model::read_file(decider_file(o_.tune.path), 4096);
     const auto space = text.find(' ');
@@ -166,9 +167,12 @@ void StepClock::boundary(bool ends_step, bool regular, CUstream stream, bool cap
       warn_once("decider-write", "tune: " + err);
   }
   // The diagnosis' tracing, bounded where no decision comes to use it (ask_diagnosis stops it).
-  if (++boundaries_ > kDiagnosisBoundaryBudget || epoch_ > static_cast<uint64_t>(kMaxCheckTries) + 2 ||
-      (o_.tune.launches && o_.tune.launches() > kDiagnosisLaunchBudget))
-    if (o_.tune.decider && o_.tune.diagnose && !diagnosed_) (void)ask_diagnosis(false);
+  // The launches are counted only while that tracing runs.
+  ++boundaries_;
+  if (o_.tune.decider && o_.tune.diagnose && !diagnosed_ &&
+      (boundaries_ > kDiagnosisBoundaryBudget || epoch_ > static_cast<uint64_t>(kMaxCheckTries) + 2 ||
+       (o_.tune.launches && o_.tune.launches() > kDiagnosisLaunchBudget)))
+    (void)ask_diagnosis(false);
   if (ends_step && started_) {
     if (steps_.size() < o_.max_steps) {
       steps::StepTime s;
@@ -462,21 +466,20 @@ int StepClock::tune_config() {
   if (stopped_) return 0;
   if (final_) return winner_;
   if (tune_.stages.empty() || step_ < tune_.stages[0].start) return 0;  // warm-up (or nothing to search)
-  if (stage_ < 0 && !search_ready()) {
-    // Not yet the program's steps, it seems: the warm-up goes on, and the search moves with it.
-    const uint64_t by = step_ + 1 - tune_.stages[0].start;
-    for (auto& st : tune_.stages) st.start += by;
-    tune_.warmup += by;
-    return 0;
-  }
-  if (stage_ < 0 && source_ == "collectives" && o_.tune.decider && o_.tune.diagnose &&
-      !diagnosed_) {
-    // The held steps since the warm-up are candidate 0's: diagnosed now, tracing stopped.
-    drain_locked();
-    held_verdict_ = ask_diagnosis(period_settled(o_.warmup));
-    if (held_verdict_) tune_.diagnosis = held_verdict_->sentence;
-  }
   if (stage_ < 0) {
+    if (!search_ready()) {
+      // Not yet the program's steps, it seems: the warm-up goes on, and the search moves with it.
+      const uint64_t by = step_ + 1 - tune_.stages[0].start;
+      for (auto& st : tune_.stages) st.start += by;
+      tune_.warmup += by;
+      return 0;
+    }
+    if (source_ == "collectives" && o_.tune.decider && o_.tune.diagnose && !diagnosed_) {
+      // The held steps since the warm-up are candidate 0's: diagnosed now, tracing stopped.
+      drain_locked();
+      held_verdict_ = ask_diagnosis(period_settled(o_.warmup));
+      if (held_verdict_) tune_.diagnosis = held_verdict_->sentence;
+    }
     stage_ = 0;
     set_.clear();
     for (int c = 0; c < tune_.stages[0].size; ++c) set_.push_back(c);
