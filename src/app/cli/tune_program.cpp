@@ -177,20 +177,29 @@ struct Prepared {
   std::string tune_path;
 };
 
-Prepared prepare(TuneProgramOptions& o) {
-  Prepared p;
-  // The plan's path first: a folder or a FIFO there is refused before anything is made.
-  if (struct stat st {}; ::stat(o.out.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
-    throw Usage("--out " + o.out + ": " +
-                (S_ISDIR(st.st_mode) ? "a folder; name the plan file (e.g. " + o.out +
+// The plan's path (--out), before anything runs and without leaving a file behind: a folder or a
+// FIFO refused, never one of `inputs` (the files the command names, a candidate's plan), and
+// writable.
+void check_plan_out(const std::string& out, const std::vector<std::string>& inputs) {
+  if (struct stat st {}; ::stat(out.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    throw Usage("--out " + out + ": " +
+                (S_ISDIR(st.st_mode) ? "a folder; name the plan file (e.g. " + out +
                                            "/cco-tune-plan.json)"
                                      : std::string("not a regular file")));
+  refuse_input("--out", out, inputs, "cco tune");
+  if (model::is_regular_file(out) ? ::access(out.c_str(), W_OK) != 0
+                                  : ::access(dir_of(absolute(out)).c_str(), W_OK) != 0)
+    throw Usage("--out " + out + ": cannot be written");
+}
+
+Prepared prepare(TuneProgramOptions& o) {
+  Prepared p;
   bool channels = false;
   p.items = check_compare_items(o.candidates, &channels, "--candidates");
   // Neither a candidate's plan file nor a file the command names (its program, script, data).
   std::vector<std::string> inputs = command_files(o.command);
   inputs.insert(inputs.end(), o.candidates.begin(), o.candidates.end());
-  refuse_input("--out", o.out, inputs, "cco tune");
+  check_plan_out(o.out, inputs);
   const std::vector<std::string>& items = p.items;
   const uint64_t minimum = steps::minimum_budget(static_cast<int>(items.size()), steps::kMinRounds);
   if (o.steps >= 0 && static_cast<uint64_t>(o.steps) < minimum)
@@ -208,10 +217,6 @@ Prepared prepare(TuneProgramOptions& o) {
                 " already holds a tuning run (tune.json): remove it or name another folder");
   o.steps_out = steps_folder(o.steps_out);  // refuses earlier step files too
   p.tune_path = o.steps_out + "/tune.json";
-  // Fail early, before the program runs, without leaving a file behind.
-  if (model::is_regular_file(o.out) ? ::access(o.out.c_str(), W_OK) != 0
-                     : ::access(dir_of(absolute(o.out)).c_str(), W_OK) != 0)
-    throw Usage("--out " + o.out + ": cannot be written");
 
   const std::string lib = loadable_preload_library(o.lib);
   if (!o.step_nvtx.empty()) refuse_foreign_nvtx(lib);
@@ -486,13 +491,7 @@ void write_tuned_plan(const TuneProgramOptions& o, const steps::TuneFile& t,
 // --framework-candidate: whole runs (tune_framework.cpp), the same checks of --out and the step
 // folder before anything runs.
 int search_framework(TuneProgramOptions& o) {
-  if (struct stat st {}; ::stat(o.out.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
-    throw Usage("--out " + o.out + ": not a regular file");
-  if (model::is_regular_file(o.out) ? ::access(o.out.c_str(), W_OK) != 0
-                                    : ::access(dir_of(absolute(o.out)).c_str(), W_OK) != 0)
-    throw Usage("--out " + o.out + ": cannot be written");
-  std::vector<std::string> inputs = command_files(o.command);
-  refuse_input("--out", o.out, inputs, "cco tune");
+  check_plan_out(o.out, command_files(o.command));
   if (::mkdir(o.steps_out.c_str(), 0777) != 0)
     throw Usage("--steps-out " + o.steps_out + ": " +
                 (errno == EEXIST ? std::string("exists (an earlier run's?): name a new folder")
