@@ -179,16 +179,23 @@ int64_t time_origin(const Trace& t) {
 
 /// The preload library's step marks ("cco step, epoch E, config C") of each rank, in time order:
 /// the steps PyTorch's tools and HTA look for.
-std::map<int, std::vector<const Mark*>> step_marks(const Trace& t) {
-  std::map<int, std::vector<const Mark*>> by_rank;
+using StepMarks = std::map<int, std::vector<const Mark*>>;
+StepMarks step_marks(const Trace& t) {
+  StepMarks by_rank;
   for (const auto& m : t.marks)
     if (m.rank >= 0 && m.name.rfind("cco step, ", 0) == 0) by_rank[m.rank].push_back(&m);
   return by_rank;  // t.marks is sorted by time (normalize)
 }
 
+/// A kernel whose launch call the file gives (host_events): not a copy, with a correlation id
+/// and a launch time.
+bool has_launch_event(const KernelEvent& k) {
+  return !k.is_copy() && k.correlation_id != 0 && k.queued_ns > 0;
+}
+
 /// Perfetto's metadata events: a process per rank, then its rows -- the NVTX threads first
 /// (above), then its streams, most urgent priority first, then by stream id.
-void row_events(const Trace& t, json& events) {
+void row_events(const Trace& t, const StepMarks& steps, json& events) {
   for (const auto& r : t.ranks) {
     events.push_back({{"ph", "M"},
                       {"name", "process_name"},
@@ -204,10 +211,10 @@ void row_events(const Trace& t, json& events) {
   // The host row of PyTorch's step annotations and launch calls (host_events), on ranks that have
   // either.
   std::set<int> host;
-  for (const auto& [rank, marks] : step_marks(t))
+  for (const auto& [rank, marks] : steps)
     if (marks.size() > 1) host.insert(rank);
   for (const auto& k : t.kernels)
-    if (!k.is_copy() && k.correlation_id != 0 && k.queued_ns > 0) host.insert(k.rank);
+    if (has_launch_event(k)) host.insert(k.rank);
   for (int rank : host)
     events.push_back({{"ph", "M"},
                       {"name", "thread_name"},
@@ -314,9 +321,9 @@ json mark_event(const Mark& m, int64_t origin) {
 /// kernel's launch as "cuLaunchKernel" (cat "cuda_driver", the host call that queued it:
 /// CUPTI's queued..submitted times, args.correlation the kernel's). cco's own reader skips them
 /// (it has the marks and the kernels).
-void host_events(const Trace& t, int64_t origin, json& events) {
+void host_events(const Trace& t, const StepMarks& steps, int64_t origin, json& events) {
   auto us = [origin](int64_t ns) { return static_cast<double>(ns - origin) / 1000.0; };
-  for (const auto& [rank, marks] : step_marks(t))
+  for (const auto& [rank, marks] : steps)
     for (std::size_t i = 0; i + 1 < marks.size(); ++i)
       events.push_back({{"ph", "X"},
                         {"name", "ProfilerStep#" + std::to_string(i + 1)},
@@ -327,7 +334,7 @@ void host_events(const Trace& t, int64_t origin, json& events) {
                         {"dur", static_cast<double>(marks[i + 1]->ts_ns - marks[i]->ts_ns) / 1000.0},
                         {"args", {{"from", marks[i]->name}}}});
   for (const auto& k : t.kernels) {
-    if (k.is_copy() || k.correlation_id == 0 || k.queued_ns <= 0) continue;
+    if (!has_launch_event(k)) continue;
     const int64_t end = std::max(k.queued_ns + 1, k.submitted_ns);
     events.push_back({{"ph", "X"},
                       {"name", "cuLaunchKernel"},
@@ -370,11 +377,12 @@ json trace_to_json(const Trace& in) {
   t.normalize();
   const int64_t origin = time_origin(t);
   json events = json::array();
-  row_events(t, events);
+  const StepMarks steps = step_marks(t);
+  row_events(t, steps, events);
   for (const auto& k : t.kernels) events.push_back(kernel_event(k, origin));
   for (const auto& r : t.ranges) events.push_back(range_event(r, origin));
   for (const auto& m : t.marks) events.push_back(mark_event(m, origin));
-  host_events(t, origin, events);
+  host_events(t, steps, origin, events);
   json j;
   j["displayTimeUnit"] = "ns";
   // One rank's file (one process per GPU): the rank as PyTorch's profiler writes it, so Holistic
