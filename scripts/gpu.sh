@@ -969,6 +969,7 @@ cmd_multi() {
     # the program's own (their period and median, from the step files), restarts and tracebacks
     say "   restarts (a new period): $(grep -c 'steps changed' "$1"); Python tracebacks: $(grep -c '^Traceback' "$1")"
     grep -E '^(cco tune|# tune|cco: )' "$1" | cut -c1-300 | tail -12
+    grep -E 'cco-preload.*(diagnos|CUPTI stopped)' "$1" | cut -c1-300 | head -6
     python3 - "$2" "$1" <<'PY' 2>&1 | while IFS= read -r l; do say "$l"; done
 import glob, json, re, statistics, sys
 own = [float(m) for m in re.findall(r"step_ms ([0-9.]+)", open(sys.argv[2], errors="replace").read())]
@@ -1024,7 +1025,8 @@ PY
   fi
   if has t; then
     t0=$SECONDS
-    timeout 240 "$cco" tune --candidates "$pol" --out "$O/t_plan.json" -- "${prog[@]}" --steps 400 --warmup 3 \
+    CCO_VERBOSE=1 timeout 240 "$cco" tune --candidates "$pol" --out "$O/t_plan.json" -- "${prog[@]}" \
+      --steps 400 --warmup 3 \
       >"$O/t_tune.log" 2>&1
     say "== t cco tune -- DDP: rc=$? $((SECONDS - t0)) s"
     tune_steps_summary "$O/t_tune.log" "$O/t_plan.steps"
@@ -1033,7 +1035,7 @@ PY
   fi
   if has v; then
     t0=$SECONDS
-    timeout 300 "$cco" tune --out "$O/v_plan.json" --steps-out "$O/v_steps" -- "${prog[@]}" --mode fsdp \
+    CCO_VERBOSE=1 timeout 300 "$cco" tune --out "$O/v_plan.json" --steps-out "$O/v_steps" -- "${prog[@]}" --mode fsdp \
       --steps 400 --warmup 3 >"$O/v_tune.log" 2>&1
     say "== v cco tune -- FSDP2: rc=$? $((SECONDS - t0)) s"
     tune_steps_summary "$O/v_tune.log" "$O/v_steps"

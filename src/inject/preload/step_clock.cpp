@@ -171,8 +171,13 @@ void StepClock::boundary(bool ends_step, bool regular, CUstream stream, bool cap
   ++boundaries_;
   if (o_.tune.decider && o_.tune.diagnose && !diagnosed_ &&
       (boundaries_ > kDiagnosisBoundaryBudget || epoch_ > static_cast<uint64_t>(kMaxCheckTries) + 2 ||
-       (o_.tune.launches && o_.tune.launches() > kDiagnosisLaunchBudget)))
+       (o_.tune.launches && o_.tune.launches() > kDiagnosisLaunchBudget))) {
+    warn_once("diagnosis-budget",
+              "tune: tracing for the diagnosis stopped at step " + std::to_string(step_) +
+                  " before the diagnosis was due (tracing is bounded: docs/STEPS.md); the search "
+                  "runs undiagnosed");
     (void)ask_diagnosis(false);
+  }
   if (ends_step && started_) {
     if (steps_.size() < o_.max_steps) {
       steps::StepTime s;

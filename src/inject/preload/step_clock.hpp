@@ -134,10 +134,11 @@ inline constexpr const char* kNotYet = "not settled yet";
 inline constexpr uint64_t kDiagnosisBoundaryBudget = 4000;
 /// ... or after this many kernel launches of the process (TuneOptions::launches): in-process
 /// tracing hung real programs in the driver after about 28 steps of a 1.3B DDP program and 45 of
-/// its FSDP2 form on one H200 (about 2,000 kernels a step: 55,000 to 90,000 launches), whether
-/// held for the period to settle or run through a first stage. A longer hold or stage goes on
-/// untraced and undiagnosed.
-inline constexpr uint64_t kDiagnosisLaunchBudget = 40000;
+/// its FSDP2 form on one H200 (about 5,600 kernels a DDP step: some 160,000 launches), whether
+/// held for the period to settle or run through a first stage. 40,000 stopped DDP's tracing before
+/// its search began (at step 11, about 62,000 launches), so the search ran undiagnosed. A longer
+/// hold or stage goes on untraced and undiagnosed, and says so.
+inline constexpr uint64_t kDiagnosisLaunchBudget = 120000;
 
 struct StepClockOptions {
   std::vector<std::string> configs = {"(one)"};  ///< names, for the step file; >= 1

@@ -158,7 +158,8 @@ TEST_F(TuneClockTest, AnUnsettledPeriodIsNotDiagnosed) {
     if (pattern == 4) o.tune.launches = [&] { return launches; };
     auto d = make(o);
     for (int k = 0; k < 520; ++k) {
-      launches += 200;  // past the budget at collective 200, before the search can start (280)
+      launches += cco::preload::kDiagnosisLaunchBudget / 200;  // past the budget at collective
+                                                                // 200, before the search (280)
       if (pattern == 1) {
         d->collective(11u, 0, S(0x77), false);
       } else if (pattern == 2) {
