@@ -33,6 +33,9 @@ const Col kBeside[] = {
     {"sm_wait_ms", "sm_wait", &trace::StepParts::sm_wait_ns},
     {"copy_engine_ms", "copy_engine", &trace::StepParts::copy_engine_ns},
     {"compute_copies_ms", "compute_copies", &trace::StepParts::compute_copies_ns},
+    {"compute_slowed_memory_ms", "slowed_memory", &trace::StepParts::compute_slowed_memory_ns},
+    {"compute_slowed_sms_ms", "slowed_sms", &trace::StepParts::compute_slowed_sms_ns},
+    {"compute_slowed_other_ms", "slowed_other", &trace::StepParts::compute_slowed_other_ns},
 };
 
 struct Bound {
@@ -49,6 +52,7 @@ const Bound kBounds[] = {
     {"step_all_hidden_ms", "all_hidden", &trace::LeverBounds::all_hidden_ns},
     {"step_ideal_ms", "ideal", &trace::LeverBounds::ideal_ns},
     {"bound_framework_copies_ms", "copies/bucket-view", &trace::LeverBounds::framework_copies_ns},
+    {"bound_memory_traffic_ms", "memory-traffic", &trace::LeverBounds::memory_traffic_ns},
 };
 
 std::string steps_line(const trace::Diagnosis& d) {
@@ -148,8 +152,10 @@ std::string text(const trace::Diagnosis& d) {
                      ms(p.copy_engine_ns), 100 * p.compute_estimated);
   }
   o += "# what each control can win at most in that step, ms: priority/shaping <= min(sm_wait, "
-       "exposed - rank_wait); SM budgets, NCCL channel caps, copy engines <= compute_slowed + "
-       "comm_slowed + the priority bound (less what they cost the other side); scheduling (bucket sizes, prefetch: the "
+       "exposed - rank_wait); SM budgets, NCCL channel caps, copy engines <= compute_slowed but "
+       "its memory part + comm_slowed + the priority bound (less what they cost the other side); "
+       "memory-traffic (fewer bytes beside compute: zero-copy collectives) <= compute_slowed's "
+       "memory part; scheduling (bucket sizes, prefetch: the "
        "program's) <= tail + dependent; rank skew (no overlap control: host stalls, data loading, "
        "a slower GPU) = rank_wait; all_hidden: the step if no communication were exposed; ideal: "
        "compute at its speed alone, nothing exposed; copies/bucket-view: the program's own device "
@@ -175,6 +181,19 @@ std::string text(const trace::Diagnosis& d) {
   }
   for (const auto& v : d.versus_alone)
     o += versus_alone_line(v);
+  for (const auto& r : d.ranks) {
+    const auto& p = r.steps[r.typical];
+    if (p.compute_slowed_ns <= 0) continue;
+    o += fmt::format("# rank {} compute slowed {} ms, by cause (estimated): device-memory bandwidth "
+                     "the collectives took {}, SMs their CTAs held {}, other {}",
+                     r.rank, ms(p.compute_slowed_ns), ms(p.compute_slowed_memory_ns),
+                     ms(p.compute_slowed_sms_ns), ms(p.compute_slowed_other_ns));
+    if (p.comm_unsized_kernels > 0)
+      o += fmt::format(" ({} of {} collectives of unknown size take no memory share: traced "
+                       "without cco run)",
+                       p.comm_unsized_kernels, p.comm_kernels);
+    o += "\n";
+  }
   for (const auto& r : d.ranks) {
     const auto& p = r.steps[r.typical];
     if (p.slowest_peer >= 0 && p.exposed_rank_wait_ns > 0)

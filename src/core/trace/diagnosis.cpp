@@ -1,5 +1,6 @@
 #include "trace/diagnosis.hpp"
 #include "trace/headline.hpp"
+#include "trace/slowdown.hpp"
 #include "trace/step_find.hpp"
 #include "trace/step_match.hpp"
 
@@ -48,8 +49,11 @@ LeverBounds lever_bounds(const StepParts& p) {
   // Taking SMs away from compute (a budget) or the collective off them (fewer channels, copy
   // engines) removes what sharing cost both sides, and may also remove the wait for SMs.
   // At most everything removable: compute slowed and the exposed time that is not rank wait.
-  b.sm_budget_ns = std::min(p.compute_slowed_ns + p.exposed_slowed_ns + b.priority_shaping_ns,
-                            p.compute_slowed_ns + p.exposed_ns - p.exposed_rank_wait_ns);
+  // Not the compute slowed by memory bandwidth: a collective on fewer SMs moves the same bytes.
+  const int64_t by_sms = p.compute_slowed_ns - p.compute_slowed_memory_ns;
+  b.sm_budget_ns = std::min(by_sms + p.exposed_slowed_ns + b.priority_shaping_ns,
+                            by_sms + p.exposed_ns - p.exposed_rank_wait_ns);
+  b.memory_traffic_ns = p.compute_slowed_memory_ns;
   b.scheduling_ns = p.exposed_tail_ns + p.exposed_dependent_ns;
   b.rank_skew_ns = p.exposed_rank_wait_ns;
   b.all_hidden_ns = p.time_ns - p.exposed_ns;
@@ -93,16 +97,19 @@ std::vector<Interval> interval_difference(const std::vector<Interval>& a,
 // A kernel's identity for "the same kernel alone": name and launch, and the library call that
 // launched it where the trace knows it (a persistent GEMM runs one grid for many shapes).
 // `calls`: whether the traces matched against each other all carry library calls (a trace
-// without them would match no kernel that has one).
+// without them would match no kernel that has one). Only compute kernels' calls (GEMM shapes)
+// tell kernels apart; a collective's call (its size: trace/slowdown.hpp) is for the memory share.
 std::string kernel_key(const KernelEvent& k, bool calls) {
+  const bool by_call = calls && k.category == KernelCategory::Compute;
   return fmt::format("{}|{}x{}x{}|{}x{}x{}|{}|{}|{}", k.name, k.grid.x, k.grid.y, k.grid.z,
                      k.block.x, k.block.y, k.block.z, k.registers, k.static_smem + k.dynamic_smem,
-                     calls ? std::string_view(k.call) : std::string_view());
+                     by_call ? std::string_view(k.call) : std::string_view());
 }
 
 bool has_calls(const Trace& t) {
-  return std::any_of(t.kernels.begin(), t.kernels.end(),
-                     [](const KernelEvent& k) { return !k.call.empty(); });
+  return std::any_of(t.kernels.begin(), t.kernels.end(), [](const KernelEvent& k) {
+    return k.category == KernelCategory::Compute && !k.call.empty();
+  });
 }
 
 // Median and quartiles, as the step comparisons compute them (steps::summarize).
@@ -127,6 +134,7 @@ struct AloneTable {
 // Per rank, what the whole trace knows: unions, waits, kernels by start.
 struct RankView {
   bool calls = false;  // kernels are told apart by their library call too (kernel_key)
+  DeviceFacts dev;     // the rank's SMs and memory bandwidth (trace/slowdown.hpp)
   std::vector<const KernelEvent*> ks;  // by start
   std::vector<Interval> comp_u, comm_u;
   std::vector<CommWait> waits;          // by begin
@@ -202,6 +210,8 @@ std::map<int, RankView> views_of(const Trace& t, const KernelsByRank& by_rank, b
   for (const auto& [rank, ks] : by_rank) {
     RankView& v = out[rank];
     v.calls = calls;
+    for (const auto& r : t.ranks)
+      if (r.rank == rank) v.dev = device_facts(r);
     v.ks = ks;
     std::vector<Interval> c, m;
     for (const auto* k : v.ks) {
@@ -313,6 +323,7 @@ StepParts step_parts(int rank, const StepWindow& w, const RankView& v, const Pee
     int64_t work_start;  // collectives: when its last peer started, if later
   };
   std::vector<Op> comps, comms;  // the ops that start inside the window
+  std::vector<const KernelEvent*> comm_ks;  // every communication kernel in the window, by start
   int64_t first_comp = kMax, last_comp = kMin;
   for_ops(v, b, e, [&](const KernelEvent& k, std::string key, int n) {
     const Interval iv{std::max(k.start_ns, b), std::min(k.end_ns, e)};
@@ -326,7 +337,9 @@ StepParts step_parts(int rank, const StepWindow& w, const RankView& v, const Pee
       ++p.compute_kernels;
     } else {
       comm.push_back(iv);
+      comm_ks.push_back(&k);
       if (k.is_copy()) copies.push_back(iv);
+      else if (!collective_size(k.call)) ++p.comm_unsized_kernels;
       ++p.comm_kernels;
       int64_t ws = k.start_ns;
       if (auto it = peers.find(&k); it != peers.end() && it->second.first > k.start_ns) {
@@ -354,9 +367,13 @@ StepParts step_parts(int rank, const StepWindow& w, const RankView& v, const Pee
   p.compute_copies_ns = total_length(interval_union(std::move(own_copies)));
 
   // Compute slowed: each compute kernel that overlapped communication, its time beyond alone,
-  // at most the time it overlapped (it ran at its own speed otherwise).
+  // at most the time it overlapped (it ran at its own speed otherwise); split by cause.
   int64_t overlapped_comp = 0, estimated = 0;
   double slowed = 0, spread = 0;
+  SlowedCauses causes;
+  std::vector<int64_t> comm_end;  // running maximum of the ends, as first_reaching wants
+  for (const auto* c : comm_ks) comm_end.push_back(comm_end.empty() ? c->end_ns : std::max(comm_end.back(), c->end_ns));
+  std::vector<Beside> beside;
   for (const auto& op : comps) {
     const KernelEvent* k = op.k;
     const int64_t ov = overlap_length(comm_u, {k->start_ns, std::min(k->end_ns, e)});
@@ -369,9 +386,24 @@ StepParts step_parts(int rank, const StepWindow& w, const RankView& v, const Pee
     const double extra = std::clamp(static_cast<double>(k->duration_ns()) - est.alone, 0.0,
                                     static_cast<double>(ov));
     slowed += extra;
-    if (extra > 0) spread += std::min(est.half_iqr, extra);
+    if (extra <= 0) continue;
+    spread += std::min(est.half_iqr, extra);
+    beside.clear();
+    for (std::size_t i = first_reaching(comm_end, k->start_ns);
+         i < comm_ks.size() && comm_ks[i]->start_ns < k->end_ns; ++i)
+      if (const int64_t o = std::min(k->end_ns, comm_ks[i]->end_ns) - std::max(k->start_ns, comm_ks[i]->start_ns); o > 0)
+        beside.push_back({comm_ks[i], o});
+    const SlowedCauses c = split_slowed(*k, est.alone, extra, beside, v.dev);
+    causes.memory += c.memory;
+    causes.sms += c.sms;
   }
   p.compute_slowed_ns = std::min<int64_t>(p.overlapped_ns, std::llround(slowed));
+  // The parts by cause, in whole ns that add up to compute_slowed (other takes the rounding).
+  p.compute_slowed_memory_ns = std::min<int64_t>(p.compute_slowed_ns, std::llround(causes.memory));
+  p.compute_slowed_sms_ns =
+      std::min<int64_t>(p.compute_slowed_ns - p.compute_slowed_memory_ns, std::llround(causes.sms));
+  p.compute_slowed_other_ns =
+      p.compute_slowed_ns - p.compute_slowed_memory_ns - p.compute_slowed_sms_ns;
   p.compute_slowed_spread_ns = std::llround(spread);
   p.compute_estimated =
       overlapped_comp > 0 ? static_cast<double>(estimated) / static_cast<double>(overlapped_comp)
@@ -422,6 +454,9 @@ const std::vector<std::pair<const char*, int64_t StepParts::*>>& part_fields() {
       {"time", &StepParts::time_ns},
       {"compute_alone", &StepParts::compute_alone_ns},
       {"compute_slowed", &StepParts::compute_slowed_ns},
+      {"compute_slowed_memory", &StepParts::compute_slowed_memory_ns},
+      {"compute_slowed_sms", &StepParts::compute_slowed_sms_ns},
+      {"compute_slowed_other", &StepParts::compute_slowed_other_ns},
       {"exposed_rank_wait", &StepParts::exposed_rank_wait_ns},
       {"exposed_slowed", &StepParts::exposed_slowed_ns},
       {"exposed_tail", &StepParts::exposed_tail_ns},
@@ -478,16 +513,31 @@ std::string sentence_of(const StepParts& p, const Spread& time_spread, std::size
   std::stable_sort(causes.begin(), causes.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
   s += fmt::format("{} of it are beyond compute alone", ms(p.time_ns - p.compute_alone_ns));
+  // A cause's figure; compute slowed with its largest cause where the model names one
+  // (trace/slowdown.hpp).
+  const auto figure = [&](const std::pair<int64_t, std::string>& c) {
+    std::string f = ms(c.first);
+    if (c.second.rfind("compute runs slower", 0) == 0 &&
+        (p.compute_slowed_memory_ns > 0 || p.compute_slowed_sms_ns > 0))
+      f += p.compute_slowed_memory_ns >= p.compute_slowed_sms_ns
+               ? fmt::format(", {} of it device-memory bandwidth the collectives take",
+                             ms(p.compute_slowed_memory_ns))
+               : fmt::format(", {} of it SMs the collectives hold", ms(p.compute_slowed_sms_ns));
+    return f;
+  };
   if (causes[0].first > 0) {
-    s += fmt::format(", mostly because {} ({}", causes[0].second, ms(causes[0].first));
+    s += fmt::format(", mostly because {} ({}", causes[0].second, figure(causes[0]));
     if (causes[1].first > 0)
-      s += fmt::format(") and {} ({})", causes[1].second, ms(causes[1].first));
+      s += fmt::format(") and {} ({})", causes[1].second, figure(causes[1]));
     else
       s += ")";
   }
   s += fmt::format(". Priority and shaping can win at most {}; SM budgets, channel caps and copy "
                    "engines at most {}",
                    ms(lb.priority_shaping_ns), ms(lb.sm_budget_ns));
+  if (lb.memory_traffic_ns > 0)
+    s += fmt::format("; fewer device-memory bytes beside compute (zero-copy collectives) at most {}",
+                     ms(lb.memory_traffic_ns));
   if (lb.scheduling_ns > 0)
     s += fmt::format("; scheduling (bucket size, prefetch) at most {}", ms(lb.scheduling_ns));
   if (lb.rank_skew_ns > 0)
@@ -729,7 +779,9 @@ json parts_json(const StepParts& p) {
                     {"rank_skew", lb.rank_skew_ns},
                     {"step_all_hidden", lb.all_hidden_ns},
                     {"step_ideal", lb.ideal_ns},
-                    {"framework_copies", lb.framework_copies_ns}};
+                    {"framework_copies", lb.framework_copies_ns},
+                    {"memory_traffic", lb.memory_traffic_ns}};
+  j["comm_unsized_kernels"] = p.comm_unsized_kernels;
   return j;
 }
 

@@ -112,6 +112,12 @@ struct StepParts {
   int64_t comm_slowed_ns = 0;      ///< all collectives' time beyond alone, hidden or not
   int64_t sm_wait_ns = 0;          ///< ready collectives waiting while compute ran (docs/TRACE.md)
   int64_t compute_slowed_spread_ns = 0;  ///< +- of compute_slowed (half the alone IQRs, summed)
+  /// compute_slowed by cause (trace/slowdown.hpp; they add up to it): device-memory bandwidth the
+  /// collectives took, SMs their CTAs held, and what neither explains
+  int64_t compute_slowed_memory_ns = 0, compute_slowed_sms_ns = 0, compute_slowed_other_ns = 0;
+  /// Communication kernels (not copies) whose collective's size the trace does not name: they
+  /// take no memory share (traced without cco's preload library, say)
+  std::size_t comm_unsized_kernels = 0;
   /// Share of the compute time that overlapped communication whose alone time was estimated.
   double compute_estimated = 1.0;
   std::map<AloneSource, int64_t> compute_alone_sources;  ///< overlapped compute ns by source
@@ -137,9 +143,13 @@ struct StepParts {
 /// What a kind of control can win at most in a step (ns), from its parts.
 struct LeverBounds {
   int64_t priority_shaping_ns = 0;  ///< min(SM wait, exposed - rank wait)
-  /// SM budgets, channel caps, copy engines: compute_slowed + exposed_slowed + priority_shaping
-  /// (a collective that needs fewer SMs, or none, also waits less for them)
+  /// SM budgets, channel caps, copy engines: compute slowed but for its memory part +
+  /// exposed_slowed + priority_shaping (a collective that needs fewer SMs, or none, also waits
+  /// less for them; it moves the same bytes)
   int64_t sm_budget_ns = 0;
+  /// Fewer device-memory bytes beside compute (NCCL's symmetric, zero-copy kernels on window
+  /// buffers; a collective moved off the step's busiest part): compute_slowed_memory
+  int64_t memory_traffic_ns = 0;
   int64_t scheduling_ns = 0;  ///< bucket sizes, prefetch (the program's): tail + dependent
   int64_t rank_skew_ns = 0;   ///< no overlap control: rank wait
   int64_t all_hidden_ns = 0;  ///< the step with every collective hidden: time - exposed

@@ -356,6 +356,7 @@ json our_data(const Trace& t, int64_t origin) {
                      {"device_name", r.device_name},
                      {"arch", r.arch},
                      {"sm_count", r.sm_count},
+                     {"mem_bandwidth", r.mem_bandwidth},
                      {"host", r.host},
                      {"pid", r.pid}});
   json streams = json::array();

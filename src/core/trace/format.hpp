@@ -113,6 +113,7 @@ struct RankInfo {
   std::string device_name;  ///< "NVIDIA H200"
   std::string arch;         ///< "sm_90" (model::find_architecture spelling), "" if unknown
   int sm_count = 0;
+  double mem_bandwidth = 0;  ///< peak device-memory bandwidth, bytes/s (0: unknown)
   std::string host;
   int64_t pid = 0;  ///< OS process id of the tracer (0: unknown)
 };

@@ -251,6 +251,9 @@ int64_t read_our_data(Reader& rd, const json& meta, Trace& t) {
       ri.arch = rd.opt_string(x, "arch", w);
       ri.sm_count = rd.opt_int(x, "sm_count", w).value_or(0);  // 0: not known
       if (ri.sm_count < 0) rd.fail(w + ": sm_count must not be negative, got " + std::to_string(ri.sm_count));
+      if (auto bw = x.find("mem_bandwidth"); bw != x.end() && !bw->is_null())
+        ri.mem_bandwidth = rd.number(*bw, w, "mem_bandwidth");  // bytes/s; 0: not known
+      if (ri.mem_bandwidth < 0) rd.fail(w + ": mem_bandwidth must not be negative");
       ri.host = rd.opt_string(x, "host", w);
       ri.pid = rd.opt_integer(x, "pid", w).value_or(0);
       for (const auto& o : t.ranks)

@@ -269,6 +269,14 @@ DeviceInfo query_device(int ordinal) {
   driver_api().DeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
   if (major > 0) d.arch = "sm_" + std::to_string(major) + std::to_string(minor);
   d.sm_count = sms;
+  // Peak device-memory bandwidth (double data rate: twice the memory clock, in kHz).
+  int mem_khz = 0, bus_bits = 0;
+  if (driver_api().DeviceGetAttribute(&mem_khz, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, dev) ==
+          CUDA_SUCCESS &&
+      driver_api().DeviceGetAttribute(&bus_bits, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, dev) ==
+          CUDA_SUCCESS &&
+      mem_khz > 0 && bus_bits > 0)
+    d.mem_bandwidth = 2.0 * mem_khz * 1e3 * bus_bits / 8.0;
   return d;
 }
 

@@ -44,6 +44,7 @@ struct RawCopy {
 struct DeviceInfo {
   std::string name, arch;
   int sm_count = 0;
+  double mem_bandwidth = 0;  ///< bytes/s: 2 x memory clock x bus width (0: unknown)
 };
 
 extern std::mutex g_mu;        // guards the active session and every State reachable from it

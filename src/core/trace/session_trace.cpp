@@ -167,6 +167,7 @@ void add_streams_and_ranks(Maker& m, trace::Trace& t) {
       ri.device_name = it->second.name;
       ri.arch = it->second.arch;
       ri.sm_count = it->second.sm_count;
+      ri.mem_bandwidth = it->second.mem_bandwidth;
     }
     ri.host = host;
     ri.pid = getpid();

@@ -28,6 +28,8 @@
 #include "common/log.hpp"
 #include "steps/nocomm.hpp"
 #include "steps/period.hpp"
+#include "trace/slowdown.hpp"
+#include "preload/trace_hook.hpp"
 
 #define CCO_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -295,6 +297,64 @@ ncclResult_t nocomm_collective(const Coll& c, const Noted& n, ncclComm_t comm, c
   return ncclSuccess;
 }
 
+// ---- the collective's size in a trace (trace/slowdown.hpp) ------------------------------------
+
+// An NCCL type as a call label spells it (trace::collective_call_label), "" for one not known.
+const char* type_label(int t) {
+  switch (t) {
+    case ncclInt8: return "i8";
+    case ncclUint8: return "u8";
+    case ncclInt32: return "i32";
+    case ncclUint32: return "u32";
+    case ncclInt64: return "i64";
+    case ncclUint64: return "u64";
+    case ncclFloat16: return "f16";
+    case ncclFloat32: return "f32";
+    case ncclFloat64: return "f64";
+    case ncclBfloat16: return "bf16";
+    default: return t == 10 ? "f8e4m3" : t == 11 ? "f8e5m2" : "";  // NCCL 2.24+
+  }
+}
+
+struct CollLabel {
+  const Coll* c;
+  int nranks;
+};
+std::string coll_label(const void* a) {
+  const auto* l = static_cast<const CollLabel*>(a);
+  return cco::trace::collective_call_label(l->c->name(), type_label(l->c->dtype), l->c->count,
+                                           l->nranks);
+}
+
+// While a trace records library calls, the kernels a collective launches in its call carry its
+// size (kind, type, count, ranks): the memory share of compute slowed in the diagnosis. Kernels
+// NCCL launches later (at a group's end) carry none.
+class TracedColl {
+ public:
+  TracedColl(const Coll& c, ncclComm_t comm) {
+    if (!trace_calls_on() || !*type_label(c.dtype)) return;
+    int n = 0;
+    if (!nccl().commCount || nccl().commCount(comm, &n) != ncclSuccess || n < 1) return;
+    const CollLabel l{&c, n};
+    // One label per distinct size (FNV-1a of its fields, tagged apart from the GEMM calls' ids).
+    uint64_t h = 1469598103934665603ull ^ 0x6e63636cull;  // "nccl"
+    for (const uint64_t v : {static_cast<uint64_t>(c.kind), static_cast<uint64_t>(c.dtype),
+                             static_cast<uint64_t>(c.count), static_cast<uint64_t>(n)}) {
+      h ^= v;
+      h *= 1099511628211ull;
+    }
+    pushed_ = trace_push_call(h, coll_label, &l);
+  }
+  ~TracedColl() {
+    if (pushed_) trace_pop_call();
+  }
+  TracedColl(const TracedColl&) = delete;
+  TracedColl& operator=(const TracedColl&) = delete;
+
+ private:
+  bool pushed_ = false;
+};
+
 // The plan's made_for against the NCCL the program loaded (not cco's), once: after the hooks
 // exist, at the first collective.
 void check_program_nccl() {
@@ -315,6 +375,7 @@ ncclResult_t with_priority(const Coll& info, ncclComm_t comm, cudaStream_t strea
   if (!disabled()) check_program_nccl();
   const Noted noted = note_collective(info, comm, stream);
   if (!disabled() && nocomm_active()) return nocomm_collective(info, noted, comm, stream, call);
+  const TracedColl traced(info, comm);
   InsideNccl inside;
   if (!s) return call(stream);
   const CUstream user = reinterpret_cast<CUstream>(stream);

@@ -35,7 +35,7 @@ cco::trace::Trace make(long n) {
   using namespace cco::trace;
   Trace t;
   for (int r = 0; r < 2; ++r) {
-    t.ranks.push_back({r, r, "NVIDIA H200", "sm_90", 132, "host", 100 + r});
+    t.ranks.push_back({r, r, "NVIDIA H200", "sm_90", 132, 4.8e12, "host", 100 + r});
     t.streams.push_back({r, r, 7, 0, "compute"});
     t.streams.push_back({r, r, 13, -5, "nccl"});
   }

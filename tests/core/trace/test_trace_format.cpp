@@ -116,7 +116,7 @@ TEST(TraceJson, OnePassGivesTheDocumentAndTheTrace) {
 // (HTA links launch and kernel by it: queue length, launch delays); reading ours back skips them.
 TEST(TraceJson, StepAnnotationsAndLaunchCallsForHta) {
   Trace t;
-  t.ranks.push_back({0, 0, "NVIDIA H200", "sm_90", 132, "h", 1});
+  t.ranks.push_back({0, 0, "NVIDIA H200", "sm_90", 132, 4.8e12, "h", 1});
   for (int i = 0; i < 3; ++i) {
     KernelEvent k;
     k.name = "gemm";

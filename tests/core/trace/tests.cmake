@@ -1,8 +1,8 @@
 # Traces and their analysis (GPU-free), and CUPTI tracing of real kernels (label gpu). The SVG
 # pictures and results are in tests/app/report, `cco report` itself in tests/cli.
 cco_add_test(trace_model SOURCES core/trace/test_trace_model.cpp core/trace/test_trace_format.cpp LIBS cco.core LABELS trace)
-# The per-step diagnosis on hand-built traces with known causes.
-cco_add_test(trace_diagnosis SOURCES core/trace/test_diagnosis.cpp core/trace/test_step_find.cpp core/trace/test_headline.cpp LIBS cco.core LABELS trace)
+# The per-step diagnosis on hand-built traces with known causes (compute slowed by cause too).
+cco_add_test(trace_diagnosis SOURCES core/trace/test_diagnosis.cpp core/trace/test_step_find.cpp core/trace/test_headline.cpp core/trace/test_slowdown.cpp LIBS cco.core LABELS trace)
 if(CCO_ENABLE_CUDA AND TARGET cco.trace)
   cco_add_test(gpu_trace GPU SOURCES core/trace/test_trace_gpu.cpp core/trace/trace_kernels.cu LIBS cco.trace LABELS gpu)
 endif()
