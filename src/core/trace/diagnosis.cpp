@@ -13,7 +13,6 @@
 #include <fmt/format.h>
 
 #include "model/limits.hpp"
-#include "model/schema.hpp"
 #include "steps/paired.hpp"
 
 namespace cco::trace {
@@ -449,30 +448,6 @@ StepParts step_parts(int rank, const StepWindow& w, const RankView& v, const Pee
   return p;
 }
 
-const std::vector<std::pair<const char*, int64_t StepParts::*>>& part_fields() {
-  static const std::vector<std::pair<const char*, int64_t StepParts::*>> f = {
-      {"time", &StepParts::time_ns},
-      {"compute_alone", &StepParts::compute_alone_ns},
-      {"compute_slowed", &StepParts::compute_slowed_ns},
-      {"compute_slowed_memory", &StepParts::compute_slowed_memory_ns},
-      {"compute_slowed_sms", &StepParts::compute_slowed_sms_ns},
-      {"compute_slowed_other", &StepParts::compute_slowed_other_ns},
-      {"exposed_rank_wait", &StepParts::exposed_rank_wait_ns},
-      {"exposed_slowed", &StepParts::exposed_slowed_ns},
-      {"exposed_tail", &StepParts::exposed_tail_ns},
-      {"exposed_dependent", &StepParts::exposed_dependent_ns},
-      {"idle", &StepParts::idle_ns},
-      {"compute_busy", &StepParts::compute_busy_ns},
-      {"comm_busy", &StepParts::comm_busy_ns},
-      {"overlapped", &StepParts::overlapped_ns},
-      {"exposed", &StepParts::exposed_ns},
-      {"comm_slowed", &StepParts::comm_slowed_ns},
-      {"sm_wait", &StepParts::sm_wait_ns},
-      {"copy_engine", &StepParts::copy_engine_ns},
-      {"compute_copies", &StepParts::compute_copies_ns},
-  };
-  return f;
-}
 
 std::string ms(int64_t ns) {
   return fmt::format("{:.1f} ms", static_cast<double>(ns) / 1e6);
@@ -586,7 +561,7 @@ std::vector<RankSteps> rank_steps(const StepSet& st, const std::map<int, RankVie
       return rs.steps[a].time_ns < rs.steps[b].time_ns;
     });
     rs.typical = idx[(idx.size() - 1) / 2];
-    for (const auto& [name, f] : part_fields()) {
+    for (const auto& [name, f] : detail::part_fields()) {
       std::vector<double> v;
       for (const auto& p : rs.steps) v.push_back(static_cast<double>(p.*f) / 1e6);
       rs.spread[name] = spread_of(std::move(v));
@@ -630,6 +605,35 @@ std::vector<VersusAlone> versus_alone(
 }
 
 }  // namespace
+
+namespace detail {
+
+const std::vector<std::pair<const char*, int64_t StepParts::*>>& part_fields() {
+  static const std::vector<std::pair<const char*, int64_t StepParts::*>> f = {
+      {"time", &StepParts::time_ns},
+      {"compute_alone", &StepParts::compute_alone_ns},
+      {"compute_slowed", &StepParts::compute_slowed_ns},
+      {"compute_slowed_memory", &StepParts::compute_slowed_memory_ns},
+      {"compute_slowed_sms", &StepParts::compute_slowed_sms_ns},
+      {"compute_slowed_other", &StepParts::compute_slowed_other_ns},
+      {"exposed_rank_wait", &StepParts::exposed_rank_wait_ns},
+      {"exposed_slowed", &StepParts::exposed_slowed_ns},
+      {"exposed_tail", &StepParts::exposed_tail_ns},
+      {"exposed_dependent", &StepParts::exposed_dependent_ns},
+      {"idle", &StepParts::idle_ns},
+      {"compute_busy", &StepParts::compute_busy_ns},
+      {"comm_busy", &StepParts::comm_busy_ns},
+      {"overlapped", &StepParts::overlapped_ns},
+      {"exposed", &StepParts::exposed_ns},
+      {"comm_slowed", &StepParts::comm_slowed_ns},
+      {"sm_wait", &StepParts::sm_wait_ns},
+      {"copy_engine", &StepParts::copy_engine_ns},
+      {"compute_copies", &StepParts::compute_copies_ns},
+  };
+  return f;
+}
+
+}  // namespace detail
 
 Diagnosis diagnose(const Trace& t, const DiagnosisOptions& o) {
   Diagnosis d;
@@ -751,84 +755,6 @@ ControlVerdict control_verdict(const Trace& t, int config) {
   }
   v.nothing_to_win = all;
   return v;
-}
-
-namespace {
-
-json parts_json(const StepParts& p) {
-  json j;
-  j["rank"] = p.rank;
-  j["step"] = p.step;
-  if (p.program_step >= 0) j["program_step"] = p.program_step;
-  j["begin_ns"] = p.begin_ns;
-  j["end_ns"] = p.end_ns;
-  for (const auto& [name, f] : part_fields()) j[std::string(name) + "_ns"] = p.*f;
-  j["compute_slowed_spread_ns"] = p.compute_slowed_spread_ns;
-  j["compute_estimated"] = p.compute_estimated;
-  json src = json::object();
-  for (const auto& [s, ns] : p.compute_alone_sources) src[to_string(s)] = ns;
-  j["compute_alone_sources_ns"] = src;
-  j["slowest_peer"] = p.slowest_peer >= 0 ? json(p.slowest_peer) : json(nullptr);
-  j["slowest_peer_lag_ns"] = p.slowest_peer_lag_ns;
-  j["compute_kernels"] = p.compute_kernels;
-  j["comm_kernels"] = p.comm_kernels;
-  const LeverBounds lb = lever_bounds(p);
-  j["bounds_ns"] = {{"priority_shaping", lb.priority_shaping_ns},
-                    {"sm_budget_channels_copy_engines", lb.sm_budget_ns},
-                    {"scheduling", lb.scheduling_ns},
-                    {"rank_skew", lb.rank_skew_ns},
-                    {"step_all_hidden", lb.all_hidden_ns},
-                    {"step_ideal", lb.ideal_ns},
-                    {"framework_copies", lb.framework_copies_ns},
-                    {"memory_traffic", lb.memory_traffic_ns}};
-  j["comm_unsized_kernels"] = p.comm_unsized_kernels;
-  return j;
-}
-
-}  // namespace
-
-json diagnosis_to_json(const Diagnosis& d) {
-  json j;
-  model::stamp_schema(j, model::kStepDiagnosisSchema);
-  if (!d.headline.empty()) j["headline"] = d.headline;
-  j["sentence"] = d.sentence;
-  j["steps"] = {{"source", d.steps.source},
-                {"detail", d.steps.detail},
-                {"found", d.steps.found},
-                {"warmup", d.steps.warmup}};
-  j["critical_rank"] = d.critical_rank >= 0 ? json(d.critical_rank) : json(nullptr);
-  j["partial"] = d.partial;
-  json ranks = json::array();
-  for (const auto& r : d.ranks) {
-    json x;
-    x["rank"] = r.rank;
-    x["typical"] = parts_json(r.steps[r.typical]);
-    json sp = json::object();
-    for (const auto& [name, s] : r.spread)
-      sp[name + "_ms"] = {{"median", s.median}, {"q1", s.q1}, {"q3", s.q3}};
-    x["spread"] = sp;
-    json steps = json::array();
-    for (const auto& p : r.steps) steps.push_back(parts_json(p));
-    x["steps"] = steps;
-    ranks.push_back(std::move(x));
-  }
-  j["ranks"] = ranks;
-  json va = json::array();
-  for (const auto& v : d.versus_alone)
-    va.push_back({{"rank", v.rank},
-                  {"alone_trace", v.alone_source},
-                  {"steps", v.steps},
-                  {"alone_steps", v.alone_steps},
-                  {"time_ms", v.time_ms},
-                  {"alone_time_ms", v.alone_time_ms},
-                  {"difference_ms", v.difference_ms()},
-                  {"compute_slowed_ms", v.compute_slowed_ms},
-                  {"compute_only_here_ms", v.compute_only_here_ms},
-                  {"exposed_ms", v.exposed_ms},
-                  {"idle_ms", v.idle_ms}});
-  j["versus_alone"] = va;
-  j["notes"] = d.notes;
-  return j;
 }
 
 }  // namespace cco::trace

@@ -19,6 +19,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -231,6 +232,12 @@ struct ControlVerdict {
 };
 inline constexpr std::size_t kVerdictMinSteps = 4;
 ControlVerdict control_verdict(const Trace& t, int config);
+/// The diagnosis as JSON (diagnosis_json.cpp).
 nlohmann::json diagnosis_to_json(const Diagnosis& d);
+
+namespace detail {
+/// Every part of a step by its JSON name (without "_ns"): the JSON and the per-rank spreads.
+const std::vector<std::pair<const char*, int64_t StepParts::*>>& part_fields();
+}  // namespace detail
 
 }  // namespace cco::trace
