@@ -1,6 +1,6 @@
 // Kernel traces read by `cco report` (cco::trace::parse_trace and what report_trace does with
-// the result). Contract: parse_trace returns a Trace or throws model::Error; normalising,
-// occupancy filling, the analysis, the timeline SVG and writing the trace back never fail on a
+// the result). Contract: the fast reader and nlohmann's give the same result or error line;
+// parse_trace returns a Trace or throws model::Error; normalising, occupancy filling, the analysis, the timeline SVG and writing the trace back never fail on a
 // trace it accepted (timeline_svg may throw model::Error for an empty window), and a written
 // trace reads back.
 #include <algorithm>
@@ -13,8 +13,30 @@
 #include "report/timeline.hpp"
 #include "trace/diagnosis.hpp"
 
+namespace {
+
+// What a reader made of the text: the document and the trace as text, or its error line.
+template <class F>
+std::string outcome(F&& read) {
+  try {
+    const cco::trace::JsonOrTrace r = read();
+    return r.doc.dump() + "\n" + (r.trace ? cco::trace::trace_text(*r.trace) : std::string("-"));
+  } catch (const cco::model::Error& e) {
+    return std::string("error: ") + e.what();
+  }
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   using namespace cco;
+  // The fast reader and nlohmann's agree on every input: the same result or the same line.
+  {
+    const std::string text(fuzz::as_text(data, size));
+    if (outcome([&] { return trace::parse_json_or_trace(text, "fuzz.json"); }) !=
+        outcome([&] { return trace::detail::parse_json_or_trace_dom(text, "fuzz.json"); }))
+      __builtin_trap();
+  }
   trace::Trace t;
   try {
     t = trace::parse_trace(fuzz::as_text(data, size), "fuzz.json");

@@ -208,11 +208,9 @@ trace::JsonOrTrace read_json_file(const std::string& path) {
   // Every input with the largest limit of what cco writes (a trace, 2 GiB: cco run --trace caps
   // nothing, and 256 MiB refused traces cco itself had written; issue 46), the file type being
   // known only once it is read.
-  std::string text = path == "-" ? read_stdin(model::kTraceFileLimit)
-                                 : model::read_file(path, model::kTraceFileLimit);
-  // PyTorch's profiler writes .json.gz: inflated with the same bound as a plain file.
-  if (trace::is_gzip(text)) text = trace::gunzip(text, model::kTraceFileLimit, path);
-  return trace::parse_json_or_trace(text, path);
+  // PyTorch's profiler writes .json.gz: read as it inflates (trace::read_json_or_trace_file).
+  return trace::read_json_or_trace_file(path, path == "-" ? read_stdin(model::kTraceFileLimit)
+                                                          : model::read_file(path, model::kTraceFileLimit));
 }
 
 // The trace of a file read by read_json_file, or the trace reader's one line on what it lacks.

@@ -15,6 +15,7 @@
 // of a process; processes of one host share it, so rank files of one run merge on one axis).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -185,7 +186,9 @@ nlohmann::json trace_to_json(const Trace& t);
 Trace trace_from_json(const nlohmann::json& j, const std::string& source = "trace");
 /// Parses text (malformed or truncated JSON -> Error "<source>: not valid JSON (...)").
 Trace parse_trace(std::string_view text, const std::string& source = "trace");
-/// Any JSON file cco report reads, in one pass: the document, and where it has a top-level
+/// Any JSON file cco report reads, in one pass (a reader of its own for the common layout, valid
+/// JSON whose "traceEvents" come after the header; nlohmann's parser for anything else, which
+/// gives the same result or the same error): the document, and where it has a top-level
 /// "traceEvents" array, the trace read from it as trace_from_json does (the same checks and
 /// lines). The events are read as they are parsed and left out of `doc` (its "traceEvents" is
 /// empty), so memory holds the kernels, never a document of them (issue 46); a file whose
@@ -195,8 +198,26 @@ struct JsonOrTrace {
   std::optional<Trace> trace;
 };
 JsonOrTrace parse_json_or_trace(std::string_view text, const std::string& source = "file");
+/// parse_json_or_trace of a file's bytes `data` (read by the caller, with its limit): gzip is read
+/// as it inflates, on a thread of its own, up to kStreamTextLimit of text; what the fast reader
+/// does not take (docs/TRACE.md) is inflated whole, within model::kTraceFileLimit.
+JsonOrTrace read_json_or_trace_file(const std::string& path, std::string data);
+/// The most text a gzip trace may inflate to when read as it inflates (memory holds the kernels,
+/// not the text).
+inline constexpr std::size_t kStreamTextLimit = std::size_t{64} << 30;
 /// Reads a file, gzip or not (unreadable -> Error).
 Trace read_trace_file(const std::string& path);
+
+namespace detail {
+/// parse_json_or_trace through nlohmann's parser alone: what the fast reader falls back to, and
+/// its reference in the tests.
+JsonOrTrace parse_json_or_trace_dom(std::string_view text, const std::string& source);
+/// A gzip file read as it inflates, in pieces of `piece` bytes (tests: pieces of a few bytes).
+JsonOrTrace read_gzip_json_or_trace(const std::string& path, const std::string& data,
+                                    std::size_t piece);
+/// How often the fast reader gave a text to nlohmann's reader, in this process (tests).
+uint64_t fast_reader_fallbacks();
+}  // namespace detail
 /// The file text of a trace: trace_to_json on one line, except that a one-rank file's
 /// "distributedInfo" reads `"rank": N` with the space PyTorch's profiler writes (Holistic Trace
 /// Analysis finds a file's rank by that pattern, and maps a file without it to rank 0).

@@ -1,6 +1,7 @@
 #include "trace/gzip.hpp"
 
 #include <algorithm>
+#include <memory>
 
 #include "model/limits.hpp"
 #include "model/occupancy.hpp"
@@ -38,42 +39,67 @@ constexpr std::size_t kZlibChunk = std::size_t{1} << 30;
 
 }  // namespace
 
+struct Inflater::State {
+  z_stream z{};
+  Feeder in;
+  std::size_t limit;
+  std::string what;
+  std::size_t total = 0;
+  bool done = false;
+};
+
+Inflater::Inflater(const std::string& data, std::size_t limit, std::string what, std::size_t chunk)
+    : s_(std::make_unique<State>(State{{}, Feeder{data.data(), data.size(), chunk}, limit, std::move(what)})) {
+  // 16 + MAX_WBITS: a gzip header and trailer (not a raw zlib stream).
+  if (inflateInit2(&s_->z, 16 + MAX_WBITS) != Z_OK) throw model::Error(s_->what + ": cannot start zlib");
+}
+
+Inflater::~Inflater() {
+  inflateEnd(&s_->z);
+}
+
+bool Inflater::next(std::string& out, std::size_t max) {
+  State& s = *s_;
+  if (s.done) return false;
+  z_stream& z = s.z;
+  char buf[1 << 16];
+  std::size_t got = 0;
+  while (got < max) {
+    s.in.refill(z);
+    z.next_out = reinterpret_cast<Bytef*>(buf);
+    z.avail_out = sizeof buf;
+    const int rc = inflate(&z, Z_NO_FLUSH);
+    if (rc != Z_OK && rc != Z_STREAM_END && !(rc == Z_BUF_ERROR && s.in.left > 0))
+      throw model::Error(s.what + ": not valid gzip (" + (z.msg ? z.msg : "zlib error " + std::to_string(rc)) + ")");
+    const std::size_t n = sizeof buf - z.avail_out;
+    out.append(buf, n);
+    got += n;
+    s.total += n;
+    if (s.total > s.limit)
+      throw model::Error(s.what + ": inflates to more than " +
+                         model::format_bytes(static_cast<int64_t>(s.limit)) + " (the limit for this input)");
+    if (rc == Z_STREAM_END) {
+      if (z.avail_in == 0 && s.in.left == 0) {
+        s.done = true;
+        break;
+      }
+      inflateReset(&z);  // another gzip member follows
+      continue;
+    }
+    if (z.avail_in == 0 && s.in.left == 0 && z.avail_out != 0)
+      throw model::Error(s.what + ": not valid gzip (the data ends early)");
+  }
+  return got > 0 || !s.done;
+}
+
 namespace detail {
 
 std::string gunzip(const std::string& data, std::size_t limit, const std::string& what,
                    std::size_t chunk) {
-  z_stream z{};
-  // 16 + MAX_WBITS: a gzip header and trailer (not a raw zlib stream).
-  if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) throw model::Error(what + ": cannot start zlib");
+  Inflater in(data, limit, what, chunk);
   std::string out;
-  char buf[1 << 16];
-  Feeder in{data.data(), data.size(), chunk};
-  int rc = Z_OK;
-  try {
-    while (true) {
-      in.refill(z);
-      z.next_out = reinterpret_cast<Bytef*>(buf);
-      z.avail_out = sizeof buf;
-      rc = inflate(&z, Z_NO_FLUSH);
-      if (rc != Z_OK && rc != Z_STREAM_END && !(rc == Z_BUF_ERROR && in.left > 0))
-        throw model::Error(what + ": not valid gzip (" + (z.msg ? z.msg : "zlib error " + std::to_string(rc)) + ")");
-      out.append(buf, sizeof buf - z.avail_out);
-      if (out.size() > limit)
-        throw model::Error(what + ": inflates to more than " +
-                           model::format_bytes(static_cast<int64_t>(limit)) + " (the limit for this input)");
-      if (rc == Z_STREAM_END) {
-        if (z.avail_in == 0 && in.left == 0) break;
-        inflateReset(&z);  // another gzip member follows
-        continue;
-      }
-      if (z.avail_in == 0 && in.left == 0 && z.avail_out != 0)
-        throw model::Error(what + ": not valid gzip (the data ends early)");
-    }
-  } catch (...) {
-    inflateEnd(&z);
-    throw;
+  while (in.next(out, std::size_t{1} << 20)) {
   }
-  inflateEnd(&z);
   return out;
 }
 
@@ -111,6 +137,12 @@ std::string gzip(const std::string& data, const std::string& what) {
   return detail::gzip(data, what, kZlibChunk);
 }
 #else
+struct Inflater::State {};
+Inflater::Inflater(const std::string&, std::size_t, std::string what, std::size_t) {
+  throw model::Error(what + ": a gzip file, and this cco was built without zlib (gunzip it first)");
+}
+Inflater::~Inflater() = default;
+bool Inflater::next(std::string&, std::size_t) { return false; }
 std::string gunzip(const std::string&, std::size_t, const std::string& what) {
   throw model::Error(what + ": a gzip file, and this cco was built without zlib (gunzip it first)");
 }

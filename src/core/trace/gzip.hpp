@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 
 namespace cco::trace {
@@ -19,6 +20,26 @@ std::string gunzip(const std::string& data, std::size_t limit, const std::string
 /// `data` as one gzip member (what `gunzip` and PyTorch's readers take). Throws model::Error
 /// naming `what` when this build has no zlib or zlib fails.
 std::string gzip(const std::string& data, const std::string& what);
+
+/// A gzip stream inflated piece by piece (gunzip's reader), for text read as it inflates.
+class Inflater {
+ public:
+  /// `data` must outlive the Inflater. Throws model::Error when this build has no zlib. `chunk`:
+  /// the most bytes given to zlib at once (its counts are 32-bit).
+  Inflater(const std::string& data, std::size_t limit, std::string what,
+           std::size_t chunk = std::size_t{1} << 30);
+  ~Inflater();
+  Inflater(const Inflater&) = delete;
+  Inflater& operator=(const Inflater&) = delete;
+  /// Appends about `max` more inflated bytes (at least one, unless the stream has ended) to
+  /// `out`; false once nothing is left. Throws model::Error naming `what` as gunzip does (not
+  /// valid gzip, more than `limit` bytes in all).
+  bool next(std::string& out, std::size_t max);
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
 
 namespace detail {
 /// The same, feeding zlib at most `chunk` bytes at a time (zlib counts input in 32 bits: the
