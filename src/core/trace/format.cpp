@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -199,6 +200,9 @@ StepMarks step_marks(const Trace& t) {
   return by_rank;  // t.marks is sorted by time (normalize)
 }
 
+/// Where the writer's events go, one at a time (trace_to_json's array, or the text as it is made).
+using Emit = std::function<void(json&&)>;
+
 /// A kernel whose launch call the file gives (host_events): not a copy, with a correlation id
 /// and a launch time.
 bool has_launch_event(const KernelEvent& k) {
@@ -207,14 +211,14 @@ bool has_launch_event(const KernelEvent& k) {
 
 /// Perfetto's metadata events: a process per rank, then its rows -- the NVTX threads first
 /// (above), then its streams, most urgent priority first, then by stream id.
-void row_events(const Trace& t, const StepMarks& steps, json& events) {
+void row_events(const Trace& t, const StepMarks& steps, const Emit& emit) {
   for (const auto& r : t.ranks) {
-    events.push_back({{"ph", "M"},
+    emit({{"ph", "M"},
                       {"name", "process_name"},
                       {"pid", r.rank},
                       {"tid", 0},
                       {"args", {{"name", rank_title(r)}}}});
-    events.push_back({{"ph", "M"},
+    emit({{"ph", "M"},
                       {"name", "process_sort_index"},
                       {"pid", r.rank},
                       {"tid", 0},
@@ -228,7 +232,7 @@ void row_events(const Trace& t, const StepMarks& steps, json& events) {
   for (const auto& k : t.kernels)
     if (has_launch_event(k)) host.insert(k.rank);
   for (int rank : host)
-    events.push_back({{"ph", "M"},
+    emit({{"ph", "M"},
                       {"name", "thread_name"},
                       {"pid", rank},
                       {"tid", kHostTid},
@@ -243,12 +247,12 @@ void row_events(const Trace& t, const StepMarks& steps, json& events) {
   for (const auto& r : t.ranges) nvtx_threads[r.rank].insert(r.thread);
   int64_t sort_index = 0;
   auto thread_row = [&](int pid, int64_t tid, const std::string& title) {
-    events.push_back({{"ph", "M"},
+    emit({{"ph", "M"},
                       {"name", "thread_name"},
                       {"pid", pid},
                       {"tid", tid},
                       {"args", {{"name", title}}}});
-    events.push_back({{"ph", "M"},
+    emit({{"ph", "M"},
                       {"name", "thread_sort_index"},
                       {"pid", pid},
                       {"tid", tid},
@@ -333,11 +337,11 @@ json mark_event(const Mark& m, int64_t origin) {
 /// kernel's launch as "cuLaunchKernel" (cat "cuda_driver", the host call that queued it:
 /// CUPTI's queued..submitted times, args.correlation the kernel's). cco's own reader skips them
 /// (it has the marks and the kernels).
-void host_events(const Trace& t, const StepMarks& steps, int64_t origin, json& events) {
+void host_events(const Trace& t, const StepMarks& steps, int64_t origin, const Emit& emit) {
   auto us = [origin](int64_t ns) { return static_cast<double>(ns - origin) / 1000.0; };
   for (const auto& [rank, marks] : steps)
     for (std::size_t i = 0; i + 1 < marks.size(); ++i)
-      events.push_back({{"ph", "X"},
+      emit({{"ph", "X"},
                         {"name", "ProfilerStep#" + std::to_string(i + 1)},
                         {"cat", "user_annotation"},
                         {"pid", rank},
@@ -348,7 +352,7 @@ void host_events(const Trace& t, const StepMarks& steps, int64_t origin, json& e
   for (const auto& k : t.kernels) {
     if (!has_launch_event(k)) continue;
     const int64_t end = std::max(k.queued_ns + 1, k.submitted_ns);
-    events.push_back({{"ph", "X"},
+    emit({{"ph", "X"},
                       {"name", "cuLaunchKernel"},
                       {"cat", "cuda_driver"},
                       {"pid", k.rank},
@@ -385,47 +389,97 @@ json our_data(const Trace& t, int64_t origin) {
 
 }  // namespace
 
+namespace {
+
+// The file's top level but its events (keys sorted, as a dump writes them: "displayTimeUnit",
+// "distributedInfo", "otherData" all come before "traceEvents").
+json trace_head(const Trace& t) {
+  json head = json::object();
+  head["displayTimeUnit"] = "ns";
+  // One rank's file (one process per GPU): the rank as PyTorch's profiler writes it, so Holistic
+  // Trace Analysis reads a folder of such files as one multi-rank job.
+  if (t.ranks.size() == 1) head["distributedInfo"] = {{"rank", t.ranks.front().rank}, {"backend", "nccl"}};
+  head["otherData"]["ccoverlap"] = our_data(t, time_origin(t));
+  return head;
+}
+
+// Every event of the file, one at a time.
+void trace_events(const Trace& t, const Emit& emit) {
+  const int64_t origin = time_origin(t);
+  const StepMarks steps = step_marks(t);
+  row_events(t, steps, emit);
+  for (const auto& k : t.kernels) emit(kernel_event(k, origin));
+  for (const auto& r : t.ranges) emit(range_event(r, origin));
+  for (const auto& m : t.marks) emit(mark_event(m, origin));
+  host_events(t, steps, origin, emit);
+}
+
+// The text of a normalised trace, piece by piece to `sink`: the events dumped one at a time,
+// never a document of them (a long job's trace is millions of events), the same bytes as a dump
+// of trace_to_json. A one-rank file's "distributedInfo" reads `"rank": N` with the space
+// PyTorch's profiler writes (Holistic Trace Analysis finds a file's rank by that pattern).
+void write_trace_text(const Trace& t, const std::function<void(std::string_view)>& sink) {
+  std::string head = trace_head(t).dump();
+  const std::string key = "\"distributedInfo\":{";
+  if (const auto at = head.find(key); at != std::string::npos) {
+    const auto end = head.find('}', at);
+    const auto r = head.find("\"rank\":", at);
+    if (r != std::string::npos && r < end) head.insert(r + 7, " ");
+  }
+  head.pop_back();  // its closing brace: the events follow
+  head += ",\"traceEvents\":[";
+  sink(head);
+  std::string piece;
+  bool first = true;
+  trace_events(t, [&](json&& e) {
+    if (!first) piece += ',';
+    first = false;
+    piece += e.dump();
+    if (piece.size() >= (std::size_t{1} << 20)) {
+      sink(piece);
+      piece.clear();
+    }
+  });
+  piece += "]}\n";
+  sink(piece);
+}
+
+}  // namespace
+
 json trace_to_json(const Trace& in) {
   Trace t = in;
   t.normalize();
-  const int64_t origin = time_origin(t);
+  json j = trace_head(t);
   json events = json::array();
-  const StepMarks steps = step_marks(t);
-  row_events(t, steps, events);
-  for (const auto& k : t.kernels) events.push_back(kernel_event(k, origin));
-  for (const auto& r : t.ranges) events.push_back(range_event(r, origin));
-  for (const auto& m : t.marks) events.push_back(mark_event(m, origin));
-  host_events(t, steps, origin, events);
-  json j;
-  j["displayTimeUnit"] = "ns";
-  // One rank's file (one process per GPU): the rank as PyTorch's profiler writes it, so Holistic
-  // Trace Analysis reads a folder of such files as one multi-rank job.
-  if (t.ranks.size() == 1) j["distributedInfo"] = {{"rank", t.ranks.front().rank}, {"backend", "nccl"}};
-  j["traceEvents"] = events;
-  j["otherData"]["ccoverlap"] = our_data(t, origin);
+  trace_events(t, [&](json&& e) { events.push_back(std::move(e)); });
+  j["traceEvents"] = std::move(events);
   return j;
 }
 
-std::string trace_text(const Trace& t) {
-  std::string text = trace_to_json(t).dump() + "\n";
-  // "distributedInfo":{"backend":"nccl","rank":N} -> ..."rank": N (keys are sorted, so it is
-  // near the start; its object holds no nested braces).
-  const std::string key = "\"distributedInfo\":{";
-  if (const auto at = text.find(key); at != std::string::npos) {
-    const auto end = text.find('}', at);
-    const auto r = text.find("\"rank\":", at);
-    if (r != std::string::npos && r < end) text.insert(r + 7, " ");
-  }
+std::string trace_text(const Trace& in) {
+  Trace t = in;
+  t.normalize();
+  std::string text;
+  write_trace_text(t, [&](std::string_view piece) { text += piece; });
   return text;
 }
 
-void write_trace_file(const Trace& t, const std::string& path) {
-  // A name ending in .gz is gzip, as it says (HTA stopped at plain JSON under such a name).
+void write_trace_file(const Trace& in, const std::string& path) {
+  // A name ending in .gz is gzip, as it says (HTA stopped at plain JSON under such a name),
+  // compressed as the text is made: the text of a long job's trace is never held whole.
   const bool gz = path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
-  std::string text = trace_text(t);
-  if (gz) text = gzip(text, path);  // Error (one line) where this build has no zlib
+  Trace t = in;
+  t.normalize();
+  std::string out;
+  if (gz) {
+    Deflater d(path);  // Error (one line) where this build has no zlib
+    write_trace_text(t, [&](std::string_view piece) { d.add(piece, out); });
+    d.finish(out);
+  } else {
+    write_trace_text(t, [&](std::string_view piece) { out += piece; });
+  }
   try {
-    write_file(path, text);  // whole or not at all
+    write_file(path, out);  // whole or not at all
   } catch (const WriteError&) {
     throw Error("cannot write trace file '" + path + "'");
   }

@@ -92,6 +92,54 @@ bool Inflater::next(std::string& out, std::size_t max) {
   return got > 0 || !s.done;
 }
 
+struct Deflater::State {
+  z_stream z{};
+  std::string what;
+};
+
+Deflater::Deflater(std::string what) : s_(std::make_unique<State>()) {
+  s_->what = std::move(what);
+  // 16 + MAX_WBITS: a gzip header and trailer; level 6, zlib's default.
+  if (deflateInit2(&s_->z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    throw model::Error(s_->what + ": cannot start zlib");
+}
+
+Deflater::~Deflater() {
+  deflateEnd(&s_->z);
+}
+
+namespace {
+// Runs deflate over `in` (pieces of at most kZlibChunk: zlib counts in 32 bits) with `flush` at
+// the last piece, appending its output to `out`.
+void deflate_into(z_stream& z, std::string_view in, int flush, std::string& out, const std::string& what) {
+  char buf[1 << 16];
+  do {
+    const std::size_t n = std::min(in.size(), kZlibChunk);
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+    z.avail_in = static_cast<uInt>(n);
+    in.remove_prefix(n);
+    const int f = in.empty() ? flush : Z_NO_FLUSH;
+    int rc = Z_OK;
+    do {
+      z.next_out = reinterpret_cast<Bytef*>(buf);
+      z.avail_out = sizeof buf;
+      rc = deflate(&z, f);
+      if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR)
+        throw model::Error(what + ": cannot compress (zlib error " + std::to_string(rc) + ")");
+      out.append(buf, sizeof buf - z.avail_out);
+    } while (z.avail_out == 0 || (f == Z_FINISH && rc != Z_STREAM_END));
+  } while (!in.empty());
+}
+}  // namespace
+
+void Deflater::add(std::string_view in, std::string& out) {
+  if (!in.empty()) deflate_into(s_->z, in, Z_NO_FLUSH, out, s_->what);
+}
+
+void Deflater::finish(std::string& out) {
+  deflate_into(s_->z, {}, Z_FINISH, out, s_->what);
+}
+
 namespace detail {
 
 std::string gunzip(const std::string& data, std::size_t limit, const std::string& what,
@@ -137,6 +185,13 @@ std::string gzip(const std::string& data, const std::string& what) {
   return detail::gzip(data, what, kZlibChunk);
 }
 #else
+struct Deflater::State {};
+Deflater::Deflater(std::string what) {
+  throw model::Error(what + ": a .gz output, and this cco was built without zlib (name a .json file)");
+}
+Deflater::~Deflater() = default;
+void Deflater::add(std::string_view, std::string&) {}
+void Deflater::finish(std::string&) {}
 struct Inflater::State {};
 Inflater::Inflater(const std::string&, std::size_t, std::string what, std::size_t) {
   throw model::Error(what + ": a gzip file, and this cco was built without zlib (gunzip it first)");

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace cco::trace {
 
@@ -35,6 +36,24 @@ class Inflater {
   /// `out`; false once nothing is left. Throws model::Error naming `what` as gunzip does (not
   /// valid gzip, more than `limit` bytes in all).
   bool next(std::string& out, std::size_t max);
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+/// A gzip stream made piece by piece (trace files written as their text is made).
+class Deflater {
+ public:
+  /// Throws model::Error naming `what` when this build has no zlib.
+  explicit Deflater(std::string what);
+  ~Deflater();
+  Deflater(const Deflater&) = delete;
+  Deflater& operator=(const Deflater&) = delete;
+  /// Compresses `in`, appending what is ready to `out`.
+  void add(std::string_view in, std::string& out);
+  /// Ends the stream (its trailer) into `out`; nothing may be added after.
+  void finish(std::string& out);
 
  private:
   struct State;

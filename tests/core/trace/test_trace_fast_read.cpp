@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model/limits.hpp"
+#include "model/read_file.hpp"
 #include "trace/format.hpp"
 #include "trace/gzip.hpp"
 #include "trace/json_lite.hpp"
@@ -147,6 +148,34 @@ TEST(FastReader, GzipReadAsItInflatesInAnyPieces) {
   const std::string bomb = cco::trace::gzip("{\"traceEvents\": [" + std::string(8u << 20, ' ') + "{}, {}]}", "b");
   const std::string e = outcome([&] { return cco::trace::detail::read_gzip_json_or_trace("b.json", bomb, 64 << 10); });
   EXPECT_NE(e.find("traceEvents[0]: no \"ph\""), std::string::npos) << e;
+}
+
+// The writer makes its text event by event: the same bytes as a dump of the document, and a gzip
+// file made as the text is made reads back as the trace.
+TEST(TraceWriter, TextAsTheDocumentGzipAsTheText) {
+  cco::trace::Trace two = cco::test::rich();
+  ASSERT_GT(two.ranks.size(), 1u);
+  EXPECT_EQ(cco::trace::trace_text(two), cco::trace::trace_to_json(two).dump() + "\n");
+  cco::trace::Trace one = two;
+  one.ranks.resize(1);
+  std::erase_if(one.kernels, [&](const auto& k) { return k.rank != one.ranks[0].rank; });
+  std::erase_if(one.streams, [&](const auto& x) { return x.rank != one.ranks[0].rank; });
+  std::erase_if(one.ranges, [&](const auto& x) { return x.rank != one.ranks[0].rank; });
+  std::erase_if(one.marks, [&](const auto& x) { return x.rank != one.ranks[0].rank && x.rank >= 0; });
+  const std::string text = cco::trace::trace_text(one);
+  EXPECT_NE(text.find("\"distributedInfo\":{\"backend\":\"nccl\",\"rank\": " +
+                      std::to_string(one.ranks[0].rank) + "}"),
+            std::string::npos)
+      << text.substr(0, 200);
+  std::string dumped = cco::trace::trace_to_json(one).dump() + "\n";
+  dumped.insert(dumped.find("\"rank\":", dumped.find("distributedInfo")) + 7, " ");
+  EXPECT_EQ(text, dumped);
+  const std::string path = ::testing::TempDir() + "writer.json.gz";
+  cco::trace::write_trace_file(two, path);
+  const std::string gz = cco::model::read_file(path, cco::model::kTraceFileLimit);
+  ASSERT_TRUE(cco::trace::is_gzip(gz));
+  EXPECT_EQ(cco::trace::gunzip(gz, cco::model::kTraceFileLimit, path), cco::trace::trace_text(two));
+  EXPECT_EQ(cco::trace::trace_text(cco::trace::read_trace_file(path)), cco::trace::trace_text(two));
 }
 
 TEST(LiteJson, ValuesAsNlohmannGivesThem) {
