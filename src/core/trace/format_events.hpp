@@ -476,11 +476,9 @@ class EventReader {
       k.copy = copy_kind_of(cat_name, name);
       k.bytes = std::max<int64_t>(0, rd_.opt_integer(*args, "bytes", where).value_or(0));
     }
-    t_.kernels.push_back(std::move(k));
+    add_kernel(std::move(k));
   }
 
-  // After the last event: a profiler's GPU work takes its launch call's time as its launch time
-  // (the calls may come before or after the work in the file).
   // A profiler's distributedInfo met after the events (PyTorch writes it last): the rank it names
   // given to what was read as if it had come first (its kernels and profiler steps). Only before
   // any rank came from one.
@@ -489,13 +487,16 @@ class EventReader {
     if (auto r = distributed.find("rank"); r != distributed.end() && !r->is_null())
       file_rank_ = rd_.small_int(*r, std::string("distributedInfo"), "rank");
     if (!file_rank_) return;
-    for (auto& k : t_.kernels) k.rank = *file_rank_;
+    for (auto& c : chunks_)
+      for (auto& k : c) k.rank = *file_rank_;
     for (const std::size_t i : kineto_ranges_) t_.ranges[i].rank = *file_rank_;
   }
   bool ours() const { return ours_; }
-  bool has_file_rank() const { return file_rank_.has_value(); }
 
+  // After the last event: the kernels into the trace; a profiler's GPU work takes its launch
+  // call's time as its launch time (the calls may come before or after the work in the file).
   void finish() {
+    gather();
     if (ours_ || launch_at_.empty()) return;
     for (auto& k : t_.kernels) {
       if (k.queued_ns > 0 || k.correlation_id == 0) continue;
@@ -513,6 +514,29 @@ class EventReader {
   std::map<int, int> device_of_rank_;
   std::unordered_map<uint64_t, int64_t> launch_at_;  // correlation id -> launch call's start (ns)
   std::vector<std::size_t> kineto_ranges_;  // the profiler steps read, in t_.ranges
+  // The kernels read, in pieces moved into t_.kernels at the end (gather): a vector that doubles
+  // as it grows holds its old and new buffers at once (10M kernels of 264 bytes: 4.4 GB at the
+  // last doubling); a piece is larger than glibc's largest mmap threshold (32 MiB), so each is
+  // its own mapping, given back as soon as it is moved.
+  static constexpr std::size_t kPiece = std::size_t{1} << 18;
+  std::vector<std::vector<KernelEvent>> chunks_;
+  void add_kernel(KernelEvent&& k) {
+    if (chunks_.empty() || chunks_.back().size() == kPiece) {
+      chunks_.emplace_back();
+      chunks_.back().reserve(kPiece);
+    }
+    chunks_.back().push_back(std::move(k));
+  }
+  void gather() {
+    std::size_t n = t_.kernels.size();
+    for (const auto& c : chunks_) n += c.size();
+    t_.kernels.reserve(n);
+    for (auto& c : chunks_) {
+      for (auto& k : c) t_.kernels.push_back(std::move(k));
+      std::vector<KernelEvent>().swap(c);
+    }
+    chunks_.clear();
+  }
 };
 
 // The top level's checks, before any event: an object, not another schema; otherData.ccoverlap
