@@ -7,6 +7,8 @@
 #include <limits>
 #include <system_error>
 
+#include "model/utf8.hpp"
+
 namespace cco::trace::lite {
 
 namespace {
@@ -31,24 +33,6 @@ unsigned hex4(const char*& p, const char* end) {
   }
   p += 4;
   return v;
-}
-
-void put_utf8(std::string& out, unsigned cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
 }
 
 // The length of the well-formed UTF-8 sequence at p (RFC 3629, as nlohmann::json checks it), or
@@ -195,7 +179,7 @@ void Doc::string(const char*& p, const char* end, uint32_t* off, uint32_t* len) 
           if (low < 0xDC00 || low > 0xDFFF) throw LiteInvalid{};
           cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
         }
-        put_utf8(text_, cp);
+        model::append_utf8(text_, cp);
         break;
       }
       default: throw LiteInvalid{};

@@ -1,6 +1,7 @@
 // The workload language's JSON reader: JSON as RFC 8259 has it, with the line and column (in
 // characters) of every value and key kept for messages; UTF-8 checked; depth and size bounded.
 #include "model/read_file.hpp"
+#include "model/utf8.hpp"
 #include "workload/detail.hpp"
 
 #include <algorithm>
@@ -231,24 +232,6 @@ class JsonReader {
     }
   }
 
-  static void put_utf8(std::string& out, uint32_t cp) {
-    if (cp < 0x80) {
-      out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      out += static_cast<char>(0xC0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      out += static_cast<char>(0xE0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (cp >> 18));
-      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-  }
-
   uint32_t hex4() {
     uint32_t v = 0;
     for (int k = 0; k < 4; ++k) {
@@ -335,7 +318,7 @@ class JsonReader {
           } else if (cp >= 0xDC00 && cp < 0xE000) {
             fail("unpaired surrogate in \\u escape");
           }
-          put_utf8(out, cp);
+          model::append_utf8(out, cp);
           break;
         }
         default:
