@@ -3,8 +3,8 @@
 # CMakePresets.json: AddressSanitizer + UndefinedBehaviorSanitizer over every GPU-free test (the
 # preload library's unit tests included, where the CUDA and NCCL headers exist) in build-fuzz, the
 # tree scripts/fuzz.sh then fuzzes in without building again; ThreadSanitizer over the code that
-# uses threads (bootstrap, preload, the measuring loop) in build-tsan. Builds without CUDA, so it
-# runs on any machine with clang (scripts/setup.sh installs it).
+# uses threads (bootstrap, preload, the measuring loop, the trace reader) in build-tsan. Builds
+# without CUDA, so it runs on any machine with clang (scripts/setup.sh installs it).
 # Usage: scripts/sanitize.sh [asan|tsan|all]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,12 +23,12 @@ if [ "$what" = asan ] || [ "$what" = all ]; then
     ctest --test-dir build-fuzz --output-on-failure -LE gpu --parallel "$jobs"
 fi
 if [ "$what" = tsan ] || [ "$what" = all ]; then
-  echo "== TSan (bootstrap, preload unit tests, the measuring loop; clang build in build-tsan, preset 'tsan')"
+  echo "== TSan (bootstrap, preload unit tests, the measuring loop, the trace reader; clang build in build-tsan, preset 'tsan')"
   cmake --preset tsan >/dev/null
   # The bootstrap, the preload library's unit tests (its hook is called from many threads of the
   # host program; built where the CUDA and NCCL headers exist: every one there is) and the
   # measuring loop on thread ranks.
-  tsan_tests='cco\.test\.(bootstrap|preload_|bench_engine)[a-z_0-9]*'
+  tsan_tests='cco\.test\.(bootstrap|preload_|bench_engine|trace_model)[a-z_0-9]*'
   cmake --build build-tsan --parallel "$jobs" --target $(cd build-tsan && ninja -t targets all |
     grep -oE "^$tsan_tests" | sort -u | tr '\n' ' ')
   TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan --output-on-failure -R "^$tsan_tests\$" \
