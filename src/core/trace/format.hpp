@@ -15,9 +15,11 @@
 // of a process; processes of one host share it, so rank files of one run merge on one axis).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,12 +55,43 @@ struct Dim3 {
   bool operator==(const Dim3&) const = default;
 };
 
-/// One kernel execution on one stream of one device.
+/// The kind of a copy (KernelEvent::copy): "PtoP", "DtoD", "HtoD", "DtoH", "HtoH", "Memcpy",
+/// "Memset" or "" (a kernel). Held in 8 bytes (a trace holds millions of kernels: a
+/// std::string here was 32), read as a std::string_view.
+class CopyKind {
+ public:
+  CopyKind() = default;
+  CopyKind(std::string_view s) { *this = s; }  // NOLINT: assigned like the string it was
+  CopyKind(const char* s) : CopyKind(std::string_view(s)) {}  // NOLINT
+  CopyKind(const std::string& s) : CopyKind(std::string_view(s)) {}  // NOLINT
+  /// Longer than 7 bytes: kept cut to 7 (no kind is; the reader checks is_copy_kind first).
+  CopyKind& operator=(const std::string& s) { return *this = std::string_view(s); }
+  CopyKind& operator=(const char* s) { return *this = std::string_view(s); }
+  CopyKind& operator=(std::string_view s) {
+    len_ = static_cast<unsigned char>(std::min<std::size_t>(s.size(), sizeof s_));
+    for (std::size_t i = 0; i < sizeof s_; ++i) s_[i] = i < len_ ? s[i] : '\0';
+    return *this;
+  }
+  operator std::string_view() const { return {s_, len_}; }  // NOLINT
+  std::string str() const { return std::string(s_, len_); }
+  bool empty() const { return len_ == 0; }
+  bool operator==(const CopyKind& o) const { return std::string_view(*this) == std::string_view(o); }
+  bool operator==(const char* o) const { return std::string_view(*this) == o; }
+  friend std::ostream& operator<<(std::ostream& os, const CopyKind& c) { return os << std::string_view(c); }
+
+ private:
+  char s_[7] = {};
+  unsigned char len_ = 0;
+};
+
+/// One kernel execution on one stream of one device (fields ordered so that none pads: a trace
+/// holds millions).
 struct KernelEvent {
   std::string name;  ///< as the tracer saw it (CUPTI: demangled when possible)
   KernelCategory category = KernelCategory::Compute;
   int rank = 0;                 ///< the rank that launched it (= device when no rank is known)
   int device = 0;               ///< CUDA device ordinal in the tracing process
+  int registers = 0;            ///< per thread (0: unknown)
   int64_t stream = 0;           ///< stream id (CUPTI's, unique within a context)
   std::optional<int> priority;  ///< the stream's priority (lower = more urgent), when known
   int64_t start_ns = 0;         ///< first block started
@@ -66,24 +99,23 @@ struct KernelEvent {
   int64_t queued_ns = 0;        ///< launch call queued it (0: unknown)
   int64_t submitted_ns = 0;     ///< pushed to the GPU (0: unknown)
   Dim3 grid, block;
-  int registers = 0;            ///< per thread (0: unknown)
+  int blocks_per_sm = 0;        ///< resident blocks per SM by the occupancy model (0: unknown)
   int64_t static_smem = 0;      ///< bytes per block
   int64_t dynamic_smem = 0;     ///< bytes per block, as launched (padding included)
-  int blocks_per_sm = 0;        ///< resident blocks per SM by the occupancy model (0: unknown)
   uint64_t correlation_id = 0;  ///< CUPTI's id tying the kernel to its launch call (0: none)
   /// The library call that launched it, when the tracer knows ("" otherwise): a cuBLAS or
   /// cuBLASLt GEMM's function, types, operations and shape ("cublasLtMatmul bf16 TN
   /// m=4096 n=8192 k=2048"), so kernels of one name and grid (persistent GEMMs) are told apart
-  /// by shape (docs/TRACE.md, "Library calls").
+  /// by shape (docs/TRACE.md, "Library calls"); an NCCL call's kind, type, count and ranks.
   std::string call;
   /// A copy on the copy engines, not a kernel: "PtoP" (between devices) or "DtoD" (NCCL's
   /// copy-engine collectives: CTA policy zero; or the program's own copies on its compute
   /// streams, category Compute), "" for a kernel. A profiler's trace adds "HtoD", "DtoH",
   /// "HtoH", "Memcpy" (direction not named) and "Memset" (kCopyKinds). Copies take no SMs (never
   /// wait for them) and have no launch geometry.
-  std::string copy;
-  int64_t bytes = 0;                ///< the copy's size (copies only)
+  CopyKind copy;
   int src_device = -1, dst_device = -1;  ///< the copy's devices, when CUPTI says (PtoP)
+  int64_t bytes = 0;                ///< the copy's size (copies only)
   bool is_copy() const { return !copy.empty(); }
 
   int64_t duration_ns() const { return end_ns - start_ns; }

@@ -364,11 +364,11 @@ KernelEvent read_kernel(Reader& rd, const J& e, const J& args, int64_t origin,
   k.correlation_id = static_cast<uint64_t>(
       std::max<int64_t>(0, rd.opt_integer(args, "correlation", where).value_or(0)));
   k.call = rd.opt_string(args, "call", where);
-  k.copy = rd.opt_string(args, "copy", where);
-  if (k.is_copy()) {
-    if (!is_copy_kind(k.copy))
-      rd.fail(where + ": \"copy\" is \"" + k.copy.substr(0, 20) + "\" (expected " +
-              kCopyKinds + ")");
+  const std::string copy = rd.opt_string(args, "copy", where);
+  if (!copy.empty()) {
+    if (!is_copy_kind(copy))
+      rd.fail(where + ": \"copy\" is \"" + copy.substr(0, 20) + "\" (expected " + kCopyKinds + ")");
+    k.copy = copy;
     k.bytes = rd.opt_integer(args, "bytes", where).value_or(0);
     k.src_device = rd.opt_int(args, "src_device", where).value_or(-1);
     k.dst_device = rd.opt_int(args, "dst_device", where).value_or(-1);

@@ -118,7 +118,7 @@ void add_copies(Maker& m, trace::Trace& t, const std::set<StreamKey>& kernel_str
     k.bytes = static_cast<int64_t>(c.bytes);
     k.src_device = c.src_device;
     k.dst_device = c.dst_device;
-    k.name = "memcpy " + k.copy + " " + std::to_string(c.bytes) + " B (copy engine)";
+    k.name = "memcpy " + k.copy.str() + " " + std::to_string(c.bytes) + " B (copy engine)";
     k.category = trace::KernelCategory::Communication;
     t.kernels.push_back(std::move(k));
   }
