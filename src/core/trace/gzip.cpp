@@ -95,10 +95,12 @@ bool Inflater::next(std::string& out, std::size_t max) {
 struct Deflater::State {
   z_stream z{};
   std::string what;
+  std::size_t chunk;
 };
 
-Deflater::Deflater(std::string what) : s_(std::make_unique<State>()) {
+Deflater::Deflater(std::string what, std::size_t chunk) : s_(std::make_unique<State>()) {
   s_->what = std::move(what);
+  s_->chunk = std::max<std::size_t>(chunk, 1);
   // 16 + MAX_WBITS: a gzip header and trailer; level 6, zlib's default.
   if (deflateInit2(&s_->z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
     throw model::Error(s_->what + ": cannot start zlib");
@@ -109,12 +111,13 @@ Deflater::~Deflater() {
 }
 
 namespace {
-// Runs deflate over `in` (pieces of at most kZlibChunk: zlib counts in 32 bits) with `flush` at
-// the last piece, appending its output to `out`.
-void deflate_into(z_stream& z, std::string_view in, int flush, std::string& out, const std::string& what) {
+// Runs deflate over `in` (pieces of at most `chunk`: zlib counts in 32 bits) with `flush` at the
+// last piece, appending its output to `out`.
+void deflate_into(z_stream& z, std::string_view in, int flush, std::size_t chunk, std::string& out,
+                  const std::string& what) {
   char buf[1 << 16];
   do {
-    const std::size_t n = std::min(in.size(), kZlibChunk);
+    const std::size_t n = std::min(in.size(), chunk);
     z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
     z.avail_in = static_cast<uInt>(n);
     in.remove_prefix(n);
@@ -133,11 +136,11 @@ void deflate_into(z_stream& z, std::string_view in, int flush, std::string& out,
 }  // namespace
 
 void Deflater::add(std::string_view in, std::string& out) {
-  if (!in.empty()) deflate_into(s_->z, in, Z_NO_FLUSH, out, s_->what);
+  if (!in.empty()) deflate_into(s_->z, in, Z_NO_FLUSH, s_->chunk, out, s_->what);
 }
 
 void Deflater::finish(std::string& out) {
-  deflate_into(s_->z, {}, Z_FINISH, out, s_->what);
+  deflate_into(s_->z, {}, Z_FINISH, s_->chunk, out, s_->what);
 }
 
 namespace detail {
@@ -152,26 +155,10 @@ std::string gunzip(const std::string& data, std::size_t limit, const std::string
 }
 
 std::string gzip(const std::string& data, const std::string& what, std::size_t chunk) {
-  z_stream z{};
-  // 16 + MAX_WBITS: a gzip header and trailer; level 6, zlib's default.
-  if (deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-    throw model::Error(what + ": cannot start zlib");
+  Deflater d(what, chunk);
   std::string out;
-  char buf[1 << 16];
-  Feeder in{data.data(), data.size(), chunk};
-  int rc = Z_OK;
-  do {
-    in.refill(z);
-    z.next_out = reinterpret_cast<Bytef*>(buf);
-    z.avail_out = sizeof buf;
-    rc = deflate(&z, in.left == 0 ? Z_FINISH : Z_NO_FLUSH);
-    if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
-      deflateEnd(&z);
-      throw model::Error(what + ": cannot compress (zlib error " + std::to_string(rc) + ")");
-    }
-    out.append(buf, sizeof buf - z.avail_out);
-  } while (rc != Z_STREAM_END);
-  deflateEnd(&z);
+  d.add(data, out);
+  d.finish(out);
   return out;
 }
 
@@ -186,7 +173,7 @@ std::string gzip(const std::string& data, const std::string& what) {
 }
 #else
 struct Deflater::State {};
-Deflater::Deflater(std::string what) {
+Deflater::Deflater(std::string what, std::size_t) {
   throw model::Error(what + ": a .gz output, and this cco was built without zlib (name a .json file)");
 }
 Deflater::~Deflater() = default;

@@ -45,8 +45,9 @@ class Inflater {
 /// A gzip stream made piece by piece (trace files written as their text is made).
 class Deflater {
  public:
-  /// Throws model::Error naming `what` when this build has no zlib.
-  explicit Deflater(std::string what);
+  /// Throws model::Error naming `what` when this build has no zlib. `chunk`: the most bytes
+  /// given to zlib at once (its counts are 32-bit).
+  explicit Deflater(std::string what, std::size_t chunk = std::size_t{1} << 30);
   ~Deflater();
   Deflater(const Deflater&) = delete;
   Deflater& operator=(const Deflater&) = delete;
