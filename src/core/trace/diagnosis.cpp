@@ -322,7 +322,6 @@ StepParts step_parts(int rank, const StepWindow& w, const RankView& v, const Pee
     int64_t work_start;  // collectives: when its last peer started, if later
   };
   std::vector<Op> comps, comms;  // the ops that start inside the window
-  std::vector<const KernelEvent*> comm_ks;  // every communication kernel in the window, by start
   int64_t first_comp = kMax, last_comp = kMin;
   for_ops(v, b, e, [&](const KernelEvent& k, std::string key, int n) {
     const Interval iv{std::max(k.start_ns, b), std::min(k.end_ns, e)};
@@ -336,7 +335,6 @@ StepParts step_parts(int rank, const StepWindow& w, const RankView& v, const Pee
       ++p.compute_kernels;
     } else {
       comm.push_back(iv);
-      comm_ks.push_back(&k);
       if (k.is_copy()) copies.push_back(iv);
       else if (!collective_size(k.call)) ++p.comm_unsized_kernels;
       ++p.comm_kernels;
@@ -370,8 +368,6 @@ StepParts step_parts(int rank, const StepWindow& w, const RankView& v, const Pee
   int64_t overlapped_comp = 0, estimated = 0;
   double slowed = 0, spread = 0;
   SlowedCauses causes;
-  std::vector<int64_t> comm_end;  // running maximum of the ends, as first_reaching wants
-  for (const auto* c : comm_ks) comm_end.push_back(comm_end.empty() ? c->end_ns : std::max(comm_end.back(), c->end_ns));
   std::vector<Beside> beside;
   for (const auto& op : comps) {
     const KernelEvent* k = op.k;
@@ -387,11 +383,11 @@ StepParts step_parts(int rank, const StepWindow& w, const RankView& v, const Pee
     slowed += extra;
     if (extra <= 0) continue;
     spread += std::min(est.half_iqr, extra);
-    beside.clear();
-    for (std::size_t i = first_reaching(comm_end, k->start_ns);
-         i < comm_ks.size() && comm_ks[i]->start_ns < k->end_ns; ++i)
-      if (const int64_t o = std::min(k->end_ns, comm_ks[i]->end_ns) - std::max(k->start_ns, comm_ks[i]->start_ns); o > 0)
-        beside.push_back({comm_ks[i], o});
+    beside.clear();  // the collectives that ran beside it (starting before the step's end)
+    for_window(v, k->start_ns, std::min(k->end_ns, e), [&](const KernelEvent& c) {
+      if (c.category == KernelCategory::Communication)
+        beside.push_back({&c, std::min(k->end_ns, c.end_ns) - std::max(k->start_ns, c.start_ns)});
+    });
     const SlowedCauses c = split_slowed(*k, est.alone, extra, beside, v.dev);
     causes.memory += c.memory;
     causes.sms += c.sms;
