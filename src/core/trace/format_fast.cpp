@@ -214,7 +214,7 @@ JsonOrTrace parse_fast(Cursor& cur, const std::string& source) {
       } else {
         json v;
         cur.unit([&](const char* p, const char* e) {
-          const char* q = doc.skip(p, e);
+          const char* q = doc.parse(p, e);  // where the value ends, checked
           v = json::parse(lite::skip_space(p, e), q);
           return q;
         });

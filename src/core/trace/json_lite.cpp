@@ -129,10 +129,6 @@ const char* Doc::parse(const char* p, const char* end) {
   return p;
 }
 
-const char* Doc::skip(const char* p, const char* end) {
-  return parse(p, end);
-}
-
 void Doc::string(const char*& p, const char* end, uint32_t* off, uint32_t* len) {
   ++p;  // the opening quote
   const std::size_t start = text_.size();

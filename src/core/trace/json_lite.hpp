@@ -79,9 +79,6 @@ class Doc {
   /// Parses one JSON value starting at `p` (white space before it skipped) in [p, end); returns
   /// where it ends. Throws LiteInvalid or LiteNeedMore (see the top of this file).
   const char* parse(const char* p, const char* end);
-  /// Skips one JSON value in [p, end) without keeping it, with the same checks; returns where it
-  /// ends.
-  const char* skip(const char* p, const char* end);
   const Value& root() const { return nodes_.front(); }
 
  private:
