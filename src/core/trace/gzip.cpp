@@ -1,6 +1,7 @@
 #include "trace/gzip.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <memory>
 
 #include "model/limits.hpp"
@@ -37,6 +38,12 @@ struct Feeder {
 
 constexpr std::size_t kZlibChunk = std::size_t{1} << 30;
 
+std::string mb_text(std::size_t bytes) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.2f MB", static_cast<double>(bytes) / 1e6);
+  return b;
+}
+
 }  // namespace
 
 struct Inflater::State {
@@ -44,12 +51,13 @@ struct Inflater::State {
   Feeder in;
   std::size_t limit;
   std::string what;
+  std::size_t size;  ///< the compressed bytes
   std::size_t total = 0;
   bool done = false;
 };
 
 Inflater::Inflater(const std::string& data, std::size_t limit, std::string what, std::size_t chunk)
-    : s_(std::make_unique<State>(State{{}, Feeder{data.data(), data.size(), chunk}, limit, std::move(what)})) {
+    : s_(std::make_unique<State>(State{{}, Feeder{data.data(), data.size(), chunk}, limit, std::move(what), data.size()})) {
   // 16 + MAX_WBITS: a gzip header and trailer (not a raw zlib stream).
   if (inflateInit2(&s_->z, 16 + MAX_WBITS) != Z_OK) throw model::Error(s_->what + ": cannot start zlib");
 }
@@ -78,6 +86,15 @@ bool Inflater::next(std::string& out, std::size_t max) {
     if (s.total > s.limit)
       throw model::Error(s.what + ": inflates to more than " +
                          model::format_bytes(static_cast<int64_t>(s.limit)) + " (the limit for this input)");
+    if (s.total > kGzipRatioFloor) {
+      // Read so far of the compressed data (every member), against what it gave.
+      const std::size_t read = s.size - s.in.left - z.avail_in;
+      if (static_cast<double>(s.total) > kGzipRatioLimit * static_cast<double>(std::max<std::size_t>(read, 1)))
+        throw model::Error(s.what + ": a gzip bomb, not a trace: " + mb_text(read) +
+                           " inflated to more than " + mb_text(s.total) + " (over " +
+                           std::to_string(static_cast<int>(kGzipRatioLimit)) +
+                           ":1; traces compress 10:1 to 30:1)");
+    }
     if (rc == Z_STREAM_END) {
       if (z.avail_in == 0 && s.in.left == 0) {
         s.done = true;
