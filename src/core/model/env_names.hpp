@@ -52,6 +52,8 @@ inline constexpr const char* kLocalRank = "CCO_LOCAL_RANK";
 inline constexpr const char* kMasterAddr = "CCO_MASTER_ADDR";
 inline constexpr const char* kMasterPort = "CCO_MASTER_PORT";
 inline constexpr const char* kBootstrapFile = "CCO_BOOTSTRAP_FILE";
+/// A secret the job's ranks share (docs/MULTINODE.md): set, rank 0 takes only hellos that carry it.
+inline constexpr const char* kJobSecret = "CCO_JOB_SECRET";
 inline constexpr const char* kBootstrapTimeout = "CCO_BOOTSTRAP_TIMEOUT";
 
 // ---- files cco reads and keeps ----------------------------------------------------------------

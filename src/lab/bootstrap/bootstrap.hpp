@@ -160,6 +160,11 @@ struct LaunchEnv {
   /// (write to a temporary name, then rename, so readers never see half a line) and removes it
   /// once all ranks have connected; the others poll it. Empty: connect to master_addr:port.
   std::string rendezvous_file;
+  /// CCO_JOB_SECRET: a secret every rank of the job is given (empty: none). Each hello carries
+  /// it; rank 0 takes no hello whose secret differs from its own (the connection is told why
+  /// and dropped, and the job goes on), so a process that can reach the port but was not given
+  /// the secret cannot join. It travels as is: it keeps out what cannot read the job's traffic.
+  std::string secret;
 };
 
 /// Reads the launcher variables. std::nullopt when none is set (no launcher: threads). Throws

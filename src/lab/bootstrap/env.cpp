@@ -180,6 +180,7 @@ std::optional<LaunchEnv> parse_launch_env(const Env& env) {
     return std::nullopt;
 
   if (const auto f = get(env, cco::env::kBootstrapFile)) w.rendezvous_file = *f;
+  if (const auto s = get(env, cco::env::kJobSecret)) w.secret = *s;
   const auto cco_addr = get(env, cco::env::kMasterAddr);
   const auto cco_port = get(env, cco::env::kMasterPort);
   if (!w.rendezvous_file.empty()) {

@@ -20,6 +20,7 @@
 #include "bootstrap/bootstrap.hpp"
 #include "bootstrap/detail.hpp"
 #include "bootstrap/tcpstore.hpp"
+#include "model/env_names.hpp"
 #include "model/read_file.hpp"
 
 namespace cco::boot {
@@ -30,7 +31,7 @@ using namespace detail;
 enum class OpCode : std::uint8_t { Barrier = 1, Broadcast, Allreduce, Allgather, Finish };
 enum class FailKind : std::uint8_t { Aborted = 0, Config = 1 };
 
-constexpr std::uint64_t kVersion = 1;
+constexpr std::uint64_t kVersion = 2;  // 2: the hello ends with the job secret
 constexpr std::string_view kTag = "ccoverlap-bootstrap";
 
 const char* op_name(std::uint8_t op) {
@@ -60,6 +61,16 @@ std::string one_line(std::string s) {
   std::replace(s.begin(), s.end(), '\n', ' ');
   std::replace(s.begin(), s.end(), '\r', ' ');
   return s;
+}
+
+// The job secret compared without stopping at the first difference (its time says nothing of
+// where a guess went wrong).
+bool same_secret(const std::string& a, const std::string& b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  const std::size_t n = std::max(a.size(), b.size());
+  for (std::size_t i = 0; i < n; ++i)
+    diff |= static_cast<unsigned char>((i < a.size() ? a[i] : 0) ^ (i < b.size() ? b[i] : 0));
+  return diff == 0;
 }
 
 std::string short_key(const std::string& k) {
@@ -431,6 +442,7 @@ class TcpGroup final : public Group {
     w.i64(w_.local_rank);
     w.str(this_host());
     w.str(key_);
+    w.str(w_.secret);
     return w.s;
   }
 
@@ -463,6 +475,7 @@ class TcpGroup final : public Group {
     arrived[0] = 1;
     int count = 1;   // distinct ranks arrived, rank 0 included
     int hellos = 0;  // hellos from other ranks, also those refused
+    int wrong_secret = 0;  // hellos dropped for their CCO_JOB_SECRET
     std::optional<std::pair<FailKind, std::string>> failure;
 
     const auto refuse = [&](std::unique_ptr<Link> l) {
@@ -491,8 +504,23 @@ class TcpGroup final : public Group {
       r.i64();  // local rank, for diagnostics only
       const auto host = r.str();
       const auto key = r.str();
+      const auto secret = version == kVersion ? r.str() : std::string();
       if (f->kind != Kind::Hello || !r.ok || tag != kTag) {
         l.reset();  // not one of ours: a stray client
+        return;
+      }
+      if (version == kVersion && !same_secret(secret, w_.secret)) {
+        // Not let in, and not the job's failure (anyone who reaches the port could cause that):
+        // the connection is told why and dropped; the count goes into a timeout's line.
+        ++wrong_secret;
+        l->send(Kind::Abort, 0,
+                abort_body(FailKind::Config,
+                           std::string("rank 0 refused this hello: its ") + cco::env::kJobSecret +
+                               (secret.empty() ? " is missing" : " differs from rank 0's") +
+                               " (give every rank of the job the same value)"),
+                after(std::min(timeout_, 1.0)));
+        l->shutdown_and_drain(after(0.2));
+        l.reset();
         return;
       }
       ++hellos;
@@ -564,7 +592,11 @@ class TcpGroup final : public Group {
         if (!arrived[static_cast<std::size_t>(r)]) missing.push_back(r);
       fail(FailKind::Aborted, rank_list(missing) + " did not arrive within " + secs(timeout_) +
                                   " (rank 0 listened on port " + std::to_string(port) +
-                                  "; did they start, and can they reach " + advertised() + "?)");
+                                  "; did they start, and can they reach " + advertised() + "?)" +
+                                  (wrong_secret == 0 ? std::string()
+                                                     : "; " + std::to_string(wrong_secret) +
+                                                           " hello(s) refused for their " +
+                                                           cco::env::kJobSecret));
     }
     const auto sd = after(timeout_);
     for (int r = 1; r < n_; ++r)

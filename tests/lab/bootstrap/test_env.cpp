@@ -289,6 +289,10 @@ TEST(Env, RendezvousFile) {
       {{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"CCO_BOOTSTRAP_FILE", "/shared/job.addr"}});
   ASSERT_TRUE(w);  // no MASTER_ADDR/PORT needed
   EXPECT_EQ(w->rendezvous_file, "/shared/job.addr");
+  EXPECT_EQ(w->secret, "");  // no CCO_JOB_SECRET: none
+  EXPECT_EQ(parse_launch_env({{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"CCO_BOOTSTRAP_FILE", "/f"}, {"CCO_JOB_SECRET", "k e y"}})
+                ->secret,
+            "k e y");
   EXPECT_EQ(w->master_addr, "");
   EXPECT_EQ(w->master_port, 0);  // any free port
   w = parse_launch_env({{"SLURM_PROCID", "0"},

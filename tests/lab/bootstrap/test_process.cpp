@@ -239,6 +239,37 @@ TEST(Process, RanksDisagreeAboutTheWorkload) {
   EXPECT_NE(out[0].what.find("rank 2"), std::string::npos) << out[0];
 }
 
+// CCO_JOB_SECRET: ranks that share it form the job; a hello without it, or with another, is
+// told why and dropped, and does not end the job (anyone who reaches the port could): the others
+// wait for the rank that never got in and time out, their line counting the refused hellos.
+TEST(Process, RankZeroTakesOnlyHellosWithTheJobSecret) {
+  const int port = free_port();
+  const auto ok = in_processes(job(
+      4, port, 10, exchanges, [](LaunchEnv& w, std::string&) { w.secret = "s3cret-of-the-job"; }));
+  expect_all(ok, "ok", "", 10);
+  for (const bool missing : {true, false}) {
+    const double timeout = 2;
+    const auto out = in_processes(job(
+        3, free_port(), timeout, [](Group& g) { g.barrier(); },
+        [missing](LaunchEnv& w, std::string&) {
+          w.secret = w.rank != 2 ? "s3cret-of-the-job" : missing ? "" : "s3cret-of-the-jox";
+        }));
+    ASSERT_EQ(out.size(), 3u);
+    EXPECT_EQ(out[2].kind, "ConfigError") << out[2];
+    EXPECT_NE(out[2].what.find(std::string("rank 0 refused this hello: its CCO_JOB_SECRET ") +
+                               (missing ? "is missing" : "differs from rank 0's")),
+              std::string::npos)
+        << out[2];
+    EXPECT_LT(out[2].secs, timeout) << out[2];  // told at once, not left to time out
+    for (int r : {0, 1}) {
+      EXPECT_EQ(out[r].kind, "Aborted") << out[r];
+      EXPECT_NE(out[r].what.find("rank 2 did not arrive"), std::string::npos) << out[r];
+    }
+    EXPECT_NE(out[0].what.find("1 hello(s) refused for their CCO_JOB_SECRET"), std::string::npos)
+        << out[0];
+  }
+}
+
 TEST(Process, TwoProcessesClaimOneRank) {
   const int port = free_port();
   const auto out = in_processes(job(
