@@ -204,13 +204,14 @@ std::string read_stdin(std::size_t limit) {
 
 // The file as JSON and, for a trace, the trace read in the same pass (trace::parse_json_or_trace:
 // the events never held as a document).
-trace::JsonOrTrace read_json_file(const std::string& path) {
+trace::JsonOrTrace read_json_file(const std::string& path, const trace::ReadOptions& opts = {}) {
   // Every input with the largest limit of what cco writes (a trace, 2 GiB: cco run --trace caps
   // nothing, and 256 MiB refused traces cco itself had written; issue 46), the file type being
   // known only once it is read.
   // PyTorch's profiler writes .json.gz: read as it inflates (trace::read_json_or_trace_file).
-  return trace::read_json_or_trace_file(path, path == "-" ? read_stdin(model::kTraceFileLimit)
-                                                          : model::read_file(path, model::kTraceFileLimit));
+  return trace::read_json_or_trace_file(
+      path, path == "-" ? read_stdin(model::kTraceFileLimit) : model::read_file(path, model::kTraceFileLimit),
+      opts);
 }
 
 // The trace of a file read by read_json_file, or the trace reader's one line on what it lacks.
@@ -716,7 +717,9 @@ int report_main(const std::vector<std::string>& args) {
   std::vector<std::optional<report::ResultKind>> kinds;
   std::size_t results = 0, benches = 0;
   for (const auto& f : a.files) {
-    files.push_back(read_json_file(f));
+    // --merge keeps every event of another tool's traces (their CPU side too), not only what the
+    // analysis reads.
+    files.push_back(read_json_file(f, trace::ReadOptions{.keep_events = !a.merge.empty()}));
     docs.push_back(files.back().doc);
     if (std::string schema; is_run_output(docs.back(), f, &schema)) {
       if (a.files.size() > 1)

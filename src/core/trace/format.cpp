@@ -187,6 +187,9 @@ int64_t time_origin(const Trace& t) {
   } else if (!t.marks.empty()) {
     origin = t.marks.front().ts_ns;
   }
+  // Another tool's kept events (a merge that keeps every event) may start before the first kernel.
+  for (const auto& k : t.kept)
+    if (k.ts_ns) origin = std::min(origin, *k.ts_ns);
   return origin;
 }
 
@@ -349,8 +352,13 @@ void host_events(const Trace& t, const StepMarks& steps, int64_t origin, const E
                         {"ts", us(marks[i]->ts_ns)},
                         {"dur", static_cast<double>(marks[i + 1]->ts_ns - marks[i]->ts_ns) / 1000.0},
                         {"args", {{"from", marks[i]->name}}}});
+  std::set<int> own_calls;  // ranks whose kept events hold their own launch calls
+  for (const auto& k : t.kept)
+    if (auto c = k.event.find("cat"); c != k.event.end() && c->is_string() &&
+                                      (*c == "cuda_runtime" || *c == "cuda_driver"))
+      own_calls.insert(k.rank);
   for (const auto& k : t.kernels) {
-    if (!has_launch_event(k)) continue;
+    if (!has_launch_event(k) || own_calls.count(k.rank)) continue;
     const int64_t end = std::max(k.queued_ns + 1, k.submitted_ns);
     emit({{"ph", "X"},
                       {"name", "cuLaunchKernel"},
@@ -403,9 +411,27 @@ json trace_head(const Trace& t) {
   return head;
 }
 
-// Every event of the file, one at a time.
+// A kept event of another tool as written: its rank as "pid", its time on the trace's origin, and
+// an "id" (flows, async events) made its rank's own: rank r > 0 adds r * 2^32 to a number, or
+// prefixes "r<r>:" to a string, so ranks' ids (a profiler's correlation ids) never join.
+json kept_event(const KeptEvent& k, int64_t origin) {
+  json e = k.event;
+  e["pid"] = k.rank;
+  if (k.ts_ns) e["ts"] = static_cast<double>(*k.ts_ns - origin) / 1000.0;
+  if (auto id = e.find("id"); id != e.end() && k.rank > 0) {
+    if (id->is_number_unsigned() || id->is_number_integer())
+      *id = id->get<int64_t>() + (static_cast<int64_t>(k.rank) << 32);
+    else if (id->is_string())
+      *id = "r" + std::to_string(k.rank) + ":" + id->get<std::string>();
+  }
+  return e;
+}
+
+// Every event of the file, one at a time: another tool's kept events first (their process names
+// then give way to ours, written after them).
 void trace_events(const Trace& t, const Emit& emit) {
   const int64_t origin = time_origin(t);
+  for (const auto& k : t.kept) emit(kept_event(k, origin));
   const StepMarks steps = step_marks(t);
   row_events(t, steps, emit);
   for (const auto& k : t.kernels) emit(kernel_event(k, origin));
@@ -542,6 +568,7 @@ Trace merge_traces(const std::vector<Trace>& parts) {
     out.streams.insert(out.streams.end(), p.streams.begin(), p.streams.end());
     out.kernels.insert(out.kernels.end(), p.kernels.begin(), p.kernels.end());
     out.ranges.insert(out.ranges.end(), p.ranges.begin(), p.ranges.end());
+    out.kept.insert(out.kept.end(), p.kept.begin(), p.kept.end());
     for (const auto& m : p.marks)  // a process-wide mark is in every rank file of its process
       if (seen_marks.insert({m.ts_ns, m.rank, m.name}).second) out.marks.push_back(m);
     out.dropped_records += p.dropped_records;

@@ -184,6 +184,17 @@ inline constexpr int64_t kHostTid = kNvtxTidBase - 1;
 /// The base files of ccoverlap before 0.1.0's 2026-11-24 change used (2^32), still read.
 inline constexpr int64_t kOldNvtxTidBase = int64_t{1} << 32;
 
+/// An event of another tool's trace (a PyTorch profiler's CPU ops, runtime calls, Python
+/// functions, annotations, flows, counters, memory and metadata events) that the trace holds in
+/// no other form: kept whole when read with ReadOptions::keep_events (cco report --merge), so a
+/// merged file loses none of its inputs' events, and written back with its rank as "pid", its
+/// time on the trace's origin, and flow ids made the rank's own (docs/TRACE.md).
+struct KeptEvent {
+  int rank = 0;
+  std::optional<int64_t> ts_ns;  ///< its "ts" on the trace clock (none: metadata)
+  nlohmann::json event;          ///< as read
+};
+
 struct Trace {
   std::vector<RankInfo> ranks;
   std::vector<StreamInfo> streams;
@@ -193,6 +204,7 @@ struct Trace {
   uint64_t dropped_records = 0;    ///< records CUPTI dropped (buffers full): the trace is partial
   std::vector<std::string> notes;  ///< warnings and facts from the tracer, kept in the file
   std::string source;              ///< the file(s) it came from, for messages
+  std::vector<KeptEvent> kept;     ///< another tool's other events (ReadOptions::keep_events)
 
   /// The stream entry for (rank, device, stream), or nullptr.
   const StreamInfo* find_stream(int rank, int device, int64_t stream) const;
@@ -205,6 +217,13 @@ struct Trace {
   void normalize();
 };
 
+/// How a trace is read. keep_events: another tool's events that the trace holds in no other form
+/// are kept whole (Trace::kept), for a merged file that keeps every event; off, they are read
+/// and dropped (their memory is not spent).
+struct ReadOptions {
+  bool keep_events = false;
+};
+
 /// Chrome/Perfetto JSON of a trace (docs/TRACE.md lists every field). Times are microseconds
 /// relative to the earliest kernel ("otherData"."ccoverlap"."time_origin_ns" holds it), so the
 /// numbers stay exact to the nanosecond in a double.
@@ -215,7 +234,8 @@ nlohmann::json trace_to_json(const Trace& t);
 /// "traceEvents" array, a wrong schema or major version, an event missing ts/dur/pid/tid or with
 /// a negative duration, a non-numeric field. NVTX ranges (cat "nvtx") are read back with the
 /// same checks.
-Trace trace_from_json(const nlohmann::json& j, const std::string& source = "trace");
+Trace trace_from_json(const nlohmann::json& j, const std::string& source = "trace",
+                      const ReadOptions& opts = {});
 /// Parses text (malformed or truncated JSON -> Error "<source>: not valid JSON (...)").
 Trace parse_trace(std::string_view text, const std::string& source = "trace");
 /// Any JSON file cco report reads, in one pass (a reader of its own for the common layout, valid
@@ -229,11 +249,13 @@ struct JsonOrTrace {
   nlohmann::json doc;
   std::optional<Trace> trace;
 };
-JsonOrTrace parse_json_or_trace(std::string_view text, const std::string& source = "file");
+JsonOrTrace parse_json_or_trace(std::string_view text, const std::string& source = "file",
+                                const ReadOptions& opts = {});
 /// parse_json_or_trace of a file's bytes `data` (read by the caller, with its limit): gzip is read
 /// as it inflates, on a thread of its own, up to kStreamTextLimit of text; what the fast reader
 /// does not take (docs/TRACE.md) is inflated whole, within model::kTraceFileLimit.
-JsonOrTrace read_json_or_trace_file(const std::string& path, std::string data);
+JsonOrTrace read_json_or_trace_file(const std::string& path, std::string data,
+                                    const ReadOptions& opts = {});
 /// The most text a gzip trace may inflate to when read as it inflates (memory holds the kernels,
 /// not the text).
 inline constexpr std::size_t kStreamTextLimit = std::size_t{64} << 30;
@@ -243,10 +265,11 @@ Trace read_trace_file(const std::string& path);
 namespace detail {
 /// parse_json_or_trace through nlohmann's parser alone: what the fast reader falls back to, and
 /// its reference in the tests.
-JsonOrTrace parse_json_or_trace_dom(std::string_view text, const std::string& source);
+JsonOrTrace parse_json_or_trace_dom(std::string_view text, const std::string& source,
+                                    const ReadOptions& opts = {});
 /// A gzip file read as it inflates, in pieces of `piece` bytes (tests: pieces of a few bytes).
 JsonOrTrace read_gzip_json_or_trace(const std::string& path, const std::string& data,
-                                    std::size_t piece);
+                                    std::size_t piece, const ReadOptions& opts = {});
 /// How often the fast reader gave a text to nlohmann's reader, in this process (tests).
 uint64_t fast_reader_fallbacks();
 }  // namespace detail

@@ -11,7 +11,9 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -386,7 +388,10 @@ KernelEvent read_kernel(Reader& rd, const J& e, const J& args, int64_t origin,
 // distributedInfo names).
 class EventReader {
  public:
-  EventReader(Reader& rd, Trace& t, const json* meta, const json* distributed) : rd_(rd), t_(t) {
+  /// `keep`: another tool's events that the trace holds in no other form go to t.kept
+  /// (ReadOptions::keep_events); the streaming reader gives each event's text first (raw_text).
+  EventReader(Reader& rd, Trace& t, const json* meta, const json* distributed, bool keep = false)
+      : rd_(rd), t_(t), keep_(keep) {
     ours_ = meta != nullptr;
     origin_ = meta ? read_our_data(rd_, *meta, t_) : 0;
     // A PyTorch profiler (kineto) trace names its rank in distributedInfo; its events' pid is
@@ -409,7 +414,10 @@ class EventReader {
       t_.marks.push_back(read_mark(rd_, e, origin_, where));
       return;
     }
-    if (ph != "X") return;  // metadata, other instants, counters, flows: not kernels
+    if (ph != "X") {  // metadata, other instants, counters, flows: not kernels
+      keep(e);
+      return;
+    }
     const std::string name = rd_.opt_string(e, "name", where);
     where.name = &name;
     const std::string cat_name = rd_.opt_string(e, "cat", where);
@@ -439,6 +447,7 @@ class EventReader {
         kineto_ranges_.push_back(t_.ranges.size());
         t_.ranges.push_back(std::move(r));
       } catch (const Error&) {
+        keep(e);
       }
       return;
     }
@@ -451,6 +460,7 @@ class EventReader {
           if (id > 0)
             launch_at_[static_cast<uint64_t>(id)] = read_span(rd_, e, empty_object<J>(), origin_, where).start_ns;
         }
+      keep(e);  // the call itself (its kernel takes only its time)
       return;
     }
     // Ours since 2026-11-28: "kernel" or "gpu_memcpy", the kind in args.kind; before, the kind
@@ -458,7 +468,10 @@ class EventReader {
     const bool ours_gpu = ours_ && (cat_name == "kernel" || cat_name == "gpu_memcpy" || cat_name == "gpu_memset");
     auto cat = ours_gpu ? std::optional<KernelCategory>(KernelCategory::Compute)
                         : category_of(cat_name, name, ours_);
-    if (!cat) return;  // CPU ops and the like in foreign traces
+    if (!cat) {  // CPU ops and the like in foreign traces
+      keep(e);
+      return;
+    }
     if (auto a = e.find("args"); a != e.end() && !a->is_null()) {
       if (!a->is_object()) rd_.fail(where + ": \"args\" is not an object");
       args = &*a;
@@ -492,11 +505,14 @@ class EventReader {
     for (const std::size_t i : kineto_ranges_) t_.ranges[i].rank = *file_rank_;
   }
   bool ours() const { return ours_; }
+  /// The streaming reader: the text of the event it hands over next (kept events are made of it).
+  void raw_text(std::string_view text) { raw_ = text; }
 
   // After the last event: the kernels into the trace; a profiler's GPU work takes its launch
   // call's time as its launch time (the calls may come before or after the work in the file).
   void finish() {
     gather();
+    place_kept();
     if (ours_ || launch_at_.empty()) return;
     for (auto& k : t_.kernels) {
       if (k.queued_ns > 0 || k.correlation_id == 0) continue;
@@ -514,6 +530,48 @@ class EventReader {
   std::map<int, int> device_of_rank_;
   std::unordered_map<uint64_t, int64_t> launch_at_;  // correlation id -> launch call's start (ns)
   std::vector<std::size_t> kineto_ranges_;  // the profiler steps read, in t_.ranges
+  bool keep_ = false;
+  std::string_view raw_;                   // the current event's text (streaming reader)
+  std::vector<std::pair<std::optional<int64_t>, KeptEvent>> kept_;  // with the event's own pid
+
+  // Another tool's event the trace holds in no other form, kept whole when asked (t_.kept).
+  template <class J>
+  void keep(const J& e) {
+    if (!keep_ || ours_) return;
+    KeptEvent k;
+    if constexpr (std::is_same_v<J, json>) {
+      k.event = e;
+    } else {
+      if (raw_.empty()) return;
+      k.event = json::parse(raw_);
+    }
+    std::optional<int64_t> pid;
+    if (auto p = k.event.find("pid"); p != k.event.end() && p->is_number_integer()) pid = p->template get<int64_t>();
+    if (auto ts = k.event.find("ts"); ts != k.event.end() && ts->is_number()) {
+      const double us = ts->template get<double>();
+      if (std::isfinite(us) && std::abs(us) < 9e15) k.ts_ns = static_cast<int64_t>(std::llround(us * 1000.0));
+    }
+    kept_.emplace_back(pid, std::move(k));
+  }
+  // The kept events' rank, once the file's is known (distributedInfo may come last): the file's
+  // rank; without one, the event's pid where it is a rank of the kernels (a profiler's GPU rows:
+  // pid = device), else the lowest rank of the file (its CPU rows: pid = the OS's).
+  void place_kept() {
+    if (kept_.empty()) return;
+    std::set<int> ranks;
+    for (const auto& k : t_.kernels) ranks.insert(k.rank);
+    for (const auto& r : t_.ranges) ranks.insert(r.rank);
+    const int lowest = ranks.empty() ? 0 : *ranks.begin();
+    t_.kept.reserve(t_.kept.size() + kept_.size());
+    for (auto& [pid, k] : kept_) {
+      k.rank = file_rank_ ? *file_rank_
+               : pid && *pid >= 0 && *pid <= INT32_MAX && ranks.count(static_cast<int>(*pid))
+                   ? static_cast<int>(*pid)
+                   : lowest;
+      t_.kept.push_back(std::move(k));
+    }
+    kept_.clear();
+  }
   // The kernels read, in pieces moved into t_.kernels at the end (gather): a vector that doubles
   // as it grows holds its old and new buffers at once (10M kernels of 264 bytes: 4.4 GB at the
   // last doubling); a piece is larger than glibc's largest mmap threshold (32 MiB), so each is

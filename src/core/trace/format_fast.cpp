@@ -160,7 +160,7 @@ class Cursor {
 // array that comes once and after otherData and distributedInfo -- and valid JSON only; anything
 // else throws Fallback, and what it read is dropped. Errors in the events themselves are the
 // EventReader's, thrown as they are met, as the other reader throws them.
-JsonOrTrace parse_fast(Cursor& cur, const std::string& source) {
+JsonOrTrace parse_fast(Cursor& cur, const std::string& source, const ReadOptions& opts) {
   cur.unit([](const char* p, const char* e) {  // a byte order mark, as nlohmann skips it
     if (e - p < 3) throw lite::LiteNeedMore{};
     return std::string_view(p, 3) == "\xEF\xBB\xBF" ? p + 3 : p;
@@ -192,11 +192,15 @@ JsonOrTrace parse_fast(Cursor& cur, const std::string& source) {
         json head = json::object();
         if (!other.is_null()) head["otherData"] = other;
         if (!distributed.is_null()) head["distributedInfo"] = distributed;
-        er.emplace(rd, t, our_meta(rd, head), distributed_info(head));
+        er.emplace(rd, t, our_meta(rd, head), distributed_info(head), opts.keep_events);
         cur.advance();
         if (cur.peek() != ']') {
           while (true) {
-            cur.unit([&](const char* p, const char* e) { return doc.parse(p, e); });
+            cur.unit([&](const char* p, const char* e) {
+              const char* q = doc.parse(p, e);
+              if (opts.keep_events) er->raw_text(std::string_view(lite::skip_space(p, e), q));
+              return q;
+            });
             try {
               er->event(doc.root(), i++);
             } catch (const Error&) {
@@ -257,37 +261,38 @@ uint64_t detail::fast_reader_fallbacks() {
   return g_fallbacks.load(std::memory_order_relaxed);
 }
 
-JsonOrTrace parse_json_or_trace(std::string_view text, const std::string& source) {
+JsonOrTrace parse_json_or_trace(std::string_view text, const std::string& source,
+                                const ReadOptions& opts) {
   try {
     Cursor cur(text);
-    return parse_fast(cur, source);
+    return parse_fast(cur, source, opts);
   } catch (const Fallback&) {
     g_fallbacks.fetch_add(1, std::memory_order_relaxed);
   }
-  return detail::parse_json_or_trace_dom(text, source);
+  return detail::parse_json_or_trace_dom(text, source, opts);
 }
 
 namespace detail {
 
 JsonOrTrace read_gzip_json_or_trace(const std::string& path, const std::string& data,
-                                    std::size_t piece) {
+                                    std::size_t piece, const ReadOptions& opts) {
   // Read as it inflates, its text never held whole; what the fast reader does not take is
   // inflated whole and read by the other reader (within kTraceFileLimit).
   try {
     InflatingSource src(data, kStreamTextLimit, path, piece);
     Cursor cur(src);
-    return parse_fast(cur, path);
+    return parse_fast(cur, path, opts);
   } catch (const Fallback&) {
     g_fallbacks.fetch_add(1, std::memory_order_relaxed);
   }
-  return parse_json_or_trace_dom(trace::gunzip(data, kTraceFileLimit, path), path);
+  return parse_json_or_trace_dom(trace::gunzip(data, kTraceFileLimit, path), path, opts);
 }
 
 }  // namespace detail
 
-JsonOrTrace read_json_or_trace_file(const std::string& path, std::string data) {
-  if (!is_gzip(data)) return parse_json_or_trace(data, path);
-  return detail::read_gzip_json_or_trace(path, data, std::size_t{4} << 20);  // ours or PyTorch's
+JsonOrTrace read_json_or_trace_file(const std::string& path, std::string data, const ReadOptions& opts) {
+  if (!is_gzip(data)) return parse_json_or_trace(data, path, opts);
+  return detail::read_gzip_json_or_trace(path, data, std::size_t{4} << 20, opts);  // ours or PyTorch's
 }
 
 }  // namespace cco::trace

@@ -30,7 +30,7 @@ struct LateHeader {};
 
 }  // namespace
 
-Trace trace_from_json(const json& j, const std::string& source) {
+Trace trace_from_json(const json& j, const std::string& source, const ReadOptions& opts) {
   Reader rd(source);
   check_top(rd, j);
   auto evs = j.find("traceEvents");
@@ -38,14 +38,15 @@ Trace trace_from_json(const json& j, const std::string& source) {
   if (!evs->is_array()) rd.fail("\"traceEvents\" is not an array");
   Trace t;
   t.source = source;
-  EventReader er(rd, t, our_meta(rd, j), distributed_info(j));
+  EventReader er(rd, t, our_meta(rd, j), distributed_info(j), opts.keep_events);
   for (std::size_t i = 0; i < evs->size(); ++i) er.event((*evs)[i], i);
   er.finish();
   t.normalize();
   return t;
 }
 
-JsonOrTrace detail::parse_json_or_trace_dom(std::string_view text, const std::string& source) {
+JsonOrTrace detail::parse_json_or_trace_dom(std::string_view text, const std::string& source,
+                                            const ReadOptions& opts) {
   // One pass: the elements of a top-level "traceEvents" array are read into the trace as each
   // is parsed, then dropped, so memory holds the kernels, not a document of them (issue 46). The
   // file's header (otherData, distributedInfo) must come before its events, as cco (keys in
@@ -67,7 +68,7 @@ JsonOrTrace detail::parse_json_or_trace_dom(std::string_view text, const std::st
         json head = json::object();
         if (!other.is_null()) head["otherData"] = other;
         if (!distributed.is_null()) head["distributedInfo"] = distributed;
-        er.emplace(rd, t, our_meta(rd, head), distributed_info(head));
+        er.emplace(rd, t, our_meta(rd, head), distributed_info(head), opts.keep_events);
       } else if (ev == json::parse_event_t::object_end && key == "otherData") {
         if (er && parsed.contains("ccoverlap")) late = true;
         other = parsed;
@@ -99,7 +100,7 @@ JsonOrTrace detail::parse_json_or_trace_dom(std::string_view text, const std::st
       not_json(e, text, source);
     }
     if (out.doc.is_object() && out.doc.contains("traceEvents")) {
-      out.trace = trace_from_json(out.doc, source);
+      out.trace = trace_from_json(out.doc, source, opts);
       out.doc["traceEvents"] = json::array();  // as the streaming reader leaves it
     }
     return out;
