@@ -65,6 +65,34 @@ for how in ctrl-c term; do
   grep -qE "(^|\^C)$want$" <<<"$out" || fail "$how under cco run --compare: the program should get one signal ($want): $out"
 done
 
+# A SIGTERM while cco reads the step files (the program has ended) removes cco's temporary step
+# folder and ends cco by that signal (it stayed behind: 106 MB for 1M steps). The program leaves a
+# step file of 1.5M steps (about 1-2 s to read), says so, and exits; the signal comes 0.3 s later.
+cat >"$tmp/bigsteps.py" <<'PY'
+import json, os, sys
+d = os.environ["CCO_STEPS_DIR"]
+steps = ",".join('{"step":%d,"config":%d,"host_ms":10.5,"gpu_ms":10.25,"regular":true}' % (i, i % 2)
+                 for i in range(1500000))
+with open(os.path.join(d, "steps-rank7.json"), "w") as f:
+    f.write('{"schema":"ccoverlap.steps","schema_version":"1.0.0","pid":%d,"rank":7,"device":0,'
+            '"source":"marker","period":0,"collectives":0,"locks":1,"mismatches":0,'
+            '"configs":["off","priority"],"warmup":0,"ended":"exit","steps":[%s]}' % (os.getpid(), steps))
+open(sys.argv[1], "w").close()
+PY
+mkdir -p "$tmp/tmpdir"
+rm -f "$tmp/done"
+TMPDIR="$tmp/tmpdir" "$cco" run --compare off,priority --no-diagnose -- python3 "$tmp/bigsteps.py" "$tmp/done" >/dev/null 2>&1 &
+ccopid=$!
+for _ in $(seq 600); do [ -e "$tmp/done" ] && break; sleep 0.05; done
+sleep 0.3
+kill -TERM "$ccopid" 2>/dev/null
+wait "$ccopid"
+rc=$?
+left=$(find "$tmp/tmpdir" -mindepth 1 -maxdepth 1 | head -3)
+[ -e "$tmp/done" ] || fail "the big-step program never ended"
+[ "$rc" = 143 ] || fail "cco run --compare got SIGTERM while reading the steps: exit $rc (want 143: ended by it; did the report end first?)"
+[ -z "$left" ] || fail "cco run --compare's temporary step folder stayed after a SIGTERM during the report: $left"
+
 # cco tune -- CMD ends the program's processes with it: workers a launcher left running when it
 # exited are ended once it is reaped, and cco killed outright (SIGKILL, `timeout -k`) takes the
 # launcher with it (a parent-death SIGTERM), which ends its workers as torchrun does.

@@ -146,6 +146,20 @@ TEST(Files, WriteToDevicesLinksAndModes) {
 
 // A named FIFO that no process reads: one error, at once (the open waited for a reader for
 // ever: review of `cco report --svg FIFO`).
+// Every input is read with a limit: a file over it is one clear line, never all of it.
+TEST(Files, AFileOverItsLimitIsRefused) {
+  const std::string path = ::testing::TempDir() + "cco_big_input";
+  cco::model::write_file(path, std::string((2u << 20) + 1, 'x'));
+  EXPECT_EQ(cco::model::read_file(path, 3u << 20).size(), (2u << 20) + 1);
+  try {
+    cco::model::read_file(path, 2u << 20);
+    ADD_FAILURE() << "a file of 2 MiB + 1 byte was read with a limit of 2 MiB";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("larger than the limit of 2 MiB"), std::string::npos) << e.what();
+  }
+  ::unlink(path.c_str());
+}
+
 TEST(Files, WriteToAFifoNobodyReadsFailsAtOnce) {
   const std::string fifo = tmp("fifo");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
