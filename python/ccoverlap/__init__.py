@@ -210,8 +210,9 @@ def _kind(doc: Dict[str, Any], path: str) -> str:
             return name
     return str(doc.get("schema", ""))
 
-def load(path: str) -> Dict[str, Any]:
-    """Reads one of ccoverlap's JSON files (bounded; regular files only)."""
+def _read_json(path: str) -> Any:
+    """A JSON file (gzip read as it inflates), bounded: regular files only, at most _MAX_FILE of
+    text."""
     st = os.stat(path)
     import stat as _stat
     if not _stat.S_ISREG(st.st_mode):
@@ -220,14 +221,142 @@ def load(path: str) -> Dict[str, Any]:
         raise ValueError(f"{path}: larger than {_MAX_FILE} bytes")
     with open(path, "rb") as f:
         data = f.read(_MAX_FILE + 1)
+    if data[:2] == b"\x1f\x8b":
+        import zlib
+        z = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        data = z.decompress(data, _MAX_FILE + 1)
+        if len(data) > _MAX_FILE or z.unconsumed_tail:
+            raise ValueError(f"{path}: inflates to more than {_MAX_FILE} bytes")
     try:
-        doc = json.loads(data)
+        return json.loads(data)
     except ValueError as e:
         raise ValueError(f"{path}: not JSON ({e})") from None
+
+
+def _is_trace(doc: Any) -> bool:
+    return isinstance(doc, dict) and isinstance(doc.get("traceEvents"), list)
+
+
+def load(path: str) -> Dict[str, Any]:
+    """Reads one of ccoverlap's JSON files (bounded; regular files only; gzip too). A trace (cco's,
+    whose schema is under otherData, or a PyTorch profiler's) is read as it is."""
+    doc = _read_json(path)
+    if _is_trace(doc):
+        return doc
     if not isinstance(doc, dict) or "schema" not in doc:
         raise ValueError(f"{path}: not a ccoverlap file (no schema)")
     _kind(doc, path)  # a file of another version: refused here
     return doc
+
+
+# ---- one column vocabulary ----------------------------------------------------------------------
+# Every row frame() gives, of any file, has these columns beside the file's own (which stay, so
+# the old names still read): "kind" (what the row is: bench, step_bench, tune, compare, steps,
+# step_diagnosis, kernel, profiler_step), "label" (the row's name), "time_us" (its time: the
+# median of a measured row, a step's or a kernel's own time) and, where the file has a spread,
+# "time_p25_us" and "time_p75_us". One file of every kind then goes into one DataFrame.
+def _vocabulary(kind: str, row: Dict[str, Any]) -> Dict[str, Any]:
+    def pick(*keys, scale=1.0):
+        for k in keys:
+            v = row.get(k)
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                return v * scale
+        return None
+
+    out = dict(row)
+    out["kind"] = kind
+    if kind == "bench":
+        # as cco report's CSV names the row (report::sweep): the mode, and a shaped row's target
+        mode, k = row.get("mode") or "", row.get("target_blocks_per_sm") or 0
+        out["label"] = row.get("label") or (mode + (f" k={k}" if mode in ("shape", "shape+priority") and k > 0 else ""))
+        t = (pick("t_median_us"), pick("t_p25_us"), pick("t_p75_us"))
+    elif kind == "step_bench":
+        t = (pick("time_median_us"), pick("time_p25_us"), pick("time_p75_us"))
+    elif kind == "tune":
+        t = (pick("t_us"), pick("p25_us"), pick("p75_us"))
+    elif kind == "compare":
+        out["label"] = row.get("name")
+        t = (pick("median_ms", scale=1e3), pick("q1_ms", scale=1e3), pick("q3_ms", scale=1e3))
+    elif kind == "steps":
+        out["label"] = row.get("config_name")
+        t = (pick("gpu_ms", "host_ms", scale=1e3), None, None)
+    elif kind == "step_diagnosis":
+        out["label"] = f"rank {row.get('rank')} step {row.get('step')}"
+        t = (pick("time_ns", scale=1e-3), None, None)
+    else:  # kernel, profiler_step: made with their label and time
+        t = (pick("time_us"), None, None)
+    out.setdefault("label", None)
+    out["time_us"] = t[0]
+    if t[1] is not None or t[2] is not None:
+        out["time_p25_us"], out["time_p75_us"] = t[1], t[2]
+    return out
+
+
+def _row_kind(doc: Dict[str, Any]) -> str:
+    schema = _kind(doc, "")
+    return {"ccoverlap.bench": "bench", "ccoverlap.step_bench": "step_bench", "ccoverlap.plan": "tune",
+            "ccoverlap.run_compare": "compare", "ccoverlap.steps": "steps",
+            "ccoverlap.trace_analysis": "step_diagnosis"}.get(schema, schema.split(".")[-1])
+
+
+# ---- traces --------------------------------------------------------------------------------------
+def _trace_rank(doc: Dict[str, Any]) -> Optional[int]:
+    d = doc.get("distributedInfo")
+    return d.get("rank") if isinstance(d, dict) and isinstance(d.get("rank"), int) else None
+
+
+def _trace_rows(doc: Dict[str, Any]) -> Dict[str, List[Dict[str, Any]]]:
+    """A trace's kernel table (one row per kernel, copy or memset: rank, device, stream, name,
+    category, start_us and time_us on the file's clock) and its steps (the profiler's
+    ProfilerStep#N annotations, which cco's traces carry too: rank, step, start_us, time_us)."""
+    ours = (doc.get("otherData") or {}).get("ccoverlap")
+    rank = _trace_rank(doc)
+    kernels, steps = [], []
+    for e in doc["traceEvents"]:
+        if not isinstance(e, dict) or e.get("ph") != "X":
+            continue
+        cat, name, args = e.get("cat"), e.get("name"), e.get("args") or {}
+        ts, dur = e.get("ts"), e.get("dur")
+        if not isinstance(ts, (int, float)) or not isinstance(dur, (int, float)):
+            continue
+        if cat in ("kernel", "gpu_memcpy", "gpu_memset", "compute", "communication"):
+            kind = args.get("kind") if ours else None
+            if not kind:
+                kind = "communication" if cat == "communication" or "nccl" in str(name).lower() else "compute"
+            kernels.append(_vocabulary("kernel", {
+                "rank": e.get("pid") if ours else (rank if rank is not None else e.get("pid")),
+                "device": args.get("device"), "stream": args.get("stream", e.get("tid")),
+                "label": name, "category": kind, "copy": cat if cat != "kernel" else None,
+                "start_us": ts, "time_us": dur}))
+        elif cat in ("user_annotation", "gpu_user_annotation") and str(name).startswith("ProfilerStep#"):
+            if cat == "gpu_user_annotation":
+                continue  # its CPU-side twin is the step
+            try:
+                number = int(str(name)[len("ProfilerStep#"):])
+            except ValueError:
+                continue
+            steps.append(_vocabulary("profiler_step", {
+                "rank": e.get("pid") if ours else rank, "step": number, "label": name,
+                "start_us": ts, "time_us": dur}))
+    return {"kernels": kernels, "steps": steps}
+
+
+def _as_frame(rows: List[Dict[str, Any]]):
+    try:
+        import pandas as pd  # noqa: WPS433 (optional)
+    except ImportError:
+        return rows
+    return pd.DataFrame(rows)
+
+
+def read_trace(path: str) -> Dict[str, Any]:
+    """A trace (cco run --trace's, gzip too, or a PyTorch profiler's) as two tables: "kernels" (one
+    row per kernel, copy or memset) and "steps" (one row per profiler step, ProfilerStep#N): pandas
+    DataFrames if pandas is installed, else lists of dicts, with frame()'s column vocabulary."""
+    doc = load(path)
+    if not _is_trace(doc):
+        raise ValueError(f"{path}: not a trace (no traceEvents)")
+    return {k: _as_frame(v) for k, v in _trace_rows(doc).items()}
 
 
 def _rows(doc: Dict[str, Any]) -> List[Dict[str, Any]]:
@@ -288,13 +417,14 @@ def frame(path: str):
     of dicts, nested numbers as flat columns (t_median_us). Step files give one row per step,
     comparisons one per configuration, bench and step results their result rows, a tuned plan the
     rows its search tried (or the decisions of cco tune -- CMD), a trace analysis (cco report
-    TRACE --json) one row per rank and step of its diagnosis."""
-    rows = _rows(load(path))
-    try:
-        import pandas as pd  # noqa: WPS433 (optional)
-    except ImportError:
-        return rows
-    return pd.DataFrame(rows)
+    TRACE --json) one row per rank and step of its diagnosis, a trace its kernel table (its steps:
+    read_trace). Every row also has "kind", "label" and "time_us" (and "time_p25_us",
+    "time_p75_us" where the file has a spread): one vocabulary across files (docs/STEPS.md)."""
+    doc = load(path)
+    if _is_trace(doc):
+        return _as_frame(_trace_rows(doc)["kernels"])
+    kind = _row_kind(doc)
+    return _as_frame([_vocabulary(kind, r) for r in _rows(doc)])
 
 
 def read_steps(path: str):

@@ -128,6 +128,56 @@ for rel, time_key in [("recorded/2026-11-22-h200x2/builtin2048x2_ar256M.json", "
             check(str(p["size_bytes"]) == c["size_bytes"], f"{w}: size differs")
         same_number(p[time_key], c["t_us"], w + " time")
 
+# --- one column vocabulary: a file of every kind in one table ------------------------------------
+# Every row has "kind", "label" and "time_us" (the kind's own time column, in us), so one file of
+# each kind goes into one DataFrame with one time column (issue 45 item 4).
+analysis = os.path.join(tmp, "analysis.json")
+subprocess.run([cco, "report", os.path.join(fixtures, "report", "trace_rank0.json"),
+                os.path.join(fixtures, "report", "trace_rank1.json"), "--json=" + analysis],
+               check=True, capture_output=True)
+trace = os.path.join(tmp, "trace.json.gz")
+import gzip  # noqa: E402
+with gzip.open(trace, "wb") as f:  # a PyTorch-like trace, gzip: its kernels and its step
+    f.write(json.dumps({"schemaVersion": 1, "distributedInfo": {"rank": 3}, "traceEvents": [
+        {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#551", "pid": 9, "tid": 9, "ts": 10, "dur": 90},
+        {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", "pid": 0, "tid": 7,
+         "ts": 20, "dur": 30, "args": {"device": 0, "stream": 7}},
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 9, "tid": 9, "ts": 12, "dur": 3}]}).encode())
+own_time = {"bench": ("t_median_us", 1), "step_bench": ("time_median_us", 1), "tune": ("t_us", 1),
+            "compare": ("median_ms", 1e3), "steps": ("gpu_ms", 1e3), "step_diagnosis": ("time_ns", 1e-3),
+            "kernel": ("time_us", 1), "profiler_step": ("time_us", 1)}
+together = []
+for rel in ["recorded/2026-11-22-h200x2/builtin2048x2_ar256M.json", "report/step_a.json",
+            "report/tune_pair.plan.json", "report/run_compare.json", "report/steps_legacy.json",
+            analysis, os.path.join(fixtures, "report", "trace_rank0.json"), trace]:
+    path = rel if os.path.isabs(rel) else os.path.join(fixtures, rel)
+    together += rows_of(ccoverlap.frame(path))
+tables = ccoverlap.read_trace(trace)
+steps_of_trace, kernels_of_trace = rows_of(tables["steps"]), rows_of(tables["kernels"])
+check([(r["step"], r["rank"], r["time_us"]) for r in steps_of_trace] == [(551, 3, 90)],
+      f"read_trace's steps: {steps_of_trace}")
+check([(r["rank"], r["category"], r["time_us"]) for r in kernels_of_trace] == [(3, "communication", 30)],
+      f"read_trace's kernels: {kernels_of_trace}")
+together += steps_of_trace
+kinds = sorted({r.get("kind") for r in together})
+check(kinds == sorted(own_time), f"kinds in one table: {kinds}")
+for r in together:
+    w = f"{r.get('kind')} row {r.get('label')}"
+    check(isinstance(r.get("label"), str) and r["label"] != "", f"{w}: no label")
+    key, scale = own_time.get(r.get("kind"), (None, 1))
+    own = r.get(key)
+    if r.get("kind") == "steps" and own is None:
+        own = r.get("host_ms")
+    check(isinstance(r.get("time_us"), (int, float)) and own is not None and
+          math.isclose(r["time_us"], own * scale, rel_tol=1e-9), f"{w}: time_us {r.get('time_us')} against {key} {own}")
+try:
+    import pandas as pd  # noqa: E402
+    df = pd.DataFrame(together)
+    check(df["time_us"].notna().all() and sorted(df["kind"].unique()) == sorted(own_time),
+          "one DataFrame of every kind has a time_us of every row")
+except ImportError:
+    pass  # the rows above are what a DataFrame is made of
+
 # --- another major version: refused by both ------------------------------------------------------
 doc = json.load(open(current))
 doc["schema_version"] = "2.0.0"
@@ -144,5 +194,6 @@ check(out.returncode == 2 and "version" in out.stderr, f"cco report on 2.0.0: ex
 for p in problems:
     print("python readers: " + p)
 if not problems:
-    print("python readers: schema table and rule agree; the same rows as cco report from 7 fixtures")
+    print("python readers: schema table and rule agree; the same rows as cco report from 7 fixtures; "
+          "one column vocabulary over 9 kinds of rows")
 sys.exit(1 if problems else 0)
