@@ -557,27 +557,42 @@ report::TableFormat table_format(const Args& a) {
 
 /// Two results of one kind (bench, step or tune), row by row (report/compare.hpp).
 int report_compare(const Args& a, const json& ja, const json& jb) {
-  if (a.from_us || a.to_us || !a.range.empty() || !a.svg.empty() || !a.merge.empty())
-    throw Usage("--from, --to, --range, --svg and --merge do not apply to a comparison");
+  if (a.from_us || a.to_us || !a.range.empty() || !a.merge.empty())
+    throw Usage("--from, --to, --range and --merge do not apply to a comparison");
   refuse_step_options(a, "a comparison");
   const auto sa = report::result_from_json(ja, a.files[0]);
   const auto sb = report::result_from_json(jb, a.files[1]);
   const auto f = table_format(a);
+  const auto base = [](const std::string& p) { return p.substr(p.rfind('/') == std::string::npos ? 0 : p.rfind('/') + 1); };
+  const std::string title = a.title.empty() ? "B (" + base(a.files[1]) + ") against A (" + base(a.files[0]) + ")" : a.title;
+  std::vector<std::string> charts;  // --svg: the chart of the rows compared (one per type)
   if (sa.kind == report::ResultKind::Bench) {
     // Several collective types between them (cco bench -d all): compared type by type.
     const auto ga = report::split_by_dtype(sa), gb = report::split_by_dtype(sb);
     if (ga.size() > 1 || gb.size() > 1) {
       const auto c = report::compare_by_dtype(ga, gb, f);
+      if (!a.svg.empty())
+        for (const auto& [type, sweep_a] : ga)
+          for (const auto& [type_b, sweep_b] : gb)
+            if (type == type_b) {
+              charts.push_back(typed_path(a.svg, type));
+              write_text(charts.back(), report::compare_results_svg(sweep_a, sweep_b, title + " (" + type + ")"));
+            }
       if (!a.json_file.empty()) write_text(a.json_file, c.json.dump(2) + "\n");
       std::fputs((a.json_stdout ? c.json.dump(2) + "\n" : c.text).c_str(), stdout);
+      for (const auto& chart : charts)
+        if (!a.json_stdout && f == report::TableFormat::Text) std::printf("# chart written to %s\n", chart.c_str());
       return 0;
     }
   }
   if (!a.json_file.empty()) write_text(a.json_file, report::compare_json(sa, sb).dump(2) + "\n");
+  if (!a.svg.empty()) write_text(a.svg, report::compare_results_svg(sa, sb, title));
   if (a.json_stdout)
     std::fputs((report::compare_json(sa, sb).dump(2) + "\n").c_str(), stdout);
   else
     std::fputs(report::format_compare(sa, sb, f).c_str(), stdout);
+  if (!a.svg.empty() && !a.json_stdout && f == report::TableFormat::Text)
+    std::printf("# chart written to %s\n", a.svg.c_str());
   return 0;
 }
 

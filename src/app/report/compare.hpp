@@ -52,6 +52,11 @@ TypedCompare compare_by_dtype(const std::vector<std::pair<std::string, BenchSwee
                               const std::vector<std::pair<std::string, BenchSweep>>& b,
                               TableFormat f);
 
+/// The chart of two results of one kind compared (`cco report A.json B.json --svg`): per matched
+/// row, A's and B's median with their p25..p75 as bars, in percent of A's median (A at 0), the
+/// verdict beside it; rows only one side has are named, not drawn.
+std::string compare_results_svg(const BenchSweep& a, const BenchSweep& b, const std::string& title);
+
 /// Two step or two tune results (compare_results.cpp): per row its label, time and spread in A
 /// and B, B/A, the verdict, E in A and B (E_best where either has it) and the rows' reduction.
 std::string format_result_compare(const BenchSweep& a, const BenchSweep& b, TableFormat f);

@@ -6,9 +6,11 @@
 #include <limits>
 #include <map>
 
+#include "model/occupancy.hpp"
 #include "model/schema.hpp"
 #include "report/compare.hpp"
 #include "report/results.hpp"
+#include "report/svg.hpp"
 
 namespace cco::report {
 namespace {
@@ -175,6 +177,67 @@ nlohmann::json result_compare_json(const BenchSweep& a, const BenchSweep& b) {
   }
   j["rows"] = rows;
   return j;
+}
+
+std::string compare_results_svg(const BenchSweep& a, const BenchSweep& b, const std::string& title) {
+  const std::vector<ComparedRow> all = compare_rows(a, b);
+  std::vector<const ComparedRow*> rows;
+  std::size_t one_side = 0;
+  for (const auto& r : all) {
+    if (r.a && r.b && r.a->t_us > 0) rows.push_back(&r);
+    else ++one_side;
+  }
+  const double row_h = 30, top = 78, left = 260, pw = 480, right = 120;
+  const double ph = std::max(1.0, static_cast<double>(rows.size())) * row_h + 10;
+  Svg svg(left + pw + right, top + ph + 70);
+  svg.text(16, 22, title, 15, "start", "#222", "bold");
+  svg.text(16, 42, fmt::format("A: {}", side_line(a)), 11, "start", "#333");
+  svg.text(16, 58, fmt::format("B: {}", side_line(b)), 11, "start", "#333");
+  if (rows.empty()) {
+    svg.text(16, top, "no row both results have a time for: nothing to draw", 12, "start", "#a00");
+    return svg.str();
+  }
+  // Percent of A's median: A's bar around 0, B's median and bar; the axis holds them all and 0.
+  auto pct = [](const ComparedRow& r, double v) { return 100.0 * (v / r.a->t_us - 1.0); };
+  double lo = 0, hi = 0;
+  for (const auto* r : rows)
+    for (double v : {r->a->t_p25_us, r->a->t_p75_us, r->b->t_us, r->b->t_p25_us, r->b->t_p75_us})
+      if (std::isfinite(v) && v > 0) lo = std::min(lo, pct(*r, v)), hi = std::max(hi, pct(*r, v));
+  const double pad = std::max((hi - lo) * 0.1, 0.5);
+  lo -= pad;
+  hi += pad;
+  auto px = [&](double v) { return left + (v - lo) / (hi - lo) * pw; };
+  svg.rect(left, top, pw, ph, box_style("#fbfbfb", "#999", 1));
+  for (double t : nice_ticks(lo, hi, 6)) {
+    svg.line(px(t), top, px(t), top + ph, line_style("#e3e3e3", 1));
+    svg.text(px(t), top + ph + 16, format_number(t, 3) + "%", 11, "middle", "#333");
+  }
+  svg.line(px(0), top, px(0), top + ph, line_style("#555", 1.5));
+  svg.text(left + pw / 2, top + ph + 36,
+           "B's time against A's median (grey: A's p25..p75; left of 0 is faster)", 12, "middle", "#222");
+  if (one_side > 0)
+    svg.text(left + pw / 2, top + ph + 54, fmt::format("{} row(s) only one result has: not drawn", one_side),
+             11, "middle", "#a00");
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const ComparedRow& r = *rows[i];
+    const double y = top + 5 + row_h * (static_cast<double>(i) + 0.5);
+    const std::string v = r.verdict();
+    const char* colour = v == "faster" ? "#2a7f3f" : v == "slower" ? "#b23030" : "#4c78a8";
+    std::string name = r.label + (r.bytes > 0 ? " " + model::format_bytes(r.bytes) : "");
+    if (name.size() > 38) name = name.substr(0, 37) + "~";
+    svg.text(left - 8, y + 4, name, 11, "end", "#222");
+    const std::string tip = fmt::format("{}: A {} us [{}, {}], B {} us [{}, {}], B/A {}, {}", r.label,
+                                        num(r.a->t_us, 2), num(r.a->t_p25_us, 2), num(r.a->t_p75_us, 2),
+                                        num(r.b->t_us, 2), num(r.b->t_p25_us, 2), num(r.b->t_p75_us, 2),
+                                        num(r.ratio(), 4), v == "~" ? "within noise" : v);
+    svg.rect(px(pct(r, r.a->t_p25_us)), y - 7, std::max(1.0, px(pct(r, r.a->t_p75_us)) - px(pct(r, r.a->t_p25_us))),
+             4, fill_style("#bbbbbb"), tip);
+    svg.rect(px(pct(r, r.b->t_p25_us)), y + 1, std::max(1.0, px(pct(r, r.b->t_p75_us)) - px(pct(r, r.b->t_p25_us))),
+             4, fill_style(colour), tip);
+    svg.circle(px(pct(r, r.b->t_us)), y + 3, 4.5, box_style("#fff", colour, 2), tip);
+    svg.text(left + pw + 6, y + 4, v == "~" ? "within noise" : v, 11, "start", "#333");
+  }
+  return svg.str();
 }
 
 }  // namespace cco::report

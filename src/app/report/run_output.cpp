@@ -48,9 +48,10 @@ std::string format_compare(const steps::CompareReport& r, TableFormat f) {
 
 std::string compare_svg(const steps::CompareReport& r, const std::string& title) {
   const std::size_t n = r.configs.size() > 1 ? r.configs.size() - 1 : 0;
-  const double row_h = 30, top = 74, left = 250, pw = 520;
+  // The verdict is written right of the plot: room for "within noise" (it was clipped at 40 px).
+  const double row_h = 30, top = 74, left = 250, pw = 520, right = 100;
   const double ph = std::max(1.0, static_cast<double>(n)) * row_h + 10;
-  Svg svg(left + pw + 40, top + ph + 70);
+  Svg svg(left + pw + right, top + ph + 70);
   svg.text(16, 22, title, 15, "start", "#222", "bold");
   if (!r.refused.empty() || n == 0) {
     svg.text(16, 46, r.refused.empty() ? "fewer than two configurations: nothing to compare"

@@ -353,7 +353,12 @@ TEST(ReportCmd, TwoBenchResultsCompareRowByRow) {
   auto c = a;
   for (auto& r : c["results"]) r["size_bytes"] = 12345;
   expect_throw<cco::model::Error>({CCO_BENCH_EXAMPLE, write("cco_cmp_c.json", c.dump())}, "share no row");
-  expect_throw<cco::cli::Usage>({CCO_BENCH_EXAMPLE, pb, "--svg", "x.svg"}, "do not apply to a comparison");
+  // Their chart: a row each that both have, A's spread and B's median and spread.
+  const std::string chart = dir() + "cco_cmp_chart.svg";
+  ASSERT_EQ(run({CCO_BENCH_EXAMPLE, pb, "--svg", chart}, &out), 0);
+  EXPECT_NE(out.find("# chart written to " + chart), std::string::npos) << out;
+  EXPECT_EQ(cco::test::check_xml(read(chart)).error, "");
+  expect_throw<cco::cli::Usage>({CCO_BENCH_EXAMPLE, pb, "--merge", "x.json"}, "do not apply to a comparison");
 }
 
 // --merge: the rank files as one Chrome/Perfetto file, read back with every rank and kernel.
@@ -542,6 +547,20 @@ TEST(ReportCmd, TwoStepsAndTwoTunesCompared) {
   EXPECT_NE(out.find(" 1.000       ~ "), std::string::npos) << out;  // seq
   EXPECT_NE(out.find("only A"), std::string::npos);
   EXPECT_NE(out.find("only B"), std::string::npos);
+  {
+    // --svg: the rows both have (seq, concurrent, priority: one marker each), with their verdicts
+    // written where they fit; the rows only one has are named, not drawn.
+    const std::string chart = dir() + "cco_steps_cmp.svg";
+    std::string o;
+    ASSERT_EQ(run({fixture("step_a.json"), fixture("step_b.json"), "--svg", chart}, &o), 0);
+    const std::string svg = read(chart);
+    EXPECT_EQ(cco::test::check_xml(svg).error, "");
+    std::size_t circles = 0;
+    for (auto at = svg.find("<circle"); at != std::string::npos; at = svg.find("<circle", at + 1)) ++circles;
+    EXPECT_EQ(circles, 3u) << svg;
+    for (const char* v : {">faster<", ">slower<", ">within noise<", "2 row(s) only one result has: not drawn"})
+      EXPECT_NE(svg.find(v), std::string::npos) << v;
+  }
   ASSERT_EQ(run({fixture("step_a.json"), fixture("step_b.json"), "--format", "csv"}, &out), 0);
   EXPECT_EQ(out.rfind("label,t_a_us,spread_a,t_b_us,spread_b,ratio,verdict,", 0), 0u) << out;
   EXPECT_NE(out.find("\nconcurrent,800,0.025,600,0.0333333,0.75,faster,"), std::string::npos) << out;
@@ -568,7 +587,7 @@ TEST(ReportCmd, StepAndTuneErrors) {
   expect_throw<Usage>({fixture("step_a.json"), "--x", "pad"}, "--x applies to a bench sweep's chart");
   expect_throw<Usage>({fixture("step_a.json"), "--merge", "m.json"}, "--merge applies to traces, not to a step result");
   expect_throw<Usage>({fixture("tune_step_a.plan.json"), "--range", "r"}, "not to a tune result");
-  expect_throw<Usage>({fixture("step_a.json"), fixture("step_b.json"), "--svg", "x.svg"},
+  expect_throw<Usage>({fixture("step_a.json"), fixture("step_b.json"), "--range", "r"},
                       "do not apply to a comparison");
   auto j = nlohmann::json::parse(read(fixture("step_a.json")));
   j["schema_version"] = "2.0.0";
@@ -739,6 +758,15 @@ TEST(ReportCmd, ReadsWhatCcoRunWrites) {
   EXPECT_NE(chart.find("paired difference to off"), std::string::npos) << chart;
   EXPECT_NE(chart.find(">priority</text>"), std::string::npos) << chart;
   EXPECT_NE(chart.find("faster"), std::string::npos) << chart;
+  {
+    // The verdict right of the plot fits the picture: "within noise" (12 characters of 11 px
+    // text, at most about 7 px each) was cut at 40 px.
+    const auto w_at = chart.find("width=\"") + 7;
+    const double width = std::stod(chart.substr(w_at));
+    const auto v = chart.find(">faster</text>");
+    const auto x_at = chart.rfind("x=\"", v) + 3;
+    EXPECT_LE(std::stod(chart.substr(x_at)) + 12 * 7, width) << chart;
+  }
   ASSERT_EQ(run({cp, "--format", "csv"}, &out), 0);
   EXPECT_EQ(out.rfind("config,rounds,median_ms,q1_ms,q3_ms,diff_ms,lo_ms,hi_ms,diff_pct,verdict\n", 0), 0u) << out;
   EXPECT_NE(out.find("\noff,9,"), std::string::npos) << out;
