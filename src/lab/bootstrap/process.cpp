@@ -509,17 +509,23 @@ class TcpGroup final : public Group {
         l.reset();  // not one of ours: a stray client
         return;
       }
-      if (version == kVersion && !same_secret(secret, w_.secret)) {
-        // Not let in, and not the job's failure (anyone who reaches the port could cause that):
-        // the connection is told why and dropped; the count goes into a timeout's line.
+      // With a secret, a hello that does not carry it (another version carries none that can be
+      // checked) is not let in, and is not the job's failure (anyone who reaches the port could
+      // cause that): the connection is told why, without waiting for it, and closed; the count
+      // goes into a timeout's line.
+      if (!w_.secret.empty() ? version != kVersion || !same_secret(secret, w_.secret)
+                             : version == kVersion && !secret.empty()) {
         ++wrong_secret;
+        const std::string why =
+            version != kVersion ? " is not in a hello of this version (rank 0 runs another ccoverlap)"
+            : secret.empty()    ? " is missing"
+            : w_.secret.empty() ? " is set, rank 0's is not"
+                                : " differs from rank 0's";
         l->send(Kind::Abort, 0,
-                abort_body(FailKind::Config,
-                           std::string("rank 0 refused this hello: its ") + cco::env::kJobSecret +
-                               (secret.empty() ? " is missing" : " differs from rank 0's") +
-                               " (give every rank of the job the same value)"),
-                after(std::min(timeout_, 1.0)));
-        l->shutdown_and_drain(after(0.2));
+                abort_body(FailKind::Config, std::string("rank 0 refused this hello: its ") +
+                                                 cco::env::kJobSecret + why +
+                                                 " (give every rank of the job the same value)"),
+                after(0));
         l.reset();
         return;
       }

@@ -270,6 +270,83 @@ TEST(Process, RankZeroTakesOnlyHellosWithTheJobSecret) {
   }
 }
 
+// With CCO_JOB_SECRET, strangers cannot end the job or hold rank 0 up: hellos of another version
+// (which carry no secret that can be checked) and twenty with a wrong secret, kept open, are each
+// told and dropped at once, and the job forms when its late rank comes (the version-1 hello ended
+// the job, and each refused hello held rank 0 for 0.2 s: a review found both).
+TEST(Process, StrangersCannotEndOrStallAJobWithASecret) {
+  const int port = free_port();
+  auto fns = job(
+      2, port, 5.0, [](Group& g) { g.barrier(); },
+      [](LaunchEnv& w, std::string&) { w.secret = "s3cret-of-the-job"; });
+  fns[1] = [f = fns[1]] {  // rank 1 comes late: the strangers meet rank 0 alone
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    f();
+  };
+  fns.push_back([port] {
+    const auto connect_once = [port] {
+      const auto t0 = std::chrono::steady_clock::now();
+      while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5)) {
+        const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        a.sin_port = htons(static_cast<std::uint16_t>(port));
+        if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) return fd;
+        ::close(fd);
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      throw std::runtime_error("the stranger never reached rank 0");
+    };
+    const auto hello = [](std::uint64_t version, const std::string& secret) {
+      cco::boot::detail::Writer w;
+      w.str("ccoverlap-bootstrap");
+      w.u64(version);
+      w.i64(1);  // claims rank 1
+      w.i64(2);
+      w.i64(1);
+      w.str("stranger");
+      w.str("same workload");
+      if (version == 2) w.str(secret);
+      cco::boot::detail::Writer h;
+      h.u64(cco::boot::detail::kMagic | (std::uint64_t{1} << 32));
+      h.u64(w.s.size());
+      return h.s + w.s;
+    };
+    std::vector<int> open;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (const auto& [version, secret] : std::vector<std::pair<std::uint64_t, std::string>>{
+             {1, ""}, {3, ""}, {2, ""}, {2, "guess"}}) {
+      for (int i = 0; i < (version == 2 ? 10 : 1); ++i) {
+        const int fd = connect_once();
+        const std::string h = hello(version, secret);
+        (void)::send(fd, h.data(), h.size(), MSG_NOSIGNAL);
+        open.push_back(fd);  // kept open: rank 0 must not wait on it
+      }
+    }
+    // Each was told why: its first bytes are an Abort frame (kind 5) from rank 0.
+    int told = 0;
+    for (int fd : open) {
+      pollfd p{fd, POLLIN, 0};
+      std::uint64_t head[2] = {0, 0};
+      if (::poll(&p, 1, 2000) > 0 && ::recv(fd, head, sizeof head, MSG_WAITALL) == sizeof head &&
+          ((head[0] >> 32) & 0xff) == 5)
+        ++told;
+    }
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    for (int fd : open) ::close(fd);
+    if (told != static_cast<int>(open.size()))
+      throw std::runtime_error(std::to_string(told) + " of " + std::to_string(open.size()) +
+                               " strangers were told why they were refused");
+    if (took >= 1.2)
+      throw std::runtime_error("refusing 22 strangers took " + std::to_string(took) + " s");
+  });
+  const auto out = in_processes(fns);
+  EXPECT_EQ(out[0].kind, "ok") << out[0];
+  EXPECT_EQ(out[1].kind, "ok") << out[1];
+  EXPECT_EQ(out[2].kind, "ok") << out[2];
+}
+
 TEST(Process, TwoProcessesClaimOneRank) {
   const int port = free_port();
   const auto out = in_processes(job(
