@@ -434,7 +434,7 @@ std::string format_breakdown(const std::vector<trace::KernelGroup>& groups, bool
 int report_trace(const Args& a, std::vector<trace::JsonOrTrace>& files) {
   std::vector<trace::Trace> parts;
   for (std::size_t i = 0; i < files.size(); ++i) parts.push_back(trace_of(std::move(files[i]), a.files[i]));
-  trace::Trace t = parts.size() == 1 ? parts.front() : trace::merge_traces(parts);
+  trace::Trace t = parts.size() == 1 ? std::move(parts.front()) : trace::merge_traces(std::move(parts));
   if (t.kernels.empty())
     throw model::Error(t.source + ": no GPU kernel events in the trace" +
                        (t.dropped_records

@@ -187,9 +187,9 @@ int64_t time_origin(const Trace& t) {
   } else if (!t.marks.empty()) {
     origin = t.marks.front().ts_ns;
   }
-  // Another tool's kept events (a merge that keeps every event) may start before the first kernel.
-  for (const auto& k : t.kept)
-    if (k.ts_ns) origin = std::min(origin, *k.ts_ns);
+  // Not another tool's kept events: one of them at ts 0 (or far off) would move every time of
+  // the file (kernels' too) out of a double's nanoseconds. Those before the first kernel are
+  // written at negative times.
   return origin;
 }
 
@@ -354,9 +354,7 @@ void host_events(const Trace& t, const StepMarks& steps, int64_t origin, const E
                         {"args", {{"from", marks[i]->name}}}});
   std::set<int> own_calls;  // ranks whose kept events hold their own launch calls
   for (const auto& k : t.kept)
-    if (auto c = k.event.find("cat"); c != k.event.end() && c->is_string() &&
-                                      (*c == "cuda_runtime" || *c == "cuda_driver"))
-      own_calls.insert(k.rank);
+    if (k.launch_call) own_calls.insert(k.rank);
   for (const auto& k : t.kernels) {
     if (!has_launch_event(k) || own_calls.count(k.rank)) continue;
     const int64_t end = std::max(k.queued_ns + 1, k.submitted_ns);
@@ -415,14 +413,19 @@ json trace_head(const Trace& t) {
 // an "id" (flows, async events) made its rank's own: rank r > 0 adds r * 2^32 to a number, or
 // prefixes "r<r>:" to a string, so ranks' ids (a profiler's correlation ids) never join.
 json kept_event(const KeptEvent& k, int64_t origin) {
-  json e = k.event;
+  json e = json::parse(k.text);  // one event at a time: the file's text is never a document
   e["pid"] = k.rank;
   if (k.ts_ns) e["ts"] = static_cast<double>(*k.ts_ns - origin) / 1000.0;
   if (auto id = e.find("id"); id != e.end() && k.rank > 0) {
-    if (id->is_number_unsigned() || id->is_number_integer())
+    // A number below 2^32 (a profiler's correlation ids) moves by rank * 2^32; any other id (a
+    // string, or a number that could not move without overflow) gets the rank's prefix.
+    const bool small = (id->is_number_unsigned() && id->get<uint64_t>() < (uint64_t{1} << 32)) ||
+                       (id->is_number_integer() && id->get<int64_t>() >= 0 &&
+                        id->get<int64_t>() < (int64_t{1} << 32));
+    if (small)
       *id = id->get<int64_t>() + (static_cast<int64_t>(k.rank) << 32);
-    else if (id->is_string())
-      *id = "r" + std::to_string(k.rank) + ":" + id->get<std::string>();
+    else
+      *id = "r" + std::to_string(k.rank) + ":" + (id->is_string() ? id->get<std::string>() : id->dump());
   }
   return e;
 }
@@ -548,6 +551,18 @@ std::optional<std::string> clock_gap_note(const std::vector<Trace>& parts) {
 }
 
 }  // namespace
+
+Trace merge_traces(std::vector<Trace>&& parts) {
+  std::vector<std::vector<KeptEvent>> kept(parts.size());
+  for (std::size_t i = 0; i < parts.size(); ++i) kept[i].swap(parts[i].kept);
+  Trace out = merge_traces(static_cast<const std::vector<Trace>&>(parts));
+  for (auto& k : kept) {
+    if (out.kept.empty()) out.kept.swap(k);
+    else out.kept.insert(out.kept.end(), std::make_move_iterator(k.begin()), std::make_move_iterator(k.end()));
+    std::vector<KeptEvent>().swap(k);
+  }
+  return out;
+}
 
 Trace merge_traces(const std::vector<Trace>& parts) {
   Trace out;

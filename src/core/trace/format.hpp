@@ -192,8 +192,12 @@ inline constexpr int64_t kOldNvtxTidBase = int64_t{1} << 32;
 struct KeptEvent {
   int rank = 0;
   std::optional<int64_t> ts_ns;  ///< its "ts" on the trace clock (none: metadata)
-  nlohmann::json event;          ///< as read
+  bool launch_call = false;      ///< a runtime or driver call (cat cuda_runtime, cuda_driver)
+  std::string text;              ///< the event's JSON text as read (a DOM costs ~2.8 KB an event)
 };
+/// The most text of kept events one trace holds (a merge's memory is bounded by it: past it,
+/// reading fails with one line).
+inline constexpr std::size_t kKeptTextLimit = std::size_t{2} << 30;
 
 struct Trace {
   std::vector<RankInfo> ranks;
@@ -285,6 +289,8 @@ void write_trace_file(const Trace& t, const std::string& path);
 /// twice, or ranks that were not told apart); dropped records add up; notes are kept; NVTX
 /// ranges follow their ranks.
 Trace merge_traces(const std::vector<Trace>& parts);
+/// The same, moving what the parts hold (their kept events are not copied).
+Trace merge_traces(std::vector<Trace>&& parts);
 
 /// Fills blocks_per_sm of kernels that lack it from the model's occupancy calculator, using the
 /// rank's arch (builtin table; sm_count from the trace). Kernels of unknown arch stay at 0.

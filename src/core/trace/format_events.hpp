@@ -415,7 +415,7 @@ class EventReader {
       return;
     }
     if (ph != "X") {  // metadata, other instants, counters, flows: not kernels
-      keep(e);
+      keep(e, i);
       return;
     }
     const std::string name = rd_.opt_string(e, "name", where);
@@ -447,7 +447,7 @@ class EventReader {
         kineto_ranges_.push_back(t_.ranges.size());
         t_.ranges.push_back(std::move(r));
       } catch (const Error&) {
-        keep(e);
+        keep(e, i);
       }
       return;
     }
@@ -460,7 +460,7 @@ class EventReader {
           if (id > 0)
             launch_at_[static_cast<uint64_t>(id)] = read_span(rd_, e, empty_object<J>(), origin_, where).start_ns;
         }
-      keep(e);  // the call itself (its kernel takes only its time)
+      keep(e, i);  // the call itself (its kernel takes only its time)
       return;
     }
     // Ours since 2026-11-28: "kernel" or "gpu_memcpy", the kind in args.kind; before, the kind
@@ -469,7 +469,7 @@ class EventReader {
     auto cat = ours_gpu ? std::optional<KernelCategory>(KernelCategory::Compute)
                         : category_of(cat_name, name, ours_);
     if (!cat) {  // CPU ops and the like in foreign traces
-      keep(e);
+      keep(e, i);
       return;
     }
     if (auto a = e.find("args"); a != e.end() && !a->is_null()) {
@@ -533,24 +533,32 @@ class EventReader {
   bool keep_ = false;
   std::string_view raw_;                   // the current event's text (streaming reader)
   std::vector<std::pair<std::optional<int64_t>, KeptEvent>> kept_;  // with the event's own pid
+  std::size_t kept_text_ = 0;  // bytes of kept text so far (kKeptTextLimit)
 
-  // Another tool's event the trace holds in no other form, kept whole when asked (t_.kept).
+  // Another tool's event the trace holds in no other form, kept whole when asked (t_.kept): its
+  // text, with what the writer needs (its pid for the rank, its time, whether it is a launch
+  // call). Its time is checked as every event's is (a ts far out of range is refused).
   template <class J>
-  void keep(const J& e) {
+  void keep(const J& e, std::size_t i) {
     if (!keep_ || ours_) return;
     KeptEvent k;
     if constexpr (std::is_same_v<J, json>) {
-      k.event = e;
+      k.text = e.dump();
     } else {
       if (raw_.empty()) return;
-      k.event = json::parse(raw_);
+      k.text.assign(raw_);
     }
+    kept_text_ += k.text.size();
+    if (kept_text_ > kKeptTextLimit)
+      rd_.fail("more than " + std::to_string(kKeptTextLimit >> 30) +
+               " GiB of events besides the kernels: too many to keep for a merge");
+    const EventWhere where{i, nullptr};
     std::optional<int64_t> pid;
-    if (auto p = k.event.find("pid"); p != k.event.end() && p->is_number_integer()) pid = p->template get<int64_t>();
-    if (auto ts = k.event.find("ts"); ts != k.event.end() && ts->is_number()) {
-      const double us = ts->template get<double>();
-      if (std::isfinite(us) && std::abs(us) < 9e15) k.ts_ns = static_cast<int64_t>(std::llround(us * 1000.0));
-    }
+    if (auto p = e.find("pid"); p != e.end() && p->is_number_integer()) pid = p->template get<int64_t>();
+    if (auto ts = e.find("ts"); ts != e.end() && ts->is_number())
+      k.ts_ns = rd_.at_us(0, rd_.number(*ts, where, "ts"), where, "ts");
+    if (auto c = e.find("cat"); c != e.end() && c->is_string())
+      k.launch_call = is_launch_call(c->template get<std::string>());
     kept_.emplace_back(pid, std::move(k));
   }
   // The kept events' rank, once the file's is known (distributedInfo may come last): the file's

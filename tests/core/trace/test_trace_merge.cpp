@@ -66,7 +66,7 @@ TEST(MergeKeepsEveryEvent, BothReadersKeepTheEventsTheTraceDoesNotHold) {
   const std::string text = rank_file(1);
   const cco::trace::Trace fast = read(text, "r1.json", kKeep);
   EXPECT_EQ(fast.kept.size(), 11u);  // 15 events: 2 kernels, a copy and a profiler step taken
-  for (const auto& k : fast.kept) EXPECT_EQ(k.rank, 1) << k.event.dump();
+  for (const auto& k : fast.kept) EXPECT_EQ(k.rank, 1) << k.text;
   const auto dom = cco::trace::detail::parse_json_or_trace_dom(text, "r1.json", kKeep);
   ASSERT_TRUE(dom.trace);
   EXPECT_EQ(cco::trace::trace_text(*dom.trace), cco::trace::trace_text(fast));
@@ -98,8 +98,9 @@ TEST(MergeKeepsEveryEvent, TwoProfilerRanksMergedLoseNoEvent) {
         if (in["ph"] == "M" && o["args"] != in["args"]) continue;  // ours name the rank's rows too
         if (in.contains("ts") && std::abs((o["ts"].get<double>() - first_out) - (in["ts"].get<double>() - 1030.0)) > 1e-6) continue;
         ++found;
-        if (in.contains("args") && in.value("cat", "") != "kernel" && in.value("cat", "") != "gpu_memcpy")
+        if (in.contains("args") && in.value("cat", "") != "kernel" && in.value("cat", "") != "gpu_memcpy") {
           EXPECT_EQ(o["args"], in["args"]) << name;  // kept whole
+        }
       }
       EXPECT_EQ(found, 1) << "rank " << rank << ": " << in.dump();
     }
@@ -117,6 +118,33 @@ TEST(MergeKeepsEveryEvent, TwoProfilerRanksMergedLoseNoEvent) {
   EXPECT_EQ(back.kernels.size(), merged.kernels.size());
   EXPECT_EQ(back.ranges.size(), merged.ranges.size());
   EXPECT_TRUE(back.kept.empty());  // ours: nothing kept on a plain read
+}
+
+// A kept event's time never moves the file's origin (one at ts 0 made every time absolute, past
+// a double's nanoseconds), and a time far out of range is refused in one line; ids that cannot
+// move by rank * 2^32 get the rank's prefix instead of overflowing.
+TEST(MergeKeepsEveryEvent, KeptTimesAndIdsStayInRange) {
+  json evs = rank_events(1);
+  evs.push_back({{"ph", "C"}, {"name", "early"}, {"pid", 4001}, {"tid", 0}, {"ts", 0}, {"args", {{"v", 1}}}});
+  evs.push_back({{"ph", "s"}, {"cat", "x"}, {"name", "big"}, {"id", int64_t{1} << 40}, {"pid", 4001}, {"tid", 1}, {"ts", 1016.0}});
+  evs.push_back({{"ph", "s"}, {"cat", "x"}, {"name", "huge"}, {"id", UINT64_C(18446744073709551615)}, {"pid", 4001}, {"tid", 1}, {"ts", 1017.0}});
+  json doc = {{"schemaVersion", 1}, {"distributedInfo", {{"rank", 1}}}, {"traceEvents", evs}};
+  const cco::trace::Trace t = read(doc.dump(), "r1.json", kKeep);
+  const json out = json::parse(cco::trace::trace_text(t));
+  EXPECT_EQ(out["otherData"]["ccoverlap"]["time_origin_ns"].get<int64_t>(), 1030000);  // the first kernel
+  std::map<std::string, json> by_name;
+  for (const auto& e : out["traceEvents"]) by_name[e.value("name", "")] = e;
+  EXPECT_DOUBLE_EQ(by_name["early"]["ts"].get<double>(), -1030.0);
+  EXPECT_EQ(by_name["big"]["id"], "r1:" + std::to_string(int64_t{1} << 40));
+  EXPECT_EQ(by_name["huge"]["id"], "r1:18446744073709551615");
+  evs.push_back({{"ph", "C"}, {"name", "far"}, {"pid", 4001}, {"tid", 0}, {"ts", -8.9e15}});
+  doc["traceEvents"] = evs;
+  try {
+    (void)cco::trace::parse_json_or_trace(doc.dump(), "r1.json", kKeep);
+    ADD_FAILURE() << "a kept event 280 years before the epoch was taken";
+  } catch (const cco::model::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("\"ts\""), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
