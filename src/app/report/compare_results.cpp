@@ -184,7 +184,7 @@ std::string compare_results_svg(const BenchSweep& a, const BenchSweep& b, const 
   std::vector<const ComparedRow*> rows;
   std::size_t one_side = 0;
   for (const auto& r : all) {
-    if (r.a && r.b && r.a->t_us > 0) rows.push_back(&r);
+    if (r.a && r.b && std::isfinite(r.a->t_us) && r.a->t_us > 0) rows.push_back(&r);
     else ++one_side;
   }
   const double row_h = 30, top = 78, left = 260, pw = 480, right = 120;
@@ -230,11 +230,15 @@ std::string compare_results_svg(const BenchSweep& a, const BenchSweep& b, const 
                                         num(r.a->t_us, 2), num(r.a->t_p25_us, 2), num(r.a->t_p75_us, 2),
                                         num(r.b->t_us, 2), num(r.b->t_p25_us, 2), num(r.b->t_p75_us, 2),
                                         num(r.ratio(), 4), v == "~" ? "within noise" : v);
-    svg.rect(px(pct(r, r.a->t_p25_us)), y - 7, std::max(1.0, px(pct(r, r.a->t_p75_us)) - px(pct(r, r.a->t_p25_us))),
-             4, fill_style("#bbbbbb"), tip);
-    svg.rect(px(pct(r, r.b->t_p25_us)), y + 1, std::max(1.0, px(pct(r, r.b->t_p75_us)) - px(pct(r, r.b->t_p25_us))),
-             4, fill_style(colour), tip);
-    svg.circle(px(pct(r, r.b->t_us)), y + 3, 4.5, box_style("#fff", colour, 2), tip);
+    // A bar only where both its ends are times (a tune row may have no quartiles).
+    const auto bar = [&](double p25, double p75, double at, const char* fill) {
+      if (std::isfinite(p25) && std::isfinite(p75) && p25 > 0 && p75 > 0)
+        svg.rect(px(pct(r, p25)), at, std::max(1.0, px(pct(r, p75)) - px(pct(r, p25))), 4, fill_style(fill), tip);
+    };
+    bar(r.a->t_p25_us, r.a->t_p75_us, y - 7, "#bbbbbb");
+    bar(r.b->t_p25_us, r.b->t_p75_us, y + 1, colour);
+    if (std::isfinite(r.b->t_us) && r.b->t_us > 0)
+      svg.circle(px(pct(r, r.b->t_us)), y + 3, 4.5, box_style("#fff", colour, 2), tip);
     svg.text(left + pw + 6, y + 4, v == "~" ? "within noise" : v, 11, "start", "#333");
   }
   return svg.str();

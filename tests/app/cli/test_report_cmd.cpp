@@ -561,6 +561,19 @@ TEST(ReportCmd, TwoStepsAndTwoTunesCompared) {
     for (const char* v : {">faster<", ">slower<", ">within noise<", "2 row(s) only one result has: not drawn"})
       EXPECT_NE(svg.find(v), std::string::npos) << v;
   }
+  {
+    // Tune rows without quartiles: drawn without bars, never as "n/a" in the picture.
+    auto ta = nlohmann::json::parse(read(fixture("tune_step_a.plan.json")));
+    auto tb = nlohmann::json::parse(read(fixture("tune_step_b.plan.json")));
+    for (auto* j : {&ta, &tb})
+      for (auto& r : (*j)["tuning"]["tried"]) r.erase("p25_us"), r.erase("p75_us");
+    const std::string chart = dir() + "cco_tune_cmp.svg";
+    std::string o;
+    ASSERT_EQ(run({write("cco_tune_qa.json", ta.dump()), write("cco_tune_qb.json", tb.dump()), "--svg", chart}, &o), 0);
+    const std::string svg = read(chart);
+    EXPECT_EQ(cco::test::check_xml(svg).error, "");
+    EXPECT_EQ(svg.find("=\"n/a\""), std::string::npos) << svg;
+  }
   ASSERT_EQ(run({fixture("step_a.json"), fixture("step_b.json"), "--format", "csv"}, &out), 0);
   EXPECT_EQ(out.rfind("label,t_a_us,spread_a,t_b_us,spread_b,ratio,verdict,", 0), 0u) << out;
   EXPECT_NE(out.find("\nconcurrent,800,0.025,600,0.0333333,0.75,faster,"), std::string::npos) << out;
