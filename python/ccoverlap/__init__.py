@@ -221,12 +221,21 @@ def _read_json(path: str) -> Any:
         raise ValueError(f"{path}: larger than {_MAX_FILE} bytes")
     with open(path, "rb") as f:
         data = f.read(_MAX_FILE + 1)
-    if data[:2] == b"\x1f\x8b":
+    if data[:2] == b"\x1f\x8b":  # gzip, every member (as cco reads it), bounded
         import zlib
-        z = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        data = z.decompress(data, _MAX_FILE + 1)
-        if len(data) > _MAX_FILE or z.unconsumed_tail:
-            raise ValueError(f"{path}: inflates to more than {_MAX_FILE} bytes")
+        out, rest = b"", data
+        while rest:
+            z = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            try:
+                out += z.decompress(rest, _MAX_FILE + 1 - len(out))
+            except zlib.error as e:
+                raise ValueError(f"{path}: not valid gzip ({e})") from None
+            if len(out) > _MAX_FILE or z.unconsumed_tail:
+                raise ValueError(f"{path}: inflates to more than {_MAX_FILE} bytes")
+            if not z.eof:
+                raise ValueError(f"{path}: not valid gzip (the data ends early)")
+            rest = z.unused_data
+        data = out
     try:
         return json.loads(data)
     except ValueError as e:
@@ -328,9 +337,11 @@ def _trace_rows(doc: Dict[str, Any]) -> Dict[str, List[Dict[str, Any]]]:
                 "device": args.get("device"), "stream": args.get("stream", e.get("tid")),
                 "label": name, "category": kind, "copy": cat if cat != "kernel" else None,
                 "start_us": ts, "time_us": dur}))
-        elif cat in ("user_annotation", "gpu_user_annotation") and str(name).startswith("ProfilerStep#"):
-            if cat == "gpu_user_annotation":
-                continue  # its CPU-side twin is the step
+        elif cat in ("user_annotation", "gpu_user_annotation", "nvtx") and str(name).startswith("ProfilerStep#"):
+            # The profiler's CPU-side step; a file cco merged holds it as a range of the domain
+            # "kineto" (its GPU-side twin: "kineto.gpu", like gpu_user_annotation, left out).
+            if cat == "gpu_user_annotation" or (cat == "nvtx" and args.get("domain") != "kineto"):
+                continue
             try:
                 number = int(str(name)[len("ProfilerStep#"):])
             except ValueError:

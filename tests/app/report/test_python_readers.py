@@ -159,6 +159,19 @@ check([(r["step"], r["rank"], r["time_us"]) for r in steps_of_trace] == [(551, 3
 check([(r["rank"], r["category"], r["time_us"]) for r in kernels_of_trace] == [(3, "communication", 30)],
       f"read_trace's kernels: {kernels_of_trace}")
 together += steps_of_trace
+# A file cco merged holds the profiler's steps as ranges (domain "kineto"): read_trace finds them.
+merged = os.path.join(tmp, "merged.json")
+plain = os.path.join(tmp, "trace_plain.json")
+with gzip.open(trace) as f:
+    open(plain, "wb").write(f.read())
+subprocess.run([cco, "report", plain, "--merge", merged], check=True, capture_output=True)
+got = [(r["step"], r["rank"], r["time_us"]) for r in rows_of(ccoverlap.read_trace(merged)["steps"])]
+check(got == [(551, 3, 90)], f"read_trace of a merged file: steps {got}")
+# gzip of two members (as cco reads it): the same rows.
+two = os.path.join(tmp, "two_members.json.gz")
+text = open(plain, "rb").read()
+open(two, "wb").write(gzip.compress(text[:100]) + gzip.compress(text[100:]))
+check(rows_of(ccoverlap.frame(two)) == rows_of(ccoverlap.frame(plain)), "a gzip of two members reads as its text")
 kinds = sorted({r.get("kind") for r in together})
 check(kinds == sorted(own_time), f"kinds in one table: {kinds}")
 for r in together:
