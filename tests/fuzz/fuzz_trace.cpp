@@ -37,6 +37,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
         outcome([&] { return trace::detail::parse_json_or_trace_dom(text, "fuzz.json"); }))
       __builtin_trap();
   }
+  // So do they when they keep another tool's other events (cco report --merge), and a trace read
+  // so is written as a file that reads back.
+  {
+    const std::string text(fuzz::as_text(data, size));
+    const trace::ReadOptions keep{.keep_events = true};
+    if (outcome([&] { return trace::parse_json_or_trace(text, "fuzz.json", keep); }) !=
+        outcome([&] { return trace::detail::parse_json_or_trace_dom(text, "fuzz.json", keep); }))
+      __builtin_trap();
+    try {
+      const trace::JsonOrTrace r = trace::parse_json_or_trace(text, "fuzz.json", keep);
+      if (r.trace && !r.trace->kernels.empty()) {
+        try {
+          (void)trace::parse_trace(trace::trace_text(*r.trace), "merged");
+        } catch (const model::Error& e) {
+          fuzz::violated("parse_trace refuses a merged file cco wrote", e.what());
+        }
+      }
+    } catch (const model::Error&) {
+    }
+  }
   trace::Trace t;
   try {
     t = trace::parse_trace(fuzz::as_text(data, size), "fuzz.json");

@@ -203,16 +203,8 @@ std::string compare_results_svg(const BenchSweep& a, const BenchSweep& b, const 
   for (const auto* r : rows)
     for (double v : {r->a->t_p25_us, r->a->t_p75_us, r->b->t_us, r->b->t_p25_us, r->b->t_p75_us})
       if (std::isfinite(v) && v > 0) lo = std::min(lo, pct(*r, v)), hi = std::max(hi, pct(*r, v));
-  const double pad = std::max((hi - lo) * 0.1, 0.5);
-  lo -= pad;
-  hi += pad;
-  auto px = [&](double v) { return left + (v - lo) / (hi - lo) * pw; };
-  svg.rect(left, top, pw, ph, box_style("#fbfbfb", "#999", 1));
-  for (double t : nice_ticks(lo, hi, 6)) {
-    svg.line(px(t), top, px(t), top + ph, line_style("#e3e3e3", 1));
-    svg.text(px(t), top + ph + 16, format_number(t, 3) + "%", 11, "middle", "#333");
-  }
-  svg.line(px(0), top, px(0), top + ph, line_style("#555", 1.5));
+  const DiffAxis axis = draw_diff_axis(svg, left, top, pw, ph, lo, hi, 0.5, "%");
+  auto px = [&](double v) { return axis.px(v); };
   svg.text(left + pw / 2, top + ph + 36,
            "B's time against A's median (grey: A's p25..p75; left of 0 is faster)", 12, "middle", "#222");
   if (one_side > 0)
@@ -223,7 +215,7 @@ std::string compare_results_svg(const BenchSweep& a, const BenchSweep& b, const 
     const double y = top + 5 + row_h * (static_cast<double>(i) + 0.5);
     const std::string v = r.verdict();
     const char* colour = v == "faster" ? "#2a7f3f" : v == "slower" ? "#b23030" : "#4c78a8";
-    std::string name = r.label + (r.bytes > 0 ? " " + model::format_bytes(r.bytes) : "");
+    std::string name = r.bytes > 0 ? fmt::format("{} {}", r.label, model::format_bytes(r.bytes)) : r.label;
     if (name.size() > 38) name = name.substr(0, 37) + "~";
     svg.text(left - 8, y + 4, name, 11, "end", "#222");
     const std::string tip = fmt::format("{}: A {} us [{}, {}], B {} us [{}, {}], B/A {}, {}", r.label,

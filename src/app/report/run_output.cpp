@@ -77,16 +77,8 @@ std::string compare_svg(const steps::CompareReport& r, const std::string& title)
     for (double v : {d.median, d.enough ? d.lo : d.median, d.enough ? d.hi : d.median})
       if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
   }
-  const double pad = std::max((hi - lo) * 0.1, 1e-3);
-  lo -= pad;
-  hi += pad;
-  auto px = [&](double v) { return left + (v - lo) / (hi - lo) * pw; };
-  svg.rect(left, top, pw, ph, box_style("#fbfbfb", "#999", 1));
-  for (double t : nice_ticks(lo, hi, 6)) {
-    svg.line(px(t), top, px(t), top + ph, line_style("#e3e3e3", 1));
-    svg.text(px(t), top + ph + 16, format_number(t, 3), 11, "middle", "#333");
-  }
-  svg.line(px(0), top, px(0), top + ph, line_style("#555", 1.5));
+  const DiffAxis axis = draw_diff_axis(svg, left, top, pw, ph, lo, hi, 1e-3, "");
+  auto px = [&](double v) { return axis.px(v); };
   svg.text(left + pw / 2, top + ph + 36, "ms per step against " + base, 12, "middle", "#222");
   for (std::size_t c = 1; c < r.configs.size(); ++c) {
     const auto& cr = r.configs[c];

@@ -180,4 +180,17 @@ void Svg::write(const std::string& path) const {
   model::write_file(path, str());  // whole or not at all
 }
 
+DiffAxis draw_diff_axis(Svg& svg, double left, double top, double width, double height, double lo,
+                        double hi, double min_pad, const std::string& suffix) {
+  const double pad = std::max((hi - lo) * 0.1, min_pad);
+  const DiffAxis a{left, width, lo - pad, hi + pad};
+  svg.rect(left, top, width, height, box_style("#fbfbfb", "#999", 1));
+  for (double t : nice_ticks(a.lo, a.hi, 6)) {
+    svg.line(a.px(t), top, a.px(t), top + height, line_style("#e3e3e3", 1));
+    svg.text(a.px(t), top + height + 16, format_number(t, 3) + suffix, 11, "middle", "#333");
+  }
+  svg.line(a.px(0), top, a.px(0), top + height, line_style("#555", 1.5));
+  return a;
+}
+
 }  // namespace cco::report

@@ -84,4 +84,14 @@ class Svg {
   std::size_t elements_ = 0;
 };
 
+/// The horizontal axis of a chart of differences (the run comparison's, two results'): [lo, hi]
+/// widened by a tenth (at least `min_pad`) each side, the plot's frame, round ticks labelled with
+/// `suffix`, and the line through zero. Returns where a value is drawn.
+struct DiffAxis {
+  double left, width, lo, hi;
+  double px(double v) const { return left + (v - lo) / (hi - lo) * width; }
+};
+DiffAxis draw_diff_axis(Svg& svg, double left, double top, double width, double height, double lo,
+                        double hi, double min_pad, const std::string& suffix);
+
 }  // namespace cco::report

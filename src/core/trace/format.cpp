@@ -24,7 +24,6 @@ using nlohmann::json;
 using namespace cco::model;
 
 namespace {
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 bool starts_with(std::string_view s, std::string_view p) {
   return s.substr(0, p.size()) == p;
 }
@@ -415,6 +414,9 @@ json trace_head(const Trace& t) {
 json kept_event(const KeptEvent& k, int64_t origin) {
   json e = json::parse(k.text);  // one event at a time: the file's text is never a document
   e["pid"] = k.rank;
+  // cco reads its own files' instants of category "mark" as its step marks: another tool's keep
+  // their category under another name.
+  if (auto c = e.find("cat"); c != e.end() && *c == "mark") *c = "mark (kept)";
   if (k.ts_ns) e["ts"] = static_cast<double>(*k.ts_ns - origin) / 1000.0;
   if (auto id = e.find("id"); id != e.end() && k.rank > 0) {
     // A number below 2^32 (a profiler's correlation ids) moves by rank * 2^32; any other id (a
@@ -425,7 +427,7 @@ json kept_event(const KeptEvent& k, int64_t origin) {
     if (small)
       *id = id->get<int64_t>() + (static_cast<int64_t>(k.rank) << 32);
     else
-      *id = "r" + std::to_string(k.rank) + ":" + (id->is_string() ? id->get<std::string>() : id->dump());
+      *id = fmt::format("r{}:{}", k.rank, id->is_string() ? id->get<std::string>() : id->dump());
   }
   return e;
 }
@@ -453,7 +455,7 @@ void write_trace_text(const Trace& t, const std::function<void(std::string_view)
   if (const auto at = head.find(key); at != std::string::npos) {
     const auto end = head.find('}', at);
     const auto r = head.find("\"rank\":", at);
-    if (r != std::string::npos && r < end) head.insert(r + 7, " ");
+    if (r != std::string::npos && r < end) head.insert(r + 7, 1, ' ');
   }
   head.pop_back();  // its closing brace: the events follow
   head += ",\"traceEvents\":[";

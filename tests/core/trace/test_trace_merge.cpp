@@ -128,6 +128,7 @@ TEST(MergeKeepsEveryEvent, KeptTimesAndIdsStayInRange) {
   evs.push_back({{"ph", "C"}, {"name", "early"}, {"pid", 4001}, {"tid", 0}, {"ts", 0}, {"args", {{"v", 1}}}});
   evs.push_back({{"ph", "s"}, {"cat", "x"}, {"name", "big"}, {"id", int64_t{1} << 40}, {"pid", 4001}, {"tid", 1}, {"ts", 1016.0}});
   evs.push_back({{"ph", "s"}, {"cat", "x"}, {"name", "huge"}, {"id", UINT64_C(18446744073709551615)}, {"pid", 4001}, {"tid", 1}, {"ts", 1017.0}});
+  evs.push_back({{"ph", "i"}, {"cat", "mark"}, {"name", "theirs"}, {"s", "t"}, {"pid", 4001}, {"tid", 1}, {"ts", 1018.0}});
   json doc = {{"schemaVersion", 1}, {"distributedInfo", {{"rank", 1}}}, {"traceEvents", evs}};
   const cco::trace::Trace t = read(doc.dump(), "r1.json", kKeep);
   const json out = json::parse(cco::trace::trace_text(t));
@@ -137,6 +138,9 @@ TEST(MergeKeepsEveryEvent, KeptTimesAndIdsStayInRange) {
   EXPECT_DOUBLE_EQ(by_name["early"]["ts"].get<double>(), -1030.0);
   EXPECT_EQ(by_name["big"]["id"], "r1:" + std::to_string(int64_t{1} << 40));
   EXPECT_EQ(by_name["huge"]["id"], "r1:18446744073709551615");
+  // Another tool's "mark" instant is not read back as one of cco's step marks.
+  EXPECT_EQ(by_name["theirs"]["cat"], "mark (kept)");
+  EXPECT_TRUE(cco::trace::parse_trace(out.dump(), "merged.json").marks.empty());
   evs.push_back({{"ph", "C"}, {"name", "far"}, {"pid", 4001}, {"tid", 0}, {"ts", -8.9e15}});
   doc["traceEvents"] = evs;
   try {
