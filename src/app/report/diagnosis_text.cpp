@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "trace/levers.hpp"
+
 namespace cco::report {
 namespace {
 
@@ -169,6 +171,10 @@ std::string text(const trace::Diagnosis& d) {
     for (const auto& b : kBounds) o += fmt::format(" {:>22}", ms(lb.*(b.field)));
     o += "\n";
   }
+  // The same bounds as a list to act on: the lever that can win the most first.
+  if (const std::string levers = trace::levers_text(trace::ranked_levers(d)); !levers.empty())
+    o += "# levers, largest bound first (bounds, not measured: cco run --compare and cco tune -- "
+         "measure them): " + levers + "\n";
   for (const auto& r : d.ranks) {
     if (r.steps.size() < 2) continue;
     auto sp = [&](const char* k) {

@@ -2,6 +2,7 @@
 // the time goes"): every part of every kept step, the bounds, the spreads and the comparison with
 // an alone trace. GPU-free (part of cco.core).
 #include "trace/diagnosis.hpp"
+#include "trace/levers.hpp"
 
 #include "model/schema.hpp"
 
@@ -69,6 +70,10 @@ json diagnosis_to_json(const Diagnosis& d) {
     ranks.push_back(std::move(x));
   }
   j["ranks"] = ranks;
+  json levers = json::array();  // trace/levers.hpp: largest bound first
+  for (const auto& l : ranked_levers(d))
+    levers.push_back({{"lever", l.name}, {"bound_ns", l.bound_ns}, {"rank", l.rank}, {"how", l.how}});
+  j["levers"] = levers;
   json va = json::array();
   for (const auto& v : d.versus_alone)
     va.push_back({{"rank", v.rank},
