@@ -235,6 +235,9 @@ def _read_json(path: str) -> Any:
             if not z.eof:
                 raise ValueError(f"{path}: not valid gzip (the data ends early)")
             rest = z.unused_data
+        if out[:2] == b"\x1f\x8b":
+            raise ValueError(f"{path}: gzip inside gzip: the file was compressed twice; decompress it "
+                             "once (gunzip) and read that")
         data = out
     try:
         return json.loads(data)

@@ -172,6 +172,13 @@ two = os.path.join(tmp, "two_members.json.gz")
 text = open(plain, "rb").read()
 open(two, "wb").write(gzip.compress(text[:100]) + gzip.compress(text[100:]))
 check(rows_of(ccoverlap.frame(two)) == rows_of(ccoverlap.frame(plain)), "a gzip of two members reads as its text")
+twice = os.path.join(tmp, "twice.json.gz")
+open(twice, "wb").write(gzip.compress(gzip.compress(text)))
+try:
+    ccoverlap.frame(twice)
+    problems.append("python read a trace gzipped twice")
+except ValueError as e:
+    check("compressed twice" in str(e), f"a trace gzipped twice: {e}")
 kinds = sorted({r.get("kind") for r in together})
 check(kinds == sorted(own_time), f"kinds in one table: {kinds}")
 for r in together:

@@ -150,6 +150,13 @@ TEST(FastReader, GzipReadAsItInflatesInAnyPieces) {
   EXPECT_NE(e.find("traceEvents[0]: no \"ph\""), std::string::npos) << e;
 }
 
+// A trace gzipped twice: one line that says so (it was "not valid JSON ... '<U+001F>'").
+TEST(FastReader, GzipInsideGzipSaysSo) {
+  const std::string twice = cco::trace::gzip(cco::trace::gzip(cco::trace::trace_text(cco::test::rich()), "a"), "b");
+  const std::string e = outcome([&] { return cco::trace::read_json_or_trace_file("t.json.gz", twice); });
+  EXPECT_NE(e.find("t.json.gz: not valid JSON (gzip inside gzip: the file was compressed twice"), std::string::npos) << e;
+}
+
 // A gzip that inflates far beyond what traces compress to is refused once it passes the floor,
 // however valid its events (issue 46: 330 MB of metadata events from a 0.6 MB file took 3 s to
 // reach its "no kernel" line); text that compresses like a trace reads on past the floor.
