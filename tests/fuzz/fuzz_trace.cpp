@@ -49,7 +49,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
       const trace::JsonOrTrace r = trace::parse_json_or_trace(text, "fuzz.json", keep);
       if (r.trace && !r.trace->kernels.empty()) {
         try {
-          (void)trace::parse_trace(trace::trace_text(*r.trace), "merged");
+          const trace::Trace back = trace::parse_trace(trace::trace_text(*r.trace), "merged");
+          if (back.kernels.size() != r.trace->kernels.size())
+            fuzz::violated("a merged file cco wrote reads back with other kernels");
         } catch (const model::Error& e) {
           fuzz::violated("parse_trace refuses a merged file cco wrote", e.what());
         }

@@ -202,7 +202,8 @@ std::string compare_results_svg(const BenchSweep& a, const BenchSweep& b, const 
   double lo = 0, hi = 0;
   for (const auto* r : rows)
     for (double v : {r->a->t_p25_us, r->a->t_p75_us, r->b->t_us, r->b->t_p25_us, r->b->t_p75_us})
-      if (std::isfinite(v) && v > 0) lo = std::min(lo, pct(*r, v)), hi = std::max(hi, pct(*r, v));
+      if (std::isfinite(v) && v > 0 && std::isfinite(pct(*r, v)))
+        lo = std::min(lo, pct(*r, v)), hi = std::max(hi, pct(*r, v));
   const DiffAxis axis = draw_diff_axis(svg, left, top, pw, ph, lo, hi, 0.5, "%");
   auto px = [&](double v) { return axis.px(v); };
   svg.text(left + pw / 2, top + ph + 36,

@@ -182,7 +182,8 @@ void Svg::write(const std::string& path) const {
 
 DiffAxis draw_diff_axis(Svg& svg, double left, double top, double width, double height, double lo,
                         double hi, double min_pad, const std::string& suffix) {
-  const double pad = std::max((hi - lo) * 0.1, min_pad);
+  const double span = hi - lo;
+  const double pad = std::isfinite(span) ? std::max(span * 0.1, min_pad) : 0;
   const DiffAxis a{left, width, lo - pad, hi + pad};
   svg.rect(left, top, width, height, box_style("#fbfbfb", "#999", 1));
   for (double t : nice_ticks(a.lo, a.hi, 6)) {

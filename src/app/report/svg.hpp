@@ -2,6 +2,8 @@
 // escaped, numbers printed with a fixed precision so files are stable. GPU-free.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -89,7 +91,11 @@ class Svg {
 /// `suffix`, and the line through zero. Returns where a value is drawn.
 struct DiffAxis {
   double left, width, lo, hi;
-  double px(double v) const { return left + (v - lo) / (hi - lo) * width; }
+  /// Inside the plot whatever the range (a range too wide for a double draws in its middle).
+  double px(double v) const {
+    const double f = (v - lo) / (hi - lo);
+    return left + (std::isfinite(f) ? std::clamp(f, 0.0, 1.0) : 0.5) * width;
+  }
 };
 DiffAxis draw_diff_axis(Svg& svg, double left, double top, double width, double height, double lo,
                         double hi, double min_pad, const std::string& suffix);

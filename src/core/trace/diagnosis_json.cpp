@@ -72,7 +72,8 @@ json diagnosis_to_json(const Diagnosis& d) {
   j["ranks"] = ranks;
   json levers = json::array();  // trace/levers.hpp: largest bound first
   for (const auto& l : ranked_levers(d))
-    levers.push_back({{"lever", l.name}, {"bound_ns", l.bound_ns}, {"rank", l.rank}, {"how", l.how}});
+    levers.push_back({{"lever", l.name}, {"bound_ns", l.bound_ns}, {"rank", l.rank},
+                      {"waits_for", l.peer >= 0 ? json(l.peer) : json(nullptr)}, {"how", l.how}});
   j["levers"] = levers;
   json va = json::array();
   for (const auto& v : d.versus_alone)

@@ -17,6 +17,7 @@ struct Lever {
   std::string name;   ///< as the bounds table names it ("copies/bucket-view", ...)
   int64_t bound_ns = 0;  ///< the largest over the ranks' typical steps
   int rank = -1;      ///< the rank of that bound
+  int peer = -1;      ///< rank_skew: the rank it waits for (its typical step's slowest peer)
   std::string how;    ///< what to run or change to try it
 };
 
