@@ -19,6 +19,7 @@
 
 #include "bootstrap/bootstrap.hpp"
 #include "bootstrap/detail.hpp"
+#include "bootstrap/hello.hpp"
 #include "bootstrap/tcpstore.hpp"
 #include "model/env_names.hpp"
 #include "model/read_file.hpp"
@@ -31,8 +32,6 @@ using namespace detail;
 enum class OpCode : std::uint8_t { Barrier = 1, Broadcast, Allreduce, Allgather, Finish };
 enum class FailKind : std::uint8_t { Aborted = 0, Config = 1 };
 
-constexpr std::uint64_t kVersion = 2;  // 2: the hello ends with the job secret
-constexpr std::string_view kTag = "ccoverlap-bootstrap";
 
 const char* op_name(std::uint8_t op) {
   if (op == 0) return "the rendezvous";
@@ -61,16 +60,6 @@ std::string one_line(std::string s) {
   std::replace(s.begin(), s.end(), '\n', ' ');
   std::replace(s.begin(), s.end(), '\r', ' ');
   return s;
-}
-
-// The job secret compared without stopping at the first difference (its time says nothing of
-// where a guess went wrong).
-bool same_secret(const std::string& a, const std::string& b) {
-  unsigned char diff = a.size() == b.size() ? 0 : 1;
-  const std::size_t n = std::max(a.size(), b.size());
-  for (std::size_t i = 0; i < n; ++i)
-    diff |= static_cast<unsigned char>((i < a.size() ? a[i] : 0) ^ (i < b.size() ? b[i] : 0));
-  return diff == 0;
 }
 
 std::string short_key(const std::string& k) {
@@ -434,16 +423,14 @@ class TcpGroup final : public Group {
   // ---- rendezvous ------------------------------------------------------------------------------
 
   std::string hello() const {
-    Writer w;
-    w.str(kTag);
-    w.u64(kVersion);
-    w.i64(w_.rank);
-    w.i64(n_);
-    w.i64(w_.local_rank);
-    w.str(this_host());
-    w.str(key_);
-    w.str(w_.secret);
-    return w.s;
+    Hello h;
+    h.rank = w_.rank;
+    h.world = n_;
+    h.local_rank = w_.local_rank;
+    h.host = this_host();
+    h.key = key_;
+    h.secret = w_.secret;
+    return write_hello(h);
   }
 
   /// Rank 0: listen, publish the address if asked, take every other rank's hello and check it.
@@ -496,31 +483,16 @@ class TcpGroup final : public Group {
         if (l->closed()) l.reset();
         return;
       }
-      Reader r{f->body};
-      const auto tag = r.str();
-      const auto version = r.u64();
-      const auto rank = r.i64();
-      const auto world = r.i64();
-      r.i64();  // local rank, for diagnostics only
-      const auto host = r.str();
-      const auto key = r.str();
-      const auto secret = version == kVersion ? r.str() : std::string();
-      if (f->kind != Kind::Hello || !r.ok || tag != kTag) {
+      const std::optional<Hello> h = f->kind == Kind::Hello ? read_hello(f->body) : std::nullopt;
+      if (!h) {
         l.reset();  // not one of ours: a stray client
         return;
       }
-      // With a secret, a hello that does not carry it (another version carries none that can be
-      // checked) is not let in, and is not the job's failure (anyone who reaches the port could
-      // cause that): the connection is told why, without waiting for it, and closed; the count
-      // goes into a timeout's line.
-      if (!w_.secret.empty() ? version != kVersion || !same_secret(secret, w_.secret)
-                             : version == kVersion && !secret.empty()) {
+      // A hello the job secret does not let in is not the job's failure (anyone who reaches the
+      // port could cause that): the connection is told why, without waiting for it, and closed;
+      // the count goes into a timeout's line.
+      if (const std::string why = secret_refusal(*h, w_.secret); !why.empty()) {
         ++wrong_secret;
-        const std::string why =
-            version != kVersion ? " is not in a hello of this version (rank 0 runs another ccoverlap)"
-            : secret.empty()    ? " is missing"
-            : w_.secret.empty() ? " is set, rank 0's is not"
-                                : " differs from rank 0's";
         l->send(Kind::Abort, 0,
                 abort_body(FailKind::Config, std::string("rank 0 refused this hello: its ") +
                                                  cco::env::kJobSecret + why +
@@ -529,9 +501,11 @@ class TcpGroup final : public Group {
         l.reset();
         return;
       }
+      const std::int64_t rank = h->rank, world = h->world;
+      const std::string& host = h->host;
       ++hellos;
       const std::string who = "rank " + std::to_string(rank) + " (" + host + ")";
-      if (version != kVersion)
+      if (h->version != kHelloVersion)
         problem(FailKind::Config,
                 who + " runs a different ccoverlap bootstrap version than rank 0");
       else if (world != n_)
@@ -543,9 +517,9 @@ class TcpGroup final : public Group {
       else if (arrived[static_cast<std::size_t>(rank)])
         problem(FailKind::Config, "two processes claim rank " + std::to_string(rank) + " (on " +
                                       hosts[static_cast<std::size_t>(rank)] + " and " + host + ")");
-      else if (key != key_)
+      else if (h->key != key_)
         problem(FailKind::Config, "ranks disagree about the workload: " + who + " has job key " +
-                                      short_key(key) + ", rank 0 has " + short_key(key_));
+                                      short_key(h->key) + ", rank 0 has " + short_key(key_));
       if (rank >= 1 && rank < n_ && !arrived[static_cast<std::size_t>(rank)]) {
         arrived[static_cast<std::size_t>(rank)] = 1;
         hosts[static_cast<std::size_t>(rank)] = host;

@@ -21,10 +21,12 @@
 #include <fstream>
 #include <stdexcept>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "bootstrap/bootstrap.hpp"
 #include "bootstrap/detail.hpp"
+#include "bootstrap/hello.hpp"
 #include "fork_ranks.hpp"
 
 using namespace cco::boot;
@@ -92,6 +94,38 @@ void exchanges(Group& g) {
 }
 
 }  // namespace
+
+// The hello read back as written, a stranger's bytes refused, and the secret's rule in every case.
+TEST(Hello, ReadAsWrittenAndTheSecretsRule) {
+  using namespace cco::boot::detail;
+  Hello h;
+  h.rank = 3;
+  h.world = 4;
+  h.local_rank = 1;
+  h.host = "node7";
+  h.key = "same workload";
+  h.secret = "s3cret";
+  const auto back = read_hello(write_hello(h));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(std::tie(back->version, back->rank, back->world, back->local_rank, back->host, back->key, back->secret),
+            std::tie(h.version, h.rank, h.world, h.local_rank, h.host, h.key, h.secret));
+  EXPECT_FALSE(read_hello("GET / HTTP/1.1\r\n"));
+  EXPECT_FALSE(read_hello(write_hello(h).substr(0, 30)));
+  Hello old = h;
+  old.version = 1;  // no secret on the wire
+  ASSERT_TRUE(read_hello(write_hello(old)));
+  EXPECT_EQ(read_hello(write_hello(old))->secret, "");
+  EXPECT_EQ(secret_refusal(h, "s3cret"), "");
+  EXPECT_EQ(secret_refusal(h, "s3creT"), " differs from rank 0's");
+  EXPECT_EQ(secret_refusal(h, ""), " is set, rank 0's is not");
+  h.secret.clear();
+  EXPECT_EQ(secret_refusal(h, "s3cret"), " is missing");
+  EXPECT_EQ(secret_refusal(h, ""), "");
+  EXPECT_NE(secret_refusal(old, "s3cret").find("another ccoverlap"), std::string::npos);
+  EXPECT_EQ(secret_refusal(old, ""), "");  // without a secret: the version check says it
+  EXPECT_FALSE(same_secret("abc", "abcd"));
+  EXPECT_TRUE(same_secret("", ""));
+}
 
 TEST(Process, FourRanksExchangeOverLoopback) {
   const int port = free_port();
