@@ -420,11 +420,9 @@ json kept_event(const KeptEvent& k, int64_t origin) {
   if (k.ts_ns) e["ts"] = static_cast<double>(*k.ts_ns - origin) / 1000.0;
   if (auto id = e.find("id"); id != e.end() && k.rank > 0) {
     // A number below 2^32 (a profiler's correlation ids) moves by rank * 2^32; any other id (a
-    // string, or a number that could not move without overflow) gets the rank's prefix.
-    const bool small = (id->is_number_unsigned() && id->get<uint64_t>() < (uint64_t{1} << 32)) ||
-                       (id->is_number_integer() && id->get<int64_t>() >= 0 &&
-                        id->get<int64_t>() < (int64_t{1} << 32));
-    if (small)
+    // string, a negative number, or one that could not move without overflow) gets the rank's
+    // prefix. `text` is parsed: a number that is not negative is unsigned.
+    if (id->is_number_unsigned() && id->get<uint64_t>() < (uint64_t{1} << 32))
       *id = id->get<int64_t>() + (static_cast<int64_t>(k.rank) << 32);
     else
       *id = fmt::format("r{}:{}", k.rank, id->is_string() ? id->get<std::string>() : id->dump());

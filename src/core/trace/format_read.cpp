@@ -23,8 +23,7 @@ namespace {
   if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
   if (const std::string blank = model::blank_text_reason(text); !blank.empty()) what = blank;
   // A gzip file compressed again (issue 45's bad input): its inflated text is gzip once more.
-  if (text.size() >= 2 && static_cast<unsigned char>(text[0]) == 0x1f &&
-      static_cast<unsigned char>(text[1]) == 0x8b)
+  if (is_gzip(text))
     what = "gzip inside gzip: the file was compressed twice; decompress it once (gunzip) and read that";
   throw Error(source + ": not valid JSON (" + what + ")");
 }

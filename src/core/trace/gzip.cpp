@@ -13,7 +13,7 @@
 
 namespace cco::trace {
 
-bool is_gzip(const std::string& data) {
+bool is_gzip(std::string_view data) {
   return data.size() >= 2 && static_cast<unsigned char>(data[0]) == 0x1f &&
          static_cast<unsigned char>(data[1]) == 0x8b;
 }

@@ -20,7 +20,7 @@ inline constexpr double kGzipRatioLimit = 250;
 inline constexpr std::size_t kGzipRatioFloor = std::size_t{64} << 20;
 
 /// True when `data` starts with gzip's magic bytes (1f 8b).
-bool is_gzip(const std::string& data);
+bool is_gzip(std::string_view data);
 /// The inflated bytes of a gzip stream (several members are read one after another). Throws
 /// model::Error naming `what` when the data is not valid gzip, inflates beyond `limit` bytes or
 /// beyond kGzipRatioLimit, or this build has no zlib.
