@@ -67,26 +67,27 @@ Mode parse_mode(const std::string& s) {
                    "' (known: seq, concurrent, priority, shape, shape+priority)");
 }
 
-model::Controls RowSpec::controls() const {
-  model::Controls c;
-  if (is_shape(mode) && blocks_per_sm > 0) c.blocks_per_sm = blocks_per_sm;
-  if (is_shape(mode)) c.pad = pad;
-  c.gemm_sms = gemm_sms;
-  c.nccl_ctas = nccl_ctas;
-  c.green_sms = green_sms;
-  c.nccl_reg = nccl_reg;
-  c.cta_policy = cta_policy;
+model::Controls RowSpec::label_controls() const {
+  model::Controls c = controls;
+  if (!is_shape(mode)) {
+    c.blocks_per_sm.reset();
+    c.pad.reset();
+  }
   return c;
 }
 
-std::string RowSpec::label() const { return to_string(mode) + model::label_tokens(controls()); }
-
-std::string RowSpec::budgets() const {
-  model::Controls c = controls();
+model::Controls RowSpec::budget_controls() const {
+  model::Controls c = controls;
   c.blocks_per_sm.reset();
   c.pad.reset();
-  return model::label_tokens(c);
+  c.shape_model = false;
+  c.when.reset();
+  return c;
 }
+
+std::string RowSpec::label() const { return to_string(mode) + model::label_tokens(label_controls()); }
+
+std::string RowSpec::budgets() const { return model::label_tokens(budget_controls()); }
 
 int budget_number(std::optional<int> v) { return v ? *v : -1; }
 
@@ -587,26 +588,30 @@ namespace {
 std::vector<RowSpec> mode_rows(const Options& o, const std::vector<Mode>& modes, bool shapeable,
                                int natural_bps, std::vector<std::string>* notes) {
   std::vector<RowSpec> rows;
+  const std::optional<int> green = o.green_sms > 0 ? std::optional(o.green_sms) : std::nullopt;
+  const auto row = [&](Mode m, int k, std::optional<int64_t> pad) {
+    RowSpec r{m};
+    r.set_k(k);
+    r.controls.pad = pad;
+    if (m != Mode::Seq) r.controls.green_sms = green;
+    rows.push_back(r);
+  };
   for (Mode m : modes) {
     if (!is_shape(m)) {
-      RowSpec r{m};
-      if (m != Mode::Seq && o.green_sms > 0) r.green_sms = o.green_sms;
-      rows.push_back(r);
+      row(m, 0, std::nullopt);
       continue;
     }
     if (!shapeable)
       throw UsageError(std::string("mode ") + to_string(m) + " needs a compute part whose launches are ours");
-    const std::optional<int> green = o.green_sms > 0 ? std::optional(o.green_sms) : std::nullopt;
     if (!o.pads.empty()) {
-      for (int64_t p : o.pads) rows.push_back({m, 0, p, std::nullopt, std::nullopt, green});
+      for (int64_t p : o.pads) row(m, 0, p);
     } else if (!o.blocks_per_sm.empty()) {
-      for (int k : o.blocks_per_sm) rows.push_back({m, k, std::nullopt, std::nullopt, std::nullopt, green});
+      for (int k : o.blocks_per_sm) row(m, k, std::nullopt);
     } else {
       if (natural_bps <= 1 && notes)
         notes->push_back(std::string("mode ") + to_string(m) +
                          ": the kernel already runs at 1 block per SM; nothing to shape");
-      for (int k = natural_bps - 1; k >= 1; --k)
-        rows.push_back({m, k, std::nullopt, std::nullopt, std::nullopt, green});
+      for (int k = natural_bps - 1; k >= 1; --k) row(m, k, std::nullopt);
     }
   }
   return rows;
@@ -634,10 +639,10 @@ std::vector<RowSpec> expand_rows(const Options& o, bool shapeable, int natural_b
     for (std::size_t i = 0; i < base; ++i) {
       if (rows[i].mode == Mode::Seq) continue;
       RowSpec r = rows[i];
-      r.cta_policy = p;
+      r.controls.cta_policy = p;
       if (p == model::CtaPolicy::Zero && !o.nccl_register_given &&
           o.nccl_register != model::CommRegister::Window)
-        r.nccl_reg = model::CommRegister::Window;
+        r.controls.nccl_reg = model::CommRegister::Window;
       rows.push_back(r);
     }
   }

@@ -148,32 +148,39 @@ std::string dtypes_label(const Options& o);
 /// rank * recvcount, as nccl-tests lays them out).
 std::string in_place_refusal(model::Collective c);
 
-/// One row of the table: a mode with, for shape modes, one target.
+/// One row of the table: a mode and the row's controls (issue 44: the control table's one typed
+/// value, not a copy of its fields). For shape modes `controls` holds the target k
+/// (`blocks_per_sm`) or an explicit pad; every row may hold budgets beyond the paper (used by
+/// `cco tune`): the GEMMs' SM target, NCCL CTAs, a green partition, the registration and the CTA
+/// policy, each unset where the row keeps the run's own setting.
 struct RowSpec {
-  Mode mode = Mode::Seq;
-  int blocks_per_sm = 0;  ///< shape target k (0: none)
-  /// Explicit extra dynamic shared memory (nullopt: none, or planned from k; -1 in rows_to_json)
-  std::optional<int64_t> pad = std::nullopt;
-  /// Resource budgets beyond the paper (used by `cco tune`): nullopt keeps the run's own setting.
-  /// cuBLASLt SM-count target for this row's GEMMs (0: all SMs)
-  std::optional<int> gemm_sms = std::nullopt;
-  std::optional<int> nccl_ctas = std::nullopt;  ///< NCCL minCTAs = maxCTAs for its communicator
-  /// Run the compute part in a green-context partition of this many SMs (nullopt: none)
-  std::optional<int> green_sms = std::nullopt;
-  /// The collective's buffer registration (nullopt: the run's own)
-  std::optional<model::CommRegister> nccl_reg = std::nullopt;
-  /// NCCL CTAPolicy of this row's communicator (nullopt: the run's own)
-  std::optional<model::CtaPolicy> cta_policy = std::nullopt;
-  /// True when the row uses the run's own compute and communicator (no budget override).
-  bool default_variant() const {
-    return !gemm_sms && !nccl_ctas && !green_sms && !nccl_reg && !cta_policy;
+  /// A row of mode `m`, shape target `k` (0: none) and explicit `pad`; budgets are set on
+  /// `controls`.
+  RowSpec(Mode m = Mode::Seq, int k = 0, std::optional<int64_t> pad = std::nullopt) : mode(m) {
+    set_k(k);
+    controls.pad = pad;
   }
+  Mode mode = Mode::Seq;
+  model::Controls controls;
+  /// The shape target k (0: none).
+  int k() const { return controls.blocks_per_sm.value_or(0); }
+  /// Sets the shape target (0 or less: none).
+  void set_k(int k) {
+    if (k > 0)
+      controls.blocks_per_sm = k;
+    else
+      controls.blocks_per_sm.reset();
+  }
+  /// True when the row uses the run's own compute and communicator (no budget set).
+  bool default_variant() const { return budget_controls() == model::Controls{}; }
   /// Same mode, target, padding and budgets.
   bool operator==(const RowSpec&) const = default;
-  /// The row's controls (k and pad for shape modes only), as the control table spells them.
-  model::Controls controls() const;
+  /// The row's controls as its label writes them: k and pad for shape modes only.
+  model::Controls label_controls() const;
+  /// The budgets alone: `controls` without k, pad and the shaping's `when`.
+  model::Controls budget_controls() const;
   /// "priority", "shape+priority k=3", "concurrent sms=108 ctas=32 reg=window cta=zero": the mode
-  /// and model::label_tokens of controls().
+  /// and model::label_tokens of label_controls().
   std::string label() const;
   /// The budgets alone, as label() writes them: " sms=108 ctas=32 reg=window cta=zero" ("" when
   /// the row has none).

@@ -267,9 +267,9 @@ std::string format_in_place(const Report& r) {
 nlohmann::json rows_to_json(const std::vector<RowSpec>& rows) {
   nlohmann::json j = nlohmann::json::array();
   for (const auto& r : rows)
-    j.push_back({static_cast<int>(r.mode), r.blocks_per_sm, r.pad.value_or(-1), budget_number(r.gemm_sms),
-                 budget_number(r.nccl_ctas), budget_number(r.green_sms),
-                 model::comm_register_number(r.nccl_reg), model::cta_policy_number(r.cta_policy)});
+    j.push_back({static_cast<int>(r.mode), r.k(), r.controls.pad.value_or(-1), budget_number(r.controls.gemm_sms),
+                 budget_number(r.controls.nccl_ctas), budget_number(r.controls.green_sms),
+                 model::comm_register_number(r.controls.nccl_reg), model::cta_policy_number(r.controls.cta_policy)});
   return j;
 }
 
@@ -278,13 +278,13 @@ std::vector<RowSpec> rows_from_json(const nlohmann::json& j) {
   for (const auto& x : j) {
     RowSpec r;
     r.mode = static_cast<Mode>(x[0].get<int>());
-    r.blocks_per_sm = x[1];
-    if (const int64_t pad = x[2]; pad >= 0) r.pad = pad;
-    r.gemm_sms = budget_from_number(x[3].get<int>());
-    r.nccl_ctas = budget_from_number(x[4].get<int>());
-    r.green_sms = budget_from_number(x[5].get<int>());
-    if (x.size() > 6) r.nccl_reg = model::comm_register_from_number(x[6].get<int>());
-    if (x.size() > 7) r.cta_policy = model::cta_policy_from_number(x[7].get<int>());
+    r.set_k(x[1].get<int>());
+    if (const int64_t pad = x[2]; pad >= 0) r.controls.pad = pad;
+    r.controls.gemm_sms = budget_from_number(x[3].get<int>());
+    r.controls.nccl_ctas = budget_from_number(x[4].get<int>());
+    r.controls.green_sms = budget_from_number(x[5].get<int>());
+    if (x.size() > 6) r.controls.nccl_reg = model::comm_register_from_number(x[6].get<int>());
+    if (x.size() > 7) r.controls.cta_policy = model::cta_policy_from_number(x[7].get<int>());
     out.push_back(r);
   }
   return out;
@@ -373,7 +373,7 @@ nlohmann::json to_json(const Report& r) {
     rec.count = row.count;
     rec.dtype = row_dtype(row, r);
     rec.mode = to_string(row.spec.mode);
-    rec.target_blocks_per_sm = row.spec.blocks_per_sm;
+    rec.target_blocks_per_sm = row.spec.k();
     rec.pad_bytes = row.pad;
     rec.blocks_per_sm = row.blocks_per_sm;
     rec.t_comp = timing_record(row.t_comp);
@@ -385,10 +385,10 @@ nlohmann::json to_json(const Report& r) {
     rec.t_comp_alone = timing_record(row.t_comp_alone);
     rec.t_comm_alone = timing_record(row.t_comm_alone);
     nlohmann::json& x = rec.controls;  // the row's controls, spelled by the control table
-    x[model::json_field(model::Control::GemmSms)] = budget_number(row.spec.gemm_sms);
-    x[model::json_field(model::Control::NcclCtas)] = budget_number(row.spec.nccl_ctas);
-    x[model::json_field(model::Control::Green)] = budget_number(row.spec.green_sms);
-    x[model::json_field(model::Control::Register)] = model::comm_register_number(row.spec.nccl_reg);
+    x[model::json_field(model::Control::GemmSms)] = budget_number(row.spec.controls.gemm_sms);
+    x[model::json_field(model::Control::NcclCtas)] = budget_number(row.spec.controls.nccl_ctas);
+    x[model::json_field(model::Control::Green)] = budget_number(row.spec.controls.green_sms);
+    x[model::json_field(model::Control::Register)] = model::comm_register_number(row.spec.controls.nccl_reg);
     model::Controls ran;  // the policy the row's communicator had, as the control table spells it
     ran.cta_policy = row.cta_policy;
     const auto cta = model::Control::CtaPolicy;
@@ -456,7 +456,7 @@ std::string to_csv(const Report& r) {
     const auto s = row.t.summary();
     const auto slow = slowdown(row);
     o << row.bytes << "," << row.count << "," << row_dtype(row, r) << "," << r.redop << ","
-      << to_string(row.spec.mode) << "," << row.spec.blocks_per_sm << "," << row.pad << ","
+      << to_string(row.spec.mode) << "," << row.spec.k() << "," << row.pad << ","
       << row.blocks_per_sm << "," << v(t.t_comp) << "," << v(t.t_comm) << "," << v(t.t_seq) << ","
       << v(model::ideal(t)) << "," << v(row.t_comp_alone.median()) << "," << v(t.t) << ","
       << v(s.p25) << "," << v(s.p75) << "," << v(model::reduction(t)) << ","

@@ -41,13 +41,13 @@ RowPlan plan_rows(const std::vector<RowSpec>& specs, const DeviceContext& ctx,
   RowPlan plan;
   for (const auto& s : specs) {
     Planned p{s, 0, ctx.natural_bps};
-    p.comp = key_index(plan.sms_keys, s.gemm_sms);
-    p.comm = key_index(plan.comm_keys, CommKey{s.nccl_ctas, s.nccl_reg, s.cta_policy});
-    p.green = key_index(plan.green_keys, s.green_sms);
+    p.comp = key_index(plan.sms_keys, s.controls.gemm_sms);
+    p.comm = key_index(plan.comm_keys, CommKey{s.controls.nccl_ctas, s.controls.nccl_reg, s.controls.cta_policy});
+    p.green = key_index(plan.green_keys, s.controls.green_sms);
     if (is_shape(s.mode)) {
       if (!ctx.shapeable) throw UsageError("shape rows need a compute part whose launches are ours");
-      const PadPlan pp = plan_padding(ctx.limits, ctx.footprint, comp0.kernel(), s.blocks_per_sm,
-                                      s.pad, "--pad " + model::format_bytes(s.pad.value_or(-1)));
+      const PadPlan pp = plan_padding(ctx.limits, ctx.footprint, comp0.kernel(), s.k(),
+                                      s.controls.pad, "--pad " + model::format_bytes(s.controls.pad.value_or(-1)));
       if (!pp.note.empty()) notes.push_back(pp.note);
       p.pad = pp.pad;
       p.bps = pp.driver_bps;
@@ -215,8 +215,8 @@ std::vector<RowSpec> keep_applicable(std::vector<RowSpec> specs, const Options& 
   }
   std::vector<RowSpec> kept;
   for (auto& s : specs) {
-    if (s.cta_policy) {
-      const auto why = model::cta_policy_refusal(*s.cta_policy, o.coll, f.nccl_version, f.one_host,
+    if (s.controls.cta_policy) {
+      const auto why = model::cta_policy_refusal(*s.controls.cta_policy, o.coll, f.nccl_version, f.one_host,
                                                  /*split=*/true);
       if (!why.empty()) {
         notes.push_back("row '" + s.label() + "' skipped: " + why);
@@ -232,7 +232,7 @@ std::vector<RowSpec> keep_applicable(std::vector<RowSpec> specs, const Options& 
 bool uses_zero(const Options& o, const std::vector<RowSpec>& specs) {
   const auto zero = model::CtaPolicy::Zero;
   if (o.nccl_cta_policy == zero) return true;
-  return std::any_of(specs.begin(), specs.end(), [&](const RowSpec& s) { return s.cta_policy == zero; });
+  return std::any_of(specs.begin(), specs.end(), [&](const RowSpec& s) { return s.controls.cta_policy == zero; });
 }
 
 /// "cta=zero reg=window ctas=4": a communicator variant, for notes and probe marks.

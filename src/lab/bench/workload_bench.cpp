@@ -83,35 +83,35 @@ std::vector<PlannedRow> plan_step_rows(const std::vector<RowSpec>& specs,
                                        std::vector<std::optional<int>>& green_keys) {
   std::vector<PlannedRow> planned;
   for (const auto& s : specs) {
-    if (s.gemm_sms)
+    if (s.controls.gemm_sms)
       throw UsageError("row '" + s.label() +
                        "': an SM-count target does not apply to a workload (its cuBLASLt GEMMs "
                        "use every SM)");
     if (s.mode == Mode::Seq && !s.default_variant())
       throw UsageError("row '" + s.label() +
                        "': seq is the baseline and runs with the run's own settings");
-    if (s.nccl_ctas && *s.nccl_ctas < 1)
+    if (s.controls.nccl_ctas && *s.controls.nccl_ctas < 1)
       throw UsageError("row '" + s.label() + "': NCCL CTAs must be at least 1");
     // A zero-CTA row's window is the step's whole arena (registered once per communicator).
-    const bool zero_window = s.cta_policy == model::CtaPolicy::Zero &&
-                             s.nccl_reg == model::CommRegister::Window;
-    if (s.nccl_reg && !zero_window)
+    const bool zero_window = s.controls.cta_policy == model::CtaPolicy::Zero &&
+                             s.controls.nccl_reg == model::CommRegister::Window;
+    if (s.controls.nccl_reg && !zero_window)
       throw UsageError("row '" + s.label() +
                        "': buffer registration applies to cco bench pairs, not to workloads");
-    if (s.green_sms && (*s.green_sms < 1 || *s.green_sms >= lim.sm_count))
+    if (s.controls.green_sms && (*s.controls.green_sms < 1 || *s.controls.green_sms >= lim.sm_count))
       throw UsageError("row '" + s.label() + "': a green partition holds 1.." +
                        std::to_string(lim.sm_count - 1) + " SMs");
     PlannedRow p{s, std::vector<int64_t>(kernels.size(), 0), {}};
     // The registration is not part of the key: a step registers its arena per communicator.
-    p.comm = key_index(comm_keys, CommKey{s.nccl_ctas, std::nullopt, s.cta_policy});
-    p.green = key_index(green_keys, s.green_sms);
+    p.comm = key_index(comm_keys, CommKey{s.controls.nccl_ctas, std::nullopt, s.controls.cta_policy});
+    p.green = key_index(green_keys, s.controls.green_sms);
     if (is_shape(s.mode) && kernels.empty())
       throw UsageError("row '" + s.label() + "': shape rows need an op whose launches are ours");
     if (is_shape(s.mode)) {
       for (std::size_t ki = 0; ki < kernels.size(); ++ki) {
         const auto& k = kernels[ki];
-        const PadPlan pp = plan_padding(lim, k.fp, k.fn, s.blocks_per_sm, s.pad,
-                                        "--pad " + model::format_bytes(s.pad.value_or(-1)) + " for " + k.name);
+        const PadPlan pp = plan_padding(lim, k.fp, k.fn, s.k(), s.controls.pad,
+                                        "--pad " + model::format_bytes(s.controls.pad.value_or(-1)) + " for " + k.name);
         if (!pp.note.empty() && notes) notes->push_back(k.name + ": " + pp.note);
         if (pp.driver_bps != pp.model_bps && notes)
           notes->push_back(k.name + " pad " + std::to_string(pp.pad) + ": model says " +
@@ -245,12 +245,12 @@ std::vector<RowSpec> keep_step_policies(std::vector<RowSpec> specs, const Option
   std::vector<RowSpec> kept;
   bool zero_noted = false;
   for (auto& s : specs) {
-    if (s.cta_policy) {
-      if (const auto why = step_policy_refusal(*s.cta_policy, step, f); !why.empty()) {
+    if (s.controls.cta_policy) {
+      if (const auto why = step_policy_refusal(*s.controls.cta_policy, step, f); !why.empty()) {
         notes.push_back("row '" + s.label() + "' skipped: " + why);
         continue;
       }
-      if (s.cta_policy == model::CtaPolicy::Zero && !zero_noted) {
+      if (s.controls.cta_policy == model::CtaPolicy::Zero && !zero_noted) {
         notes.push_back("cta=zero rows: the step's all-gathers and all-to-alls may run on the copy "
                         "engines, its all-reduces and reduce-scatters stay on SMs (NCCL decides "
                         "per collective); the arena is one symmetric window");

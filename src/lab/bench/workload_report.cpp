@@ -227,8 +227,8 @@ nlohmann::json step_report_json(const StepReport& r) {
     const auto t = r.times(row);
     j["rows"].push_back({{"mode", to_string(row.spec.mode)},
                          {"label", row.spec.label()},
-                         {"blocks_per_sm", row.spec.blocks_per_sm},
-                         {"pad", row.spec.pad.value_or(-1)},
+                         {"blocks_per_sm", row.spec.k()},
+                         {"pad", row.spec.controls.pad.value_or(-1)},
                          {"shaping", row.shaping},
                          {"time_us", timing_json(row.t)},
                          {"reduction", model::reduction(t)},
@@ -260,7 +260,7 @@ std::string step_report_csv(const StepReport& r) {
     std::string shaping = row.shaping;
     std::replace(shaping.begin(), shaping.end(), ',', ';');
     out << r.step.name << "," << r.nranks << "," << to_string(row.spec.mode) << ","
-        << row.spec.blocks_per_sm << "," << row.spec.pad.value_or(-1) << "," << shaping << ","
+        << row.spec.k() << "," << row.spec.controls.pad.value_or(-1) << "," << shaping << ","
         << fmt("%.3f", t.t) << "," << fmt("%.5f", row.t.summary().rel_iqr()) << ","
         << fmt("%.3f", ts) << "," << fmt("%.3f", ti) << "," << fmt("%.3f", t.t_comp) << ","
         << fmt("%.3f", t.t_comm) << "," << fmt("%.5f", model::reduction(t)) << ","

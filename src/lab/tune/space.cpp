@@ -153,12 +153,12 @@ std::vector<RowSpec> build_space(const SpaceInput& in, const SpaceOptions& opt,
           RowSpec r = base;
           r.mode = bench::with_priority(base.mode, prio);
           // Budgets equal to the run's own setting are the default variant.
-          r.gemm_sms = s > 0 ? std::optional(s) : std::nullopt;  // 0 = all SMs = the run's own
-          r.nccl_ctas = bench::budget_from_number(c);
-          r.nccl_reg = reg;
+          r.controls.gemm_sms = s > 0 ? std::optional(s) : std::nullopt;  // 0 = all SMs = the run's own
+          r.controls.nccl_ctas = bench::budget_from_number(c);
+          r.controls.nccl_reg = reg;
           if (gs > 0) {
             if (s > 0 || bench::is_shape(r.mode)) continue;  // one compute budget at a time
-            r.green_sms = gs;
+            r.controls.green_sms = gs;
           }
           add_unique(out, r);
         }
@@ -192,8 +192,8 @@ std::vector<RowSpec> policy_rows(const std::vector<model::CtaPolicy>& policies,
         continue;
       }
       RowSpec r{Mode::Concurrent};
-      r.cta_policy = p;
-      r.nccl_reg = zero_reg;
+      r.controls.cta_policy = p;
+      r.controls.nccl_reg = zero_reg;
       out.push_back(r);
       note(text.kept);
       continue;
@@ -204,8 +204,8 @@ std::vector<RowSpec> policy_rows(const std::vector<model::CtaPolicy>& policies,
           if (prio && !priority) continue;
           RowSpec r = base;
           r.mode = bench::with_priority(base.mode, prio);
-          r.gemm_sms = s > 0 ? std::optional(s) : std::nullopt;
-          r.cta_policy = p;
+          r.controls.gemm_sms = s > 0 ? std::optional(s) : std::nullopt;
+          r.controls.cta_policy = p;
           out.push_back(r);
         }
   }
@@ -234,9 +234,9 @@ nlohmann::json plan_base(const RowSpec& choice, int blocks_per_sm, const nlohman
   p.priority.nccl = bench::is_priority(choice.mode) ? plan::NcclPriority::High : plan::NcclPriority::Default;
   // The cuBLASLt SM target reaches programs' cuBLAS/cuBLASLt GEMMs through the preload library;
   // it follows the launch-order window (reproducible rounding, docs/PRELOAD.md).
-  if (choice.gemm_sms && *choice.gemm_sms > 0) p.gemm = {*choice.gemm_sms, plan::When::Overlap};
-  if (choice.nccl_ctas && *choice.nccl_ctas > 0) p.nccl.min_ctas = p.nccl.max_ctas = *choice.nccl_ctas;
-  p.nccl.cta_policy = choice.cta_policy;
+  if (choice.controls.gemm_sms && *choice.controls.gemm_sms > 0) p.gemm = {*choice.controls.gemm_sms, plan::When::Overlap};
+  if (choice.controls.nccl_ctas && *choice.controls.nccl_ctas > 0) p.nccl.min_ctas = p.nccl.max_ctas = *choice.controls.nccl_ctas;
+  p.nccl.cta_policy = choice.controls.cta_policy;
   p.made_for.set = true;
   p.made_for.device = devices.empty() ? "" : devices[0].value("name", "");
   p.made_for.sms = devices.empty() ? 0 : devices[0].value("sms", 0);
@@ -252,7 +252,7 @@ nlohmann::json plan_base(const RowSpec& choice, int blocks_per_sm, const nlohman
 
 bool run_applicable(const RowSpec& r) {
   // Zero needs the collective's buffers in a symmetric window, which a program's are not.
-  return !r.green_sms && !r.nccl_reg && r.cta_policy != model::CtaPolicy::Zero;
+  return !r.controls.green_sms && !r.controls.nccl_reg && r.controls.cta_policy != model::CtaPolicy::Zero;
 }
 
 std::string applied_note(const RowSpec& choice, const RowSpec& applied, double applied_t_us) {
@@ -283,17 +283,17 @@ void common_neighbours(const RowSpec& r, int sms, int nccl_ctas, std::vector<Row
     add(n);
   }
   // A green partition, +-8 SMs (the driver's granularity on sm_90).
-  if (r.green_sms && *r.green_sms > 0)
-    for (int g : {*r.green_sms - 8, *r.green_sms + 8})
+  if (r.controls.green_sms && *r.controls.green_sms > 0)
+    for (int g : {*r.controls.green_sms - 8, *r.controls.green_sms + 8})
       if (g >= 8 && g < sms) {
         RowSpec n = r;
-        n.green_sms = g;
+        n.controls.green_sms = g;
         add(n);
       }
   // NCCL CTAs: the adjacent rungs of the ladder (a CTA policy picks its own).
-  if (!r.cta_policy) {
+  if (!r.controls.cta_policy) {
     const auto& ladder = cta_ladder();
-    const int c = r.nccl_ctas && *r.nccl_ctas > 0 ? *r.nccl_ctas : std::max(1, nccl_ctas);
+    const int c = r.controls.nccl_ctas && *r.controls.nccl_ctas > 0 ? *r.controls.nccl_ctas : std::max(1, nccl_ctas);
     int below = -1, above = -1;
     for (int v : ladder) {
       if (v < c) below = v;
@@ -302,7 +302,7 @@ void common_neighbours(const RowSpec& r, int sms, int nccl_ctas, std::vector<Row
     for (int v : {below, above})
       if (v > 0) {
         RowSpec n = r;
-        n.nccl_ctas = v == nccl_ctas && !r.nccl_ctas ? std::nullopt : std::optional(v);
+        n.controls.nccl_ctas = v == nccl_ctas && !r.controls.nccl_ctas ? std::nullopt : std::optional(v);
         add(n);
       }
   }
@@ -312,46 +312,46 @@ std::vector<RowSpec> neighbours(const SpaceInput& in, const RowSpec& r) {
   const int sms = in.limits.sm_count;
   std::vector<RowSpec> out;
   // A collective on the copy engines: no SM control has a neighbour worth measuring.
-  if (r.cta_policy == model::CtaPolicy::Zero) return out;
+  if (r.controls.cta_policy == model::CtaPolicy::Zero) return out;
   auto add = [&](const RowSpec& n) { add_unique(out, n); };
   const bool shape = bench::is_shape(r.mode);
   const bool prio = bench::is_priority(r.mode);
   common_neighbours(r, sms, in.nccl_ctas, out);
   // The cuBLASLt SM target, +-4 SMs (from all SMs: 4 and 8 fewer).
-  if (in.vendor_gemm && (!r.green_sms || *r.green_sms <= 0)) {
+  if (in.vendor_gemm && (!r.controls.green_sms || *r.controls.green_sms <= 0)) {
     const int lo = std::max(1, sms / 4);
     std::vector<int> cand;
-    if (!r.gemm_sms || *r.gemm_sms <= 0) cand = {sms - 4, sms - 8};
-    else cand = {*r.gemm_sms - 4, *r.gemm_sms + 4};
+    if (!r.controls.gemm_sms || *r.controls.gemm_sms <= 0) cand = {sms - 4, sms - 8};
+    else cand = {*r.controls.gemm_sms - 4, *r.controls.gemm_sms + 4};
     for (int s : cand) {
       if (s < lo || s > sms) continue;
       RowSpec n = r;
-      n.gemm_sms = s >= sms ? std::nullopt : std::optional(s);
+      n.controls.gemm_sms = s >= sms ? std::nullopt : std::optional(s);
       add(n);
     }
   }
   // The shape target, +-1 where the model reaches a distinct blocks-per-SM.
   if (shape && in.shapeable && in.natural_bps > 1) {
-    const auto here = model::plan_padding(in.limits, in.footprint, r.blocks_per_sm);
-    for (int k : {r.blocks_per_sm - 1, r.blocks_per_sm + 1}) {
+    const auto here = model::plan_padding(in.limits, in.footprint, r.k());
+    for (int k : {r.k() - 1, r.k() + 1}) {
       if (k < 1) continue;
       RowSpec n = r;
       if (k >= in.natural_bps) {  // one step up from the top target: no shaping at all
         n.mode = prio ? Mode::Priority : Mode::Concurrent;
-        n.blocks_per_sm = 0;
+        n.set_k(0);
         add(n);
         continue;
       }
       const auto p = model::plan_padding(in.limits, in.footprint, k);
       if (!p.reachable || (here.reachable && p.blocks_per_sm == here.blocks_per_sm)) continue;
-      n.blocks_per_sm = k;
+      n.set_k(k);
       add(n);
     }
   }
   // The collective's buffer registration: each other one.
   for (int v : in.registrations) {
       RowSpec n = r;
-      n.nccl_reg = v == in.run_reg ? std::nullopt : model::comm_register_from_number(v);
+      n.controls.nccl_reg = v == in.run_reg ? std::nullopt : model::comm_register_from_number(v);
       add(n);
     }
   // Never the candidate itself.
@@ -366,10 +366,10 @@ RowSpec predict(const SpaceInput& in) {
   if (in.shapeable && in.natural_bps > 1) {
     const int cut = std::max(1, static_cast<int>(std::lround(2.0 * in.natural_bps * ctas / sms)));
     r.mode = Mode::ShapePriority;
-    r.blocks_per_sm = std::max(1, in.natural_bps - cut);
+    r.set_k(std::max(1, in.natural_bps - cut));
   } else if (in.vendor_gemm) {
     r.mode = Mode::Priority;
-    r.gemm_sms = std::max(1, sms - ctas);
+    r.controls.gemm_sms = std::max(1, sms - ctas);
   } else {
     r.mode = Mode::Priority;
   }
@@ -456,8 +456,8 @@ nlohmann::json plan_json(const bench::Report& rep, const std::vector<Tried>& tri
                                    rep.collective);
   nlohmann::json c = choice_json(b, bench::is_shape(b.spec.mode) ? b.blocks_per_sm : 0);
   c[model::json_field(model::Control::Pad)] = b.pad;
-  c[model::json_field(model::Control::GemmSms)] = bench::budget_number(b.spec.gemm_sms);
-  c[model::json_field(model::Control::Register)] = model::comm_register_number(b.spec.nccl_reg);
+  c[model::json_field(model::Control::GemmSms)] = bench::budget_number(b.spec.controls.gemm_sms);
+  c[model::json_field(model::Control::Register)] = model::comm_register_number(b.spec.controls.nccl_reg);
   c["comp_alone_us"] = b.comp_alone_us;
   c["comm_alone_us"] = b.comm_alone_us;
   c["own_efficiency"] = model::number_or_null(b.own_efficiency());

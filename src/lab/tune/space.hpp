@@ -146,8 +146,8 @@ nlohmann::json choice_json(const T& b, int blocks_per_sm) {
           {"mode", bench::to_string(b.spec.mode)},
           {"priority", bench::is_priority(b.spec.mode)},
           {"blocks_per_sm", blocks_per_sm},
-          {model::json_field(model::Control::NcclCtas), bench::budget_number(b.spec.nccl_ctas)},
-          {model::json_field(model::Control::Green), bench::budget_number(b.spec.green_sms)},
+          {model::json_field(model::Control::NcclCtas), bench::budget_number(b.spec.controls.nccl_ctas)},
+          {model::json_field(model::Control::Green), bench::budget_number(b.spec.controls.green_sms)},
           {"t_us", b.t_us},
           {"reduction", b.reduction},
           {"efficiency", b.efficiency}};

@@ -70,9 +70,9 @@ SpaceInput space_input(const bench::DeviceContext& d, const bench::Options& o,
 }
 
 bool best_spec_on_edge(const RowSpec& best, const std::vector<Screened>& screened) {
-  if (!best.gemm_sms || *best.gemm_sms <= 0) return false;
+  if (!best.controls.gemm_sms || *best.controls.gemm_sms <= 0) return false;
   for (const auto& t : screened)
-    if (t.spec.gemm_sms && *t.spec.gemm_sms > 0 && *t.spec.gemm_sms < *best.gemm_sms) return false;
+    if (t.spec.controls.gemm_sms && *t.spec.controls.gemm_sms > 0 && *t.spec.controls.gemm_sms < *best.controls.gemm_sms) return false;
   return true;
 }
 

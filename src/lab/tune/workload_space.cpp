@@ -111,8 +111,8 @@ std::vector<RowSpec> build_workload_space(const WorkloadSpaceInput& in,
           if (gs > 0 && bench::is_shape(base.mode)) continue;  // one compute budget at a time
           RowSpec r = base;
           r.mode = bench::with_priority(base.mode, prio);
-          r.nccl_ctas = bench::budget_from_number(c);
-          r.green_sms = bench::budget_from_number(gs);
+          r.controls.nccl_ctas = bench::budget_from_number(c);
+          r.controls.green_sms = bench::budget_from_number(gs);
           out.push_back(r);
         }
   // CTA policies beyond the run's own (space.hpp: policy_rows), after the rest: zero as one row,
@@ -131,25 +131,25 @@ std::vector<RowSpec> build_workload_space(const WorkloadSpaceInput& in,
 
 std::vector<RowSpec> workload_neighbours(const WorkloadSpaceInput& in, const RowSpec& r) {
   std::vector<RowSpec> out;
-  if (r.cta_policy == model::CtaPolicy::Zero) return out;
+  if (r.controls.cta_policy == model::CtaPolicy::Zero) return out;
   common_neighbours(r, in.limits.sm_count, in.nccl_ctas, out);
   int natural = 0;
   for (const auto& k : in.kernels) natural = std::max(natural, k.natural_bps);
   if (bench::is_shape(r.mode) && natural > 1) {
     const bool prio = bench::is_priority(r.mode);
-    const auto here = shaped_occupancy(in, r.blocks_per_sm);
-    for (int k : {r.blocks_per_sm - 1, r.blocks_per_sm + 1}) {
+    const auto here = shaped_occupancy(in, r.k());
+    for (int k : {r.k() - 1, r.k() + 1}) {
       if (k < 1) continue;
       RowSpec n = r;
       if (k >= natural) {  // one step above every kernel's own: no shaping at all
         n.mode = prio ? Mode::Priority : Mode::Concurrent;
-        n.blocks_per_sm = 0;
+        n.set_k(0);
         add_unique(out, n);
         continue;
       }
       const auto bps = shaped_occupancy(in, k);
       if (bps.empty() || bps == here) continue;
-      n.blocks_per_sm = k;
+      n.set_k(k);
       add_unique(out, n);
     }
   }
@@ -230,9 +230,9 @@ std::vector<StepTried> tried_from_step(const bench::StepReport& rep, const RowSp
     t.shaping = row.shaping;
     t.wrong = row.wrong;
     t.predicted =
-        row.spec.mode == predicted.mode && row.spec.blocks_per_sm == predicted.blocks_per_sm &&
-        row.spec.pad == predicted.pad && row.spec.gemm_sms == predicted.gemm_sms &&
-        row.spec.nccl_ctas == predicted.nccl_ctas && row.spec.green_sms == predicted.green_sms;
+        row.spec.mode == predicted.mode && row.spec.k() == predicted.k() &&
+        row.spec.controls.pad == predicted.controls.pad && row.spec.controls.gemm_sms == predicted.controls.gemm_sms &&
+        row.spec.controls.nccl_ctas == predicted.controls.nccl_ctas && row.spec.controls.green_sms == predicted.controls.green_sms;
     out.push_back(t);
   }
   return out;
@@ -266,11 +266,11 @@ nlohmann::json workload_plan_json(const bench::StepReport& rep, const std::vecto
   const auto& b = tried.at(best);
   const auto& a = tried.at(applied_index(tried, best));  // what `cco run` can apply
   const double t_seq = rep.t_seq.median(), t_ideal = rep.t_ideal.median();
-  nlohmann::json j = plan_base(a.spec, a.spec.blocks_per_sm, rep.devices, rep.nranks, rep.versions,
+  nlohmann::json j = plan_base(a.spec, a.spec.k(), rep.devices, rep.nranks, rep.versions,
                                "cco tune: " + b.spec.label() + " for workload " + rep.step.name +
                                    " (" + rep.step.file + ")");
 
-  const auto shape_k = [](const StepTried& t) { return bench::is_shape(t.spec.mode) ? t.spec.blocks_per_sm : 0; };
+  const auto shape_k = [](const StepTried& t) { return bench::is_shape(t.spec.mode) ? t.spec.k() : 0; };
   nlohmann::json c = choice_json(b, shape_k(b));
   c["shaping"] = b.shaping;
   c["of_ideal"] = b.of_ideal;
@@ -290,7 +290,7 @@ nlohmann::json workload_plan_json(const bench::StepReport& rep, const std::vecto
       vendor =
           vendor || (op.kind == workload::OpKind::Gemm && op.engine == workload::GemmEngine::CublasLt);
     if (vendor)
-      notes.push_back("shape k=" + std::to_string(a.spec.blocks_per_sm) +
+      notes.push_back("shape k=" + std::to_string(a.spec.k()) +
                       " was measured with only the step's own kernels padded (" + a.shaping +
                       "); cuBLASLt GEMMs ran unpadded, while `cco run` shapes every non-NCCL "
                       "kernel to k (add plan rules to leave GEMMs alone)");

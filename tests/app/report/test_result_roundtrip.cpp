@@ -96,9 +96,9 @@ bench::Report bench_report() {
   bench::Row shp;
   base(shp, 256 << 20);
   shp.spec.mode = Mode::ShapePriority;
-  shp.spec.blocks_per_sm = 2;
-  shp.spec.nccl_ctas = 16;
-  shp.spec.cta_policy = model::CtaPolicy::Efficiency;
+  shp.spec.set_k(2);
+  shp.spec.controls.nccl_ctas = 16;
+  shp.spec.controls.cta_policy = model::CtaPolicy::Efficiency;
   shp.cta_policy = model::CtaPolicy::Efficiency;
   shp.pad = 49152;
   shp.blocks_per_sm = 2;
@@ -143,7 +143,7 @@ TEST(ResultRoundTrip, BenchEveryFieldTheReaderExposes) {
     const auto t = w.times();
     EXPECT_EQ(g.bytes, w.bytes);
     EXPECT_EQ(g.mode, bench::to_string(w.spec.mode));
-    EXPECT_EQ(g.target_k, w.spec.blocks_per_sm);
+    EXPECT_EQ(g.target_k, w.spec.k());
     EXPECT_EQ(g.pad, w.pad);
     EXPECT_EQ(g.blocks_per_sm, w.blocks_per_sm);
     EXPECT_TRUE(same(w.t.median(), g.t_us));
@@ -219,8 +219,8 @@ bench::StepReport step_report() {
   prio.t.samples = {105, 105, 105};
   bench::StepRow best;
   best.spec.mode = Mode::ShapePriority;
-  best.spec.blocks_per_sm = 2;
-  best.spec.nccl_ctas = 16;
+  best.spec.set_k(2);
+  best.spec.controls.nccl_ctas = 16;
   best.t.samples = {96, 100, 104, 101};
   best.shaping = "membound +40K (2/SM of 8)";
   best.wrong = 3;
@@ -264,7 +264,7 @@ TEST(ResultRoundTrip, StepBenchEveryFieldTheReaderExposes) {
     const auto t = rep.times(w);
     EXPECT_EQ(g.label, w.spec.label());
     EXPECT_EQ(g.mode, bench::to_string(w.spec.mode));
-    EXPECT_EQ(g.target_k, w.spec.blocks_per_sm);
+    EXPECT_EQ(g.target_k, w.spec.k());
     EXPECT_TRUE(same(w.t.median(), g.t_us));
     EXPECT_TRUE(same(w.t.summary().p25, g.t_p25_us));
     EXPECT_TRUE(same(w.t.summary().p75, g.t_p75_us));
@@ -367,7 +367,7 @@ TEST(ResultRoundTrip, StepTuneEveryFieldTheReaderExposes) {
     const auto& g = s.rows[i];
     EXPECT_EQ(g.label, w.spec.label());
     EXPECT_EQ(g.mode, bench::to_string(w.spec.mode));
-    EXPECT_EQ(g.target_k, bench::is_shape(w.spec.mode) ? w.spec.blocks_per_sm : 0);
+    EXPECT_EQ(g.target_k, bench::is_shape(w.spec.mode) ? w.spec.k() : 0);
     EXPECT_TRUE(same(w.t_us, g.t_us));
     EXPECT_TRUE(same(w.p25_us, g.t_p25_us));
     EXPECT_TRUE(same(w.p75_us, g.t_p75_us));

@@ -52,7 +52,7 @@ bench::StepReport made_up() {
   conc.t.samples = {110, 110};
   bench::StepRow shape;
   shape.spec.mode = bench::Mode::Shape;
-  shape.spec.blocks_per_sm = 2;
+  shape.spec.set_k(2);
   shape.t.samples = {104, 104};
   shape.shaping = "membound +40K (2/SM of 8)";
   shape.wrong = 3;

@@ -66,12 +66,12 @@ TEST(Flags, EveryControlsFlagAndTuneListIsABenchOrTuneFlag) {
   // Row labels are the table's tokens: a label reads back into the row's controls.
   RowSpec r;
   r.mode = Mode::ShapePriority;
-  r.blocks_per_sm = 2;
-  r.gemm_sms = 66;
-  r.nccl_ctas = 8;
-  r.cta_policy = cco::model::CtaPolicy::Efficiency;
+  r.set_k(2);
+  r.controls.gemm_sms = 66;
+  r.controls.nccl_ctas = 8;
+  r.controls.cta_policy = cco::model::CtaPolicy::Efficiency;
   EXPECT_EQ(r.label(), "shape+priority k=2 sms=66 ctas=8 cta=efficiency");
-  EXPECT_EQ(cco::model::controls_from_label(r.label().substr(r.label().find(' '))), r.controls());
+  EXPECT_EQ(cco::model::controls_from_label(r.label().substr(r.label().find(' '))), r.label_controls());
 }
 
 TEST(Flags, FoundInEveryForm) {

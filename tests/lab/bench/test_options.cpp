@@ -176,19 +176,19 @@ TEST(Options, RegistrationIsParsedAndLabelled) {
   EXPECT_EQ(parse({"--nccl-register", "BUFFER"}).nccl_register, cco::model::CommRegister::Buffer);
   RowSpec r{Mode::Concurrent};
   EXPECT_TRUE(r.default_variant());
-  r.nccl_reg = cco::model::CommRegister::Window;
+  r.controls.nccl_reg = cco::model::CommRegister::Window;
   EXPECT_FALSE(r.default_variant()) << "a registration is a variant with its own communicator";
-  r.nccl_ctas = 48;
+  r.controls.nccl_ctas = 48;
   EXPECT_EQ(r.label(), "concurrent ctas=48 reg=window");
   // The row list travels between ranks as JSON; an older 6-field row reads as unregistered.
   const auto back = rows_from_json(rows_to_json({r, RowSpec{Mode::Seq}}));
   ASSERT_EQ(back.size(), 2u);
   EXPECT_EQ(back[0], r);
-  EXPECT_FALSE(back[1].nccl_reg);
+  EXPECT_FALSE(back[1].controls.nccl_reg);
   const auto old = rows_from_json(nlohmann::json::parse("[[1,0,-1,-1,32,-1]]"));
   ASSERT_EQ(old.size(), 1u);
-  EXPECT_FALSE(old[0].nccl_reg);
-  EXPECT_EQ(old[0].nccl_ctas, 32);
+  EXPECT_FALSE(old[0].controls.nccl_reg);
+  EXPECT_EQ(old[0].controls.nccl_ctas, 32);
 }
 
 TEST(Options, ConflictsAreRejectedNotResolved) {
@@ -220,10 +220,10 @@ TEST(Expand, DefaultTargetsAreEveryKBelowTheKernels) {
   // seq, concurrent, priority, shape k=3,2,1, shape+priority k=3,2,1
   ASSERT_EQ(rows.size(), 9u);
   EXPECT_EQ(rows[3].mode, Mode::Shape);
-  EXPECT_EQ(rows[3].blocks_per_sm, 3);
-  EXPECT_EQ(rows[5].blocks_per_sm, 1);
+  EXPECT_EQ(rows[3].k(), 3);
+  EXPECT_EQ(rows[5].k(), 1);
   EXPECT_EQ(rows[6].mode, Mode::ShapePriority);
-  EXPECT_EQ(rows[8].blocks_per_sm, 1);
+  EXPECT_EQ(rows[8].k(), 1);
 }
 
 TEST(Expand, AlreadyAtOneBlockPerSmNotes) {
@@ -238,12 +238,12 @@ TEST(Expand, ExplicitTargetsAndPads) {
   auto o = parse({"--compute", "builtin", "--modes", "concurrent,shape", "--blocks-per-sm", "1,2"});
   auto rows = expand_rows(o, true, 4);
   ASSERT_EQ(rows.size(), 3u);
-  EXPECT_EQ(rows[1].blocks_per_sm, 1);
-  EXPECT_EQ(rows[2].blocks_per_sm, 2);
+  EXPECT_EQ(rows[1].k(), 1);
+  EXPECT_EQ(rows[2].k(), 2);
   o = parse({"--compute", "membound", "--modes", "shape+priority", "--pad", "1K,2K,4K"});
   rows = expand_rows(o, true, 8);
   ASSERT_EQ(rows.size(), 3u);
-  EXPECT_EQ(rows[2].pad, 4096);
+  EXPECT_EQ(rows[2].controls.pad, 4096);
   EXPECT_EQ(rows[2].mode, Mode::ShapePriority);
 }
 
@@ -251,8 +251,8 @@ TEST(Expand, GreenPartitionAppliesToOverlappedRowsOnly) {
   const auto o = parse({"--compute", "builtin", "--green-sms", "96", "--blocks-per-sm", "2"});
   const auto rows = expand_rows(o, true, 4);
   ASSERT_EQ(rows.size(), 5u);  // seq, concurrent, priority, shape k=2, shape+priority k=2
-  EXPECT_FALSE(rows[0].green_sms) << "the sequential baseline keeps the whole device";
-  for (std::size_t i = 1; i < rows.size(); ++i) EXPECT_EQ(rows[i].green_sms, 96);
+  EXPECT_FALSE(rows[0].controls.green_sms) << "the sequential baseline keeps the whole device";
+  for (std::size_t i = 1; i < rows.size(); ++i) EXPECT_EQ(rows[i].controls.green_sms, 96);
   EXPECT_EQ(rows[3].label(), "shape k=2 green=96");
   expect_usage({"--green-sms", "-3"}, "--green-sms");
 }
@@ -295,12 +295,12 @@ TEST(CtaPolicy, ListMakesRowsAndZeroGetsASymmetricWindow) {
   EXPECT_EQ(rows[3].label(), "concurrent reg=window cta=zero");
   EXPECT_EQ(rows[4].label(), "priority reg=window cta=zero");
   EXPECT_FALSE(rows[3].default_variant()) << "a policy is a communicator of its own";
-  for (std::size_t i = 0; i < 3; ++i) EXPECT_FALSE(rows[i].cta_policy);
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_FALSE(rows[i].controls.cta_policy);
   // The rows travel between ranks as JSON; a row of an older 7-field list has no policy.
   const auto back = rows_from_json(rows_to_json(rows));
   ASSERT_EQ(back.size(), rows.size());
   EXPECT_EQ(back[4], rows[4]);
-  EXPECT_FALSE(rows_from_json(nlohmann::json::parse("[[1,0,-1,-1,-1,-1,2]]"))[0].cta_policy);
+  EXPECT_FALSE(rows_from_json(nlohmann::json::parse("[[1,0,-1,-1,-1,-1,2]]"))[0].controls.cta_policy);
 }
 
 TEST(CtaPolicy, RunWideZeroRegistersAWindowUnlessTheUserChose) {
@@ -311,10 +311,10 @@ TEST(CtaPolicy, RunWideZeroRegistersAWindowUnlessTheUserChose) {
   EXPECT_EQ(chosen.nccl_register, cco::model::CommRegister::None);
   const auto rows = expand_rows(chosen, false, 0);
   ASSERT_EQ(rows.size(), 5u);
-  EXPECT_FALSE(rows[3].nccl_reg) << "the user's registration is kept; the path probe reports where NCCL ran";
+  EXPECT_FALSE(rows[3].controls.nccl_reg) << "the user's registration is kept; the path probe reports where NCCL ran";
   // Already a window for every row: zero rows use the run's own buffers.
   const auto win = parse({"--nccl-cta-policy", "default,zero", "--nccl-register", "window"});
-  EXPECT_FALSE(expand_rows(win, false, 0)[3].nccl_reg);
+  EXPECT_FALSE(expand_rows(win, false, 0)[3].controls.nccl_reg);
 }
 
 TEST(CtaPolicy, AnEmptyValueGivenIsAnError) {

@@ -56,7 +56,7 @@ Report sample_report() {
   Row shp;
   base(shp);
   shp.spec.mode = Mode::ShapePriority;
-  shp.spec.blocks_per_sm = 2;
+  shp.spec.set_k(2);
   shp.pad = 49152;
   shp.blocks_per_sm = 2;
   shp.t.samples = {1100, 1090, 1110};  // reduction 31.25%, E = 500/600 = 0.83
@@ -121,8 +121,8 @@ TEST(Report, FooterNamesTheBestRowsSettings) {
   auto r = sample_report();
   Row zero = r.rows[1];  // concurrent, 1300 us
   zero.spec.mode = Mode::Priority;
-  zero.spec.nccl_reg = cco::model::CommRegister::Window;
-  zero.spec.cta_policy = cco::model::CtaPolicy::Zero;
+  zero.spec.controls.nccl_reg = cco::model::CommRegister::Window;
+  zero.spec.controls.cta_policy = cco::model::CtaPolicy::Zero;
   zero.t.samples = {900, 890, 910};
   r.rows.push_back(zero);
   const auto footer = format_footer(r);
@@ -409,7 +409,7 @@ TEST(Report, TypedInPlaceTableMatchesGolden) { expect_golden("table_all_in_place
 TEST(Report, JsonMatchesGolden) {
   auto r = sample_report();
   r.config = {{"average", 3}};
-  r.rows[2].spec.cta_policy = cco::model::CtaPolicy::Efficiency;
+  r.rows[2].spec.controls.cta_policy = cco::model::CtaPolicy::Efficiency;
   r.rows[2].cta_policy = cco::model::CtaPolicy::Efficiency;
   r.rows[2].t_mem_us = 1200;
   r.rows[1].comm_path = {{"path", "sms"}, {"ranks", 2}};

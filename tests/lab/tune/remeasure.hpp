@@ -27,11 +27,11 @@ namespace cco::tune_test {
 inline bench::RowSpec spec_of_choice(const nlohmann::json& c) {
   bench::RowSpec r;
   r.mode = bench::parse_mode(c.at("mode").get<std::string>());
-  r.blocks_per_sm = bench::is_shape(r.mode) ? c.at("blocks_per_sm").get<int>() : 0;
-  r.gemm_sms = bench::budget_from_number(c.value("gemm_sms", -1));
-  r.nccl_ctas = bench::budget_from_number(c.value("nccl_ctas", -1));
-  r.green_sms = bench::budget_from_number(c.value("green_sms", -1));
-  r.nccl_reg = model::comm_register_from_number(c.value("nccl_register", -1));
+  r.set_k(bench::is_shape(r.mode) ? c.at("blocks_per_sm").get<int>() : 0);
+  r.controls.gemm_sms = bench::budget_from_number(c.value("gemm_sms", -1));
+  r.controls.nccl_ctas = bench::budget_from_number(c.value("nccl_ctas", -1));
+  r.controls.green_sms = bench::budget_from_number(c.value("green_sms", -1));
+  r.controls.nccl_reg = model::comm_register_from_number(c.value("nccl_register", -1));
   return r;
 }
 

@@ -141,7 +141,7 @@ TEST(CtaPolicy, ARowThatWouldRunOnSmsIsRefusedAndTheOthersRun) {
                                 "1", "--collective", "reducescatter", "--nccl-cta-policy", "default,zero"});
   ASSERT_EQ(rep.rows.size(), 2u) << "seq and concurrent on the default policy; zero refused";
   for (const auto& r : rep.rows) {
-    EXPECT_FALSE(r.spec.cta_policy);
+    EXPECT_FALSE(r.spec.controls.cta_policy);
     EXPECT_EQ(r.cta_policy, model::CtaPolicy::Default) << "the run's own communicator has policy default";
     EXPECT_EQ(r.wrong, 0u);
     ASSERT_TRUE(r.comm_path.is_object()) << "a set policy is probed";

@@ -30,7 +30,7 @@ struct Fake {
   double time_of(const RowSpec& r) const {
     if (r.mode != Mode::Concurrent && r.mode != Mode::Priority) return 1000;
     const auto& ladder = tune::cta_ladder();
-    const int c = r.nccl_ctas && *r.nccl_ctas > 0 ? *r.nccl_ctas : 24;
+    const int c = r.controls.nccl_ctas && *r.controls.nccl_ctas > 0 ? *r.controls.nccl_ctas : 24;
     const auto at = [&](int v) { return std::find(ladder.begin(), ladder.end(), v) - ladder.begin(); };
     const double steps = std::abs(static_cast<double>(at(c) - at(best_ctas)));
     return 100 + 10 * steps - (r.mode == Mode::Priority ? 1 : 0);
@@ -70,7 +70,7 @@ struct Fake {
 
 RowSpec ctas(Mode m, int c) {
   RowSpec r{m};
-  r.nccl_ctas = bench::budget_from_number(c);
+  r.controls.nccl_ctas = bench::budget_from_number(c);
   return r;
 }
 
@@ -182,10 +182,10 @@ TEST(Search, FinalistsHoldReferencesBestShapesDefaultAndTheRunnableBest) {
   std::vector<tune::Screened> s;
   RowSpec shape{Mode::Shape, 2};
   RowSpec shape_window{Mode::ShapePriority, 3};
-  shape_window.nccl_reg = model::CommRegister::Window;  // not on the run's own communicator: not "the paper's alone"
+  shape_window.controls.nccl_reg = model::CommRegister::Window;  // not on the run's own communicator: not "the paper's alone"
   RowSpec shape_prio{Mode::ShapePriority, 1};
   RowSpec green{Mode::Priority};
-  green.green_sms = 64;  // not run-applicable
+  green.controls.green_sms = 64;  // not run-applicable
   s.push_back({green, 10});
   s.push_back({shape_window, 20});
   s.push_back({ctas(Mode::Concurrent, 32), 30});

@@ -46,7 +46,7 @@ TEST(Space, BuiltinGemmCrossesTargetsPriorityAndCtas) {
   EXPECT_EQ(count(rows, Mode::Priority), 4);
   EXPECT_EQ(count(rows, Mode::Shape), 12);
   EXPECT_EQ(count(rows, Mode::ShapePriority), 12);
-  for (const auto& r : rows) EXPECT_FALSE(r.gemm_sms) << "no SM budget for our own kernels";
+  for (const auto& r : rows) EXPECT_FALSE(r.controls.gemm_sms) << "no SM budget for our own kernels";
 }
 
 TEST(Space, CublasLtSearchesSmBudgetsNotShaping) {
@@ -55,7 +55,7 @@ TEST(Space, CublasLtSearchesSmBudgetsNotShaping) {
   EXPECT_EQ(rows.size(), 8u * 4 * 2);
   EXPECT_EQ(count(rows, Mode::Shape) + count(rows, Mode::ShapePriority), 0);
   std::vector<int> sms;
-  for (const auto& r : rows) sms.push_back(bench::budget_number(r.gemm_sms));
+  for (const auto& r : rows) sms.push_back(bench::budget_number(r.controls.gemm_sms));
   std::sort(sms.begin(), sms.end());
   sms.erase(std::unique(sms.begin(), sms.end()), sms.end());
   EXPECT_EQ(sms, (std::vector<int>{-1, 68, 76, 84, 92, 100, 108, 116}));
@@ -112,13 +112,13 @@ TEST(Predict, ModelDefault) {
   auto in = builtin_input();  // natural 4, ctas 24, 132 SMs: cut = round(2*4*24/132) = round(1.45) = 1
   auto p = tune::predict(in);
   EXPECT_EQ(p.mode, Mode::ShapePriority);
-  EXPECT_EQ(p.blocks_per_sm, 3);
+  EXPECT_EQ(p.k(), 3);
   in.footprint = {256, 19, 0, 0};  // the memory-bound kernel: 8 blocks per SM
   in.natural_bps = 8;              // cut = round(2*8*24/132) = round(2.91) = 3
-  EXPECT_EQ(tune::predict(in).blocks_per_sm, 5);
+  EXPECT_EQ(tune::predict(in).k(), 5);
   const auto lt = tune::predict(cublas_input());  // 132 - 24
   EXPECT_EQ(lt.mode, Mode::Priority);
-  EXPECT_EQ(lt.gemm_sms, 108);
+  EXPECT_EQ(lt.controls.gemm_sms, 108);
   in.natural_bps = 1;
   EXPECT_EQ(tune::predict(in).mode, Mode::Priority);
 }
@@ -168,7 +168,7 @@ TEST(Plan, EfficiencyAgainstTheBestPartsOfTheFinalRound) {
   conc.t.samples = {1300};
   base(budget);
   budget.spec = {Mode::Concurrent};
-  budget.spec.nccl_ctas = 32;
+  budget.spec.controls.nccl_ctas = 32;
   budget.t.samples = {1200};
   budget.t_comm_alone.samples = {400};
   rep.rows = {seq, conc, budget};
@@ -193,7 +193,7 @@ TEST(Plan, PickBestAndRecord) {
   tried[1].pad = 40449;
   tried[1].predicted = true;
   tried[2].spec = {Mode::Priority};
-  tried[2].spec.nccl_ctas = 32;
+  tried[2].spec.controls.nccl_ctas = 32;
   tried[2].t_us = 1150;
   EXPECT_EQ(tune::pick_best(tried), 1u);
   EXPECT_THROW(tune::pick_best({}), std::runtime_error);
@@ -242,9 +242,9 @@ TEST(Space, GreenPartitionsAreTheirOwnComputeBudget) {
   EXPECT_EQ(rows.size(), 8u * 2 + 2);
   int green = 0;
   for (const auto& r : rows)
-    if (r.green_sms == 100) {
+    if (r.controls.green_sms == 100) {
       ++green;
-      EXPECT_FALSE(r.gemm_sms);
+      EXPECT_FALSE(r.controls.gemm_sms);
       EXPECT_NE(r.label().find("green=100"), std::string::npos);
     }
   EXPECT_EQ(green, 2);
@@ -256,9 +256,9 @@ namespace {
 
 bool has(const std::vector<RowSpec>& rows, Mode m, int k, int sms, int ctas, int green = -1) {
   return std::any_of(rows.begin(), rows.end(), [&](const RowSpec& r) {
-    return r.mode == m && r.blocks_per_sm == k && r.gemm_sms == bench::budget_from_number(sms) &&
-           r.nccl_ctas == bench::budget_from_number(ctas) &&
-           r.green_sms == bench::budget_from_number(green);
+    return r.mode == m && r.k() == k && r.controls.gemm_sms == bench::budget_from_number(sms) &&
+           r.controls.nccl_ctas == bench::budget_from_number(ctas) &&
+           r.controls.green_sms == bench::budget_from_number(green);
   });
 }
 
@@ -267,8 +267,8 @@ bool has(const std::vector<RowSpec>& rows, Mode m, int k, int sms, int ctas, int
 TEST(Neighbours, CublasLtStepsOneControlAtATime) {
   const auto in = cublas_input();  // 132 SMs, NCCL's default 24 CTAs
   RowSpec r{Mode::Priority};
-  r.gemm_sms = 92;
-  r.nccl_ctas = 32;
+  r.controls.gemm_sms = 92;
+  r.controls.nccl_ctas = 32;
   const auto n = tune::neighbours(in, r);
   // priority flipped; SM target 88 and 96; CTAs 24 and 48 (the ladder's rungs beside 32)
   EXPECT_EQ(n.size(), 5u);
@@ -277,7 +277,7 @@ TEST(Neighbours, CublasLtStepsOneControlAtATime) {
   EXPECT_TRUE(has(n, Mode::Priority, 0, 96, 32));
   EXPECT_TRUE(has(n, Mode::Priority, 0, 92, 24));
   EXPECT_TRUE(has(n, Mode::Priority, 0, 92, 48));
-  for (const auto& x : n) EXPECT_FALSE(x.mode == r.mode && x.gemm_sms == 92 && x.nccl_ctas == 32);
+  for (const auto& x : n) EXPECT_FALSE(x.mode == r.mode && x.controls.gemm_sms == 92 && x.controls.nccl_ctas == 32);
 }
 
 TEST(Neighbours, FromDefaultsAndAtTheEdges) {
@@ -293,8 +293,8 @@ TEST(Neighbours, FromDefaultsAndAtTheEdges) {
   // The ladder's ends and the SM floor (a quarter of the SMs): 64 CTAs has no rung above; an SM
   // target of 33 has none below.
   RowSpec low{Mode::Concurrent};
-  low.gemm_sms = 33;
-  low.nccl_ctas = 64;
+  low.controls.gemm_sms = 33;
+  low.controls.nccl_ctas = 64;
   const auto e = tune::neighbours(in, low);
   EXPECT_TRUE(has(e, Mode::Concurrent, 0, 37, 64));
   EXPECT_TRUE(has(e, Mode::Concurrent, 0, 33, 48));
@@ -305,23 +305,23 @@ TEST(Neighbours, FromDefaultsAndAtTheEdges) {
 TEST(Neighbours, ShapeTargetsAndGreenPartitions) {
   const auto in = builtin_input();  // 4 blocks per SM as launched
   RowSpec r{Mode::ShapePriority};
-  r.blocks_per_sm = 3;
+  r.set_k(3);
   const auto n = tune::neighbours(in, r);
   EXPECT_TRUE(has(n, Mode::Shape, 3, -1, -1));          // priority off
   EXPECT_TRUE(has(n, Mode::ShapePriority, 2, -1, -1));  // k-1
   EXPECT_TRUE(has(n, Mode::Priority, 0, -1, -1));       // k+1 = the natural 4: unshaped
   EXPECT_TRUE(has(n, Mode::ShapePriority, 3, -1, 16));
   EXPECT_TRUE(has(n, Mode::ShapePriority, 3, -1, 32));
-  for (const auto& x : n) EXPECT_FALSE(x.gemm_sms) << "no SM target for our own kernels";
+  for (const auto& x : n) EXPECT_FALSE(x.controls.gemm_sms) << "no SM target for our own kernels";
   EXPECT_EQ(n.size(), 5u);
   // k=1 has no k-1.
-  r.blocks_per_sm = 1;
+  r.set_k(1);
   const auto one = tune::neighbours(in, r);
   EXPECT_TRUE(has(one, Mode::ShapePriority, 2, -1, -1));
   EXPECT_FALSE(has(one, Mode::ShapePriority, 0, -1, -1));
   // A green partition steps by the driver's 8 SMs, within the device.
   RowSpec g{Mode::Concurrent};
-  g.green_sms = 128;
+  g.controls.green_sms = 128;
   const auto gn = tune::neighbours(in, g);
   EXPECT_TRUE(has(gn, Mode::Concurrent, 0, -1, -1, 120));
   EXPECT_FALSE(has(gn, Mode::Concurrent, 0, -1, -1, 136));
@@ -336,7 +336,7 @@ tune::SpaceInput registering(tune::SpaceInput in, int run_reg = 0) {
 }
 
 int count_reg(const std::vector<RowSpec>& rows, std::optional<model::CommRegister> reg) {
-  return static_cast<int>(std::count_if(rows.begin(), rows.end(), [&](auto& r) { return r.nccl_reg == reg; }));
+  return static_cast<int>(std::count_if(rows.begin(), rows.end(), [&](auto& r) { return r.controls.nccl_reg == reg; }));
 }
 
 }  // namespace
@@ -362,7 +362,7 @@ TEST(Space, RegistrationScreensTheRunsOwnAndAWindowByDefault) {
   EXPECT_EQ(count_reg(listed, model::CommRegister::Buffer), static_cast<int>(plain.size()));
   EXPECT_EQ(count_reg(listed, model::CommRegister::Window), 0);
   for (const auto& r : listed)
-    if (r.nccl_reg == model::CommRegister::Buffer) {
+    if (r.controls.nccl_reg == model::CommRegister::Buffer) {
       EXPECT_NE(r.label().find(" reg=buffer"), std::string::npos) << r.label();
     }
 }
@@ -386,23 +386,23 @@ TEST(Space, RegistrationErrorsAreOneLine) {
 TEST(Neighbours, RegistrationFlipsToEachOther) {
   const auto in = registering(cublas_input());
   RowSpec r{Mode::Priority};
-  r.nccl_ctas = 48;
+  r.controls.nccl_ctas = 48;
   const auto n = tune::neighbours(in, r);
   auto has = [&](model::CommRegister reg) {
     return std::any_of(n.begin(), n.end(), [&](auto& x) {
-      return x.nccl_reg == reg && x.mode == Mode::Priority && x.nccl_ctas == 48 && !x.gemm_sms;
+      return x.controls.nccl_reg == reg && x.mode == Mode::Priority && x.controls.nccl_ctas == 48 && !x.controls.gemm_sms;
     });
   };
   EXPECT_TRUE(has(model::CommRegister::Buffer));
   EXPECT_TRUE(has(model::CommRegister::Window));
   EXPECT_EQ(std::count(n.begin(), n.end(), r), 0) << "never the candidate itself";
   // From a window row: back to the run's own (-1) and to buffer.
-  r.nccl_reg = model::CommRegister::Window;
+  r.controls.nccl_reg = model::CommRegister::Window;
   const auto back = tune::neighbours(in, r);
-  EXPECT_TRUE(std::any_of(back.begin(), back.end(), [](auto& x) { return !x.nccl_reg && x.nccl_ctas == 48; }));
-  EXPECT_TRUE(std::any_of(back.begin(), back.end(), [](auto& x) { return x.nccl_reg == model::CommRegister::Buffer && x.nccl_ctas == 48; }));
+  EXPECT_TRUE(std::any_of(back.begin(), back.end(), [](auto& x) { return !x.controls.nccl_reg && x.controls.nccl_ctas == 48; }));
+  EXPECT_TRUE(std::any_of(back.begin(), back.end(), [](auto& x) { return x.controls.nccl_reg == model::CommRegister::Buffer && x.controls.nccl_ctas == 48; }));
   // Without registrations (workloads) no neighbour changes it.
-  for (const auto& x : tune::neighbours(cublas_input(), RowSpec{Mode::Priority})) EXPECT_FALSE(x.nccl_reg);
+  for (const auto& x : tune::neighbours(cublas_input(), RowSpec{Mode::Priority})) EXPECT_FALSE(x.controls.nccl_reg);
 }
 
 TEST(Cache, KeySeesRegistrationsAndSearchDepth) {
@@ -428,8 +428,8 @@ TEST(Plan, RegistrationAndOwnTimesAreRecorded) {
   tried[0].spec = {Mode::Concurrent};
   tried[0].t_us = 400;
   tried[1].spec = {Mode::Concurrent};
-  tried[1].spec.nccl_ctas = 48;
-  tried[1].spec.nccl_reg = model::CommRegister::Window;
+  tried[1].spec.controls.nccl_ctas = 48;
+  tried[1].spec.controls.nccl_reg = model::CommRegister::Window;
   tried[1].t_us = 330;
   tried[1].comp_alone_us = 210;
   tried[1].comm_alone_us = 228;
@@ -462,7 +462,7 @@ TEST(Plan, RegistrationAndOwnTimesAreRecorded) {
   // applied itself, with no note.
   tried.push_back(tried[0]);
   tried[2].spec = {Mode::Priority};
-  tried[2].spec.nccl_ctas = 32;
+  tried[2].spec.controls.nccl_ctas = 32;
   tried[2].t_us = 380;
   EXPECT_EQ(tune::applied_index(tried, 1), 2u);
   const auto j2 = tune::plan_json(rep, tried, 1, "0123456789abcdef");
@@ -475,13 +475,13 @@ TEST(Plan, RegistrationAndOwnTimesAreRecorded) {
   for (const bool green : {true, false}) {
     RowSpec r{Mode::Priority};
     EXPECT_TRUE(tune::run_applicable(r));
-    if (green) r.green_sms = 64;
-    else r.nccl_reg = model::CommRegister::Window;
+    if (green) r.controls.green_sms = 64;
+    else r.controls.nccl_reg = model::CommRegister::Window;
     EXPECT_FALSE(tune::run_applicable(r)) << r.label();
   }
   // The GEMMs' SM target now reaches programs (the library's sm-target): a choice with one is
   // applied whole, and the plan carries it in its gemm section, communication-aware.
-  tried[2].spec.gemm_sms = 100;
+  tried[2].spec.controls.gemm_sms = 100;
   tried[2].t_us = 300;  // now the fastest
   EXPECT_TRUE(tune::run_applicable(tried[2].spec));
   EXPECT_EQ(tune::applied_index(tried, 2), 2u);
@@ -506,15 +506,15 @@ TEST(Space, ZeroCtaPolicyIsOneRowWhereTheCopyEnginesCanCarryIt) {
   ASSERT_EQ(rows.size(), plain.size() + 1) << "zero adds exactly one candidate by default";
   const auto& z = rows.front();
   EXPECT_EQ(z.label(), "concurrent reg=window cta=zero");
-  EXPECT_FALSE(z.gemm_sms);
-  EXPECT_FALSE(z.nccl_ctas);
+  EXPECT_FALSE(z.controls.gemm_sms);
+  EXPECT_FALSE(z.controls.nccl_ctas);
   EXPECT_TRUE(std::any_of(notes.begin(), notes.end(),
                           [](auto& n) { return n.find("uses no SMs") != std::string::npos; }));
   EXPECT_TRUE(tune::neighbours(in, z).empty()) << "no SM control to step on the copy engines";
   EXPECT_FALSE(tune::run_applicable(z)) << "a program's buffers are not in a symmetric window";
   // The run's own registration is a window already: the row uses it.
   in.run_reg = 2;
-  EXPECT_FALSE(tune::build_space(in, {}).front().nccl_reg);
+  EXPECT_FALSE(tune::build_space(in, {}).front().controls.nccl_reg);
   // Asked for where it cannot apply: pruned with a note, never a row that would run on SMs.
   in.copy_engine = false;
   tune::SpaceOptions opt;
@@ -533,11 +533,11 @@ TEST(Space, EfficiencyPolicyIsCrossedWithoutCtaCounts) {
   const auto plain = tune::build_space(in, {});
   std::vector<RowSpec> eff;
   for (const auto& r : rows)
-    if (r.cta_policy == model::CtaPolicy::Efficiency) eff.push_back(r);
+    if (r.controls.cta_policy == model::CtaPolicy::Efficiency) eff.push_back(r);
   EXPECT_EQ(eff.size(), 8u * 2) << "SM budgets x priority, one CTA setting: the policy's own";
   EXPECT_EQ(rows.size(), plain.size() + eff.size());
-  for (const auto& r : eff) EXPECT_FALSE(r.nccl_ctas);
-  for (const auto& n : tune::neighbours(in, eff[0])) EXPECT_FALSE(n.nccl_ctas) << n.label();
+  for (const auto& r : eff) EXPECT_FALSE(r.controls.nccl_ctas);
+  for (const auto& n : tune::neighbours(in, eff[0])) EXPECT_FALSE(n.controls.nccl_ctas) << n.label();
   EXPECT_TRUE(tune::run_applicable(eff[0])) << "NCCL_CTA_POLICY reaches a program";
   const auto plan = tune::plan_base(eff[0], 0, nlohmann::json::array(), 2, nlohmann::json::object(), "t");
   EXPECT_EQ(plan["nccl"]["cta_policy"], "efficiency");

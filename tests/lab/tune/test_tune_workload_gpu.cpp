@@ -46,9 +46,9 @@ std::vector<std::string> tiny_ddp(std::vector<std::string> extra) {
 RowSpec row(Mode m, int k = 0, int ctas = -1, int green = -1) {
   RowSpec r;
   r.mode = m;
-  r.blocks_per_sm = k;
-  r.nccl_ctas = bench::budget_from_number(ctas);
-  r.green_sms = bench::budget_from_number(green);
+  r.set_k(k);
+  r.controls.nccl_ctas = bench::budget_from_number(ctas);
+  r.controls.green_sms = bench::budget_from_number(green);
   return r;
 }
 
@@ -117,7 +117,7 @@ TEST(StepBudgetRows, BudgetsThatDoNotApplyAreRefused) {
     };
   };
   RowSpec sms = row(Mode::Concurrent);
-  sms.gemm_sms = 100;
+  sms.controls.gemm_sms = 100;
   EXPECT_THROW(bench::run_step(so, with(sms), progress), bench::UsageError);
   RowSpec seq = row(Mode::Seq, 0, 16);
   EXPECT_THROW(bench::run_step(so, with(seq), progress), bench::UsageError);

@@ -98,9 +98,9 @@ TEST(WorkloadSpace, CrossesTargetsPriorityAndCtas) {
                            "shape+priority k=1", "shape+priority k=4 ctas=16"})
     EXPECT_TRUE(l.count(want)) << want;
   for (const auto& r : rows) {
-    EXPECT_FALSE(r.gemm_sms) << "no cuBLASLt SM budget for a step";
-    EXPECT_FALSE(r.green_sms) << "no green partition unless asked";
-    EXPECT_FALSE(r.pad);
+    EXPECT_FALSE(r.controls.gemm_sms) << "no cuBLASLt SM budget for a step";
+    EXPECT_FALSE(r.controls.green_sms) << "no green partition unless asked";
+    EXPECT_FALSE(r.controls.pad);
   }
 }
 
@@ -180,7 +180,7 @@ TEST(WorkloadSpace, NoPriorityAndGreenPartitions) {
   EXPECT_TRUE(l.count("concurrent green=66"));
   EXPECT_TRUE(l.count("priority green=66"));
   for (const auto& r : green) {
-    if (r.green_sms > 0) {
+    if (r.controls.green_sms > 0) {
       EXPECT_FALSE(bench::is_shape(r.mode)) << r.label();
     }
   }
@@ -210,7 +210,7 @@ TEST(WorkloadSpace, ModelDefaultIsPriorityWithNcclsCtas) {
   for (const auto& in : {input({}), input({membound(), builtin_gemm()})}) {
     const auto p = tune::predict_workload(in);
     EXPECT_EQ(p.mode, Mode::Priority);
-    EXPECT_FALSE(p.nccl_ctas);
+    EXPECT_FALSE(p.controls.nccl_ctas);
     EXPECT_TRUE(p.default_variant());
     EXPECT_EQ(p.label(), "priority");
   }
@@ -300,8 +300,8 @@ bench::StepReport final_round() {
   prio.t.samples = {105, 105, 105};
   bench::StepRow best;
   best.spec.mode = Mode::ShapePriority;
-  best.spec.blocks_per_sm = 2;
-  best.spec.nccl_ctas = 16;
+  best.spec.set_k(2);
+  best.spec.controls.nccl_ctas = 16;
   best.t.samples = {96, 100, 104};
   best.shaping = "membound +40K (2/SM of 8), builtin gemm bfloat16 +60K (2/SM of 4)";
   r.rows = {seq, conc, prio, best};
@@ -391,7 +391,7 @@ TEST(WorkloadPlan, PlanHasThePairsSchemaAndTheWorkload) {
 
   // A choice with a green partition: `cco run` gets the fastest candidate it can apply whole.
   auto green = tried;
-  green[2].spec.green_sms = 64;
+  green[2].spec.controls.green_sms = 64;
   const std::size_t expect = green[0].t_us < green[1].t_us ? 0 : 1;
   const auto jg = tune::workload_plan_json(r, green, 2, "k");
   EXPECT_EQ(jg.at("tuning").at("applied").at("label"), green[expect].spec.label());
@@ -434,10 +434,10 @@ TEST(WorkloadSpace, ZeroCtaIsOneCandidateWhereTheStepHasCopyEngineCollectives) {
                           [](auto& n) { return n.find("cta=zero pruned") != std::string::npos; }));
   std::size_t n_eff = 0;
   for (const auto& r : eff) {
-    EXPECT_NE(r.cta_policy, model::CtaPolicy::Zero) << r.label();
-    if (r.cta_policy == model::CtaPolicy::Efficiency) {
+    EXPECT_NE(r.controls.cta_policy, model::CtaPolicy::Zero) << r.label();
+    if (r.controls.cta_policy == model::CtaPolicy::Efficiency) {
       ++n_eff;
-      EXPECT_FALSE(r.nccl_ctas) << r.label();
+      EXPECT_FALSE(r.controls.nccl_ctas) << r.label();
     }
   }
   EXPECT_EQ(n_eff, 2u) << "concurrent and priority (no shapeable kernel)";
@@ -462,11 +462,11 @@ TEST(WorkloadSpace, NeighboursStepOneControlAtATime) {
   EXPECT_TRUE(labels(up).count("shape k=6"));
   // A row on its own CTA count steps along the ladder; never the row itself.
   RowSpec c{Mode::Concurrent};
-  c.nccl_ctas = 16;
+  c.controls.nccl_ctas = 16;
   EXPECT_EQ(labels(tune::workload_neighbours(in, c)),
             (std::set<std::string>{"priority ctas=16", "concurrent ctas=12", "concurrent ctas=24"}));
   // The copy engines use no SM a control divides: a zero-CTA row has no neighbour.
   RowSpec z{Mode::Concurrent};
-  z.cta_policy = model::CtaPolicy::Zero;
+  z.controls.cta_policy = model::CtaPolicy::Zero;
   EXPECT_TRUE(tune::workload_neighbours(in, z).empty());
 }
