@@ -24,7 +24,7 @@ enum FlagScope : unsigned {
 enum class F {
   // the pair's workload
   MinBytes, MaxBytes, StepFactor, Datatype, Op, Collective, Compute, Gemm, GemmDtype, Count,
-  MemBytes, InPlace,
+  MemBytes, InPlace, CudaGraph,
   // runs and ranks
   Ngpus, Iters, Warmup, Check, Average, Bootstrap, BootstrapTimeout,
   // modes and budgets

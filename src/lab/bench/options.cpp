@@ -422,6 +422,7 @@ Options parse_options(const std::vector<std::string>& args) {
   add_flag_option(app, F::NcclRegister, reg);
   int in_place = 0;
   add_flag_option(app, F::InPlace, in_place);
+  add_flag_option(app, F::CudaGraph, o.cudagraph);
 
   refuse_out_of_scope(args, kPair);  // a known flag of another command: one line saying why
   parse_app(app, args);
@@ -452,6 +453,7 @@ Options parse_options(const std::vector<std::string>& args) {
   parse_dtypes(o, d);
   if (in_place != 0 && in_place != 1) throw UsageError("--in-place: expected 0 or 1");
   o.in_place = in_place == 1;
+  check_cudagraph(o);
   o.op = model_arg([&] { return model::parse_redop(op); }, "-o");
   o.coll = model_arg([&] { return model::parse_collective(coll); }, "--collective");
   o.compute = model_arg([&] { return model::parse_compute(compute); }, "--compute");
@@ -617,6 +619,19 @@ std::vector<RowSpec> mode_rows(const Options& o, const std::vector<Mode>& modes,
   return rows;
 }
 }  // namespace
+
+void check_cudagraph(const Options& o) {
+  if (o.cudagraph < 0 || o.cudagraph > kMaxGraphReplays)
+    throw UsageError("-G: expected a number of graph replays from 0 to " +
+                     std::to_string(kMaxGraphReplays) + ", got " + std::to_string(o.cudagraph));
+  if (o.cudagraph == 0) return;
+  if (o.in_place)
+    throw UsageError("-G with --in-place 1: a replayed in-place collective reduces its own output "
+                     "again, so its answer cannot be checked (time it with -G 0)");
+  if (o.green_sms > 0)
+    throw UsageError("-G with --green-sms: a green context's stream cannot join the collective's "
+                     "stream in one captured graph");
+}
 
 std::vector<RowSpec> expand_rows(const Options& o, bool shapeable, int natural_bps,
                                  std::vector<std::string>* notes) {

@@ -72,6 +72,9 @@ struct Options {
   std::vector<model::CtaPolicy> row_cta_policies;
   model::CommRegister nccl_register = model::CommRegister::None;  ///< --nccl-register
   bool nccl_register_given = false;
+  /// -G N (nccl-tests' --cudagraph): each run captured once as a CUDA graph and timed over N
+  /// replays (0: runs enqueued on streams, as always).
+  int cudagraph = 0;
   std::string json_path, csv_path;         ///< "-" = stdout
   std::string trace_path;                  ///< --trace: CUPTI kernel trace (Chrome/Perfetto JSON)
   std::string bootstrap = "auto";          ///< auto | threads | env | mpi (src/lab/bootstrap)
@@ -131,6 +134,11 @@ void check_counts(Options& o, int check);
 void parse_shape_options(Options& o, const std::string& modes, const std::string& bps,
                          const std::string& pads);
 void check_nccl_and_outputs(Options& o, const SharedText& t);
+
+/// The most replays -G takes (a run of 10 ms replayed this often takes 100 s).
+inline constexpr int kMaxGraphReplays = 10000;
+/// -G's value and what it cannot go with (--in-place 1, --green-sms); UsageError with one line.
+void check_cudagraph(const Options& o);
 
 /// The collective sizes to run: min, min*f, ... up to max (nccl-tests -b -e -f).
 std::vector<int64_t> sizes(const Options& o);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/engine.hpp"
@@ -23,6 +24,20 @@ namespace cco::bench::pair {
 /// Times of one measured run on one rank, in microseconds.
 struct Sample {
   double total = 0, comp = 0, comm = 0;
+};
+
+/// One run's CUDA graph (-G), made at its first run and kept for the size's runs.
+struct RunGraph {
+  bool overlapped = false;  ///< compute and collective on two streams (else one after the other)
+  cudaGraphExec_t exec = nullptr;
+  RunGraph() = default;
+  explicit RunGraph(bool two_streams) : overlapped(two_streams) {}
+  RunGraph(RunGraph&& o) noexcept : overlapped(o.overlapped), exec(std::exchange(o.exec, nullptr)) {}
+  RunGraph& operator=(RunGraph&&) = delete;
+  RunGraph(const RunGraph&) = delete;
+  ~RunGraph() {
+    if (exec) cudaGraphExecDestroy(exec);
+  }
 };
 
 /// What one rank needs to measure: its streams and events. The parts are passed per run, so
@@ -92,6 +107,28 @@ class RankBench {
     return {1e3 * e1_.elapsed_ms_since(e0_), 1e3 * ec_.elapsed_ms_since(e0_),
             1e3 * em_.elapsed_ms_since(e0_)};
   }
+
+  /// A run as a CUDA graph (-G): what the run enqueues, captured once from the stream it starts
+  /// on into `g` (its fork and join become the graph's edges, each stream's priority its kernel
+  /// nodes' priority), then replayed `launches` times back to back. The whole is timed from
+  /// outside; the parts (compute done, collective done, from the run's start) are those of the
+  /// last replay, from event nodes the graph records. The same runs as the stream methods above,
+  /// with the launch overheads out.
+  Sample graphed(RunGraph& g, int launches, wl::ComputeOp* c, wl::CommOp* m, bool priority) {
+    cudaStream_t origin = c && m && g.overlapped && priority ? low_.get() : plain_.get();
+    if (!g.exec) capture(g, origin, c, m, priority);
+    e0_.record(origin);
+    for (int i = 0; i < launches; ++i) CCO_CUDA_CHECK(cudaGraphLaunch(g.exec, origin));
+    e1_.record(origin);
+    e1_.synchronize();
+    const double total = 1e3 * e1_.elapsed_ms_since(e0_) / launches;
+    if (c && m && g.overlapped)
+      return {total, 1e3 * ec_.elapsed_ms_since(g0_), 1e3 * em_.elapsed_ms_since(g0_)};
+    if (c && m)  // sequential: the collective starts when the compute part is done
+      return {total, 1e3 * ec_.elapsed_ms_since(g0_), 1e3 * gend_.elapsed_ms_since(ec_)};
+    return {total, c ? total : 0, c ? 0 : total};
+  }
+
   /// `in_place`: the collective's in-place run alone, whose input is refilled instead (the run
   /// overwrote it) and the rest of its output poisoned.
   void poison(wl::ComputeOp& c, wl::CommOp& m, bool in_place = false) {
@@ -128,8 +165,49 @@ class RankBench {
   }
 
  private:
+  // An event node of the graph being captured (an external record: its time can be read).
+  static void mark(rt::Event& e, cudaStream_t s) {
+    CCO_CUDA_CHECK(cudaEventRecordWithFlags(e.get(), s, cudaEventRecordExternal));
+  }
+  // Captures the run of `c` and/or `m` (both: sequential, or overlapped when g.overlapped) from
+  // `origin` into g.exec. Thread-local capture: ranks that are threads capture at once.
+  void capture(RunGraph& g, cudaStream_t origin, wl::ComputeOp* c, wl::CommOp* m, bool priority) {
+    cudaGraph_t graph = nullptr;
+    CCO_CUDA_CHECK(cudaStreamBeginCapture(origin, cudaStreamCaptureModeThreadLocal));
+    try {
+      mark(g0_, origin);
+      if (c && m && g.overlapped) {
+        cudaStream_t sm = priority ? high_.get() : side_.get();
+        fork_.record(origin);
+        CCO_CUDA_CHECK(cudaStreamWaitEvent(sm, fork_.get(), 0));
+        c->enqueue(origin);
+        mark(ec_, origin);
+        m->enqueue(sm);
+        mark(em_, sm);
+        join_.record(sm);
+        CCO_CUDA_CHECK(cudaStreamWaitEvent(origin, join_.get(), 0));
+      } else {
+        if (c) c->enqueue(origin);
+        if (c && m) mark(ec_, origin);
+        if (m) m->enqueue(origin);
+      }
+      mark(gend_, origin);
+    } catch (...) {
+      cudaStreamEndCapture(origin, &graph);  // leaves the stream usable; the error goes on
+      if (graph) cudaGraphDestroy(graph);
+      throw;
+    }
+    CCO_CUDA_CHECK(cudaStreamEndCapture(origin, &graph));
+    const cudaError_t made =
+        cudaGraphInstantiateWithFlags(&g.exec, graph, cudaGraphInstantiateFlagUseNodePriority);
+    cudaGraphDestroy(graph);
+    CCO_CUDA_CHECK(made);
+    CCO_CUDA_CHECK(cudaGraphUpload(g.exec, origin));
+  }
+
   rt::Stream plain_, low_, high_, side_;
   rt::Event e0_, e1_, ec_, em_;
+  rt::Event g0_, gend_, fork_, join_;  // a graph's start and end marks, its fork and join
   unsigned long long* counter_ = nullptr;
 };
 
@@ -175,9 +253,12 @@ class PairSubject final : public Subject {
               const std::vector<std::unique_ptr<wl::ComputeOp>>& comps,
               const std::vector<std::unique_ptr<wl::CommOp>>& mops,
               const std::vector<std::unique_ptr<rt::SmPartition>>& parts, trace::Session* tr,
-              bool lead, std::string suffix)
+              bool lead, std::string suffix, int graph_launches = 0)
       : rb_(rb), slots_(slots), planned_(planned), comps_(comps), mops_(mops), parts_(parts),
-        tr_(tr), lead_(lead), suffix_(std::move(suffix)) {}
+        tr_(tr), lead_(lead), suffix_(std::move(suffix)), launches_(graph_launches) {
+    if (launches_ > 0)
+      for (const Slot& slot : slots_) graphs_.emplace_back(slot.kind == Slot::Overlap);
+  }
 
   std::size_t slots() const override { return slots_.size(); }
   bool verified(std::size_t k) const override {
@@ -196,6 +277,16 @@ class PairSubject final : public Subject {
     const Parts x = parts_of(slot);
     const RunRange range(tr_, lead_, slot.name, suffix_, it, last);
     rt::SmPartition* part = x.p ? parts_[x.p->green].get() : nullptr;
+    if (launches_ > 0 && slot.kind != Slot::CommInPlace) {
+      // -G (options.cpp refuses it with --in-place 1 and --green-sms, which cannot be captured)
+      if (part) throw UsageError("-G: a run in a green partition cannot be captured as a graph");
+      const bool comp = slot.kind != Slot::Comm && slot.kind != Slot::CommAlone;
+      const bool comm = slot.kind != Slot::Comp && slot.kind != Slot::CompAlone;
+      const bool prio = slot.kind == Slot::Overlap && is_priority(x.p->spec.mode);
+      const Sample s = rb_.graphed(graphs_[k], launches_, comp ? &x.comp : nullptr,
+                                   comm ? &x.mop : nullptr, prio);
+      return {s.total, s.comp, s.comm};
+    }
     Sample s;
     switch (slot.kind) {
       case Slot::Comp:
@@ -253,6 +344,8 @@ class PairSubject final : public Subject {
   trace::Session* tr_;
   bool lead_;
   std::string suffix_;
+  int launches_ = 0;               // -G: replays per run (0: runs on streams)
+  std::vector<RunGraph> graphs_;   // -G: one per slot, captured at its first run
 };
 
 }  // namespace cco::bench::pair

@@ -325,7 +325,8 @@ nlohmann::json options_json(const Options& o) {
   j["average"] = o.average;
   j["bootstrap"] = o.bootstrap;
   j["datatype"] = o.dtypes.empty() ? std::string(model::to_string(o.dtype)) : dtypes_label(o);
-  if (o.in_place) j["in_place"] = true;  // only when asked: the key of every other run is as it was
+  if (o.in_place) j["in_place"] = true;
+  if (o.cudagraph > 0) j["cudagraph"] = o.cudagraph;  // as in_place: only when asked  // only when asked: the key of every other run is as it was
   j["op"] = model::to_string(o.op);
   j["collective"] = model::to_string(o.coll);
   j["compute"] = model::to_string(o.compute);

@@ -536,6 +536,11 @@ Report run_pairs(const Options& o, const RowProvider& provide_rows, const SizeDo
       notes.push_back(in_place ? "--in-place 1: the collective alone is also timed in place on the "
                                  "run's own communicator (footer, JSON, CSV)"
                                : "--in-place 1 skipped: " + in_place_why);
+    if (o.cudagraph > 0)
+      notes.push_back("-G " + std::to_string(o.cudagraph) +
+                      ": each run is captured once as a CUDA graph and timed over " +
+                      std::to_string(o.cudagraph) +
+                      " replays (launch overheads out, as nccl-tests -G); parts from the last replay");
     if (lead) {
       rep.compute = comp0.describe();
       rep.notes = notes;
@@ -564,7 +569,7 @@ Report run_pairs(const Options& o, const RowProvider& provide_rows, const SizeDo
       // ranges name the size too when there are several (and the type).
       std::vector<Slot> slots = make_slots(planned, row_ok, in_place);
       PairSubject subject(rb, slots, planned, comps, mops, parts, tr.get(), lead,
-                          pairs > 1 ? ", " + what : std::string());
+                          pairs > 1 ? ", " + what : std::string(), o.cudagraph);
       // Answers computed alone: the references every overlapped run must reproduce exactly.
       std::vector<unsigned long long> wrong_alone(comps.size(), 0);
       if (check) wrong_alone = subject.reference(g);

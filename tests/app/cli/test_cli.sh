@@ -300,6 +300,8 @@ expect 2 "^cco bench: error: -d does not apply to --workload: the workload file 
 expect 2 "^cco bench: error: --in-place: expected 0 or 1 \\(see cco bench --help\\)$" -- bench --in-place 2
 expect 2 "^cco bench: error: --in-place does not apply to --workload: " -- bench --workload "$w" --in-place 1
 expect 2 "^cco tune: error: --in-place is a cco bench option: " -- tune -b 1M --in-place 1
+expect 2 "^cco bench: error: -G does not apply to --workload: a step's runs are timed on streams" -- bench --workload "$w" -G 5
+expect 2 "^cco tune: error: -G is a cco bench option: cco tune times runs on streams" -- tune -b 1M -G 5
 rec="$root/tests/fixtures/recorded/2026-11-22-h200x2/builtin2048x2_ar256M.json"
 python3 - "$rec" "$tmp" <<'PY' || fail "could not make the typed bench results"
 import copy, json, sys

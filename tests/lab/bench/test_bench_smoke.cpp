@@ -50,6 +50,28 @@ INSTANTIATE_TEST_SUITE_P(Bench, EveryCollective,
                                                               "alltoall", "sendrecv", "broadcast", "reduce"),
                                             ::testing::Values(1, 2)));
 
+// -G: every run a replayed CUDA graph. The answers under overlap stay right (the last replay's
+// outputs are checked) and every part has its time from the graph's own event nodes. (How much
+// faster graphs run is a measurement: docs/results, not a timed test.)
+TEST(Bench, CudaGraphRunsAreCheckedAndTimed) {
+  const int n = std::min(2, rt::device_count());
+  if (n < 1) GTEST_SKIP() << "needs a GPU";
+  const auto g = run_bench({"-g", std::to_string(n), "-b", "64K", "-e", "1M", "-f", "16", "-n", "3",
+                            "-w", "1", "--compute", "builtin", "--gemm", "256", "--count", "4",
+                            "--blocks-per-sm", "1", "-G", "20", "-q"});
+  expect_ok(g, 2 * 5);  // 2 sizes x (seq, concurrent, priority, shape k=1, shape+priority k=1)
+  EXPECT_EQ(g.config.at("cudagraph"), 20);
+  bool noted = false;
+  for (const auto& note : g.notes) noted = noted || note.starts_with("-G 20: each run is captured");
+  EXPECT_TRUE(noted);
+  for (const auto& row : g.rows) {
+    EXPECT_GT(row.t_comp_part.median(), 0.0) << row.spec.label();
+    EXPECT_GT(row.t_comm_part.median(), 0.0) << row.spec.label();
+    EXPECT_GT(row.t_comp.median(), 0.0);
+    EXPECT_GT(row.t_comm.median(), 0.0);
+  }
+}
+
 TEST(Bench, CublasLtAndMemBoundOnTwoGpus) {
   const int n = std::min(2, rt::device_count());
   auto r = run_bench({"-g", std::to_string(n), "-b", "8M", "-n", "3", "-w", "1", "--gemm", "1024",

@@ -354,6 +354,27 @@ TEST(Datatypes, AllAndListsAndTheirRefusals) {
   expect_usage({"-d", "int8"}, "-d:");
 }
 
+// -G N (nccl-tests' --cudagraph): runs timed as N replays of a captured graph; absent, the
+// recorded options are as they were; what cannot be captured or checked replayed is refused.
+TEST(CudaGraph, ParsedAndRefusedWhereItCannotApply) {
+  EXPECT_EQ(parse({}).cudagraph, 0);
+  EXPECT_FALSE(options_json(parse({})).contains("cudagraph"));
+  EXPECT_FALSE(options_json(parse({"-G", "0"})).contains("cudagraph"));
+  const auto on = parse({"-G", "20"});
+  EXPECT_EQ(on.cudagraph, 20);
+  EXPECT_EQ(options_json(on).at("cudagraph"), 20);
+  EXPECT_EQ(parse({"--cudagraph", "3"}).cudagraph, 3);
+  EXPECT_EQ(parse({"-G", std::to_string(kMaxGraphReplays)}).cudagraph, kMaxGraphReplays);
+  expect_usage({"-G", "-1"}, "-G: expected a number of graph replays from 0 to 10000, got -1");
+  expect_usage({"-G", std::to_string(kMaxGraphReplays + 1)}, "-G: expected a number of graph replays");
+  expect_usage({"-G", "x"}, "--cudagraph: expected a whole number, got 'x'");
+  expect_usage({"-G"}, "needs a value");
+  expect_usage({"-G", "5", "--in-place", "1"}, "-G with --in-place 1: a replayed in-place");
+  expect_usage({"-G", "5", "--green-sms", "66"}, "-G with --green-sms");
+  // -G 0 is the stream timing, so it goes with both
+  EXPECT_TRUE(parse({"-G", "0", "--in-place", "1"}).in_place);
+}
+
 // --in-place 0|1: the collective alone also in place where NCCL allows; the option's absence
 // leaves the recorded options as they were (the ranks' job key, tune's cache key).
 TEST(InPlace, ParsedAndWhereItApplies) {
