@@ -136,11 +136,16 @@ def main():
                     help="(ddp) timed steps alternate A B B A with the same step under no_sync()")
     ap.add_argument("--nvtx-steps", action="store_true",
                     help="wrap each step in an NVTX range 'train_step' (cco run --step-nvtx)")
+    ap.add_argument("--backend", choices=["nccl", "gloo"], default="nccl",
+                    help="gloo: ranks may share a GPU (traces and tools checked on one GPU; the "
+                         "gradients then travel through the host, so no NCCL kernel runs)")
     args = ap.parse_args()
 
-    dist.init_process_group("nccl")
+    dist.init_process_group(args.backend)
     rank, world = dist.get_rank(), dist.get_world_size()
     local = int(os.environ.get("LOCAL_RANK", rank))
+    if args.backend == "gloo":
+        local %= torch.cuda.device_count()
     torch.cuda.set_device(local)
     dev = torch.device("cuda", local)
     # A first kernel before the first collective: a tracer that starts at the first launch or
