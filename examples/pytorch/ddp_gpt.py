@@ -138,7 +138,8 @@ def main():
                     help="wrap each step in an NVTX range 'train_step' (cco run --step-nvtx)")
     ap.add_argument("--backend", choices=["nccl", "gloo"], default="nccl",
                     help="gloo: ranks may share a GPU (traces and tools checked on one GPU; the "
-                         "gradients then travel through the host, so no NCCL kernel runs)")
+                         "gradients then travel through the host, so no NCCL kernel runs; "
+                         "checked with --mode ddp)")
     args = ap.parse_args()
 
     dist.init_process_group(args.backend)
@@ -181,7 +182,7 @@ def main():
         opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.0, foreach=True)
 
     if rank == 0:
-        print(f"# ddp_gpt: mode={args.mode} params={nparams / 1e6:.1f}M world={world} batch={args.batch} "
+        print(f"# ddp_gpt: mode={args.mode} backend={args.backend} params={nparams / 1e6:.1f}M world={world} batch={args.batch} "
               f"seq={args.seq} layers={args.layers} d_model={args.d_model} steps={args.steps} "
               f"warmup={args.warmup} torch={torch.__version__} nccl={'.'.join(map(str, torch.cuda.nccl.version()))} "
               f"TORCH_NCCL_HIGH_PRIORITY={os.environ.get('TORCH_NCCL_HIGH_PRIORITY', '')} "

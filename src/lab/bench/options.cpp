@@ -453,7 +453,6 @@ Options parse_options(const std::vector<std::string>& args) {
   parse_dtypes(o, d);
   if (in_place != 0 && in_place != 1) throw UsageError("--in-place: expected 0 or 1");
   o.in_place = in_place == 1;
-  check_cudagraph(o);
   o.op = model_arg([&] { return model::parse_redop(op); }, "-o");
   o.coll = model_arg([&] { return model::parse_collective(coll); }, "--collective");
   o.compute = model_arg([&] { return model::parse_compute(compute); }, "--compute");
@@ -462,6 +461,7 @@ Options parse_options(const std::vector<std::string>& args) {
     o.nccl_register_given = true;
   }
   parse_cta_policies(o, shared.cta_policy, shared.cta_option->count() > 0);
+  check_cudagraph(o);
   o.gemm_dtype = model_arg([&] { return model::parse_dtype(gemm_dtype); }, "--gemm-dtype");
   o.mem_bytes = bytes_arg(mem, "--mem-bytes");
   if (o.mem_bytes < 4096 || o.mem_bytes > kMaxCollBytes)
@@ -630,7 +630,14 @@ void check_cudagraph(const Options& o) {
                      "again, so its answer cannot be checked (time it with -G 0)");
   if (o.green_sms > 0)
     throw UsageError("-G with --green-sms: a green context's stream cannot join the collective's "
-                     "stream in one captured graph");
+                     "stream in one captured graph (time partitions with -G 0)");
+  const bool zero = o.nccl_cta_policy == model::CtaPolicy::Zero ||
+                    std::find(o.row_cta_policies.begin(), o.row_cta_policies.end(),
+                              model::CtaPolicy::Zero) != o.row_cta_policies.end();
+  if (zero)
+    throw UsageError("-G with --nccl-cta-policy zero: its rows run one collective on two "
+                     "communicators, which one thread must not replay in one graph (NCCL's "
+                     "graph-mixing rule; time them with -G 0)");
 }
 
 std::vector<RowSpec> expand_rows(const Options& o, bool shapeable, int natural_bps,

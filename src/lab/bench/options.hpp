@@ -137,7 +137,8 @@ void check_nccl_and_outputs(Options& o, const SharedText& t);
 
 /// The most replays -G takes (a run of 10 ms replayed this often takes 100 s).
 inline constexpr int kMaxGraphReplays = 10000;
-/// -G's value and what it cannot go with (--in-place 1, --green-sms); UsageError with one line.
+/// -G's value and what it cannot go with (--in-place 1, --green-sms, the CTA policy zero);
+/// UsageError with one line. After parse_cta_policies.
 void check_cudagraph(const Options& o);
 
 /// The collective sizes to run: min, min*f, ... up to max (nccl-tests -b -e -f).

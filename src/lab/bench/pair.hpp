@@ -198,11 +198,13 @@ class RankBench {
       throw;
     }
     CCO_CUDA_CHECK(cudaStreamEndCapture(origin, &graph));
-    const cudaError_t made =
-        cudaGraphInstantiateWithFlags(&g.exec, graph, cudaGraphInstantiateFlagUseNodePriority);
+    cudaGraphExec_t exec = nullptr;
+    cudaError_t made = cudaGraphInstantiateWithFlags(&exec, graph, cudaGraphInstantiateFlagUseNodePriority);
     cudaGraphDestroy(graph);
+    if (made == cudaSuccess) made = cudaGraphUpload(exec, origin);
+    if (made != cudaSuccess && exec) cudaGraphExecDestroy(exec);
     CCO_CUDA_CHECK(made);
-    CCO_CUDA_CHECK(cudaGraphUpload(g.exec, origin));
+    g.exec = exec;  // only a graph that is ready to replay
   }
 
   rt::Stream plain_, low_, high_, side_;

@@ -325,8 +325,9 @@ nlohmann::json options_json(const Options& o) {
   j["average"] = o.average;
   j["bootstrap"] = o.bootstrap;
   j["datatype"] = o.dtypes.empty() ? std::string(model::to_string(o.dtype)) : dtypes_label(o);
+  // Only when asked: the key of every other run is as it was.
   if (o.in_place) j["in_place"] = true;
-  if (o.cudagraph > 0) j["cudagraph"] = o.cudagraph;  // as in_place: only when asked  // only when asked: the key of every other run is as it was
+  if (o.cudagraph > 0) j["cudagraph"] = o.cudagraph;
   j["op"] = model::to_string(o.op);
   j["collective"] = model::to_string(o.coll);
   j["compute"] = model::to_string(o.compute);

@@ -70,6 +70,10 @@ TEST(Bench, CudaGraphRunsAreCheckedAndTimed) {
     EXPECT_GT(row.t_comp.median(), 0.0);
     EXPECT_GT(row.t_comm.median(), 0.0);
   }
+  // cuBLASLt's GEMMs captured too (the default compute: no shape modes)
+  const auto lt = run_bench({"-g", std::to_string(n), "-b", "1M", "-n", "3", "-w", "1", "--gemm",
+                             "512", "--count", "2", "-G", "5", "-q"});
+  expect_ok(lt, 3);  // seq, concurrent, priority
 }
 
 TEST(Bench, CublasLtAndMemBoundOnTwoGpus) {

@@ -371,6 +371,9 @@ TEST(CudaGraph, ParsedAndRefusedWhereItCannotApply) {
   expect_usage({"-G"}, "needs a value");
   expect_usage({"-G", "5", "--in-place", "1"}, "-G with --in-place 1: a replayed in-place");
   expect_usage({"-G", "5", "--green-sms", "66"}, "-G with --green-sms");
+  expect_usage({"-G", "5", "--nccl-cta-policy", "zero"}, "-G with --nccl-cta-policy zero");
+  expect_usage({"-G", "5", "--nccl-cta-policy", "default,zero"}, "-G with --nccl-cta-policy zero");
+  EXPECT_EQ(parse({"-G", "5", "--nccl-cta-policy", "default,efficiency"}).cudagraph, 5);
   // -G 0 is the stream timing, so it goes with both
   EXPECT_TRUE(parse({"-G", "0", "--in-place", "1"}).in_place);
 }
