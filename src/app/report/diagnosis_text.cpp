@@ -40,22 +40,8 @@ const Col kBeside[] = {
     {"compute_slowed_other_ms", "slowed_other", &trace::StepParts::compute_slowed_other_ns},
 };
 
-struct Bound {
-  const char* name;
-  const char* text;
-  int64_t trace::LeverBounds::*field;
-};
-const Bound kBounds[] = {
-    {"bound_priority_shaping_ms", "priority/shaping", &trace::LeverBounds::priority_shaping_ns},
-    {"bound_sm_budget_channels_copy_engines_ms", "sm-budget/channels/CE",
-     &trace::LeverBounds::sm_budget_ns},
-    {"bound_scheduling_ms", "scheduling", &trace::LeverBounds::scheduling_ns},
-    {"bound_rank_skew_ms", "rank_skew", &trace::LeverBounds::rank_skew_ns},
-    {"step_all_hidden_ms", "all_hidden", &trace::LeverBounds::all_hidden_ns},
-    {"step_ideal_ms", "ideal", &trace::LeverBounds::ideal_ns},
-    {"bound_framework_copies_ms", "copies/bucket-view", &trace::LeverBounds::framework_copies_ns},
-    {"bound_memory_traffic_ms", "memory-traffic", &trace::LeverBounds::memory_traffic_ns},
-};
+// The bounds' columns: trace::kBoundColumns (trace/levers.hpp), spelled there once.
+constexpr const auto& kBounds = trace::kBoundColumns;
 
 std::string steps_line(const trace::Diagnosis& d) {
   std::size_t kept = d.ranks.empty() ? 0 : d.ranks.front().steps.size();
@@ -69,7 +55,7 @@ std::string csv(const trace::Diagnosis& d) {
   for (const auto& c : kParts) o += std::string(",") + c.name;
   for (const auto& c : kBeside) o += std::string(",") + c.name;
   o += ",compute_slowed_spread_ms,compute_estimated";
-  for (const auto& b : kBounds) o += std::string(",") + b.name;
+  for (const auto& b : kBounds) o += std::string(",") + b.csv;
   o += ",slowest_peer,slowest_peer_lag_ms\n";
   for (const auto& r : d.ranks)
     for (std::size_t i = 0; i < r.steps.size(); ++i) {

@@ -30,14 +30,9 @@ json parts_json(const StepParts& p) {
   j["compute_kernels"] = p.compute_kernels;
   j["comm_kernels"] = p.comm_kernels;
   const LeverBounds lb = lever_bounds(p);
-  j["bounds_ns"] = {{"priority_shaping", lb.priority_shaping_ns},
-                    {"sm_budget_channels_copy_engines", lb.sm_budget_ns},
-                    {"scheduling", lb.scheduling_ns},
-                    {"rank_skew", lb.rank_skew_ns},
-                    {"step_all_hidden", lb.all_hidden_ns},
-                    {"step_ideal", lb.ideal_ns},
-                    {"framework_copies", lb.framework_copies_ns},
-                    {"memory_traffic", lb.memory_traffic_ns}};
+  json bounds = json::object();
+  for (const auto& b : kBoundColumns) bounds[b.json] = lb.*(b.field);
+  j["bounds_ns"] = std::move(bounds);
   j["comm_unsized_kernels"] = p.comm_unsized_kernels;
   return j;
 }

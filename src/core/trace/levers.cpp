@@ -3,33 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 
 namespace cco::trace {
 namespace {
-
-struct LeverDef {
-  const char* name;
-  int64_t LeverBounds::*field;
-  const char* how;
-};
-
-// In the bounds table's order (report/diagnosis_text.cpp), each with what tries it.
-constexpr std::array<LeverDef, 6> kLevers = {{
-    {"priority/shaping", &LeverBounds::priority_shaping_ns,
-     "cco run's default policy priority, or shape (cco tune -- CMD measures both)"},
-    {"sm-budget/channels/CE", &LeverBounds::sm_budget_ns,
-     "cco tune --candidates off,sm-target:-16@overlap,channels:8 -- CMD (not in its default "
-     "candidates; copy engines: pair tuning only)"},
-    {"scheduling", &LeverBounds::scheduling_ns,
-     "the program's bucket size or prefetch (cco run --framework ddp.bucket_mb=N)"},
-    {"rank_skew", &LeverBounds::rank_skew_ns,
-     "not overlap: the awaited rank's host stalls, data loading or GPU"},
-    {"copies/bucket-view", &LeverBounds::framework_copies_ns,
-     "cco run --framework ddp.bucket_view (DDP)"},
-    {"memory-traffic", &LeverBounds::memory_traffic_ns,
-     "fewer bytes beside compute: zero-copy collectives (no cco control yet)"},
-}};
 
 std::string ms(int64_t ns) {
   return fmt::format("{:.2f}", static_cast<double>(ns) / 1e6);
@@ -39,8 +15,9 @@ std::string ms(int64_t ns) {
 
 std::vector<Lever> ranked_levers(const Diagnosis& d, int64_t floor_ns) {
   std::vector<Lever> out;
-  for (const auto& def : kLevers) {
-    Lever l{def.name, 0, -1, -1, def.how};
+  for (const auto& def : kBoundColumns) {
+    if (!def.how) continue;  // what the step would be, not what a control can win
+    Lever l{def.text, 0, -1, -1, def.how};
     for (const auto& r : d.ranks) {
       if (r.steps.empty()) continue;
       const StepParts& p = r.steps[r.typical];
