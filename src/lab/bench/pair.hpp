@@ -30,7 +30,6 @@ struct Sample {
 struct RunGraph {
   bool overlapped = false;  ///< compute and collective on two streams (else one after the other)
   cudaGraphExec_t exec = nullptr;
-  RunGraph() = default;
   explicit RunGraph(bool two_streams) : overlapped(two_streams) {}
   RunGraph(RunGraph&& o) noexcept : overlapped(o.overlapped), exec(std::exchange(o.exec, nullptr)) {}
   RunGraph& operator=(RunGraph&&) = delete;
