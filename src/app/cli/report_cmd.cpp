@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -563,7 +564,7 @@ int report_compare(const Args& a, const json& ja, const json& jb) {
   const auto sa = report::result_from_json(ja, a.files[0]);
   const auto sb = report::result_from_json(jb, a.files[1]);
   const auto f = table_format(a);
-  const auto base = [](const std::string& p) { return p.substr(p.rfind('/') == std::string::npos ? 0 : p.rfind('/') + 1); };
+  const auto base = [](const std::string& p) { return std::filesystem::path(p).filename().string(); };
   const std::string title = a.title.empty() ? "B (" + base(a.files[1]) + ") against A (" + base(a.files[0]) + ")" : a.title;
   std::vector<std::string> charts;  // --svg: the chart of the rows compared (one per type)
   if (sa.kind == report::ResultKind::Bench) {
