@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -86,11 +87,21 @@ trace::StepOptions step_spec(const std::string& flag, const std::string& arg) {
   const auto colon = arg.find(':');
   o.source = arg.substr(0, colon);
   if (colon != std::string::npos) o.name = arg.substr(colon + 1);
+  if (o.source == "config") {  // config:N, the steps cco run --compare --trace ran under item N
+    const std::string n = o.name;
+    if (n.empty() || n.size() > 3 || !std::all_of(n.begin(), n.end(), [](unsigned char c) { return std::isdigit(c) != 0; }))
+      throw Usage(flag + ": config:N takes the item's place in --compare, 0 to 999, got '" + arg +
+                  "'");
+    o.source = "marks";
+    o.name.clear();
+    o.config = std::stoi(n);
+    return o;
+  }
   const auto& src = o.source;
   if (src != "auto" && src != "nvtx" && src != "marks" && src != "collectives" &&
       src != "profiler" && src != "none")
-    throw Usage(flag + ": expected auto, nvtx[:NAME], marks[:NAME], profiler, collectives or "
-                "none, got '" + arg + "'");
+    throw Usage(flag + ": expected auto, nvtx[:NAME], marks[:NAME], config:N, profiler, "
+                "collectives or none, got '" + arg + "'");
   if (colon != std::string::npos && src != "nvtx" && src != "marks")
     throw Usage(flag + ": only nvtx:NAME and marks:NAME take a name, got '" + arg + "'");
   if (colon != std::string::npos && (o.name.empty() || o.name.size() > 255))

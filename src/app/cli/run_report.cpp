@@ -7,11 +7,14 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
 
 #include "cli/output.hpp"
 #include "cli/run_support.hpp"
+#include "model/controls.hpp"
 #include "preload/trace_path.hpp"
+#include "report/diagnosis_text.hpp"
 #include "steps/compare.hpp"
 #include "steps/record.hpp"
 #include "trace/diagnosis.hpp"
@@ -93,6 +96,39 @@ std::pair<bool, bool> lever_kinds(const std::string& item) {
   return {prio, sms};
 }
 
+// The place of nocomm among the compared items, if there.
+std::optional<int> nocomm_item(const steps::CompareReport& r) {
+  for (std::size_t i = 1; i < r.configs.size(); ++i)
+    if (model::is_nocomm(r.configs[i].name)) return static_cast<int>(i);
+  return std::nullopt;
+}
+
+// The price split in the trace (issue 43): the first item's steps against nocomm's steps of the
+// same run. Both ran traced, so what tracing costs the program is on both sides of the difference,
+// which is set beside the comparison's paired price of the same run.
+void print_twin(const trace::Diagnosis& d, const steps::CompareReport& r, int twin, std::FILE* out) {
+  const std::string base = r.configs.front().name;
+  if (d.versus_alone.empty()) {
+    std::string why = "no steps of both";
+    for (const auto& n : d.notes)
+      if (n.find("alone trace") != std::string::npos) why = n;
+    std::fprintf(out, "# the price in the trace: not split (%s)\n", why.c_str());
+    return;
+  }
+  std::fprintf(out, "# the price in the trace, %s's steps against nocomm's of the same run (both "
+                    "traced), by rank:\n", base.c_str());
+  double sum = 0;
+  for (const auto& v : d.versus_alone) {
+    std::fputs(report::versus_alone_line(v, "nocomm's steps").c_str(), out);
+    sum += v.difference_ms();
+  }
+  const auto& p = r.configs[static_cast<std::size_t>(twin)].vs_first;
+  if (p.enough)
+    std::fprintf(out, "#   the difference, mean of the ranks: %.3f ms; the comparison's paired price "
+                      "of this run: %.3f ms [%.3f, %.3f]\n",
+                 sum / static_cast<double>(d.versus_alone.size()), -p.median, -p.hi, -p.lo);
+}
+
 }  // namespace
 
 void report_trace_bounds(const std::string& pattern, const steps::CompareReport& r,
@@ -119,9 +155,19 @@ void report_trace_bounds(const std::string& pattern, const steps::CompareReport&
     const trace::Trace t = parts.size() == 1 ? parts.front() : trace::merge_traces(parts);
     trace::DiagnosisOptions o;
     o.steps.config = 0;
+    // nocomm compared: its steps are the twin of the first item's, their kernels' times alone.
+    const std::optional<int> twin = nocomm_item(r);
+    if (twin) {
+      o.alone = {&t};
+      trace::StepOptions ts;
+      ts.source = "marks";
+      ts.config = *twin;
+      o.alone_steps = ts;
+    }
     const trace::Diagnosis d = trace::diagnose(t, o);
     std::fprintf(out, "# the steps under %s, from the trace (docs/TRACE.md): %s\n",
                  r.configs.front().name.c_str(), d.sentence.c_str());
+    if (twin) print_twin(d, r, *twin, out);
     if (d.ranks.empty()) return;
     // A step is as slow as its slowest rank: the largest bound over ranks.
     trace::LeverBounds b;

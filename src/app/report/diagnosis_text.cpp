@@ -114,15 +114,20 @@ std::string markdown(const trace::Diagnosis& d) {
   return o;
 }
 
-// One rank against its steps in the alone trace: the difference, split (means; adds up).
-std::string versus_alone_line(const trace::VersusAlone& v) {
+}  // namespace
+
+std::string versus_alone_line(const trace::VersusAlone& v, const std::string& against) {
   return fmt::format(
-      "# rank {} against the alone trace {} (means of {} and {} steps): {:.2f} ms against "
-      "{:.2f}, {:+.2f} ms = compute slowed {:.2f} + compute only here {:+.2f} + exposed "
-      "communication {:+.2f} + host idle {:+.2f}\n",
-      v.rank, v.alone_source, v.steps, v.alone_steps, v.time_ms, v.alone_time_ms, v.difference_ms(),
-      v.compute_slowed_ms, v.compute_only_here_ms, v.exposed_ms, v.idle_ms);
+      "# rank {} against {} (means of {} and {} steps): {:.2f} ms against {:.2f}, {:+.2f} ms = "
+      "compute slowed {:.2f} (device-memory bandwidth {:.2f}, SMs {:.2f}, other {:.2f}) + compute "
+      "only here {:+.2f} + exposed communication {:+.2f} + host idle {:+.2f}\n",
+      v.rank, against.empty() ? "the alone trace " + v.alone_source : against, v.steps,
+      v.alone_steps, v.time_ms, v.alone_time_ms, v.difference_ms(), v.compute_slowed_ms,
+      v.compute_slowed_memory_ms, v.compute_slowed_sms_ms, v.compute_slowed_other_ms,
+      v.compute_only_here_ms, v.exposed_ms, v.idle_ms);
 }
+
+namespace {
 
 std::string text(const trace::Diagnosis& d) {
   std::string o = (d.headline.empty() ? "" : "# " + d.headline + "\n") + "# " + d.sentence + "\n";

@@ -15,4 +15,9 @@ namespace cco::report {
 /// sentence, then the typical steps and bounds as tables.
 std::string format_diagnosis(const trace::Diagnosis& d, TableFormat f = TableFormat::Text);
 
+/// One rank's steps against their alone steps, one "#" line: the difference of the means split
+/// into compute slowed (by cause), compute only here, exposed communication and host idle (they
+/// add up). `against` names the alone side (default: "the alone trace FILE").
+std::string versus_alone_line(const trace::VersusAlone& v, const std::string& against = "");
+
 }  // namespace cco::report

@@ -591,6 +591,9 @@ std::vector<VersusAlone> versus_alone(
     v.time_ms = mean_ms(r.steps, &StepParts::time_ns);
     v.alone_time_ms = mean_ms(a->steps, &StepParts::time_ns);
     v.compute_slowed_ms = mean_ms(r.steps, &StepParts::compute_slowed_ns);
+    v.compute_slowed_memory_ms = mean_ms(r.steps, &StepParts::compute_slowed_memory_ns);
+    v.compute_slowed_sms_ms = mean_ms(r.steps, &StepParts::compute_slowed_sms_ns);
+    v.compute_slowed_other_ms = mean_ms(r.steps, &StepParts::compute_slowed_other_ns);
     v.compute_only_here_ms =
         mean_ms(r.steps, &StepParts::compute_alone_ns) - mean_ms(a->steps, &StepParts::compute_busy_ns);
     v.exposed_ms = mean_ms(r.steps, &StepParts::exposed_ns) - mean_ms(a->steps, &StepParts::exposed_ns);
@@ -658,7 +661,9 @@ Diagnosis diagnose(const Trace& t, const DiagnosisOptions& o) {
   for (const Trace* at : o.alone) {
     StepOptions so = o.alone_steps.value_or(o.steps);
     so.window = {};
-    so.config.reset();  // the alone run has no configurations of its own
+    // An alone run has no configurations of its own, unless its steps are asked for by one: the
+    // twin, another configuration's steps of a `cco run --compare --trace` trace (nocomm's).
+    if (!o.alone_steps) so.config.reset();
     const KernelsByRank at_by_rank = kernels_by_rank(*at);
     const StepSet bs = find_steps_in(*at, so, at_by_rank);
     const auto bviews = views_of(*at, at_by_rank, calls);

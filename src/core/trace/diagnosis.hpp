@@ -180,8 +180,11 @@ struct DiagnosisOptions {
   /// overlapped nothing of the other kind gives its kernel's time alone, and in steps found as
   /// in the trace diagnosed (same options), its op's (kernel and position in the step).
   std::vector<const Trace*> alone;
-  /// How steps are found in the alone traces (unset: as in the trace diagnosed). A bench trace
-  /// given as its own alone trace names its sequential runs: nvtx "seq, iteration *".
+  /// How steps are found in the alone traces (unset: as in the trace diagnosed, any
+  /// configuration). A bench trace given as its own alone trace names its sequential runs: nvtx
+  /// "seq, iteration *". With a configuration, the alone trace may be the trace itself: the
+  /// twin, a `cco run --compare off,nocomm --trace` run's nocomm steps set against its 'off'
+  /// steps (both traced alike, so what tracing costs is on both sides).
   std::optional<StepOptions> alone_steps;
 };
 
@@ -196,6 +199,9 @@ struct VersusAlone {
   double time_ms = 0, alone_time_ms = 0;
   double difference_ms() const { return time_ms - alone_time_ms; }
   double compute_slowed_ms = 0;  ///< this trace's compute slowed (the alone trace has none)
+  /// compute_slowed_ms by cause (slowdown.hpp: device-memory bandwidth, SMs, the rest); they add
+  /// up to it.
+  double compute_slowed_memory_ms = 0, compute_slowed_sms_ms = 0, compute_slowed_other_ms = 0;
   double compute_only_here_ms = 0;  ///< compute alone here - compute busy there (kernels only here)
   double exposed_ms = 0;         ///< exposed communication here - there
   double idle_ms = 0;            ///< host idle here - there

@@ -80,6 +80,9 @@ json diagnosis_to_json(const Diagnosis& d) {
                   {"alone_time_ms", v.alone_time_ms},
                   {"difference_ms", v.difference_ms()},
                   {"compute_slowed_ms", v.compute_slowed_ms},
+                  {"compute_slowed_memory_ms", v.compute_slowed_memory_ms},
+                  {"compute_slowed_sms_ms", v.compute_slowed_sms_ms},
+                  {"compute_slowed_other_ms", v.compute_slowed_other_ms},
                   {"compute_only_here_ms", v.compute_only_here_ms},
                   {"exposed_ms", v.exposed_ms},
                   {"idle_ms", v.idle_ms}});

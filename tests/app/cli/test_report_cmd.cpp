@@ -255,6 +255,13 @@ TEST(ReportCmd, RangeErrors) {
   expect_throw<Usage>({CCO_BENCH_EXAMPLE, "--range", "x"}, "--range applies to traces");
 }
 
+// --steps config:N: the library's marks of item N only; a trace without them says so.
+TEST(ReportCmd, StepsOfOneConfiguration) {
+  std::string out;
+  ASSERT_EQ(run({rank_file(0), "--steps", "config:1"}, &out), 0);
+  EXPECT_NE(out.find("the steps of one configuration cannot be told apart"), std::string::npos) << out;
+}
+
 TEST(ReportCmd, UsageErrors) {
   using cco::cli::Usage;
   expect_throw<Usage>({}, "no input");
@@ -275,6 +282,8 @@ TEST(ReportCmd, UsageErrors) {
   expect_throw<Usage>({rank_file(0), "--warmup-steps", "1.5"}, "--warmup-steps: expected a whole");
   expect_throw<Usage>({rank_file(0), "--warmup-steps", "-1"}, "--warmup-steps: expected a whole");
   expect_throw<Usage>({rank_file(0), "--alone-steps", "nvtx:x"}, "--alone-steps needs --alone");
+  for (const char* bad : {"config:", "config:x", "config:1000", "config:-1"})
+    expect_throw<Usage>({rank_file(0), "--steps", bad}, "config:N takes the item's place");
   expect_throw<Usage>({CCO_BENCH_EXAMPLE, "--steps", "none"}, "apply to traces, not to a bench");
   expect_throw<Usage>({rank_file(0), "--format", "xml"}, "--format: expected text, csv or md");
   expect_throw<Usage>({CCO_BENCH_EXAMPLE, "--merge", "x.json"}, "--merge applies to traces");

@@ -624,16 +624,23 @@ TEST(DiagnosisText, VersusAloneInTextAndMarkdown) {
   v.time_ms = 204.62;
   v.alone_time_ms = 184.51;
   v.compute_slowed_ms = 8.44;
+  v.compute_slowed_memory_ms = 0.50;
+  v.compute_slowed_sms_ms = 3.20;
+  v.compute_slowed_other_ms = 4.74;
   v.compute_only_here_ms = 4.06;
   v.exposed_ms = 8.21;
   v.idle_ms = -0.60;
   d.versus_alone.push_back(v);
   const std::string text = rp::format_diagnosis(d, rp::TableFormat::Text);
   EXPECT_NE(text.find("# rank 0 against the alone trace nosync_0.json (means of 20 and 20 steps): "
-                      "204.62 ms against 184.51, +20.11 ms = compute slowed 8.44 + compute only "
-                      "here +4.06 + exposed communication +8.21 + host idle -0.60"),
+                      "204.62 ms against 184.51, +20.11 ms = compute slowed 8.44 (device-memory "
+                      "bandwidth 0.50, SMs 3.20, other 4.74) + compute only here +4.06 + exposed "
+                      "communication +8.21 + host idle -0.60"),
             std::string::npos)
       << text;
+  // The twin names its other side (cco run --compare off,nocomm --trace).
+  EXPECT_NE(rp::versus_alone_line(v, "nocomm's steps").find("# rank 0 against nocomm's steps (means"),
+            std::string::npos);
   const std::string md = rp::format_diagnosis(d, rp::TableFormat::Markdown);
   EXPECT_NE(md.find("| 0 | nosync_0.json | 204.62 | 184.51 | +20.11 | 8.44 | +4.06 | +8.21 | -0.60 |"),
             std::string::npos)

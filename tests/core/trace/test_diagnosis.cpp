@@ -174,6 +174,65 @@ TEST(Diagnosis, OneConfigurationAgainstTheAloneTracesOwnSteps) {
   EXPECT_NEAR(d.versus_alone[0].parts_ms(), d.versus_alone[0].difference_ms(), 1e-9);
 }
 
+// The twin (issue 43): `cco run --compare off,nocomm --trace` alternates the program's steps
+// (config 0) with steps whose collectives move no data (config 1), both traced. Steps run back to
+// back: config 0, 60 us: G G alone (10 each), G G beside the all-reduce (15 each), the all-reduce's
+// tail 10 us exposed. Config 1, 40 us: G G G G at 10, the all-reduce reduced to one element (1 us,
+// hidden under a GEMM). Set against the same trace's config-1 steps, the 20 us difference is
+// compute slowed 10 + exposed 10, nothing only here, no idle.
+TEST(Diagnosis, TheTwinIsAnotherConfigurationOfTheSameTrace) {
+  Builder b;
+  int64_t at = 0;  // us from the trace's first step
+  for (int s = 0; s < 12; ++s) {
+    const bool twin = s % 2 == 1;
+    b.t.marks.push_back({(10 + at) * us, 0, "cco step, epoch 1, config " + std::to_string(s % 2)});
+    if (twin) {
+      for (int i = 0; i < 4; ++i) b.kernel(0, 0, kGemm, at + 10 * i, at + 10 * i + 10, at);
+      b.kernel(0, 0, kAr, at + 20, at + 21, at);
+      at += 40;
+    } else {
+      b.kernel(0, 0, kGemm, at, at + 10, at);
+      b.kernel(0, 0, kGemm, at + 10, at + 20, at);
+      b.kernel(0, 0, kGemm, at + 20, at + 35, at);
+      b.kernel(0, 0, kGemm, at + 35, at + 50, at);
+      b.kernel(0, 0, kAr, at + 20, at + 60, at);
+      at += 60;
+    }
+  }
+  b.t.marks.push_back({(10 + at) * us, 0, "cco step, epoch 1, config 0"});
+  b.kernel(0, 0, kGemm, at, at + 10, at);
+  const Trace t = b.done();
+  DiagnosisOptions o;
+  o.steps.config = 0;
+  o.steps.warmup = 0;
+  cco::trace::StepOptions twin;
+  twin.source = "marks";
+  twin.config = 1;
+  twin.warmup = 0;
+  o.alone = {&t};
+  o.alone_steps = twin;
+  const Diagnosis d = cco::trace::diagnose(t, o);
+  ASSERT_EQ(d.versus_alone.size(), 1u) << ::testing::PrintToString(d.notes);
+  const auto& v = d.versus_alone[0];
+  EXPECT_EQ(v.steps, 6u);
+  EXPECT_EQ(v.alone_steps, 6u);
+  EXPECT_NEAR(v.time_ms, 0.060, 1e-9);
+  EXPECT_NEAR(v.alone_time_ms, 0.040, 1e-9);
+  EXPECT_NEAR(v.compute_slowed_ms, 0.010, 1e-9);
+  EXPECT_NEAR(v.compute_only_here_ms, 0.0, 1e-9);
+  EXPECT_NEAR(v.exposed_ms, 0.010, 1e-9);
+  EXPECT_NEAR(v.idle_ms, 0.0, 1e-9);
+  EXPECT_NEAR(v.compute_slowed_memory_ms + v.compute_slowed_sms_ms + v.compute_slowed_other_ms,
+              v.compute_slowed_ms, 1e-9);
+  // Without the configuration the alone side is the trace's own steps of every configuration:
+  // config 1's kernels are then steps here too, and the difference is not the price.
+  DiagnosisOptions all = o;
+  all.alone_steps.reset();
+  const Diagnosis d2 = cco::trace::diagnose(t, all);
+  ASSERT_EQ(d2.versus_alone.size(), 1u);
+  EXPECT_GT(d2.versus_alone[0].alone_steps, 6u);
+}
+
 // Calls in the trace but not in its alone trace (traced with CCO_TRACE_CALLS=0, or by a
 // profiler): matching by call would find no GEMM alone, so calls are left out, with a note.
 TEST(Diagnosis, CallsOnOneSideOnlyAreLeftOutAndSaid) {

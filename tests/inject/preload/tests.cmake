@@ -104,7 +104,7 @@ if(TARGET cco.preload)
   add_executable(cco.test.run_driver inject/preload/run_driver.cpp ${PROJECT_SOURCE_DIR}/src/app/cli/run_cmd.cpp
   ${PROJECT_SOURCE_DIR}/src/app/cli/run_signals.cpp ${PROJECT_SOURCE_DIR}/src/app/cli/run_framework.cpp
   ${PROJECT_SOURCE_DIR}/src/app/cli/run_report.cpp)
-  target_link_libraries(cco.test.run_driver PRIVATE cco.core cco.bench_core cco.warnings ${CMAKE_DL_LIBS})
+  target_link_libraries(cco.test.run_driver PRIVATE cco.core cco.bench_core cco.report cco.warnings ${CMAKE_DL_LIBS})
   add_test(NAME cco.test.preload_run
     COMMAND ${CMAKE_COMMAND} -E env
       CCO_RUN=$<TARGET_FILE:cco.test.run_driver>
