@@ -929,14 +929,47 @@ cmd_tune() {
 #   u  cco tune --framework-candidate on DDP: ddp.bucket_view and ddp.bucket_view,ddp.bucket_mb=100
 #      against none, by whole runs in two alternating rounds (USTEPS=40 steps a run); the table
 #      and the plan's framework controls
+#   y  the price split in the trace (issue 43): cco run --compare off,nocomm --trace on DDP and
+#      FSDP2 (YSTEPS=60 steps each; YPROGS=ddp: DDP only): the comparison's paired price of the traced run beside 'off''s
+#      traced steps set against nocomm's of the same trace (the twin: compute slowed by cause,
+#      compute only here, exposed, host idle), then cco report of the same traces with --steps
+#      config:0 --alone-steps config:1 (its JSON in logs.tgz); the traces come back gzipped beside
+#      logs.tgz as KEEP_TRACES allows (as s)
+#   h  a traced run that stops making steps: DDP under cco run --trace (HSTEPS=60 steps), then
+#      the same with CCO_TRACE_CALLS=0 CCO_NVTX=0 (HVARIANTS: one of "default nocalls"); where
+#      no step line comes for 30 s, every
+#      thread's stack of every process of the program (its wait channel and system call, and its
+#      stack where gdb or eu-stack is on PATH) goes to h_NAME.stacks in logs.tgz, the workers'
+#      Python stacks to h_NAME.log, then the run is stopped
 # (Stage x measures whatever the default is: shape+priority:model@overlap before 2026-11-26,
 # priority since.) Exits non-zero when a run failed or the answers differ.
+# Every thread's stack of every process of the running example program, to $1: each thread's
+# name, kernel wait channel and system call, then its stack by gdb or eu-stack where the machine
+# has one; the workers' Python stacks go to their log.
+hang_stacks() {
+  local p t
+  # The workers print their Python stacks to their log (faulthandler on SIGUSR1; not torchrun).
+  for p in $(pgrep -f 'python -u examples/pytorch/ddp_gpt.py'); do kill -USR1 "$p" 2>/dev/null || true; done
+  sleep 2
+  for p in $(pgrep -f 'examples/pytorch/ddp_gpt.py'); do
+    echo "=== pid $p: $(tr '\0' ' ' <"/proc/$p/cmdline" | cut -c1-200)"
+    for t in /proc/"$p"/task/*; do
+      echo "tid ${t##*/} $(cat "$t/comm") wchan=$(cat "$t/wchan" 2>/dev/null) syscall=$(cut -d' ' -f1 "$t/syscall" 2>/dev/null)"
+    done
+    if command -v gdb >/dev/null; then
+      timeout 60 gdb -p "$p" -batch -ex 'thread apply all bt 30' 2>&1 | grep -vE '^\[New LWP|^$'
+    elif command -v eu-stack >/dev/null; then
+      timeout 60 eu-stack -p "$p" 2>&1
+    fi
+  done >"$1" 2>&1
+}
+
 cmd_multi() {
   local G=${1:-2}
   [[ $G =~ ^[1-9][0-9]*$ ]] || { echo "usage: scripts/gpu.sh multi G [stages]: G is the number of GPUs, not '$G'" >&2; return 2; }
   shift || true
   stages=${*:-m k x p q t f}
-  check_stages multi "m k x p q t f d c s l b w e n g u v" || return 2
+  check_stages multi "m k x p q t f d c s l b w e n g u v y h" || return 2
   export OMP_NUM_THREADS=4
   local status=0 STEPS=${STEPS:-30} mode rep order c a b pol t0 x f
   local model=(--layers "${LAYERS:-24}" --d-model "${DMODEL:-2048}" --heads 16)
@@ -1251,6 +1284,50 @@ EOF
       done
     fi
     rm -f "$O"/s_*_[0-9]*.json
+  fi
+  if has y; then  # the twin: the price and its split, both from one traced run
+    local YSTEPS=${YSTEPS:-60} tw
+    for x in ${YPROGS:-ddp fsdp}; do  # YPROGS: one of them
+      if [ "$x" = ddp ]; then tw=(); else tw=(--mode fsdp); fi
+      cmp_run "y_$x" off,nocomm --warmup 5 --trace "$O/y_${x}_%r.json" -- "${prog[@]}" "${tw[@]}" \
+        --steps "$YSTEPS" --warmup 5
+      grep -E '^#(   the difference| rank [0-9]+ against nocomm| the price in the trace)' "$O/y_$x.log" \
+        | cut -c1-400
+      local ya=()
+      for f in "$O"/y_"${x}"_[0-9]*.json; do ya+=(--alone "$f"); done
+      "$cco" report "$O"/y_"${x}"_[0-9]*.json --steps config:0 "${ya[@]}" --alone-steps config:1 \
+        --json="$O/y_${x}_report.json" >"$O/y_${x}_report.txt" 2>&1 || status=1
+      grep -E 'against the alone trace' "$O/y_${x}_report.txt" | cut -c1-400
+      if [ "${KEEP_TRACES:-1}" = 1 ]; then
+        for f in "$O"/y_"${x}"_[0-9]*.json; do gzip -c "$f" >"$OUTDIR/$(basename "$f").gz"; done
+      fi
+      rm -f "$O"/y_"${x}"_[0-9]*.json
+    done
+  fi
+  if has h; then
+    local HSTEPS=${HSTEPS:-60} hv
+    for hv in ${HVARIANTS:-default nocalls}; do  # HVARIANTS: some of them
+      local henv=() hlog="$O/h_$hv.log" hpid last=0 n stalled=0 t0=$SECONDS
+      [ "$hv" = nocalls ] && henv=(CCO_TRACE_CALLS=0 CCO_NVTX=0)
+      env "${henv[@]}" "$cco" run --policy off --trace "$O/h_${hv}_%r.json" -- "${prog[@]}" \
+        --steps "$HSTEPS" --warmup 3 >"$hlog" 2>&1 &
+      hpid=$!
+      while kill -0 "$hpid" 2>/dev/null && [ $((SECONDS - t0)) -lt 220 ]; do
+        sleep 5
+        n=$(grep -c '^step' "$hlog" || true)
+        if [ "$n" != "$last" ]; then last=$n stalled=0; else stalled=$((stalled + 5)); fi
+        if [ "$n" -gt 0 ] && [ "$stalled" -ge 30 ]; then
+          say "   h_$hv: no step for 30 s after $n step lines: stacks to h_$hv.stacks"
+          hang_stacks "$O/h_$hv.stacks"
+          kill -TERM -- "$hpid" 2>/dev/null; pkill -TERM -f 'examples/pytorch/ddp_gpt.py' || true
+          break
+        fi
+      done
+      wait "$hpid"
+      say "== h_$hv: rc=$? $((SECONDS - t0)) s, $(grep -c '^step' "$hlog") step lines"
+      rm -f "$O"/h_"${hv}"_[0-9]*.json
+      sleep 3; pkill -KILL -f 'examples/pytorch/ddp_gpt.py' || true
+    done
   fi
   if has l; then
     local L=${LSTEPS:-20} lc

@@ -25,9 +25,11 @@ communication, to set beside `cco run --compare off,nocomm`):
     pairs: n=... sync_ms=... nosync_ms=... price_ms=... lo_ms=... hi_ms=...
 """
 import argparse
+import faulthandler
 import hashlib
 import math
 import os
+import signal
 import statistics
 import struct
 import time
@@ -119,6 +121,8 @@ def pairs_line(paired):
 
 
 def main():
+    # SIGUSR1 prints every thread's Python stack (scripts/gpu.sh multi G h: a run that stopped).
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--layers", type=int, default=16)
     ap.add_argument("--d-model", type=int, default=1024)
