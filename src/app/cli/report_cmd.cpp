@@ -81,7 +81,7 @@ double number_arg(const std::string& flag, const std::string& v) {
   }
 }
 
-/// --steps SPEC: auto, nvtx[:NAME], marks[:NAME], profiler, collectives or none.
+/// --steps SPEC: auto, nvtx[:NAME], marks[:NAME], config:N, profiler, collectives or none.
 trace::StepOptions step_spec(const std::string& flag, const std::string& arg) {
   trace::StepOptions o;
   const auto colon = arg.find(':');
@@ -92,7 +92,9 @@ trace::StepOptions step_spec(const std::string& flag, const std::string& arg) {
     if (n.empty() || n.size() > 3 || !std::all_of(n.begin(), n.end(), [](unsigned char c) { return std::isdigit(c) != 0; }))
       throw Usage(flag + ": config:N takes the item's place in --compare, 0 to 999, got '" + arg +
                   "'");
-    o.source = "marks";
+    // Source "auto": the configuration makes the library's marks the source; an --alone trace
+    // whose configuration is cleared (no --alone-steps) finds its own steps as usual.
+    o.source = "auto";
     o.name.clear();
     o.config = std::stoi(n);
     return o;
@@ -157,6 +159,8 @@ Args parse(const std::vector<std::string>& args) {
     if (w < 0 || w > 1e6 || w != std::floor(w))
       throw Usage("--warmup-steps: expected a whole number 0..1000000, got '" + warmup_arg + "'");
     a.steps.warmup = static_cast<int>(w);
+    // Both sides leave out as many (an explicit --alone-steps would otherwise keep the default).
+    if (a.alone_steps && !a.alone_steps->warmup) a.alone_steps->warmup = a.steps.warmup;
   }
   for (const auto& f : a.alone)
     if (f.empty()) throw Usage("--alone needs a file name (got an empty one)");
@@ -389,7 +393,8 @@ trace::AnalysisOptions range_window(const trace::Trace& t, const std::string& na
 report::TableFormat table_format(const Args& a);
 
 void refuse_step_options(const Args& a, const std::string& what) {
-  if (a.steps.source != "auto" || !a.steps.name.empty() || a.steps.warmup || !a.alone.empty() ||
+  if (a.steps.source != "auto" || !a.steps.name.empty() || a.steps.warmup || a.steps.config ||
+      !a.alone.empty() ||
       a.alone_steps || a.whole || a.kernels)
     throw Usage("--steps, --warmup-steps, --alone, --whole and --kernels apply to traces, not to " +
                 what);

@@ -109,24 +109,30 @@ std::optional<int> nocomm_item(const steps::CompareReport& r) {
 void print_twin(const trace::Diagnosis& d, const steps::CompareReport& r, int twin, std::FILE* out) {
   const std::string base = r.configs.front().name;
   if (d.versus_alone.empty()) {
-    std::string why = "no steps of both";
+    std::string why = "no steps of nocomm in the trace";
     for (const auto& n : d.notes)
       if (n.find("alone trace") != std::string::npos) why = n;
-    std::fprintf(out, "# the price in the trace: not split (%s)\n", why.c_str());
+    std::fprintf(out, "# the price in the trace: nocomm's steps could not be set against %s's, no "
+                      "split (%s)\n", base.c_str(), why.c_str());
     return;
   }
   std::fprintf(out, "# the price in the trace, %s's steps against nocomm's of the same run (both "
                     "traced), by rank:\n", base.c_str());
-  double sum = 0;
+  double sum = 0, sum_medians = 0;
   for (const auto& v : d.versus_alone) {
     std::fputs(report::versus_alone_line(v, "nocomm's steps").c_str(), out);
     sum += v.difference_ms();
+    sum_medians += v.time_median_ms - v.alone_time_median_ms;
   }
+  const double n = static_cast<double>(d.versus_alone.size());
   const auto& p = r.configs[static_cast<std::size_t>(twin)].vs_first;
+  std::fprintf(out, "#   the difference, mean of %zu of %zu ranks: %.3f ms (of the step medians: "
+                    "%.3f ms; where they differ, a few slow steps move the parts)",
+               d.versus_alone.size(), d.ranks.size(), sum / n, sum_medians / n);
   if (p.enough)
-    std::fprintf(out, "#   the difference, mean of the ranks: %.3f ms; the comparison's paired price "
-                      "of this run: %.3f ms [%.3f, %.3f]\n",
-                 sum / static_cast<double>(d.versus_alone.size()), -p.median, -p.hi, -p.lo);
+    std::fprintf(out, "; the comparison's paired price of this run: %.3f ms [%.3f, %.3f]",
+                 -p.median, -p.hi, -p.lo);
+  std::fputs("\n", out);
 }
 
 }  // namespace
@@ -155,6 +161,7 @@ void report_trace_bounds(const std::string& pattern, const steps::CompareReport&
     const trace::Trace t = parts.size() == 1 ? parts.front() : trace::merge_traces(parts);
     trace::DiagnosisOptions o;
     o.steps.config = 0;
+    o.steps.warmup = 0;  // the rotation's warm-up steps are marked as such and left out already
     // nocomm compared: its steps are the twin of the first item's, their kernels' times alone.
     const std::optional<int> twin = nocomm_item(r);
     if (twin) {
@@ -162,6 +169,7 @@ void report_trace_bounds(const std::string& pattern, const steps::CompareReport&
       trace::StepOptions ts;
       ts.source = "marks";
       ts.config = *twin;
+      ts.warmup = 0;
       o.alone_steps = ts;
     }
     const trace::Diagnosis d = trace::diagnose(t, o);

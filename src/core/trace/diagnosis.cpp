@@ -590,6 +590,8 @@ std::vector<VersusAlone> versus_alone(
     v.alone_steps = a->steps.size();
     v.time_ms = mean_ms(r.steps, &StepParts::time_ns);
     v.alone_time_ms = mean_ms(a->steps, &StepParts::time_ns);
+    v.time_median_ms = r.spread.at("time").median;
+    v.alone_time_median_ms = a->spread.at("time").median;
     v.compute_slowed_ms = mean_ms(r.steps, &StepParts::compute_slowed_ns);
     v.compute_slowed_memory_ms = mean_ms(r.steps, &StepParts::compute_slowed_memory_ns);
     v.compute_slowed_sms_ms = mean_ms(r.steps, &StepParts::compute_slowed_sms_ns);

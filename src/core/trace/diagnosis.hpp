@@ -198,6 +198,9 @@ struct VersusAlone {
   std::size_t steps = 0, alone_steps = 0;
   double time_ms = 0, alone_time_ms = 0;
   double difference_ms() const { return time_ms - alone_time_ms; }
+  /// The step times' medians on both sides: on few steps one slow step moves the means (and the
+  /// parts, which add up to their difference) but not these.
+  double time_median_ms = 0, alone_time_median_ms = 0;
   double compute_slowed_ms = 0;  ///< this trace's compute slowed (the alone trace has none)
   /// compute_slowed_ms by cause (slowdown.hpp: device-memory bandwidth, SMs, the rest); they add
   /// up to it.

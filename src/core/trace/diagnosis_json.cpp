@@ -79,6 +79,8 @@ json diagnosis_to_json(const Diagnosis& d) {
                   {"time_ms", v.time_ms},
                   {"alone_time_ms", v.alone_time_ms},
                   {"difference_ms", v.difference_ms()},
+                  {"time_median_ms", v.time_median_ms},
+                  {"alone_time_median_ms", v.alone_time_median_ms},
                   {"compute_slowed_ms", v.compute_slowed_ms},
                   {"compute_slowed_memory_ms", v.compute_slowed_memory_ms},
                   {"compute_slowed_sms_ms", v.compute_slowed_sms_ms},

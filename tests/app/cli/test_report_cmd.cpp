@@ -262,6 +262,35 @@ TEST(ReportCmd, StepsOfOneConfiguration) {
   EXPECT_NE(out.find("the steps of one configuration cannot be told apart"), std::string::npos) << out;
 }
 
+// The twin from the files: a compare run's trace, steps back to back, config 0 (100 us: the GEMM
+// 60, then 40 us of all-reduce exposed) and config 1 (nocomm: the GEMM alone, 60 us). The trace
+// given as its own --alone with --alone-steps config:1 sets 0's steps against 1's: +40 us.
+TEST(ReportCmd, TheTwinFromOneCompareTrace) {
+  cco::trace::Trace t;
+  int64_t at = 0;
+  for (int s = 0; s < 9; ++s) {
+    const int c = s % 2;
+    t.marks.push_back({at, 0, "cco step, epoch 1, config " + std::to_string(c)});
+    t.kernels.push_back(K(0, 1, KernelCategory::Compute, at, at + 60'000));
+    if (c == 0) t.kernels.push_back(K(0, 2, KernelCategory::Communication, at + 60'000, at + 100'000));
+    at += c == 0 ? 100'000 : 60'000;
+  }
+  t.normalize();
+  const std::string f = dir() + "cco_twin.json";
+  cco::trace::write_trace_file(t, f);
+  std::string out;
+  ASSERT_EQ(run({f, "--steps", "config:0", "--warmup-steps", "0", "--alone", f, "--alone-steps",
+                 "config:1"}, &out), 0);
+  // Steps of config 0: 0, 2, 4, 6 (8 has no next mark to end it); of config 1: 1, 3, 5, 7.
+  EXPECT_NE(out.find("(means of 4 and 4 steps): 0.10 ms against 0.06, +0.04 ms"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("+ exposed communication +0.04"), std::string::npos) << out;
+  // The other item as the diagnosed one: its steps, the configuration's own.
+  ASSERT_EQ(run({f, "--steps", "config:1", "--warmup-steps", "0", "--json"}, &out), 0);
+  const auto j = nlohmann::json::parse(out.substr(out.find('{')));
+  EXPECT_EQ(j["diagnosis"]["ranks"][0]["steps"].size(), 4u) << out.substr(0, 2000);
+}
+
 TEST(ReportCmd, UsageErrors) {
   using cco::cli::Usage;
   expect_throw<Usage>({}, "no input");

@@ -218,6 +218,8 @@ TEST(Diagnosis, TheTwinIsAnotherConfigurationOfTheSameTrace) {
   EXPECT_EQ(v.alone_steps, 6u);
   EXPECT_NEAR(v.time_ms, 0.060, 1e-9);
   EXPECT_NEAR(v.alone_time_ms, 0.040, 1e-9);
+  EXPECT_NEAR(v.time_median_ms, 0.060, 1e-9);
+  EXPECT_NEAR(v.alone_time_median_ms, 0.040, 1e-9);
   EXPECT_NEAR(v.compute_slowed_ms, 0.010, 1e-9);
   EXPECT_NEAR(v.compute_only_here_ms, 0.0, 1e-9);
   EXPECT_NEAR(v.exposed_ms, 0.010, 1e-9);
