@@ -930,7 +930,7 @@ cmd_tune() {
 #      against none, by whole runs in two alternating rounds (USTEPS=40 steps a run); the table
 #      and the plan's framework controls
 #   y  the price split in the trace (issue 43): cco run --compare off,nocomm --trace on DDP and
-#      FSDP2 (YSTEPS=60 steps each; YPROGS=ddp: DDP only): the comparison's paired price of the traced run beside 'off''s
+#      FSDP2 (YSTEPS=24 steps each: longer traced runs hang, docs/TRACE.md; YPROGS=ddp: DDP only): the comparison's paired price of the traced run beside 'off''s
 #      traced steps set against nocomm's of the same trace (the twin: compute slowed by cause,
 #      compute only here, exposed, host idle), then cco report of the same traces with --steps
 #      config:0 --alone-steps config:1 (its JSON in logs.tgz); the traces come back gzipped beside
@@ -949,7 +949,7 @@ cmd_tune() {
 hang_stacks() {
   local p t
   # The workers print their Python stacks to their log (faulthandler on SIGUSR1; not torchrun).
-  for p in $(pgrep -f 'python -u examples/pytorch/ddp_gpt.py'); do kill -USR1 "$p" 2>/dev/null || true; done
+  for p in $(pgrep -f 'python[0-9.]* -u examples/pytorch/ddp_gpt.py'); do kill -USR1 "$p" 2>/dev/null || true; done
   sleep 2
   for p in $(pgrep -f 'examples/pytorch/ddp_gpt.py'); do
     echo "=== pid $p: $(tr '\0' ' ' <"/proc/$p/cmdline" | cut -c1-200)"
@@ -1286,7 +1286,7 @@ EOF
     rm -f "$O"/s_*_[0-9]*.json
   fi
   if has y; then  # the twin: the price and its split, both from one traced run
-    local YSTEPS=${YSTEPS:-60} tw
+    local YSTEPS=${YSTEPS:-24} tw  # 60 traced steps hang (docs/TRACE.md, "Known problem")
     for x in ${YPROGS:-ddp fsdp}; do  # YPROGS: one of them
       if [ "$x" = ddp ]; then tw=(); else tw=(--mode fsdp); fi
       cmp_run "y_$x" off,nocomm --warmup 5 --trace "$O/y_${x}_%r.json" -- "${prog[@]}" "${tw[@]}" \
@@ -1294,7 +1294,12 @@ EOF
       grep -E '^#(   the difference| rank [0-9]+ against nocomm| the price in the trace)' "$O/y_$x.log" \
         | cut -c1-400
       local ya=()
-      for f in "$O"/y_"${x}"_[0-9]*.json; do ya+=(--alone "$f"); done
+      for f in "$O"/y_"${x}"_[0-9]*.json; do [ -e "$f" ] && ya+=(--alone "$f"); done
+      if [ "${#ya[@]}" = 0 ]; then
+        say "   y_$x: no traces written"
+        status=1
+        continue
+      fi
       "$cco" report "$O"/y_"${x}"_[0-9]*.json --steps config:0 "${ya[@]}" --alone-steps config:1 \
         --json="$O/y_${x}_report.json" >"$O/y_${x}_report.txt" 2>&1 || status=1
       grep -E 'against the alone trace' "$O/y_${x}_report.txt" | cut -c1-400
@@ -1307,6 +1312,7 @@ EOF
   if has h; then
     local HSTEPS=${HSTEPS:-60} hv
     for hv in ${HVARIANTS:-default nocalls}; do  # HVARIANTS: some of them
+      case $hv in default | nocalls) ;; *) say "   h: unknown variant '$hv' (default, nocalls)"; status=1; continue ;; esac
       local henv=() hlog="$O/h_$hv.log" hpid last=0 n stalled=0 t0=$SECONDS
       [ "$hv" = nocalls ] && henv=(CCO_TRACE_CALLS=0 CCO_NVTX=0)
       env "${henv[@]}" "$cco" run --policy off --trace "$O/h_${hv}_%r.json" -- "${prog[@]}" \
@@ -1323,6 +1329,13 @@ EOF
           break
         fi
       done
+      if kill -0 "$hpid" 2>/dev/null; then  # still running: no step line ever, or past 220 s
+        say "   h_$hv: still running after $((SECONDS - t0)) s: stacks to h_$hv.stacks, stopped"
+        hang_stacks "$O/h_$hv.stacks"
+        kill -TERM -- "$hpid" 2>/dev/null; pkill -TERM -f 'examples/pytorch/ddp_gpt.py' || true
+        sleep 10
+        kill -KILL -- "$hpid" 2>/dev/null; pkill -KILL -f 'examples/pytorch/ddp_gpt.py' || true
+      fi
       wait "$hpid"
       say "== h_$hv: rc=$? $((SECONDS - t0)) s, $(grep -c '^step' "$hlog") step lines"
       rm -f "$O"/h_"${hv}"_[0-9]*.json

@@ -17,7 +17,7 @@ cp "$src/src/inject/nccl_tuner/libcco_tuner.so" build-gpu/src/inject/nccl_tuner/
 tests=${TESTS:-*}
 for t in "$src"/tests/cco.test.gpu_* "$src/tests/cco.test.bootstrap_store"; do  # the latter: its real-torchrun case
   # shellcheck disable=SC2053  # $tests is a glob on purpose
-  [[ ${t##*/cco.test.} == $tests ]] && cp "$t" build-gpu/tests/
+  if [[ -e $t && ${t##*/cco.test.} == $tests ]]; then cp "$t" build-gpu/tests/; fi
 done
 if [ "$tests" = '*' ]; then
   cp "$src"/tests/cco.bench.launch_rate build-gpu/tests/ 2>/dev/null || true
