@@ -408,9 +408,20 @@ StepSet find_steps_in(const Trace& t, const StepOptions& o, const KernelsByRank&
   for (auto& [r, v] : found)
     std::erase_if(v, [&](const StepWindow& w) { return w.begin_ns < lo || w.end_ns > hi; });
   if (o.config) {
-    for (auto& [r, v] : found)
+    int top = -1;  // the highest configuration the marks name
+    bool any = false;
+    for (auto& [r, v] : found) {
+      for (const auto& w : v) top = std::max(top, w.config);
       std::erase_if(v, [&](const StepWindow& w) { return w.config != *o.config; });
+      any = any || !v.empty();
+    }
     s.detail += fmt::format(", the steps under configuration {}", *o.config);
+    if (!any && top >= 0) {
+      s.notes.push_back(fmt::format("no steps of configuration {}: the marks name configurations "
+                                    "0 to {}",
+                                    *o.config, top));
+      found.clear();  // no rank has a step: the diagnosis says why, not "no kernels"
+    }
   }
   // Every rank: the same number of steps (ranks run the same steps; the fewest count).
   std::size_t n = kMax;

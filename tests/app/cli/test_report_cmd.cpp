@@ -289,6 +289,11 @@ TEST(ReportCmd, TheTwinFromOneCompareTrace) {
   ASSERT_EQ(run({f, "--steps", "config:1", "--warmup-steps", "0", "--json"}, &out), 0);
   const auto j = nlohmann::json::parse(out.substr(out.find('{')));
   EXPECT_EQ(j["diagnosis"]["ranks"][0]["steps"].size(), 4u) << out.substr(0, 2000);
+  // An item the run did not compare: said, not "no kernels".
+  ASSERT_EQ(run({f, "--steps", "config:5"}, &out), 0);
+  EXPECT_NE(out.find("no steps of configuration 5: the marks name configurations 0 to 1"),
+            std::string::npos)
+      << out;
 }
 
 TEST(ReportCmd, UsageErrors) {
