@@ -1,5 +1,6 @@
 #include "trace/diagnosis.hpp"
 #include "trace/headline.hpp"
+#include "trace/regather.hpp"
 #include "trace/slowdown.hpp"
 #include "trace/step_find.hpp"
 #include "trace/step_match.hpp"
@@ -58,6 +59,7 @@ LeverBounds lever_bounds(const StepParts& p) {
   b.all_hidden_ns = p.time_ns - p.exposed_ns;
   b.ideal_ns = p.compute_alone_ns + p.idle_ns;
   b.framework_copies_ns = p.compute_copies_ns;
+  b.fsdp_regather_ns = p.regather_ns;
   return b;
 }
 
@@ -322,6 +324,7 @@ StepParts step_parts(int rank, const StepWindow& w, const RankView& v, const Pee
     int64_t work_start;  // collectives: when its last peer started, if later
   };
   std::vector<Op> comps, comms;  // the ops that start inside the window
+  std::vector<const KernelEvent*> copies_out;  // FSDP2's copies out of all-gathers (regather.hpp)
   int64_t first_comp = kMax, last_comp = kMin;
   for_ops(v, b, e, [&](const KernelEvent& k, std::string key, int n) {
     const Interval iv{std::max(k.start_ns, b), std::min(k.end_ns, e)};
@@ -332,6 +335,7 @@ StepParts step_parts(int rank, const StepWindow& w, const RankView& v, const Pee
       first_comp = std::min(first_comp, iv.begin);
       last_comp = std::max(last_comp, iv.end);
       if (inside) comps.push_back({&k, std::move(key), n, k.start_ns});
+      if (inside && is_gather_copy_out(k)) copies_out.push_back(&k);
       ++p.compute_kernels;
     } else {
       comm.push_back(iv);
@@ -435,6 +439,13 @@ StepParts step_parts(int rank, const StepWindow& w, const RankView& v, const Pee
   const int64_t at_edges = total_length(interval_intersection(rest, interval_union(edges)));
   p.exposed_tail_ns = std::min(at_edges, rest_len - p.exposed_slowed_ns);
   p.exposed_dependent_ns = rest_len - p.exposed_slowed_ns - p.exposed_tail_ns;
+
+  std::vector<const KernelEvent*> comm_ops;
+  for (const auto& c : comms) comm_ops.push_back(c.k);
+  const Regathers rg = regathers(std::move(comm_ops), std::move(copies_out), exposed, comp_u,
+                                 p.overlapped_ns, p.compute_slowed_ns, {b, e});
+  p.regathers = rg.regathers;
+  p.regather_ns = rg.bound_ns();
 
   // Waiting for SMs inside the window.
   for (std::size_t i = first_reaching(v.waits_end, b); i < v.waits.size() && v.waits[i].begin_ns < e;
@@ -630,6 +641,7 @@ const std::vector<std::pair<const char*, int64_t StepParts::*>>& part_fields() {
       {"sm_wait", &StepParts::sm_wait_ns},
       {"copy_engine", &StepParts::copy_engine_ns},
       {"compute_copies", &StepParts::compute_copies_ns},
+      {"regather", &StepParts::regather_ns},
   };
   return f;
 }
