@@ -936,8 +936,9 @@ cmd_tune() {
 #      config:0 --alone-steps config:1 (its JSON in logs.tgz); the traces come back gzipped beside
 #      logs.tgz as KEEP_TRACES allows (as s)
 #   h  a traced run that stops making steps: DDP under cco run --trace (HSTEPS=60 steps), then
-#      the same with CCO_TRACE_CALLS=0 CCO_NVTX=0 (HVARIANTS: one of "default nocalls"); where
-#      no step line comes for 30 s, every
+#      the same with CCO_TRACE_CALLS=0 CCO_NVTX=0 (HVARIANTS: some of "default nocalls
+#      nolatency kineto"; nolatency: CCO_TRACE_LAUNCH_TIMES=0; kineto: no cco, torch.profiler
+#      over every step, the control); where no step line comes for 30 s, every
 #      thread's stack of every process of the program (its wait channel and system call, and its
 #      stack where gdb or eu-stack is on PATH) goes to h_NAME.stacks in logs.tgz, the workers'
 #      Python stacks to h_NAME.log, then the run is stopped
@@ -1312,17 +1313,23 @@ EOF
   if has h; then
     local HSTEPS=${HSTEPS:-60} hv
     for hv in ${HVARIANTS:-default nocalls}; do  # HVARIANTS: some of them
-      case $hv in default | nocalls) ;; *) say "   h: unknown variant '$hv' (default, nocalls)"; status=1; continue ;; esac
+      case $hv in default | nocalls | nolatency | kineto) ;; *) say "   h: unknown variant '$hv' (default, nocalls, nolatency, kineto)"; status=1; continue ;; esac
       local henv=() hlog="$O/h_$hv.log" hpid last=0 n stalled=0 t0=$SECONDS
       [ "$hv" = nocalls ] && henv=(CCO_TRACE_CALLS=0 CCO_NVTX=0)
-      env "${henv[@]}" "$cco" run --policy off --trace "$O/h_${hv}_%r.json" -- "${prog[@]}" \
-        --steps "$HSTEPS" --warmup 3 >"$hlog" 2>&1 &
+      [ "$hv" = nolatency ] && henv=(CCO_TRACE_LAUNCH_TIMES=0)
+      if [ "$hv" = kineto ]; then  # the control: PyTorch's own CUPTI client, no cco at all
+        "${prog[@]}" --steps "$HSTEPS" --warmup 3 --profile "$O/h_kineto" >"$hlog" 2>&1 &
+      else
+        env "${henv[@]}" "$cco" run --policy off --trace "$O/h_${hv}_%r.json" -- "${prog[@]}" \
+          --steps "$HSTEPS" --warmup 3 >"$hlog" 2>&1 &
+      fi
       hpid=$!
       while kill -0 "$hpid" 2>/dev/null && [ $((SECONDS - t0)) -lt 220 ]; do
         sleep 5
         n=$(grep -c '^step' "$hlog" || true)
         if [ "$n" != "$last" ]; then last=$n stalled=0; else stalled=$((stalled + 5)); fi
-        if [ "$n" -gt 0 ] && [ "$stalled" -ge 30 ]; then
+        # Stopped before its last step (after it: writing its traces, which takes a while).
+        if [ "$n" -gt 0 ] && [ "$n" -lt $((HSTEPS + 3)) ] && [ "$stalled" -ge 30 ]; then
           say "   h_$hv: no step for 30 s after $n step lines: stacks to h_$hv.stacks"
           hang_stacks "$O/h_$hv.stacks"
           kill -TERM -- "$hpid" 2>/dev/null; pkill -TERM -f 'examples/pytorch/ddp_gpt.py' || true
@@ -1338,7 +1345,7 @@ EOF
       fi
       wait "$hpid"
       say "== h_$hv: rc=$? $((SECONDS - t0)) s, $(grep -c '^step' "$hlog") step lines"
-      rm -f "$O"/h_"${hv}"_[0-9]*.json
+      rm -rf "$O"/h_"${hv}"_[0-9]*.json "$O/h_kineto"
       sleep 3; pkill -KILL -f 'examples/pytorch/ddp_gpt.py' || true
     done
   fi

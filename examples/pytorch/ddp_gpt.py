@@ -140,6 +140,10 @@ def main():
                     help="(ddp) timed steps alternate A B B A with the same step under no_sync()")
     ap.add_argument("--nvtx-steps", action="store_true",
                     help="wrap each step in an NVTX range 'train_step' (cco run --step-nvtx)")
+    ap.add_argument("--profile", metavar="DIR", default=None,
+                    help="trace every step with torch.profiler (CPU and CUDA), one trace per rank "
+                         "into DIR at the end (trace_RANK.json.gz, for cco report); not with cco "
+                         "run --trace (one CUPTI client per process)")
     ap.add_argument("--backend", choices=["nccl", "gloo"], default="nccl",
                     help="gloo: ranks may share a GPU (traces and tools checked on one GPU; the "
                          "gradients then travel through the host, so no NCCL kernel runs; "
@@ -206,6 +210,11 @@ def main():
 
     losses, times, paired = [], [], {}
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    prof = None
+    if args.profile:
+        from torch.profiler import ProfilerActivity, profile
+        prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
+        prof.__enter__()
     for step in range(total):
         dist.barrier()
         torch.cuda.synchronize()
@@ -248,6 +257,12 @@ def main():
         if rank == 0:
             print(f"step {step:3d} loss {vals[0]:.6f} ({fhex(vals[0])}) step_ms {ms.item():.3f}"
                   f"{'' if step >= args.warmup else ' (warmup)'}", flush=True)
+        if prof is not None:
+            prof.step()  # ProfilerStep#N: the steps cco report finds
+    if prof is not None:
+        prof.__exit__(None, None, None)
+        os.makedirs(args.profile, exist_ok=True)
+        prof.export_chrome_trace(os.path.join(args.profile, f"trace_{rank}.json.gz"))
 
     h = hashlib.sha256()
     for vals in losses:

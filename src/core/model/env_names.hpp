@@ -19,6 +19,7 @@ inline constexpr const char* kTrace = "CCO_TRACE";                      ///< a C
 inline constexpr const char* kTracePid = "CCO_TRACE_PID";               ///< the process that writes it as named
 inline constexpr const char* kNvtx = "CCO_NVTX";                        ///< 0: no NVTX ranges in the trace
 inline constexpr const char* kTraceCalls = "CCO_TRACE_CALLS";           ///< 0: no library calls in the trace
+inline constexpr const char* kTraceLaunchTimes = "CCO_TRACE_LAUNCH_TIMES";  ///< 0: no CUPTI launch timestamps
 inline constexpr const char* kStepsDir = "CCO_STEPS_DIR";               ///< time the steps, write step files
 inline constexpr const char* kCompare = "CCO_COMPARE";                  ///< configurations rotated between steps
 inline constexpr const char* kWarmupSteps = "CCO_WARMUP_STEPS";         ///< steps before the rotation

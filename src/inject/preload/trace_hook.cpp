@@ -138,6 +138,8 @@ void start() noexcept {
     o.print_warnings = false;  // ours go through warn_once, prefixed cco-preload
     if (const char* nv = env(cco::env::kNvtx); nv && *nv)  // parse_flag(unset) is false: ask only if set
       if (const auto n = parse_flag(nv); n && !*n) o.nvtx_ranges = false;
+    if (const char* lt = env(cco::env::kTraceLaunchTimes); lt && *lt)
+      if (const auto n = parse_flag(lt); n && !*n) o.launch_timestamps = false;
     if (const char* lc = env(cco::env::kTraceCalls); lc && *lc)
       if (const auto n = parse_flag(lc); n && !*n) o.library_calls = false;
     if (for_diagnosis) {

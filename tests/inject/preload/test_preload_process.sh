@@ -321,6 +321,10 @@ else
   grep -q "NVTX ranges on" "$tmp/nvtx_on.json" || fail "NVTX ranges not on by default: $(grep -o 'traced with[^]]*' "$tmp/nvtx_on.json")"
   run_app LD_PRELOAD="$lib" CCO_TRACE="$tmp/nvtx_off.json" FAKE_CUPTI_VERSION=130001 CCO_NVTX=0 >/dev/null
   grep -q "NVTX ranges off" "$tmp/nvtx_off.json" || fail "CCO_NVTX=0 left NVTX ranges on: $(grep -o 'traced with[^]]*' "$tmp/nvtx_off.json")"
+  # Launch timestamps: on by default, off with CCO_TRACE_LAUNCH_TIMES=0 (the hang's bisection).
+  grep -q "launch timestamps on" "$tmp/nvtx_on.json" || fail "launch timestamps not on by default"
+  run_app LD_PRELOAD="$lib" CCO_TRACE="$tmp/lt_off.json" CCO_TRACE_LAUNCH_TIMES=0 >/dev/null
+  grep -q "launch timestamps off" "$tmp/lt_off.json" || fail "CCO_TRACE_LAUNCH_TIMES=0 left them on: $(grep -o 'traced with[^]]*' "$tmp/lt_off.json")"
   # Two devices in one process and no rank variable: %r is the pid, ranks are the devices.
   out=$(run_app LD_PRELOAD="$lib" CCO_TRACE="$tmp/two_%r.json" FAKE_CUPTI_DEVICES=0,1)
   pid=$(sed -n 's/^cco-preload: trace pid=\([0-9]*\) ranks=0,1 devices=0,1 kernels=4 -> .*/\1/p' "$tmp/err")
