@@ -1311,25 +1311,26 @@ EOF
     done
   fi
   if has h; then
-    local HSTEPS=${HSTEPS:-60} hv
+    local HSTEPS=${HSTEPS:-60} HWARM=3 hv
     for hv in ${HVARIANTS:-default nocalls}; do  # HVARIANTS: some of them
       case $hv in default | nocalls | nolatency | kineto) ;; *) say "   h: unknown variant '$hv' (default, nocalls, nolatency, kineto)"; status=1; continue ;; esac
-      local henv=() hlog="$O/h_$hv.log" hpid last=0 n stalled=0 t0=$SECONDS
+      local henv=() hlog="$O/h_$hv.log" hpid last=0 n=0 stalled=0 t0=$SECONDS limit=220
       [ "$hv" = nocalls ] && henv=(CCO_TRACE_CALLS=0 CCO_NVTX=0)
       [ "$hv" = nolatency ] && henv=(CCO_TRACE_LAUNCH_TIMES=0)
       if [ "$hv" = kineto ]; then  # the control: PyTorch's own CUPTI client, no cco at all
-        "${prog[@]}" --steps "$HSTEPS" --warmup 3 --profile "$O/h_kineto" >"$hlog" 2>&1 &
+        "${prog[@]}" --steps "$HSTEPS" --warmup "$HWARM" --profile "$O/h_kineto" >"$hlog" 2>&1 &
       else
         env "${henv[@]}" "$cco" run --policy off --trace "$O/h_${hv}_%r.json" -- "${prog[@]}" \
-          --steps "$HSTEPS" --warmup 3 >"$hlog" 2>&1 &
+          --steps "$HSTEPS" --warmup "$HWARM" >"$hlog" 2>&1 &
       fi
       hpid=$!
-      while kill -0 "$hpid" 2>/dev/null && [ $((SECONDS - t0)) -lt 220 ]; do
+      while kill -0 "$hpid" 2>/dev/null && [ $((SECONDS - t0)) -lt "$limit" ]; do
         sleep 5
         n=$(grep -c '^step' "$hlog" || true)
+        [ "$n" -ge $((HSTEPS + HWARM)) ] && limit=480  # every step done: its traces are written
         if [ "$n" != "$last" ]; then last=$n stalled=0; else stalled=$((stalled + 5)); fi
         # Stopped before its last step (after it: writing its traces, which takes a while).
-        if [ "$n" -gt 0 ] && [ "$n" -lt $((HSTEPS + 3)) ] && [ "$stalled" -ge 30 ]; then
+        if [ "$n" -gt 0 ] && [ "$n" -lt $((HSTEPS + HWARM)) ] && [ "$stalled" -ge 30 ]; then
           say "   h_$hv: no step for 30 s after $n step lines: stacks to h_$hv.stacks"
           hang_stacks "$O/h_$hv.stacks"
           kill -TERM -- "$hpid" 2>/dev/null; pkill -TERM -f 'examples/pytorch/ddp_gpt.py' || true
@@ -1345,6 +1346,7 @@ EOF
       fi
       wait "$hpid"
       say "== h_$hv: rc=$? $((SECONDS - t0)) s, $(grep -c '^step' "$hlog") step lines"
+      say "   traces written: $(ls -l "$O"/h_"${hv}"_[0-9]*.json "$O"/h_kineto/* 2>/dev/null | awk '{print $5, $NF}' | tr '\n' ' ')"
       rm -rf "$O"/h_"${hv}"_[0-9]*.json "$O/h_kineto"
       sleep 3; pkill -KILL -f 'examples/pytorch/ddp_gpt.py' || true
     done

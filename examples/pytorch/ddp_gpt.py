@@ -25,6 +25,7 @@ communication, to set beside `cco run --compare off,nocomm`):
     pairs: n=... sync_ms=... nosync_ms=... price_ms=... lo_ms=... hi_ms=...
 """
 import argparse
+import contextlib
 import faulthandler
 import hashlib
 import math
@@ -149,6 +150,8 @@ def main():
                          "gradients then travel through the host, so no NCCL kernel runs; "
                          "checked with --mode ddp)")
     args = ap.parse_args()
+    if args.profile and os.environ.get("CCO_TRACE"):
+        ap.error("--profile with cco run --trace: one CUPTI client per process; use one of them")
 
     dist.init_process_group(args.backend)
     rank, world = dist.get_rank(), dist.get_world_size()
@@ -212,10 +215,13 @@ def main():
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     prof = None
     if args.profile:
-        from torch.profiler import ProfilerActivity, profile
+        from torch.profiler import ProfilerActivity, profile, record_function
         prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
         prof.__enter__()
     for step in range(total):
+        # ProfilerStep#N (a profile without a schedule records none): the steps cco report finds.
+        mark = record_function(f"ProfilerStep#{step}") if prof is not None else contextlib.nullcontext()
+        mark.__enter__()
         dist.barrier()
         torch.cuda.synchronize()
         if args.nvtx_steps:
@@ -257,8 +263,7 @@ def main():
         if rank == 0:
             print(f"step {step:3d} loss {vals[0]:.6f} ({fhex(vals[0])}) step_ms {ms.item():.3f}"
                   f"{'' if step >= args.warmup else ' (warmup)'}", flush=True)
-        if prof is not None:
-            prof.step()  # ProfilerStep#N: the steps cco report finds
+        mark.__exit__(None, None, None)
     if prof is not None:
         prof.__exit__(None, None, None)
         os.makedirs(args.profile, exist_ok=True)

@@ -193,6 +193,15 @@ std::string text(const trace::Diagnosis& d) {
   }
   for (const auto& r : d.ranks) {
     const auto& p = r.steps[r.typical];
+    if (p.regathers > 0)
+      o += fmt::format("# rank {} re-gathers {} all-gathers in backward (FSDP2 freeing parameters "
+                       "after forward): {} ms of that step on the GPU (exposed, compute slowed "
+                       "beside them, their copy-outs), and their host work; cco run --framework "
+                       "fsdp.reshard=off keeps the parameters instead (more memory)\n",
+                       r.rank, p.regathers, ms(p.regather_ns));
+  }
+  for (const auto& r : d.ranks) {
+    const auto& p = r.steps[r.typical];
     if (p.slowest_peer >= 0 && p.exposed_rank_wait_ns > 0)
       o += fmt::format("# rank {} waited {} ms for rank {} at one collective of that step (the "
                        "longest wait for a peer)\n",

@@ -67,6 +67,24 @@ std::vector<Interval> window_intersection(Interval w, const std::vector<Interval
   return out;
 }
 
+std::vector<Interval> interval_difference(const std::vector<Interval>& a,
+                                          const std::vector<Interval>& b) {
+  std::vector<Interval> out;
+  std::size_t j = 0;
+  for (auto cur : a) {
+    while (j < b.size() && b[j].end <= cur.begin) ++j;
+    std::size_t k = j;
+    while (k < b.size() && b[k].begin < cur.end) {
+      if (b[k].begin > cur.begin) out.push_back({cur.begin, b[k].begin});
+      cur.begin = std::max(cur.begin, b[k].end);
+      if (cur.begin >= cur.end) break;
+      ++k;
+    }
+    if (cur.end > cur.begin) out.push_back(cur);
+  }
+  return out;
+}
+
 int64_t total_length(const std::vector<Interval>& v) {
   int64_t s = 0;
   for (const auto& i : v) s += i.length();

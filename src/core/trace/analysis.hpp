@@ -31,6 +31,9 @@ std::vector<Interval> interval_intersection(const std::vector<Interval>& a,
 /// binary search: O(log |u| + pieces), where interval_intersection({w}, u) walks all of `u`
 /// (called once per communication kernel, that made cco report quadratic in the trace's length).
 std::vector<Interval> window_intersection(Interval w, const std::vector<Interval>& u);
+/// a \ b for two unions (each as returned by interval_union).
+std::vector<Interval> interval_difference(const std::vector<Interval>& a,
+                                          const std::vector<Interval>& b);
 int64_t total_length(const std::vector<Interval>& v);
 
 // ---------------------------------------------------------------------------------------------

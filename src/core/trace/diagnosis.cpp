@@ -59,7 +59,6 @@ LeverBounds lever_bounds(const StepParts& p) {
   b.all_hidden_ns = p.time_ns - p.exposed_ns;
   b.ideal_ns = p.compute_alone_ns + p.idle_ns;
   b.framework_copies_ns = p.compute_copies_ns;
-  b.fsdp_regather_ns = p.regather_ns;
   return b;
 }
 
@@ -74,25 +73,6 @@ int64_t overlap_length(const std::vector<Interval>& u, Interval x) {
   for (; it != u.end() && it->begin < x.end; ++it)
     s += std::max<int64_t>(0, std::min(it->end, x.end) - std::max(it->begin, x.begin));
   return s;
-}
-
-// a \ b for two unions.
-std::vector<Interval> interval_difference(const std::vector<Interval>& a,
-                                          const std::vector<Interval>& b) {
-  std::vector<Interval> out;
-  std::size_t j = 0;
-  for (auto cur : a) {
-    while (j < b.size() && b[j].end <= cur.begin) ++j;
-    std::size_t k = j;
-    while (k < b.size() && b[k].begin < cur.end) {
-      if (b[k].begin > cur.begin) out.push_back({cur.begin, b[k].begin});
-      cur.begin = std::max(cur.begin, b[k].end);
-      if (cur.begin >= cur.end) break;
-      ++k;
-    }
-    if (cur.end > cur.begin) out.push_back(cur);
-  }
-  return out;
 }
 
 // A kernel's identity for "the same kernel alone": name and launch, and the library call that
@@ -442,7 +422,7 @@ StepParts step_parts(int rank, const StepWindow& w, const RankView& v, const Pee
 
   std::vector<const KernelEvent*> comm_ops;
   for (const auto& c : comms) comm_ops.push_back(c.k);
-  const Regathers rg = regathers(std::move(comm_ops), std::move(copies_out), exposed, comp_u,
+  const Regathers rg = regathers(std::move(comm_ops), std::move(copies_out), rest, comp_u,
                                  p.overlapped_ns, p.compute_slowed_ns, {b, e});
   p.regathers = rg.regathers;
   p.regather_ns = rg.bound_ns();

@@ -29,6 +29,7 @@ json parts_json(const StepParts& p) {
   j["slowest_peer_lag_ns"] = p.slowest_peer_lag_ns;
   j["compute_kernels"] = p.compute_kernels;
   j["comm_kernels"] = p.comm_kernels;
+  j["regathers"] = p.regathers;  // FSDP2's backward all-gathers (regather_ns: their GPU cost)
   const LeverBounds lb = lever_bounds(p);
   json bounds = json::object();
   for (const auto& b : kBoundColumns) bounds[b.json] = lb.*(b.field);

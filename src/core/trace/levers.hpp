@@ -25,7 +25,7 @@ struct BoundColumn {
   int64_t LeverBounds::*field;
   const char* how;
 };
-inline constexpr std::array<BoundColumn, 9> kBoundColumns = {{
+inline constexpr std::array<BoundColumn, 8> kBoundColumns = {{
     {"priority_shaping", "bound_priority_shaping_ms", "priority/shaping",
      &LeverBounds::priority_shaping_ns,
      "cco run's default policy priority, or shape (cco tune -- CMD measures both)"},
@@ -43,9 +43,6 @@ inline constexpr std::array<BoundColumn, 9> kBoundColumns = {{
      &LeverBounds::framework_copies_ns, "cco run --framework ddp.bucket_view (DDP)"},
     {"memory_traffic", "bound_memory_traffic_ms", "memory-traffic", &LeverBounds::memory_traffic_ns,
      "fewer bytes beside compute: zero-copy collectives (no cco control yet)"},
-    {"fsdp_regather", "bound_fsdp_regather_ms", "fsdp-regather", &LeverBounds::fsdp_regather_ns,
-     "cco run --framework fsdp.reshard=off (FSDP2; more memory; GPU side only, the host's work "
-     "is not in the bound)"},
 }};
 
 struct Lever {

@@ -2,30 +2,51 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <string>
 #include <string_view>
 
 namespace cco::trace {
 
 namespace {
 
-bool names(const KernelEvent& k, std::string_view label, std::string_view kernel) {
+// NCCL's kernel of collective `what`, by name: ncclDevKernel_X, ncclKernel_X (NCCL 2.18 and
+// before), ncclSymkDevKernel_X (symmetric kernels).
+bool nccl_kernel_of(const std::string& name, std::string_view what) {
+  if (name.rfind("nccl", 0) != 0) return false;
+  const auto at = name.find(what);
+  return at != std::string::npos && at > 0 && name[at - 1] == '_';
+}
+
+bool names(const KernelEvent& k, std::string_view label, std::string_view what) {
   if (k.is_copy()) return false;
   if (k.call.rfind(label, 0) == 0) return true;
-  return k.name.find(kernel) != std::string::npos;
+  return k.call.empty() && nccl_kernel_of(k.name, what);
 }
 
 bool by_start(const KernelEvent* a, const KernelEvent* b) { return a->start_ns < b->start_ns; }
 
+// The all-gathers that gather parameters: where cco's labels give sizes, those whose size occurs
+// at least twice in the step (a block's parameters, or equal blocks'; not a one-off gather such as
+// a loss gathered once a step); without sizes (a profiler's trace), all of them.
+std::vector<const KernelEvent*> parameter_gathers(const std::vector<const KernelEvent*>& gathers) {
+  std::map<std::string, int> times;
+  for (const KernelEvent* k : gathers) ++times[k->call];
+  std::vector<const KernelEvent*> out;
+  for (const KernelEvent* k : gathers)
+    if (k->call.empty() || times[k->call] >= 2) out.push_back(k);
+  return out;
+}
+
 }  // namespace
 
 bool is_all_gather(const KernelEvent& k) {
-  return k.category == KernelCategory::Communication &&
-         names(k, "nccl AllGather ", "ncclDevKernel_AllGather");
+  return k.category == KernelCategory::Communication && names(k, "nccl AllGather ", "AllGather");
 }
 
 bool is_reduce_scatter(const KernelEvent& k) {
   return k.category == KernelCategory::Communication &&
-         names(k, "nccl ReduceScatter ", "ncclDevKernel_ReduceScatter");
+         names(k, "nccl ReduceScatter ", "ReduceScatter");
 }
 
 bool is_gather_copy_out(const KernelEvent& k) {
@@ -37,20 +58,31 @@ Regathers regathers(std::vector<const KernelEvent*> comms,
                     const std::vector<Interval>& comp, int64_t compute_overlapped_ns,
                     int64_t compute_slowed_ns, Interval step) {
   Regathers r;
+  std::sort(comms.begin(), comms.end(), by_start);
   std::vector<const KernelEvent*> gathers;
   for (const KernelEvent* k : comms) {
     if (is_all_gather(*k)) gathers.push_back(k);
     r.reduce_scatters += is_reduce_scatter(*k) ? 1 : 0;
   }
+  gathers = parameter_gathers(gathers);
   r.all_gathers = static_cast<int>(gathers.size());
-  // Without reduce-scatters this is not FSDP's backward (an all-gather of tensor parallelism).
-  if (r.reduce_scatters == 0 || r.all_gathers <= r.reduce_scatters) return r;
+  // FSDP2's step, seen whole: reduce-scatters (backward), its copies out of the gathers, and a
+  // window that starts with a gather (a window from the collectives' period may start mid-step,
+  // where the last gathers would be the next step's forward ones). Else no bound: an all-gather
+  // of tensor parallelism, FSDP with reshard off (no surplus), or a window that cannot tell.
+  if (r.reduce_scatters == 0 || r.all_gathers <= r.reduce_scatters || copies_out.empty() ||
+      comms.empty() || !is_all_gather(*comms.front()))
+    return r;
   r.regathers = r.all_gathers - r.reduce_scatters;
-  std::sort(gathers.begin(), gathers.end(), by_start);
-  std::vector<Interval> mine;
+  std::vector<Interval> mine, others;
   for (auto it = gathers.end() - r.regathers; it != gathers.end(); ++it)
     mine.push_back({std::max((*it)->start_ns, step.begin), std::min((*it)->end_ns, step.end)});
-  const auto mine_u = interval_union(std::move(mine));
+  for (const KernelEvent* k : comms)
+    if (std::find(gathers.end() - r.regathers, gathers.end(), k) == gathers.end())
+      others.push_back({std::max(k->start_ns, step.begin), std::min(k->end_ns, step.end)});
+  // Only where no other collective runs (a reduce-scatter beside a re-gather keeps its time).
+  const auto mine_u = interval_difference(interval_union(std::move(mine)),
+                                          interval_union(std::move(others)));
   r.exposed_ns = total_length(interval_intersection(exposed, mine_u));
   const int64_t beside = total_length(interval_intersection(comp, mine_u));
   if (compute_overlapped_ns > 0)
@@ -65,6 +97,7 @@ Regathers regathers(std::vector<const KernelEvent*> comms,
        it != copies_out.end(); ++it)
     copies.push_back({std::max((*it)->start_ns, step.begin), std::min((*it)->end_ns, step.end)});
   r.copies_ns = total_length(interval_union(std::move(copies)));
+  r.step_ns = step.length();
   return r;
 }
 

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "model/limits.hpp"
 #include "steps/period.hpp"
@@ -403,23 +404,27 @@ StepSet find_steps_in(const Trace& t, const StepOptions& o, const KernelsByRank&
     s.ranks = std::move(found);
     return s;
   }
+  std::set<int> configs;  // the configurations the marks name (before the window cuts any)
+  for (const auto& [r, v] : found)
+    for (const auto& w : v)
+      if (w.config >= 0) configs.insert(w.config);
   // Inside the window only.
   const int64_t lo = o.window.from_ns.value_or(kMin), hi = o.window.to_ns.value_or(kMax);
   for (auto& [r, v] : found)
     std::erase_if(v, [&](const StepWindow& w) { return w.begin_ns < lo || w.end_ns > hi; });
   if (o.config) {
-    int top = -1;  // the highest configuration the marks name
     bool any = false;
     for (auto& [r, v] : found) {
-      for (const auto& w : v) top = std::max(top, w.config);
       std::erase_if(v, [&](const StepWindow& w) { return w.config != *o.config; });
       any = any || !v.empty();
     }
     s.detail += fmt::format(", the steps under configuration {}", *o.config);
-    if (!any && top >= 0) {
-      s.notes.push_back(fmt::format("no steps of configuration {}: the marks name configurations "
-                                    "0 to {}",
-                                    *o.config, top));
+    if (!any && !configs.empty()) {
+      s.notes.push_back(
+          configs.count(*o.config)
+              ? fmt::format("no steps of configuration {} in the window", *o.config)
+              : fmt::format("no steps of configuration {}: the marks name configuration{} {}",
+                            *o.config, configs.size() > 1 ? "s" : "", fmt::join(configs, ", ")));
       found.clear();  // no rank has a step: the diagnosis says why, not "no kernels"
     }
   }

@@ -291,9 +291,12 @@ TEST(ReportCmd, TheTwinFromOneCompareTrace) {
   EXPECT_EQ(j["diagnosis"]["ranks"][0]["steps"].size(), 4u) << out.substr(0, 2000);
   // An item the run did not compare: said, not "no kernels".
   ASSERT_EQ(run({f, "--steps", "config:5"}, &out), 0);
-  EXPECT_NE(out.find("no steps of configuration 5: the marks name configurations 0 to 1"),
+  EXPECT_NE(out.find("no steps of configuration 5: the marks name configurations 0, 1"),
             std::string::npos)
       << out;
+  // One the run compared, but none in the window asked for.
+  ASSERT_EQ(run({f, "--steps", "config:0", "--from", "1", "--to", "2"}, &out), 0);
+  EXPECT_NE(out.find("no steps of configuration 0 in the window"), std::string::npos) << out;
 }
 
 TEST(ReportCmd, UsageErrors) {
