@@ -425,7 +425,7 @@ StepParts step_parts(int rank, const StepWindow& w, const RankView& v, const Pee
   const Regathers rg = regathers(std::move(comm_ops), std::move(copies_out), rest, comp_u,
                                  p.overlapped_ns, p.compute_slowed_ns, {b, e});
   p.regathers = rg.regathers;
-  p.regather_ns = rg.bound_ns();
+  p.regather_ns = rg.cost_ns();
 
   // Waiting for SMs inside the window.
   for (std::size_t i = first_reaching(v.waits_end, b); i < v.waits.size() && v.waits[i].begin_ns < e;

@@ -1,5 +1,7 @@
 #include "trace/regather.hpp"
 
+#include "trace/slowdown.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -10,18 +12,13 @@ namespace cco::trace {
 
 namespace {
 
-// NCCL's kernel of collective `what`, by name: ncclDevKernel_X, ncclKernel_X (NCCL 2.18 and
-// before), ncclSymkDevKernel_X (symmetric kernels).
-bool nccl_kernel_of(const std::string& name, std::string_view what) {
-  if (name.rfind("nccl", 0) != 0) return false;
-  const auto at = name.find(what);
-  return at != std::string::npos && at > 0 && name[at - 1] == '_';
-}
-
-bool names(const KernelEvent& k, std::string_view label, std::string_view what) {
-  if (k.is_copy()) return false;
-  if (k.call.rfind(label, 0) == 0) return true;
-  return k.call.empty() && nccl_kernel_of(k.name, what);
+// A communication kernel of collective `kind`: by cco's label of the NCCL call (its parser,
+// slowdown.hpp), else by NCCL's kernel name, which classify_kernel already took for NCCL's
+// (ncclDevKernel_X, ncclKernel_X, ncclSymkDevKernel_X, with or without "void ").
+bool of_kind(const KernelEvent& k, model::Collective kind, std::string_view name) {
+  if (k.category != KernelCategory::Communication || k.is_copy()) return false;
+  if (const auto c = collective_size(k.call)) return c->kind == kind;
+  return k.call.empty() && k.name.find(name) != std::string::npos;
 }
 
 bool by_start(const KernelEvent* a, const KernelEvent* b) { return a->start_ns < b->start_ns; }
@@ -41,12 +38,11 @@ std::vector<const KernelEvent*> parameter_gathers(const std::vector<const Kernel
 }  // namespace
 
 bool is_all_gather(const KernelEvent& k) {
-  return k.category == KernelCategory::Communication && names(k, "nccl AllGather ", "AllGather");
+  return of_kind(k, model::Collective::AllGather, "_AllGather");
 }
 
 bool is_reduce_scatter(const KernelEvent& k) {
-  return k.category == KernelCategory::Communication &&
-         names(k, "nccl ReduceScatter ", "ReduceScatter");
+  return of_kind(k, model::Collective::ReduceScatter, "_ReduceScatter");
 }
 
 bool is_gather_copy_out(const KernelEvent& k) {
@@ -68,7 +64,7 @@ Regathers regathers(std::vector<const KernelEvent*> comms,
   r.all_gathers = static_cast<int>(gathers.size());
   // FSDP2's step, seen whole: reduce-scatters (backward), its copies out of the gathers, and a
   // window that starts with a gather (a window from the collectives' period may start mid-step,
-  // where the last gathers would be the next step's forward ones). Else no bound: an all-gather
+  // where the last gathers would be the next step's forward ones). Else none: an all-gather
   // of tensor parallelism, FSDP with reshard off (no surplus), or a window that cannot tell.
   if (r.reduce_scatters == 0 || r.all_gathers <= r.reduce_scatters || copies_out.empty() ||
       comms.empty() || !is_all_gather(*comms.front()))

@@ -7,14 +7,15 @@
 // twice or more in the step) outnumber its reduce-scatters, the surplus are taken as the
 // re-gathers: the last of them in time order (backward runs last). Only where the step looks like
 // FSDP2's, seen whole: reduce-scatters, FSDP2's copy-out kernels, and a window that starts with an
-// all-gather. What dropping them can win at most (each where no other collective runs):
+// all-gather. What they cost the step on the GPU (each where no other collective runs):
 //   - the exposed communication inside them, but for the rank wait (rank skew's; `exposed`
 //     comes without it);
 //   - the compute slowed beside them: the step's compute slowed, in proportion to the compute that
 //     overlapped them against all overlapped compute;
 //   - the framework's copies out of their buffers (FSDP2's `split_with_sizes_copy` after each
 //     all-gather): the last ones of the step, as many as the re-gathers' share of all-gathers.
-// The host's work (allocating and freeing the unsharded parameters) is not in a GPU trace.
+// The host's work (allocating and freeing the unsharded parameters) is not in a GPU trace, so
+// this is not a bound of what dropping them wins (docs/TRACE.md, "FSDP2's re-gathers").
 #pragma once
 
 #include <algorithm>
@@ -33,12 +34,12 @@ struct Regathers {
   int64_t copies_ns = 0;   ///< the framework's copies out of their buffers
   int64_t step_ns = 0;     ///< the step's length: the bound never exceeds it
   /// An upper bound: the terms may overlap (a copy-out that ran slowed counts twice).
-  int64_t bound_ns() const { return std::min(exposed_ns + slowed_ns + copies_ns, step_ns); }
+  int64_t cost_ns() const { return std::min(exposed_ns + slowed_ns + copies_ns, step_ns); }
 };
 
 /// A communication kernel of an all-gather / a reduce-scatter: by cco's label of the NCCL call
-/// ("nccl AllGather ...") or by NCCL's kernel name (ncclDevKernel_AllGather_..., a profiler's
-/// trace). Copy-engine collectives are neither (their copies carry no kind).
+/// ("nccl AllGather ...") or, unlabelled, by NCCL's kernel name (ncclDevKernel_AllGather_..., a
+/// profiler's trace). Copy-engine collectives are neither (their copies carry no kind).
 bool is_all_gather(const KernelEvent& k);
 bool is_reduce_scatter(const KernelEvent& k);
 /// A compute kernel that copies an all-gather's output into the parameters (FSDP2's

@@ -58,10 +58,10 @@ TEST(Regather, TheSurplusAllGathersAtTheEnd) {
   EXPECT_EQ(r.exposed_ns, 5 * us);  // 55-60 of the first re-gather; 70-80 is hidden
   EXPECT_EQ(r.slowed_ns, 6 * us);
   EXPECT_EQ(r.copies_ns, 7 * us);   // 60-63 and 80-84
-  EXPECT_EQ(r.bound_ns(), 18 * us);
+  EXPECT_EQ(r.cost_ns(), 18 * us);
   // Never more than the step (here a compute slowed beyond it: the terms may overlap).
   EXPECT_EQ(cco::trace::regathers(ptrs(ks), ptrs(co), exposed, comp, 15 * us, 1000 * us,
-                                  {0, 100 * us}).bound_ns(),
+                                  {0, 100 * us}).cost_ns(),
             100 * us);
 }
 
@@ -105,7 +105,7 @@ TEST(Regather, NoneWhereTheStepIsNotFsdpSeenWhole) {
   for (const auto* set : {&fsdp_kept, &tp, &ddp, &mid}) {
     const auto r = cco::trace::regathers(ptrs(*set), ptrs(co), {{0, 100 * us}}, {}, 0, 0, {0, 100 * us});
     EXPECT_EQ(r.regathers, 0);
-    EXPECT_EQ(r.bound_ns(), 0);
+    EXPECT_EQ(r.cost_ns(), 0);
   }
   // No FSDP2 copy-outs (tensor parallelism's gathers beside reduce-scatters): none either.
   const std::vector<KernelEvent> sp = {kernel(kAg, 0, 10), kernel(kAg, 20, 30), kernel(kRs, 40, 50)};
