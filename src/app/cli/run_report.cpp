@@ -12,7 +12,6 @@
 
 #include "cli/output.hpp"
 #include "cli/run_support.hpp"
-#include "model/controls.hpp"
 #include "preload/trace_path.hpp"
 #include "report/diagnosis_text.hpp"
 #include "steps/compare.hpp"
@@ -96,17 +95,11 @@ std::pair<bool, bool> lever_kinds(const std::string& item) {
   return {prio, sms};
 }
 
-// The place of nocomm among the compared items, if there.
-std::optional<int> nocomm_item(const steps::CompareReport& r) {
-  for (std::size_t i = 1; i < r.configs.size(); ++i)
-    if (model::is_nocomm(r.configs[i].name)) return static_cast<int>(i);
-  return std::nullopt;
-}
-
 // The price split in the trace (issue 43): the first item's steps against nocomm's steps of the
 // same run. Both ran traced, so what tracing costs the program is on both sides of the difference,
 // which is set beside the comparison's paired price of the same run.
-void print_twin(const trace::Diagnosis& d, const steps::CompareReport& r, int twin, std::FILE* out) {
+void print_twin(const trace::Diagnosis& d, const steps::CompareReport& r, std::size_t twin,
+                std::FILE* out) {
   const std::string base = r.configs.front().name;
   if (d.versus_alone.empty()) {
     std::string why = "no steps of nocomm in the trace";
@@ -125,7 +118,7 @@ void print_twin(const trace::Diagnosis& d, const steps::CompareReport& r, int tw
     sum_medians += v.time_median_ms - v.alone_time_median_ms;
   }
   const double n = static_cast<double>(d.versus_alone.size());
-  const auto& p = r.configs[static_cast<std::size_t>(twin)].vs_first;
+  const auto& p = r.configs[twin].vs_first;
   std::fprintf(out, "#   the difference, mean of %zu of %zu ranks: %.3f ms (of the step medians: "
                     "%.3f ms; where they differ, a few slow steps move the parts)",
                d.versus_alone.size(), d.ranks.size(), sum / n, sum_medians / n);
@@ -163,12 +156,12 @@ void report_trace_bounds(const std::string& pattern, const steps::CompareReport&
     o.steps.config = 0;
     o.steps.warmup = 0;  // the rotation's warm-up steps are marked as such and left out already
     // nocomm compared: its steps are the twin of the first item's, their kernels' times alone.
-    const std::optional<int> twin = nocomm_item(r);
+    const std::optional<std::size_t> twin = steps::nocomm_item(r);
     if (twin) {
       o.alone = {&t};
       trace::StepOptions ts;
       ts.source = "marks";
-      ts.config = *twin;
+      ts.config = static_cast<int>(*twin);
       ts.warmup = 0;
       o.alone_steps = ts;
     }

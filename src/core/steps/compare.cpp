@@ -192,34 +192,37 @@ std::string format_check(const CompareReport& r) {
 // The price of communication (model::kNoComm compared): what the steps cost over the same steps
 // whose collectives move no data, the ceiling of every overlap lever (docs/STEPS.md).
 std::string format_price(const CompareReport& r) {
-  if (r.configs.empty()) return "";
+  const auto c = nocomm_item(r);
+  if (!c) return "";
   const std::string base = "'" + r.configs[0].name + "'";
-  for (std::size_t c = 1; c < r.configs.size(); ++c) {
-    const auto& cr = r.configs[c];
-    if (!model::is_nocomm(cr.name)) continue;
-    if (!cr.vs_first.enough)
-      return "# the price of communication: too few rounds for a 95% interval (run at least 6)\n";
-    const double med = -cr.vs_first.median, lo = -cr.vs_first.hi, hi = -cr.vs_first.lo;
-    const double step = r.configs[0].summary.median;
-    char share[48] = "";
-    if (step > 0) std::snprintf(share, sizeof share, " (%.1f%% of ", 100.0 * med / step);
-    std::string out = "# the price of communication: " + ms(med) + " ms [" + ms(lo) + ", " +
-                      ms(hi) + "] per step" + (step > 0 ? share + base + "'s step)" : "") +
-                      ": what " + base + "'s steps cost over the same steps whose collectives "
-                      "move no data.";
-    if (cr.vs_first.contains_zero())
-      out += " Within noise: no overlap control can win here.\n";
-    else if (med < 0)
-      out += " Negative: the steps without data movement were slower (noise, or a program that "
-             "waits on what it receives).\n";
-    else
-      out += " No overlap control can win more than this.\n";
-    return out;
-  }
-  return "";
+  const auto& cr = r.configs[*c];
+  if (!cr.vs_first.enough)
+    return "# the price of communication: too few rounds for a 95% interval (run at least 6)\n";
+  const double med = -cr.vs_first.median, lo = -cr.vs_first.hi, hi = -cr.vs_first.lo;
+  const double step = r.configs[0].summary.median;
+  char share[48] = "";
+  if (step > 0) std::snprintf(share, sizeof share, " (%.1f%% of ", 100.0 * med / step);
+  std::string out = "# the price of communication: " + ms(med) + " ms [" + ms(lo) + ", " +
+                    ms(hi) + "] per step" + (step > 0 ? share + base + "'s step)" : "") +
+                    ": what " + base + "'s steps cost over the same steps whose collectives "
+                    "move no data.";
+  if (cr.vs_first.contains_zero())
+    out += " Within noise: no overlap control can win here.\n";
+  else if (med < 0)
+    out += " Negative: the steps without data movement were slower (noise, or a program that "
+           "waits on what it receives).\n";
+  else
+    out += " No overlap control can win more than this.\n";
+  return out;
 }
 
 }  // namespace
+
+std::optional<std::size_t> nocomm_item(const CompareReport& r) {
+  for (std::size_t c = 1; c < r.configs.size(); ++c)
+    if (model::is_nocomm(r.configs[c].name)) return c;
+  return std::nullopt;
+}
 
 std::string format_report(const CompareReport& r) {
   std::string out;

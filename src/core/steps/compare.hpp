@@ -52,6 +52,10 @@ struct CompareReport {
   std::optional<RotationCheck> check;
 };
 
+/// The place of the measuring configuration nocomm among the compared items (never the first),
+/// if there: its paired difference is the price of communication.
+std::optional<std::size_t> nocomm_item(const CompareReport& r);
+
 /// Builds the report. `files` may be empty (refused, with the reason).
 CompareReport compare(const std::vector<StepFile>& files);
 

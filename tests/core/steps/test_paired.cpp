@@ -278,6 +278,7 @@ TEST(Compare, ThePriceIsTheNoCommDifferenceTurnedAround) {
   f.configs = {"off", "nocomm"};
   const CompareReport r = compare({f});
   ASSERT_TRUE(r.refused.empty()) << r.refused;
+  EXPECT_EQ(cco::steps::nocomm_item(r), std::optional<std::size_t>(1));
   const std::string text = format_report(r);
   EXPECT_NE(text.find("# the price of communication: 10.000 ms [10.000, 10.000] per step (16.8% "
                       "of 'off''s step): what 'off''s steps cost over the same steps whose "
@@ -287,6 +288,7 @@ TEST(Compare, ThePriceIsTheNoCommDifferenceTurnedAround) {
   // A policy compared without nocomm gets no price line; a nocomm that costs nothing says so.
   EXPECT_EQ(format_report(compare({make_file(0, 42, 60, 50, 0.0)})).find("price"),
             std::string::npos);
+  EXPECT_FALSE(cco::steps::nocomm_item(compare({make_file(0, 42, 60, 50, 0.0)})));
   StepFile same = make_file(0, 42, 60, 60, 0.0);
   same.configs = {"off", "nocomm"};
   EXPECT_NE(format_report(compare({same})).find("Within noise: no overlap control can win here."),
