@@ -14,6 +14,7 @@ endif()
 
 # report_main, compiled into its own test (the cco binary wires it in src/app/cli).
 cco_add_test(trace_report_cmd SOURCES app/cli/test_report_cmd.cpp ${PROJECT_SOURCE_DIR}/src/app/cli/report_cmd.cpp
+             ${PROJECT_SOURCE_DIR}/src/app/cli/report_args.cpp
              LIBS cco.report cco.bench_core LABELS "trace;cli")
 target_compile_definitions(cco.test.trace_report_cmd PRIVATE
   CCO_BENCH_EXAMPLE="${PROJECT_SOURCE_DIR}/tests/fixtures/recorded/2026-11-22-h200x2/builtin2048x2_ar256M.json")
