@@ -93,6 +93,24 @@ inline void expect_adds_up(const Diagnosis& d) {
     }
 }
 
+// One rank's steps against its alone steps (VersusAlone), every figure as expected, and the parts
+// adding up to the difference.
+struct VersusExpected {
+  std::size_t steps, alone_steps;
+  double time_ms, alone_time_ms, compute_slowed_ms, compute_only_here_ms, exposed_ms, idle_ms;
+};
+inline void expect_versus(const cco::trace::VersusAlone& v, const VersusExpected& e) {
+  EXPECT_EQ(v.steps, e.steps);
+  EXPECT_EQ(v.alone_steps, e.alone_steps);
+  EXPECT_NEAR(v.time_ms, e.time_ms, 1e-9);
+  EXPECT_NEAR(v.alone_time_ms, e.alone_time_ms, 1e-9);
+  EXPECT_NEAR(v.compute_slowed_ms, e.compute_slowed_ms, 1e-9);
+  EXPECT_NEAR(v.compute_only_here_ms, e.compute_only_here_ms, 1e-9);
+  EXPECT_NEAR(v.exposed_ms, e.exposed_ms, 1e-9);
+  EXPECT_NEAR(v.idle_ms, e.idle_ms, 1e-9);
+  EXPECT_NEAR(v.parts_ms(), v.difference_ms(), 1e-9);
+}
+
 inline const StepParts& typical(const Diagnosis& d, int rank = 0) {
   for (const auto& r : d.ranks)
     if (r.rank == rank) return r.steps[r.typical];

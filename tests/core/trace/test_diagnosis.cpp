@@ -120,15 +120,7 @@ TEST(Diagnosis, DifferenceToTheAloneTraceAddsUp) {
   expect_adds_up(d);
   ASSERT_EQ(d.versus_alone.size(), 1u);
   const auto& v = d.versus_alone[0];
-  EXPECT_EQ(v.steps, 5u);
-  EXPECT_EQ(v.alone_steps, 5u);
-  EXPECT_NEAR(v.time_ms, 0.060, 1e-9);
-  EXPECT_NEAR(v.alone_time_ms, 0.040, 1e-9);
-  EXPECT_NEAR(v.compute_slowed_ms, 0.010, 1e-9);
-  EXPECT_NEAR(v.compute_only_here_ms, 0.005, 1e-9);
-  EXPECT_NEAR(v.exposed_ms, 0.005, 1e-9);
-  EXPECT_NEAR(v.idle_ms, 0.0, 1e-9);
-  EXPECT_NEAR(v.parts_ms(), v.difference_ms(), 1e-9);
+  expect_versus(v, {5, 5, 0.060, 0.040, 0.010, 0.005, 0.005, 0.0});
   const auto j = cco::trace::diagnosis_to_json(d);
   EXPECT_NEAR(j["versus_alone"][0]["difference_ms"].get<double>(), 0.020, 1e-9);
   // No alone trace: nothing to set against.
@@ -214,16 +206,9 @@ TEST(Diagnosis, TheTwinIsAnotherConfigurationOfTheSameTrace) {
   const Diagnosis d = cco::trace::diagnose(t, o);
   ASSERT_EQ(d.versus_alone.size(), 1u) << ::testing::PrintToString(d.notes);
   const auto& v = d.versus_alone[0];
-  EXPECT_EQ(v.steps, 6u);
-  EXPECT_EQ(v.alone_steps, 6u);
-  EXPECT_NEAR(v.time_ms, 0.060, 1e-9);
-  EXPECT_NEAR(v.alone_time_ms, 0.040, 1e-9);
+  expect_versus(v, {6, 6, 0.060, 0.040, 0.010, 0.0, 0.010, 0.0});
   EXPECT_NEAR(v.time_median_ms, 0.060, 1e-9);
   EXPECT_NEAR(v.alone_time_median_ms, 0.040, 1e-9);
-  EXPECT_NEAR(v.compute_slowed_ms, 0.010, 1e-9);
-  EXPECT_NEAR(v.compute_only_here_ms, 0.0, 1e-9);
-  EXPECT_NEAR(v.exposed_ms, 0.010, 1e-9);
-  EXPECT_NEAR(v.idle_ms, 0.0, 1e-9);
   EXPECT_NEAR(v.compute_slowed_memory_ms + v.compute_slowed_sms_ms + v.compute_slowed_other_ms,
               v.compute_slowed_ms, 1e-9);
   // Without the configuration the alone side is the trace's own steps of every configuration:
